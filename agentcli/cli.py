@@ -1,0 +1,237 @@
+"""The ``agentcli`` command line (typer). Heavy imports happen inside the commands that use them."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Annotated, Optional
+
+import typer
+
+from . import __version__
+from .cli_common import (Customer, Db, DraftsDir, Json, MaxTurns, Model, NoStream, Provider,
+                         Quiet, RequestTimeout, Retries, ToolTimeout, err_console, offline_notice,
+                         out_console, read_question, run, settings_from)
+
+app = typer.Typer(
+    name="agentcli",
+    help="A terminal assistant for customer-support staff: answers order questions with a model "
+         "that can look orders up (read-only) and save reply drafts for a human to review.",
+    no_args_is_help=False,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+orders_app = typer.Typer(help="Look orders up without a model.", no_args_is_help=True)
+db_app = typer.Typer(help="The demo orders database.", no_args_is_help=True)
+app.add_typer(orders_app, name="orders")
+app.add_typer(db_app, name="db")
+
+
+def _version(value: bool) -> None:
+    if value:
+        print(f"agentcli {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback(invoke_without_command=True)
+def _root(ctx: typer.Context,
+          version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                                help="print the version and exit")] = False) -> None:
+    if ctx.invoked_subcommand is not None:
+        return
+    if sys.stdin.isatty():
+        from .cli_chat import chat_main
+
+        chat_main()
+    else:
+        # A pipe on standard input: behave as `agentcli ask` (a REPL never starts on a pipe).
+        ask_main(None)
+
+
+# --------------------------------------------------------------------------- ask
+
+def ask_main(question: Optional[str], *, provider=None, model=None, db=None, drafts_dir=None,
+             customer=None, max_turns=None, tool_timeout=None, request_timeout=None, retries=None,
+             json_out=False, quiet=False, no_stream=False) -> None:
+    def body():
+        settings = settings_from(provider=provider, model=model, db=db, drafts_dir=drafts_dir,
+                                 customer=customer, max_turns=max_turns, tool_timeout=tool_timeout,
+                                 request_timeout=request_timeout, retries=retries, json=json_out,
+                                 quiet=quiet, no_stream=no_stream)
+        q = read_question(question)
+        offline_notice(settings)
+        return _ask(settings, q)
+
+    code = run(body)
+    raise typer.Exit(code)
+
+
+async def _ask(settings, question: str) -> int:
+    from .app import App
+    from .render import TraceRenderer
+
+    application = App.open(settings)
+    try:
+        conv = application.conversation()
+        consumers = []
+        if not settings.json:
+            live = sys.stdout.isatty()
+            console = out_console() if live else err_console()
+            consumers.append(TraceRenderer(console, answer_file=None if live else sys.stdout,
+                                           live=live, quiet=settings.quiet,
+                                           err_console=err_console()))
+        builder = await application.run(conv, question, consumers)
+        for c in consumers:
+            c.close()
+        if settings.json:
+            sys.stdout.write(json.dumps(builder.result(), ensure_ascii=False) + "\n")
+            sys.stdout.flush()
+            if builder.error is not None:
+                sys.stderr.write(f"agentcli: {builder.error.message}\n")
+        return builder.exit_code
+    finally:
+        await application.aclose()
+
+
+@app.command()
+def ask(
+    question: Annotated[Optional[str], typer.Argument(
+        help="the question; '-' or none reads the whole of standard input", show_default=False)] = None,
+    provider: Provider = None, model: Model = None, db: Db = None, drafts_dir: DraftsDir = None,
+    customer: Customer = None, max_turns: MaxTurns = None, tool_timeout: ToolTimeout = None,
+    request_timeout: RequestTimeout = None, retries: Retries = None, json_: Json = False,
+    quiet: Quiet = False, no_stream: NoStream = False,
+) -> None:
+    """Answer one question and exit."""
+    ask_main(question, provider=provider, model=model, db=db, drafts_dir=drafts_dir,
+             customer=customer, max_turns=max_turns, tool_timeout=tool_timeout,
+             request_timeout=request_timeout, retries=retries, json_out=json_, quiet=quiet,
+             no_stream=no_stream)
+
+
+# --------------------------------------------------------------------------- orders / db
+
+@orders_app.command("show")
+def orders_show(
+    code: Annotated[str, typer.Argument(help="order code, e.g. GH56JK78MN or ORD-20261234")],
+    db: Db = None, customer: Customer = None, json_: Json = False,
+    lines: Annotated[bool, typer.Option("--lines/--no-lines", help="include line items")] = True,
+) -> None:
+    """Print what get_order_status returns for CODE (same validation, same scope)."""
+
+    def body() -> int:
+        import asyncio
+
+        from .config import resolve
+        from .drafts import DraftStore
+        from .errors import UsageError
+        from .orders import open_store
+        from .tools import ToolContext, default_registry, run_tool
+
+        settings = resolve(db=db, customer=customer)
+        store = open_store(settings.db)
+        try:
+            ctx = ToolContext(store=store, drafts=DraftStore(settings.drafts_dir), customer=settings.customer)
+            out = asyncio.run(run_tool(default_registry(), "get_order_status",
+                                       {"order_code": code, "include_line_items": lines}, ctx, 30.0))
+        finally:
+            store.close()
+        if out.is_error:
+            raise UsageError(str(out.result))
+        if json_:
+            print(json.dumps(out.result, ensure_ascii=False))
+        else:
+            _print_order(out.result)
+        return 0 if out.result.get("found") else 1
+
+    raise typer.Exit(run(body))
+
+
+def _print_order(rec: dict) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
+    from .redact import clean_for_terminal
+
+    console = out_console()
+    if not rec.get("found"):
+        console.print(Text(f"order {rec.get('order_code')}: not found"))
+        return
+    t = Table(show_header=False, box=None, pad_edge=False)
+    t.add_column(style="bold")
+    t.add_column()
+    for k in ("order_code", "status", "status_detail", "product", "placed_on",
+              "estimated_delivery", "license_issued"):
+        v = rec.get(k)
+        t.add_row(k, Text(clean_for_terminal("—" if v is None else str(v))))
+    console.print(t)
+    items = rec.get("line_items")
+    if items:
+        lt = Table("sku", "name", "qty", "unit price")
+        for li in items:
+            lt.add_row(Text(clean_for_terminal(li["sku"])), Text(clean_for_terminal(li["name"])),
+                       str(li["quantity"]), f"{li['unit_price_cents'] / 100:.2f}")
+        console.print(lt)
+
+
+@db_app.command("init")
+def db_init(
+    db: Annotated[Optional[str], typer.Option("--db", help="where to create it: SQLite path, sqlite:///path "
+                                              "or postgresql://... [default: under AGENTCLI_HOME]",
+                                              show_default=False)] = None,
+    orders: Annotated[int, typer.Option("--orders", min=1, help="how many orders to generate")] = 300,
+    force: Annotated[bool, typer.Option("--force", help="replace an existing database")] = False,
+) -> None:
+    """Create the demo orders database (the only command that writes to a database)."""
+
+    def body() -> int:
+        import time
+
+        from .config import default_db_path
+        from .orders import init_sqlite, mask_dsn, sqlite_path
+
+        t0 = time.perf_counter()
+        if db and db.startswith(("postgresql://", "postgres://")):
+            from .orders_pg import init_postgres
+
+            n = init_postgres(db, orders, force=force)
+            where = mask_dsn(db)
+        else:
+            path = sqlite_path(db) if db else default_db_path()
+            n = init_sqlite(path, orders, force=force)
+            where = str(path)
+        sys.stderr.write(f"created {where} with {n} orders in {time.perf_counter() - t0:.1f} s\n")
+        return 0
+
+    raise typer.Exit(run(body))
+
+
+def _register_extensions() -> None:
+    """Commands that live in their own modules (each imports its heavy parts lazily)."""
+    import importlib
+
+    for name in ("cli_chat", "cli_batch", "cli_review"):
+        try:
+            mod = importlib.import_module(f".{name}", __package__)
+        except ModuleNotFoundError as e:
+            if e.name != f"{__package__}.{name}":
+                raise
+            continue
+        mod.register(app)
+
+
+_register_extensions()
+
+
+def main() -> None:
+    try:
+        app()
+    except KeyboardInterrupt:
+        sys.stderr.write("agentcli: interrupted\n")
+        sys.exit(130)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,127 @@
+"""Pieces every command shares: the model options, consoles, input reading and error exits.
+
+Imports here stay light (typer, the standard library): ``agentcli --help`` loads this module.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Any, Callable, Optional
+
+import typer
+
+from .errors import EXIT_INTERRUPTED, EXIT_USAGE, AgentcliError, UsageError
+
+MAX_QUESTION_CHARS = 100_000
+
+Provider = Annotated[Optional[str], typer.Option(
+    "--provider", help="anthropic, openai or offline [env AGENTCLI_PROVIDER]", show_default=False)]
+Model = Annotated[Optional[str], typer.Option(
+    "--model", help="model name [env AGENTCLI_MODEL; anthropic default claude-sonnet-5-5]", show_default=False)]
+Db = Annotated[Optional[str], typer.Option(
+    "--db", help="orders database: SQLite path, sqlite:///path or postgresql://... [env AGENTCLI_DB]",
+    show_default=False)]
+DraftsDir = Annotated[Optional[Path], typer.Option(
+    "--drafts-dir", help="where drafts are written [env AGENTCLI_DRAFTS_DIR; default ./drafts]",
+    show_default=False)]
+Customer = Annotated[Optional[str], typer.Option(
+    "--customer", help="customer email this ticket is about; other customers' orders read as not found "
+    "[env AGENTCLI_CUSTOMER]", show_default=False)]
+MaxTurns = Annotated[Optional[int], typer.Option(
+    "--max-turns", help="model calls allowed per question [default 10]", show_default=False)]
+ToolTimeout = Annotated[Optional[float], typer.Option(
+    "--tool-timeout", help="seconds one tool call may take [default 30]", show_default=False)]
+RequestTimeout = Annotated[Optional[float], typer.Option(
+    "--request-timeout", help="seconds a model request may wait for data [env AGENTCLI_REQUEST_TIMEOUT; default 120]",
+    show_default=False)]
+Retries = Annotated[Optional[int], typer.Option(
+    "--retries", help="retries of a failed model request [env AGENTCLI_RETRIES; default 3]", show_default=False)]
+Json = Annotated[bool, typer.Option("--json", help="machine-readable output")]
+Quiet = Annotated[bool, typer.Option("-q", "--quiet", help="no tool trace, answer only")]
+NoStream = Annotated[bool, typer.Option("--no-stream", help="wait for whole responses instead of streaming")]
+
+
+def settings_from(**kw: Any):
+    from .config import resolve
+
+    no_stream = kw.pop("no_stream", False)
+    return resolve(stream=not no_stream, **kw)
+
+
+def err_console():
+    from rich.console import Console
+
+    return Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def out_console():
+    from rich.console import Console
+
+    return Console(highlight=False, soft_wrap=True)
+
+
+def fail(message: str, code: int) -> "typer.Exit":
+    """Print one clear line on stderr and return the Exit to raise."""
+    from .redact import clean_for_terminal, redact
+
+    sys.stderr.write(f"agentcli: {clean_for_terminal(redact(message))}\n")
+    sys.stderr.flush()
+    return typer.Exit(code)
+
+
+def run(fn: Callable[[], Any]) -> Any:
+    """Run a command body: AgentcliError -> one line + its exit code; Ctrl-C -> 130."""
+    try:
+        result = fn()
+        if asyncio.iscoroutine(result):
+            result = asyncio.run(result)
+        return result
+    except AgentcliError as e:
+        raise fail(e.message, e.exit_code) from None
+    except KeyboardInterrupt:
+        raise fail("interrupted", EXIT_INTERRUPTED) from None
+    except BrokenPipeError:
+        # The reader went away (e.g. `| head`): stop quietly, as Unix tools do.
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except OSError:
+            pass
+        raise typer.Exit(1) from None
+
+
+def read_question(arg: Optional[str]) -> str:
+    """The question from the argument, or all of standard input for None / '-'."""
+    if arg is not None and arg != "-":
+        q = arg
+    else:
+        if arg is None and sys.stdin.isatty():
+            raise UsageError("no question: pass one as an argument, or pipe it in "
+                             "(echo '...' | agentcli ask)")
+        data = sys.stdin.buffer.read(MAX_QUESTION_CHARS * 4 + 1)
+        q = data.decode("utf-8", errors="replace")
+    return check_question(q)
+
+
+def check_question(q: str) -> str:
+    q = q.replace("\x00", "")
+    if not q.strip():
+        raise UsageError("the question is empty")
+    if len(q) > MAX_QUESTION_CHARS:
+        raise UsageError(f"the question is too long ({len(q)} characters; the limit is "
+                         f"{MAX_QUESTION_CHARS}): trim quoted history from the email")
+    return q.strip("\n")
+
+
+def offline_notice(settings: Any) -> None:
+    if settings.provider == "offline":
+        from .app import OFFLINE_NOTICE
+
+        sys.stderr.write(OFFLINE_NOTICE + "\n")
+        sys.stderr.flush()
+
+
+__all__ = ["EXIT_USAGE"]

@@ -1,0 +1,140 @@
+"""The events the loop yields: one discriminated union, consumed by renderers and the session log.
+
+The loop never prints. Everything a person, a script or a log sees is derived from these.
+Each event has a ``type`` tag and serialises to a flat JSON object with ``to_dict``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any, Union
+
+
+@dataclass(slots=True)
+class Question:
+    text: str
+    customer: str | None
+    session_id: str
+    type: str = "question"
+
+
+@dataclass(slots=True)
+class ModelRequest:
+    """A model call is about to start (turn ``turn`` of this question; ``attempt`` > 1 on retry)."""
+    turn: int
+    attempt: int = 1
+    type: str = "model_request"
+
+
+@dataclass(slots=True)
+class TextDelta:
+    text: str
+    type: str = "text_delta"
+
+
+@dataclass(slots=True)
+class ModelResponse:
+    """A complete model response, as appended to the history."""
+    turn: int
+    stop_reason: str | None
+    text: str
+    tool_calls: list[dict[str, Any]]
+    usage: dict[str, int]
+    content: Any = None  # the provider-format message, exactly as appended to the history
+    type: str = "model_response"
+
+
+@dataclass(slots=True)
+class Retry:
+    """A model request failed in a retryable way and is being tried again."""
+    turn: int
+    attempt: int
+    reason: str
+    wait_s: float
+    type: str = "retry"
+
+
+@dataclass(slots=True)
+class ToolCallStarted:
+    id: str
+    name: str
+    input: Any
+    type: str = "tool_call"
+
+
+@dataclass(slots=True)
+class ToolResult:
+    id: str
+    name: str
+    input: Any
+    result: Any
+    is_error: bool
+    duration_ms: float
+    # "ok" | "not_found" | "invalid_input" | "unknown_tool" | "timeout" | "tool_error" | "cancelled"
+    outcome: str = "ok"
+    type: str = "tool_result"
+
+
+@dataclass(slots=True)
+class DraftSaved:
+    id: str
+    path: str
+    order_code: str | None
+    created: bool  # False when an identical draft of this conversation already existed
+    type: str = "draft_saved"
+
+
+@dataclass(slots=True)
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    type: str = "usage"
+
+    def add(self, other: dict[str, int] | "Usage") -> None:
+        d = other if isinstance(other, dict) else other.to_counts()
+        self.input_tokens += int(d.get("input_tokens") or 0)
+        self.output_tokens += int(d.get("output_tokens") or 0)
+        self.cache_read_input_tokens += int(d.get("cache_read_input_tokens") or 0)
+        self.cache_creation_input_tokens += int(d.get("cache_creation_input_tokens") or 0)
+
+    def to_counts(self) -> dict[str, int]:
+        return {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cache_read_input_tokens": self.cache_read_input_tokens,
+            "cache_creation_input_tokens": self.cache_creation_input_tokens,
+        }
+
+
+@dataclass(slots=True)
+class TurnFinished:
+    """The question is done. ``status`` is ok | incomplete | error | cancelled."""
+    status: str
+    stop_reason: str | None
+    answer: str
+    turns: int
+    message: str | None = None  # why it stopped, for a person, when not ok
+    usage: dict[str, int] = field(default_factory=dict)
+    type: str = "turn_finished"
+
+
+@dataclass(slots=True)
+class Error:
+    """A failure the person must see (model API failure, database gone). ``kind`` names it."""
+    kind: str
+    message: str
+    exit_code: int
+    type: str = "error"
+
+
+Event = Union[Question, ModelRequest, TextDelta, ModelResponse, Retry, ToolCallStarted,
+              ToolResult, DraftSaved, Usage, TurnFinished, Error]
+
+
+def to_dict(event: Event) -> dict[str, Any]:
+    d = asdict(event)
+    d["ts"] = round(time.time(), 3)
+    return d

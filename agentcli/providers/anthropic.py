@@ -1,0 +1,228 @@
+"""The Anthropic Messages API provider (the only module that imports ``anthropic``).
+
+- One ``AsyncAnthropic`` client per process, reused by every question (and every batch task).
+- HTTP-level faults (429 with ``retry-after``, 5xx, 529, connection errors before a response)
+  are retried by the SDK's own machinery (``max_retries = --retries``).
+- Faults *inside* a stream (dropped connection, malformed event, stalled stream, no
+  ``message_stop``) surface as raw transport/JSON errors or as a message whose ``stop_reason``
+  is None; they become ``IncompleteResponse`` and the loop retries the turn as a fresh request.
+- The assistant message goes back into the history exactly as received: text, every
+  ``tool_use``, ``thinking`` with its signature and ``redacted_thinking``.
+- Prompt caching: the tools and system prompt are a stable prefix marked with
+  ``cache_control``, and the newest message carries a moving breakpoint so follow-up questions
+  read the conversation so far from the cache.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+from typing import Any, AsyncIterator
+
+import anthropic
+
+from ..errors import ConfigError, IncompleteResponse, ModelAPIError
+from ..events import TextDelta
+from . import ModelTurn, ToolCall
+
+_CACHE = {"type": "ephemeral"}
+
+
+def _block_to_param(block: Any) -> dict[str, Any]:
+    t = block.type
+    if t == "text":
+        d: dict[str, Any] = {"type": "text", "text": block.text}
+        if getattr(block, "citations", None):
+            d["citations"] = [c.model_dump(mode="json", exclude_none=True) for c in block.citations]
+        return d
+    if t == "tool_use":
+        return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
+    if t == "thinking":
+        return {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
+    if t == "redacted_thinking":
+        return {"type": "redacted_thinking", "data": block.data}
+    # Server tools and future block types: keep them as the API sent them.
+    return block.model_dump(mode="json", exclude_none=True, exclude={"parsed_output"})
+
+
+def _usage(u: Any) -> dict[str, int]:
+    if u is None:
+        return {}
+    return {
+        "input_tokens": int(getattr(u, "input_tokens", 0) or 0),
+        "output_tokens": int(getattr(u, "output_tokens", 0) or 0),
+        "cache_read_input_tokens": int(getattr(u, "cache_read_input_tokens", 0) or 0),
+        "cache_creation_input_tokens": int(getattr(u, "cache_creation_input_tokens", 0) or 0),
+    }
+
+
+def _api_error(e: Exception, retries: int) -> ModelAPIError:
+    after = f" after {retries} retries" if retries else ""
+    if isinstance(e, anthropic.AuthenticationError):
+        return ModelAPIError("the Anthropic API rejected the API key (401): check ANTHROPIC_API_KEY",
+                             kind="authentication")
+    if isinstance(e, anthropic.PermissionDeniedError):
+        return ModelAPIError("the Anthropic API refused access (403): check the key's permissions",
+                             kind="permission")
+    if isinstance(e, anthropic.NotFoundError):
+        return ModelAPIError("the Anthropic API answered 404: check --model and ANTHROPIC_BASE_URL",
+                             kind="not_found")
+    if isinstance(e, anthropic.RateLimitError):
+        return ModelAPIError(f"rate limited by the Anthropic API (429){after}; wait a minute or "
+                             "lower batch --concurrency", kind="rate_limited")
+    if isinstance(e, anthropic.APIStatusError) and e.status_code == 529:
+        return ModelAPIError(f"the Anthropic API is overloaded (529){after}; try again shortly",
+                             kind="overloaded")
+    if isinstance(e, anthropic.APIStatusError) and e.status_code >= 500:
+        return ModelAPIError(f"the Anthropic API failed ({e.status_code}){after}; try again shortly",
+                             kind="server_error")
+    if isinstance(e, anthropic.BadRequestError):
+        return ModelAPIError(f"the Anthropic API refused the request (400): {_short(e)}",
+                             kind="bad_request")
+    if isinstance(e, anthropic.APIStatusError):
+        return ModelAPIError(f"the Anthropic API answered {e.status_code}: {_short(e)}",
+                             kind="api_error")
+    if isinstance(e, anthropic.APITimeoutError):
+        return ModelAPIError(f"the Anthropic API did not answer in time{after}; check the network "
+                             "or raise --request-timeout", kind="timeout")
+    if isinstance(e, anthropic.APIConnectionError):
+        return ModelAPIError(f"cannot reach the Anthropic API{after}; check the network and "
+                             "ANTHROPIC_BASE_URL", kind="connection")
+    return ModelAPIError(f"the Anthropic API failed ({type(e).__name__})", kind="api_error")
+
+
+def _short(e: Exception) -> str:
+    body = getattr(e, "body", None)
+    msg = None
+    if isinstance(body, dict):
+        err = body.get("error")
+        if isinstance(err, dict):
+            msg = err.get("message")
+    msg = str(msg or getattr(e, "message", "") or type(e).__name__)
+    return " ".join(msg.split())[:200]
+
+
+def _is_context_overflow(e: Exception) -> bool:
+    return isinstance(e, anthropic.BadRequestError) and (
+        "prompt is too long" in _short(e).lower() or "context window" in _short(e).lower())
+
+
+class AnthropicProvider:
+    name = "anthropic"
+
+    def __init__(self, settings: Any, registry: Any, system_prompt: str):
+        key = os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")
+        if not key:
+            raise ConfigError("the anthropic provider needs ANTHROPIC_API_KEY; set it, or use "
+                              "--provider offline for the offline workflow")
+        self.model = settings.model
+        self.max_tokens = settings.max_tokens
+        self.retries = settings.retries
+        self.client = anthropic.AsyncAnthropic(
+            api_key=os.environ.get("ANTHROPIC_API_KEY") or None,
+            max_retries=settings.retries,
+            timeout=settings.request_timeout,
+        )
+        tools = copy.deepcopy(registry.schemas())
+        if tools:
+            tools[-1]["cache_control"] = _CACHE
+        self.tools = tools
+        self.system = [{"type": "text", "text": system_prompt, "cache_control": _CACHE}]
+
+    # -- history ------------------------------------------------------------------------
+    def add_user_text(self, history: list[Any], text: str) -> None:
+        block = {"type": "text", "text": text}
+        if history and history[-1]["role"] == "user":
+            # After a cancelled turn the history can end with tool results: keep roles alternating.
+            content = history[-1]["content"]
+            if isinstance(content, str):
+                content = [{"type": "text", "text": content}]
+            history[-1] = {"role": "user", "content": [*content, block]}
+        else:
+            history.append({"role": "user", "content": [block]})
+
+    def add_assistant(self, history: list[Any], turn: ModelTurn) -> None:
+        history.append(turn.message)
+
+    def add_tool_results(self, history: list[Any], results: list[tuple[ToolCall, Any, bool]]) -> None:
+        blocks = []
+        for call, result, is_error in results:
+            content = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
+            b: dict[str, Any] = {"type": "tool_result", "tool_use_id": call.id, "content": content}
+            if is_error:
+                b["is_error"] = True
+            blocks.append(b)
+        history.append({"role": "user", "content": blocks})
+
+    def _messages(self, history: list[Any]) -> list[Any]:
+        """The request's messages: the history, with a cache breakpoint on the newest block."""
+        if not history:
+            return history
+        msgs = list(history)
+        last = dict(msgs[-1])
+        content = last["content"]
+        if isinstance(content, list) and content:
+            content = list(content)
+            content[-1] = {**content[-1], "cache_control": _CACHE}
+            last["content"] = content
+            msgs[-1] = last
+        return msgs
+
+    # -- one model call -----------------------------------------------------------------
+    def _params(self, history: list[Any]) -> dict[str, Any]:
+        return {"model": self.model, "max_tokens": self.max_tokens, "system": self.system,
+                "tools": self.tools, "messages": self._messages(history)}
+
+    async def respond(self, history: list[Any], *, stream: bool) -> AsyncIterator[TextDelta | ModelTurn]:
+        params = self._params(history)
+        opened = False  # True once the response has started: the SDK no longer retries after that
+        try:
+            if stream:
+                async with self.client.messages.stream(**params) as s:
+                    opened = True
+                    async for ev in s:
+                        if ev.type == "text":
+                            yield TextDelta(ev.text)
+                    msg = await s.get_final_message()
+            else:
+                msg = await self.client.messages.create(**params)
+        except anthropic.APIStatusError as e:
+            if _is_context_overflow(e):
+                yield ModelTurn("model_context_window_exceeded", "", [], {}, None)
+                return
+            err = _api_error(e, 0 if opened else self.retries)
+            if opened:  # an ``error`` event inside the stream (e.g. overloaded): retry the turn
+                err.retryable = err.kind in ("rate_limited", "overloaded", "server_error")
+            raise err from None
+        except anthropic.APIConnectionError as e:
+            if opened:
+                raise IncompleteResponse(f"the model's response stream broke ({type(e).__name__})") from None
+            raise _api_error(e, self.retries) from None
+        except (anthropic.AnthropicError, ValueError, RuntimeError, OSError, AssertionError) as e:
+            # Raw transport errors (httpx2), malformed JSON in an event, an out-of-order stream:
+            # the response is incomplete and nothing of it may run.
+            raise IncompleteResponse(f"the model's response stream broke ({type(e).__name__})") from None
+        except Exception as e:
+            if type(e).__module__.split(".")[0] in ("httpx", "httpx2", "httpcore", "httpcore2", "anyio", "h11"):
+                raise IncompleteResponse(f"the model's response stream broke ({type(e).__name__})") from None
+            raise
+        if msg.stop_reason is None:
+            raise IncompleteResponse("the model's response ended without a stop reason "
+                                     "(the stream was cut short)")
+        yield self._turn(msg)
+
+    def _turn(self, msg: Any) -> ModelTurn:
+        content = [_block_to_param(b) for b in msg.content]
+        text = "".join(b.text for b in msg.content if b.type == "text")
+        calls = [ToolCall(b.id, b.name, b.input) for b in msg.content if b.type == "tool_use"]
+        return ModelTurn(
+            stop_reason=msg.stop_reason,
+            text=text,
+            tool_calls=calls,
+            usage=_usage(msg.usage),
+            message={"role": "assistant", "content": content},
+        )
+
+    async def aclose(self) -> None:
+        await self.client.close()

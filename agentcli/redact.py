@@ -1,0 +1,57 @@
+"""Secrets never reach output, logs or drafts; terminal text never carries control sequences.
+
+``redact`` replaces every known secret (API keys from the environment, database passwords
+registered at open time) and anything shaped like an Anthropic/OpenAI key or a DSN password.
+``clean_for_terminal`` neutralises ANSI escape sequences and control characters coming from the
+model, the database or the question, so no text can move the cursor, retitle the window or hide
+what is on screen.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+_SECRET_ENV = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "PGPASSWORD")
+_extra: set[str] = set()
+_KEY_RE = re.compile(r"\b(sk-ant-[A-Za-z0-9_\-]{8,}|sk-[A-Za-z0-9_\-]{16,})")
+_DSN_PW_RE = re.compile(r"(\b[a-z][a-z0-9+.-]*://[^:/@\s]*:)([^@\s]+)(@)", re.IGNORECASE)
+
+# ESC sequences (CSI, OSC, and two-char), then any remaining C0/C1 control except \n and \t.
+_ANSI_RE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]?|\x9b[0-?]*[ -/]*[@-~]")
+_CTRL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def add_secret(value: str | None) -> None:
+    if value and len(value) >= 4:
+        _extra.add(value)
+
+
+def _secrets() -> list[str]:
+    vals = {os.environ.get(k) for k in _SECRET_ENV} | _extra
+    return sorted((v for v in vals if v and len(v) >= 4), key=len, reverse=True)
+
+
+def redact(text: str) -> str:
+    for s in _secrets():
+        if s in text:
+            text = text.replace(s, "***")
+    text = _KEY_RE.sub("***", text)
+    return _DSN_PW_RE.sub(r"\1***\3", text)
+
+
+def redact_obj(obj: Any) -> Any:
+    if isinstance(obj, str):
+        return redact(obj)
+    if isinstance(obj, dict):
+        return {k: redact_obj(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [redact_obj(v) for v in obj]
+    return obj
+
+
+def clean_for_terminal(text: str) -> str:
+    text = _ANSI_RE.sub("", text)
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return _CTRL_RE.sub("\ufffd", text)

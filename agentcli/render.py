@@ -1,0 +1,195 @@
+"""Consumers of loop events: the trace renderer and the ``--json`` result builder.
+
+``TraceRenderer`` serves both faces of human output:
+- on a terminal (``live=True``): text streams as the model writes it, tool calls appear as they
+  start and end, all on one rich console (colour unless ``NO_COLOR``);
+- in a pipe (``live=False``): the final answer alone goes to the answer stream (stdout) when the
+  question is done; the trace (tool calls, intermediate text, retries, stops) goes to stderr.
+Every piece of text from the model, the database or the question is passed through
+``clean_for_terminal`` and printed without rich markup, so it cannot inject escape sequences.
+
+``ResultBuilder`` turns the events of one question into the spec's JSON object.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import IO, Any
+
+from .events import (DraftSaved, Error, Event, ModelRequest, ModelResponse, Question, Retry,
+                     TextDelta, ToolCallStarted, ToolResult, TurnFinished)
+from .redact import clean_for_terminal, redact
+
+FOLD_CHARS = 600
+
+
+def _compact(obj: Any, limit: int = FOLD_CHARS) -> str:
+    s = obj if isinstance(obj, str) else json.dumps(obj, ensure_ascii=False)
+    s = clean_for_terminal(redact(s))
+    if len(s) > limit:
+        s = s[:limit] + f"… ({len(s) - limit} more characters)"
+    return s
+
+
+class TraceRenderer:
+    def __init__(self, console: Any, *, answer_file: IO[str] | None = None, live: bool = True,
+                 quiet: bool = False, err_console: Any = None):
+        self.console = console          # trace (and, when live, the streamed text)
+        self.err = err_console or console
+        self.answer_file = answer_file  # where the final answer goes when not live
+        self.live = live
+        self.quiet = quiet
+        self._mid_line = False
+        self._turn_text: list[str] = []
+
+    # -- helpers ------------------------------------------------------------------------
+    def _line(self, text: str, style: str | None = None, *, force: bool = False) -> None:
+        if self.quiet and not force:
+            return
+        from rich.text import Text
+
+        self._end_text()
+        self.console.print(Text(text, style=style or ""), soft_wrap=True, highlight=False)
+
+    def _end_text(self) -> None:
+        if self._mid_line:
+            self.console.file.write("\n")
+            self.console.file.flush()
+            self._mid_line = False
+
+    # -- the consumer -------------------------------------------------------------------
+    def __call__(self, ev: Event) -> None:
+        if isinstance(ev, Question):
+            return
+        if isinstance(ev, ModelRequest):
+            self._turn_text = []
+            if ev.attempt > 1:
+                self._line(f"↻ retrying model call {ev.turn} (attempt {ev.attempt})", "yellow")
+            return
+        if isinstance(ev, TextDelta):
+            self._turn_text.append(ev.text)
+            if self.live:
+                txt = clean_for_terminal(ev.text)
+                if txt:
+                    self.console.file.write(txt)
+                    self.console.file.flush()
+                    self._mid_line = not txt.endswith("\n")
+            return
+        if isinstance(ev, ModelResponse):
+            if self.live and not self._turn_text and ev.text:
+                # --no-stream: the text arrives whole.
+                self.console.file.write(clean_for_terminal(ev.text))
+                self._mid_line = not ev.text.endswith("\n")
+            if not self.live and ev.tool_calls and ev.text.strip():
+                self._line("model: " + _compact(ev.text.strip()), "dim")
+            return
+        if isinstance(ev, Retry):
+            self._line(f"! model call {ev.turn} failed ({clean_for_terminal(ev.reason)}); "
+                       f"retrying in {ev.wait_s:.1f} s", "yellow")
+            return
+        if isinstance(ev, ToolCallStarted):
+            self._line(f"→ {clean_for_terminal(ev.name)} {_compact(ev.input, 300)}", "cyan")
+            return
+        if isinstance(ev, ToolResult):
+            if ev.is_error:
+                self._line(f"✗ {clean_for_terminal(ev.name)} {ev.outcome} ({ev.duration_ms:.1f} ms): "
+                           f"{_compact(ev.result)}", "red")
+            else:
+                tag = "not found" if ev.outcome == "not_found" else "ok"
+                self._line(f"← {clean_for_terminal(ev.name)} {tag} ({ev.duration_ms:.1f} ms): "
+                           f"{_compact(ev.result)}", "green")
+            return
+        if isinstance(ev, DraftSaved):
+            what = "saved" if ev.created else "already saved (same text)"
+            self._line(f"✎ draft {ev.id} {what}: {ev.path} — pending review, nothing was sent",
+                       "magenta")
+            return
+        if isinstance(ev, Error):
+            self._line(f"error: {clean_for_terminal(redact(ev.message))}", "bold red", force=True)
+            return
+        if isinstance(ev, TurnFinished):
+            self._end_text()
+            if not self.live and self.answer_file is not None and ev.answer:
+                self.answer_file.write(clean_for_terminal(ev.answer) + "\n")
+                self.answer_file.flush()
+            if ev.status == "incomplete" and ev.message:
+                self._line(f"stopped ({ev.stop_reason}): {ev.message}", "bold yellow", force=True)
+            return
+
+    def close(self) -> None:
+        self._end_text()
+
+
+class ResultBuilder:
+    """Builds the spec's ``--json`` object from one question's events."""
+
+    def __init__(self, *, provider: str, model: str | None):
+        self.provider = provider
+        self.model = model
+        self.question: str | None = None
+        self.customer: str | None = None
+        self.session_id: str | None = None
+        self.tool_calls: dict[str, dict[str, Any]] = {}
+        self.order: list[str] = []
+        self.drafts: list[dict[str, Any]] = []
+        self.finished: TurnFinished | None = None
+        self.error: Error | None = None
+
+    def __call__(self, ev: Event) -> None:
+        if isinstance(ev, Question):
+            self.question, self.customer, self.session_id = ev.text, ev.customer, ev.session_id
+        elif isinstance(ev, ToolResult):
+            key = f"{len(self.order)}:{ev.id}"
+            self.order.append(key)
+            self.tool_calls[key] = {"id": ev.id, "name": ev.name, "input": ev.input,
+                                    "result": ev.result, "is_error": ev.is_error,
+                                    "duration_ms": ev.duration_ms, "outcome": ev.outcome}
+        elif isinstance(ev, DraftSaved):
+            if not any(d["id"] == ev.id for d in self.drafts):
+                self.drafts.append({"id": ev.id, "path": ev.path})
+        elif isinstance(ev, Error):
+            self.error = ev
+        elif isinstance(ev, TurnFinished):
+            self.finished = ev
+
+    def cancelled(self, session_id: str | None = None) -> None:
+        self.finished = TurnFinished("error", "cancelled", "", 0, "cancelled by the person")
+        self.error = Error("cancelled", "cancelled by the person", 130)
+
+    @property
+    def exit_code(self) -> int:
+        f = self.finished
+        if self.error is not None:
+            return self.error.exit_code
+        if f is None:
+            return 1
+        return 0 if f.status == "ok" else 1
+
+    def result(self) -> dict[str, Any]:
+        f = self.finished
+        usage = (f.usage if f else {}) or {}
+        status = f.status if f else "error"
+        err = self.error.message if self.error else (f.message if f and f.status != "ok" else None)
+        return redact_result({
+            "question": self.question,
+            "customer": self.customer,
+            "answer": f.answer if f else "",
+            "status": status,
+            "stop_reason": f.stop_reason if f else None,
+            "error": err,
+            "turns": f.turns if f else 0,
+            "tool_calls": [self.tool_calls[k] for k in self.order],
+            "drafts": self.drafts,
+            "usage": {k: int(usage.get(k, 0)) for k in ("input_tokens", "output_tokens",
+                                                         "cache_read_input_tokens",
+                                                         "cache_creation_input_tokens")},
+            "provider": self.provider,
+            "model": self.model,
+            "session_id": self.session_id,
+        })
+
+
+def redact_result(d: dict[str, Any]) -> dict[str, Any]:
+    from .redact import redact_obj
+
+    return redact_obj(d)

@@ -1,0 +1,69 @@
+"""Session logs: one append-only JSON Lines file per session, one event a line.
+
+Each event is written with a single ``os.write`` on an ``O_APPEND`` descriptor as it happens, so
+a crash or ``kill -9`` leaves every earlier event readable (at worst the last line is cut, and
+readers skip a cut line with a warning). Files are created owner-only (0600), and every string
+passes through the redactor, so no API key or database password is ever written.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Iterator
+
+from .events import Event, to_dict
+from .redact import redact_obj
+
+
+class SessionLog:
+    def __init__(self, directory: Path, session_id: str, *, meta: dict[str, Any] | None = None):
+        self.dir = Path(directory)
+        self.session_id = session_id
+        self.path = self.dir / f"{session_id}.jsonl"
+        self._fd: int | None = None
+        self._meta = meta or {}
+
+    def _open(self) -> int:
+        if self._fd is None:
+            self.dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            if os.fstat(self._fd).st_size == 0:
+                self._write({"type": "session_start", "session_id": self.session_id, **self._meta})
+        return self._fd
+
+    def _write(self, d: dict[str, Any]) -> None:
+        line = json.dumps(redact_obj(d), ensure_ascii=False, default=str) + "\n"
+        os.write(self._fd, line.encode("utf-8", "surrogateescape"))  # type: ignore[arg-type]
+
+    def __call__(self, event: Event) -> None:
+        self._open()
+        d = to_dict(event)
+        if d.get("type") == "text_delta":
+            return  # the whole text is in model_response; deltas would only bloat the log
+        self._write(d)
+
+    def record(self, d: dict[str, Any]) -> None:
+        self._open()
+        self._write(d)
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+def read_events(path: Path, warnings: list[str] | None = None) -> Iterator[dict[str, Any]]:
+    """Events of one log; a corrupt or truncated line is skipped (with a warning), never fatal."""
+    with open(path, "rb") as f:
+        for n, raw in enumerate(f, 1):
+            try:
+                d = json.loads(raw.decode("utf-8", "surrogateescape"))
+                if not isinstance(d, dict):
+                    raise ValueError("not an object")
+            except ValueError:
+                if warnings is not None:
+                    warnings.append(f"{path.name}: line {n} is damaged and was skipped")
+                continue
+            yield d
