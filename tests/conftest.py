@@ -1,0 +1,107 @@
+"""Shared fixtures: a fake Messages API server, a demo database, isolated homes, the real CLI.
+
+Everything is real except the model: the real ``anthropic`` SDK talks HTTP to
+``agentcli.testing.fake_anthropic.FakeAnthropic`` on 127.0.0.1, the database is a real SQLite
+file, drafts and session logs are real files, and CLI tests run the installed console script.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agentcli.orders import init_sqlite
+from agentcli.testing.fake_anthropic import FakeAnthropic
+
+TEST_KEY = "sk-ant-test-0123456789abcdefSECRET"
+
+_SCRUB = ("ANTHROPIC_", "OPENAI_", "AGENTCLI_", "PG")
+
+
+def agentcli_exe() -> str:
+    exe = Path(sys.executable).parent / "agentcli"
+    if exe.exists():
+        return str(exe)
+    found = shutil.which("agentcli")
+    assert found, "the agentcli console script is not installed (pip install -e '.[test]')"
+    return found
+
+
+@pytest.fixture(scope="session")
+def demo_db(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("db") / "orders.sqlite3"
+    init_sqlite(path, 300)
+    os.chmod(path, 0o444)
+    return path
+
+
+@pytest.fixture
+def fake_anthropic():
+    with FakeAnthropic() as fake:
+        yield fake
+
+
+@pytest.fixture
+def home(tmp_path) -> Path:
+    h = tmp_path / "home"
+    h.mkdir()
+    return h
+
+
+@pytest.fixture
+def drafts_dir(tmp_path) -> Path:
+    return tmp_path / "drafts"
+
+
+@pytest.fixture
+def cli_env(home, demo_db, drafts_dir, monkeypatch) -> dict[str, str]:
+    """A clean environment for the CLI: no provider keys, an isolated home, the demo database.
+
+    It is also applied to this process (for in-process tests of the same code paths).
+    """
+    env = {k: v for k, v in os.environ.items() if not k.startswith(_SCRUB)}
+    env.update(AGENTCLI_HOME=str(home), AGENTCLI_DB=str(demo_db),
+               AGENTCLI_DRAFTS_DIR=str(drafts_dir), NO_COLOR="1", COLUMNS="200",
+               PYTHONUNBUFFERED="1")
+    for k in list(os.environ):
+        if k.startswith(_SCRUB):
+            monkeypatch.delenv(k)
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    return env
+
+
+@pytest.fixture
+def anthropic_env(cli_env, fake_anthropic, monkeypatch) -> dict[str, str]:
+    """``cli_env`` pointed at the fake Messages API with a (fake) key."""
+    extra = {"ANTHROPIC_API_KEY": TEST_KEY, "ANTHROPIC_BASE_URL": fake_anthropic.url,
+             "AGENTCLI_PROVIDER": "anthropic", "AGENTCLI_RETRIES": "1"}
+    for k, v in extra.items():
+        monkeypatch.setenv(k, v)
+    return {**cli_env, **extra}
+
+
+def run_cli(args: list[str], env: dict[str, str], *, input: str | bytes | None = None,
+            timeout: float = 60, cwd: str | Path | None = None) -> subprocess.CompletedProcess:
+    """Run the real console script; stdout and stderr are captured separately (both pipes)."""
+    data = input.encode() if isinstance(input, str) else input
+    return subprocess.run([agentcli_exe(), *args], env=env, input=data, capture_output=True,
+                          timeout=timeout, cwd=cwd, stdin=None if data is not None else subprocess.DEVNULL)
+
+
+@pytest.fixture
+def cli():
+    """``cli(args, env, input=...)`` -> CompletedProcess with ``.out`` / ``.err`` as text."""
+
+    def _run(args, env, **kw):
+        p = run_cli(args, env, **kw)
+        p.out = p.stdout.decode("utf-8", "replace")
+        p.err = p.stderr.decode("utf-8", "replace")
+        return p
+
+    return _run
