@@ -225,12 +225,9 @@ class Conversation:
                                       "result": out.result, "is_error": out.is_error,
                                       "duration_ms": out.duration_ms, "outcome": out.outcome})
                 yield ev
-                if call.name == "draft_reply" and not out.is_error and isinstance(out.result, dict):
-                    info = next((d for d in self.ctx.saved_drafts
-                                 if d["id"] == out.result.get("draft_id")), None)
-                    yield DraftSaved(out.result.get("draft_id", ""), out.result.get("path", ""),
-                                     info.get("order_code") if info else None,
-                                     bool(info.get("created")) if info else False)
+                if out.meta and not out.is_error and "created" in out.meta:
+                    yield DraftSaved(out.meta["id"], out.meta["path"], out.meta.get("order_code"),
+                                     bool(out.meta["created"]))
             for t in tasks:
                 await t
         finally:

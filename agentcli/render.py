@@ -138,10 +138,12 @@ class ResultBuilder:
     def __call__(self, ev: Event) -> None:
         if isinstance(ev, Question):
             self.question, self.customer, self.session_id = ev.text, ev.customer, ev.session_id
+        elif isinstance(ev, ToolCallStarted):
+            self.order.append(ev.id)  # --json lists calls in the order the model asked
         elif isinstance(ev, ToolResult):
-            key = f"{len(self.order)}:{ev.id}"
-            self.order.append(key)
-            self.tool_calls[key] = {"id": ev.id, "name": ev.name, "input": ev.input,
+            if ev.id not in self.order:
+                self.order.append(ev.id)
+            self.tool_calls[ev.id] = {"id": ev.id, "name": ev.name, "input": ev.input,
                                     "result": ev.result, "is_error": ev.is_error,
                                     "duration_ms": ev.duration_ms, "outcome": ev.outcome}
         elif isinstance(ev, DraftSaved):
@@ -178,7 +180,7 @@ class ResultBuilder:
             "stop_reason": f.stop_reason if f else None,
             "error": err,
             "turns": f.turns if f else 0,
-            "tool_calls": [self.tool_calls[k] for k in self.order],
+            "tool_calls": [self.tool_calls[k] for k in self.order if k in self.tool_calls],
             "drafts": self.drafts,
             "usage": {k: int(usage.get(k, 0)) for k in ("input_tokens", "output_tokens",
                                                          "cache_read_input_tokens",

@@ -225,7 +225,7 @@ async def draft_reply(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     if not any(d["id"] == draft.id for d in ctx.saved_drafts):
         ctx.saved_drafts.append(info)
     return {"status": draft.meta.get("status", "pending_review"), "draft_id": draft.id,
-            "path": str(draft.path)}
+            "path": str(draft.path), META_KEY: info}
 
 
 def default_registry() -> Registry:
@@ -267,12 +267,17 @@ def default_registry() -> Registry:
 
 # --------------------------------------------------------------------------- running calls
 
+# An executor may put facts for our own code (not for the model) under this key of its result.
+META_KEY = "_agentcli_meta"
+
+
 @dataclass
 class CallOutcome:
     result: Any
     is_error: bool
     outcome: str
     duration_ms: float
+    meta: dict[str, Any] | None = None
 
 
 async def run_tool(registry: Registry, name: Any, args: Any, ctx: ToolContext,
@@ -302,9 +307,12 @@ async def run_tool(registry: Registry, name: Any, args: Any, ctx: ToolContext,
     except Exception as e:  # a bug or an unexpected fault: never a traceback to the model
         return done(f"{tool.name} failed unexpectedly ({type(e).__name__}); tell the person the "
                     "tool failed", True, "tool_error")
+    meta = result.pop(META_KEY, None) if isinstance(result, dict) else None
     result = _bound_result(result)
     outcome = "not_found" if isinstance(result, dict) and result.get("found") is False else "ok"
-    return done(result, False, outcome)
+    out = done(result, False, outcome)
+    out.meta = meta
+    return out
 
 
 def _bound_result(result: Any) -> Any:

@@ -103,6 +103,13 @@ def _short(e: Exception) -> str:
     return " ".join(msg.split())[:200]
 
 
+def _error_type(e: Exception) -> str | None:
+    body = getattr(e, "body", None)
+    if isinstance(body, dict) and isinstance(body.get("error"), dict):
+        return body["error"].get("type")
+    return None
+
+
 def _is_context_overflow(e: Exception) -> bool:
     return isinstance(e, anthropic.BadRequestError) and (
         "prompt is too long" in _short(e).lower() or "context window" in _short(e).lower())
@@ -191,10 +198,13 @@ class AnthropicProvider:
             if _is_context_overflow(e):
                 yield ModelTurn("model_context_window_exceeded", "", [], {}, None)
                 return
-            err = _api_error(e, 0 if opened else self.retries)
-            if opened:  # an ``error`` event inside the stream (e.g. overloaded): retry the turn
-                err.retryable = err.kind in ("rate_limited", "overloaded", "server_error")
-            raise err from None
+            if opened:
+                # An ``error`` event inside a 200 stream (e.g. overloaded): retry the turn.
+                etype = _error_type(e)
+                if etype in ("overloaded_error", "api_error", "rate_limit_error", "timeout_error"):
+                    raise ModelAPIError(f"the Anthropic API failed mid-response ({etype})",
+                                        kind=etype.removesuffix("_error"), retryable=True) from None
+            raise _api_error(e, 0 if opened else self.retries) from None
         except anthropic.APIConnectionError as e:
             if opened:
                 raise IncompleteResponse(f"the model's response stream broke ({type(e).__name__})") from None
