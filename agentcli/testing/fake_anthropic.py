@@ -1,0 +1,625 @@
+"""A fake Anthropic Messages API server for tests and benchmarks.
+
+Start it on 127.0.0.1 and point the *real* ``anthropic`` SDK at it::
+
+    from agentcli.testing.fake_anthropic import FakeAnthropic, text, message, tool_use_block
+
+    with FakeAnthropic() as fake:
+        fake.queue(
+            message(tool_use_block("lookup_order", {"order_id": "A1"})),   # stop_reason -> "tool_use"
+            text("Your order shipped."),
+        )
+        client = anthropic.Anthropic(api_key="test", base_url=fake.url, max_retries=0)
+        ...
+        assert fake.requests[1]["messages"][-1]["role"] == "user"
+
+Each ``POST /v1/messages`` pops one :class:`Reply` from the FIFO queue (or asks
+``handler`` when the queue is empty).  A message reply is served as a JSON
+``Message`` when the request body has no ``"stream": true`` and as an SSE stream
+(chunked transfer encoding, the same event shapes as the real API) when it does.
+
+Standard library only; must not import anything else from ``agentcli``.
+
+Notes for users
+---------------
+* Event counting for the fault options (``drop_after``, ``malformed_after``,
+  ``stall_after``) counts *every* SSE event that the full stream would contain,
+  ``ping`` included.  :func:`stream_events` returns that list, so a test can
+  compute ``N`` (e.g. "drop right after the first tool-input delta").
+* ``handler`` is called from the server's worker threads, possibly concurrently.
+* All sleeps (``latency``, ``delay``, ``stall_seconds``) are interrupted by
+  :meth:`FakeAnthropic.stop`, so stopping never waits for a stalled stream.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import json
+import socket
+import threading
+import traceback
+import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable, Iterable
+
+__all__ = [
+    "FakeAnthropic",
+    "Reply",
+    "text_block",
+    "tool_use_block",
+    "thinking_block",
+    "redacted_thinking_block",
+    "message",
+    "text",
+    "error",
+    "stream_events",
+    "tool_results",
+    "ERROR_TYPES",
+]
+
+# Default `error.type` for a status code, as the real API uses them.
+ERROR_TYPES: dict[int, str] = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    402: "billing_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    500: "api_error",
+    504: "timeout_error",
+    529: "overloaded_error",
+}
+
+_AUTO = object()  # sentinel: stop_reason inferred from the blocks
+
+
+# --------------------------------------------------------------------------- replies
+
+
+@dataclasses.dataclass
+class Reply:
+    """One scripted answer.  Build it with :func:`message`, :func:`text` or :func:`error`."""
+
+    status: int = 200
+    message: dict[str, Any] | None = None  # a full Message body (None for an error reply)
+    body: dict[str, Any] | None = None  # the error body (None for a message reply)
+    headers: dict[str, str] = dataclasses.field(default_factory=dict)
+    delay: float = 0.0
+    # streaming faults (see `message`)
+    drop_after: int | None = None
+    malformed_after: int | None = None
+    stall_after: int | None = None
+    stall_seconds: float = 30.0
+    omit_message_stop: bool = False
+    stream_error: tuple[str, str] | None = None
+
+    @property
+    def is_error(self) -> bool:
+        return self.message is None
+
+
+def _new_id(prefix: str) -> str:
+    return f"{prefix}_{uuid.uuid4().hex[:24]}"
+
+
+def text_block(text: str) -> dict[str, Any]:
+    """A ``text`` content block."""
+    return {"type": "text", "text": text}
+
+
+def tool_use_block(name: str, input: dict[str, Any], id: str | None = None) -> dict[str, Any]:  # noqa: A002
+    """A ``tool_use`` content block; ``id`` defaults to a unique ``toolu_...``."""
+    return {"type": "tool_use", "id": id or _new_id("toolu"), "name": name, "input": input}
+
+
+def thinking_block(thinking: str, signature: str) -> dict[str, Any]:
+    """A ``thinking`` content block (its ``signature`` arrives as one ``signature_delta`` when streamed)."""
+    return {"type": "thinking", "thinking": thinking, "signature": signature}
+
+
+def redacted_thinking_block(data: str) -> dict[str, Any]:
+    """A ``redacted_thinking`` content block (streamed whole in its ``content_block_start``)."""
+    return {"type": "redacted_thinking", "data": data}
+
+
+def _estimate_tokens(blocks: Iterable[dict[str, Any]]) -> int:
+    chars = 0
+    for b in blocks:
+        if b["type"] == "text":
+            chars += len(b["text"])
+        elif b["type"] == "thinking":
+            chars += len(b["thinking"])
+        elif b["type"] == "tool_use":
+            chars += len(json.dumps(b["input"]))
+    return max(1, chars // 4)
+
+
+def message(
+    *blocks: dict[str, Any],
+    stop_reason: Any = _AUTO,
+    usage: dict[str, int] | None = None,
+    model: str = "claude-test",
+    stop_sequence: str | None = None,
+    headers: dict[str, str] | None = None,
+    delay: float = 0.0,
+    drop_after: int | None = None,
+    malformed_after: int | None = None,
+    stall_after: int | None = None,
+    stall_seconds: float = 30.0,
+    omit_message_stop: bool = False,
+    stream_error: tuple[str, str] | None = None,
+) -> Reply:
+    """A whole assistant message.
+
+    ``stop_reason`` defaults to ``"tool_use"`` when a ``tool_use`` block is present,
+    else ``"end_turn"``; pass it explicitly to override (``None`` gives a JSON
+    message with ``"stop_reason": null``).  ``usage`` overrides any of
+    ``input_tokens`` / ``output_tokens`` / ``cache_creation_input_tokens`` /
+    ``cache_read_input_tokens``.
+
+    Fault options (streaming requests; N counts every SSE event, pings included,
+    see :func:`stream_events`):
+
+    * ``drop_after=N``: send N events, then close the socket without finishing the
+      chunked body.  Non-streaming: close the connection without any response.
+    * ``malformed_after=N``: after N events insert an event whose data is not JSON
+      (the rest of the stream follows normally).  Non-streaming: a 200 whose body
+      is truncated JSON.
+    * ``stall_after=N``: after N events go silent for ``stall_seconds``, then close
+      the socket (no terminating chunk).  Non-streaming: no response for
+      ``stall_seconds``, then close.
+    * ``omit_message_stop=True``: everything except the final ``message_delta`` and
+      ``message_stop``; the body then ends cleanly.
+    * ``stream_error=(type, message)``: an ``event: error`` instead of the
+      ``message_delta`` / ``message_stop``; the body then ends cleanly.
+
+    ``delay`` adds a per-reply sleep on top of the server's ``latency``.
+    """
+    blocks_list = [dict(b) for b in blocks]
+    for b in blocks_list:
+        if not isinstance(b, dict) or "type" not in b:
+            raise TypeError(f"not a content block: {b!r}")
+    if drop_after is not None and stall_after is not None:
+        raise ValueError("use only one of drop_after / stall_after")
+    if stop_reason is _AUTO:
+        stop_reason = "tool_use" if any(b["type"] == "tool_use" for b in blocks_list) else "end_turn"
+    u = {
+        "input_tokens": 10,
+        "output_tokens": _estimate_tokens(blocks_list),
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 0,
+    }
+    u.update(usage or {})
+    msg = {
+        "id": _new_id("msg"),
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": blocks_list,
+        "stop_reason": stop_reason,
+        "stop_sequence": stop_sequence,
+        "usage": u,
+    }
+    return Reply(
+        message=msg,
+        headers=dict(headers or {}),
+        delay=delay,
+        drop_after=drop_after,
+        malformed_after=malformed_after,
+        stall_after=stall_after,
+        stall_seconds=stall_seconds,
+        omit_message_stop=omit_message_stop,
+        stream_error=tuple(stream_error) if stream_error is not None else None,  # type: ignore[arg-type]
+    )
+
+
+def text(s: str, stop_reason: Any = "end_turn", **kw: Any) -> Reply:
+    """Shorthand for ``message(text_block(s), stop_reason=..., **kw)``."""
+    return message(text_block(s), stop_reason=stop_reason, **kw)
+
+
+def error(
+    status: int,
+    message: str = "fake error",
+    type: str | None = None,  # noqa: A002
+    headers: dict[str, str] | None = None,
+    *,
+    retry_after: float | None = None,
+    delay: float = 0.0,
+) -> Reply:
+    """An HTTP error with the API's error body ``{"type":"error","error":{"type":..,"message":..}}``.
+
+    ``type`` defaults from the status (see ``ERROR_TYPES``; otherwise ``api_error``).
+    ``retry_after`` is a shorthand for ``headers={"retry-after": str(retry_after)}``.
+    """
+    h = dict(headers or {})
+    if retry_after is not None:
+        h["retry-after"] = str(retry_after)
+    body = {"type": "error", "error": {"type": type or ERROR_TYPES.get(status, "api_error"), "message": message}}
+    return Reply(status=status, body=body, headers=h, delay=delay)
+
+
+# --------------------------------------------------------------------------- SSE
+
+
+def _split(s: str, n: int) -> list[str]:
+    """Split ``s`` into ``n`` (or fewer if too short) non-empty, roughly equal pieces."""
+    if not s:
+        return []
+    n = max(1, min(n, len(s)))
+    size, rem = divmod(len(s), n)
+    out, i = [], 0
+    for k in range(n):
+        j = i + size + (1 if k < rem else 0)
+        out.append(s[i:j])
+        i = j
+    return out
+
+
+def _text_chunks(s: str) -> list[str]:
+    # A few chunks: 3 for short texts, ~40-character chunks for long ones.
+    return _split(s, max(3, -(-len(s) // 40)))
+
+
+def stream_events(reply: Reply) -> list[tuple[str, dict[str, Any]]]:
+    """The complete, fault-free SSE event list ``[(event_name, data), ...]`` for a message reply.
+
+    Fault options index into this list.
+    """
+    if reply.message is None:
+        raise ValueError("an error reply is not streamed")
+    msg = reply.message
+    usage = msg["usage"]
+    start_msg = {k: v for k, v in msg.items() if k not in ("content", "stop_reason", "stop_sequence", "usage")}
+    start_msg.update(
+        content=[],
+        stop_reason=None,
+        stop_sequence=None,
+        usage={
+            "input_tokens": usage["input_tokens"],
+            "cache_creation_input_tokens": usage.get("cache_creation_input_tokens", 0),
+            "cache_read_input_tokens": usage.get("cache_read_input_tokens", 0),
+            "output_tokens": 1,
+        },
+    )
+    ev: list[tuple[str, dict[str, Any]]] = [("message_start", {"type": "message_start", "message": start_msg})]
+    ping = ("ping", {"type": "ping"})
+    if not msg["content"]:
+        ev.append(ping)
+    for index, block in enumerate(msg["content"]):
+        t = block["type"]
+        deltas: list[dict[str, Any]] = []
+        if t == "text":
+            start = {"type": "text", "text": ""}
+            deltas = [{"type": "text_delta", "text": c} for c in _text_chunks(block["text"])]
+        elif t == "tool_use":
+            start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
+            raw = json.dumps(block["input"], ensure_ascii=False)
+            deltas = [{"type": "input_json_delta", "partial_json": c} for c in _split(raw, max(3, -(-len(raw) // 40)))]
+        elif t == "thinking":
+            start = {"type": "thinking", "thinking": "", "signature": ""}
+            deltas = [{"type": "thinking_delta", "thinking": c} for c in _text_chunks(block["thinking"])]
+            deltas.append({"type": "signature_delta", "signature": block["signature"]})
+        else:  # redacted_thinking and anything else: whole block in the start event
+            start = dict(block)
+        ev.append(("content_block_start", {"type": "content_block_start", "index": index, "content_block": start}))
+        if index == 0:
+            ev.append(ping)
+        for d in deltas:
+            ev.append(("content_block_delta", {"type": "content_block_delta", "index": index, "delta": d}))
+        ev.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
+    ev.append(
+        (
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": msg["stop_reason"], "stop_sequence": msg["stop_sequence"]},
+                "usage": {"output_tokens": usage["output_tokens"]},
+            },
+        )
+    )
+    ev.append(("message_stop", {"type": "message_stop"}))
+    return ev
+
+
+def _sse(name: str, data: dict[str, Any]) -> bytes:
+    return f"event: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n".encode()
+
+
+_MALFORMED = b'event: content_block_delta\ndata: {"type": "content_block_delta", "index": 0, "delta": {"type": "text_de\n\n'
+
+
+def _stream_plan(reply: Reply) -> tuple[list[bytes], str]:
+    """(encoded events to send, ending) where ending is "clean", "drop" or "stall"."""
+    events = stream_events(reply)
+    if reply.omit_message_stop or reply.stream_error is not None:
+        events = events[:-2]  # drop message_delta + message_stop
+    chunks = [_sse(n, d) for n, d in events]
+    if reply.stream_error is not None:
+        etype, emsg = reply.stream_error
+        chunks.append(_sse("error", {"type": "error", "error": {"type": etype, "message": emsg}}))
+    if reply.malformed_after is not None:
+        chunks.insert(reply.malformed_after, _MALFORMED)
+    if reply.drop_after is not None:
+        return chunks[: reply.drop_after], "drop"
+    if reply.stall_after is not None:
+        return chunks[: reply.stall_after], "stall"
+    return chunks, "clean"
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def tool_results(request: dict[str, Any]) -> list[dict[str, Any]]:
+    """The ``tool_result`` blocks of the last ``user`` message of a recorded request body."""
+    for m in reversed(request.get("messages") or []):
+        if m.get("role") == "user":
+            content = m.get("content")
+            if isinstance(content, list):
+                return [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
+            return []
+    return []
+
+
+# --------------------------------------------------------------------------- server
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    request_queue_size = 512  # listen backlog: benchmarks open 50+ connections at once
+    fake: "FakeAnthropic"
+
+    def handle_error(self, request: Any, client_address: Any) -> None:  # quiet on client hang-ups
+        import sys
+
+        if isinstance(sys.exc_info()[1], OSError):
+            return
+        super().handle_error(request, client_address)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+        pass
+
+    def setup(self) -> None:
+        super().setup()
+        # Without this, a header write followed by a body write meets delayed ACKs: ~40 ms per reply.
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.server.fake._track(self.connection, add=True)
+
+    def finish(self) -> None:
+        try:
+            super().finish()
+        finally:
+            self.server.fake._track(self.connection, add=False)
+
+    def do_POST(self) -> None:  # noqa: N802
+        try:
+            self.server.fake._serve(self)
+        except OSError:  # the client went away
+            self.close_connection = True
+
+    def do_GET(self) -> None:  # noqa: N802
+        self.server.fake._send_json(self, 404, _err_body("not_found_error", f"fake: no GET {self.path}"), {})
+
+
+def _err_body(etype: str, msg: str) -> dict[str, Any]:
+    return {"type": "error", "error": {"type": etype, "message": msg}}
+
+
+class FakeAnthropic:
+    """A scripted Anthropic Messages API on ``http://127.0.0.1:PORT``.
+
+    Attributes: ``url`` (after :meth:`start`), ``requests`` (parsed JSON bodies of every
+    ``POST /v1/messages`` in arrival order), ``request_headers`` (their headers, lower-cased
+    names), ``handler`` (``Callable[[dict], Reply]`` used when the queue is empty),
+    ``latency`` (seconds slept before answering each request; settable), ``errors``
+    (tracebacks of exceptions raised by ``handler``).
+    """
+
+    def __init__(self, *, latency: float = 0.0, handler: Callable[[dict[str, Any]], Reply] | None = None) -> None:
+        self.latency = latency
+        self.handler = handler
+        self._initial = (latency, handler)
+        self.url: str = ""
+        self.requests: list[dict[str, Any]] = []
+        self.request_headers: list[dict[str, str]] = []
+        self.errors: list[str] = []
+        self._queue: collections.deque[Reply] = collections.deque()
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+        self._conns: set[socket.socket] = set()
+
+    # -- lifecycle
+    def start(self) -> "FakeAnthropic":
+        if self._server is not None:
+            return self
+        self._stopping.clear()
+        server = _Server(("127.0.0.1", 0), _Handler)
+        server.fake = self
+        self._server = server
+        self.url = f"http://127.0.0.1:{server.server_address[1]}"
+        self._thread = threading.Thread(
+            target=server.serve_forever, kwargs={"poll_interval": 0.01}, name="FakeAnthropic", daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        server, self._server = self._server, None
+        if server is None:
+            return
+        self._stopping.set()  # wakes every sleeping request
+        server.shutdown()
+        server.server_close()
+        with self._lock:
+            conns = list(self._conns)
+        for c in conns:  # idle keep-alive connections would otherwise park a thread forever
+            try:
+                c.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def __enter__(self) -> "FakeAnthropic":
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    # -- scripting
+    def queue(self, *replies: Reply) -> None:
+        """Append replies to the FIFO; each request pops one."""
+        for r in replies:
+            if not isinstance(r, Reply):
+                raise TypeError(f"queue() takes Reply objects, got {r!r}")
+        with self._lock:
+            self._queue.extend(replies)
+
+    def reset(self) -> None:
+        """Forget recorded requests, queued replies and errors; restore the constructor's latency/handler.
+
+        Lets one running server (and one SDK client with its connection pool) serve many tests.
+        """
+        with self._lock:
+            self._queue.clear()
+            self.requests.clear()
+            self.request_headers.clear()
+            self.errors.clear()
+            self.latency, self.handler = self._initial
+
+    @property
+    def pending(self) -> int:
+        """Number of queued replies not yet served."""
+        with self._lock:
+            return len(self._queue)
+
+    @property
+    def last_request(self) -> dict[str, Any] | None:
+        """The most recent recorded request body (None before any request)."""
+        with self._lock:
+            return self.requests[-1] if self.requests else None
+
+    def env(self, api_key: str = "test-key") -> dict[str, str]:
+        """Environment variables pointing a subprocess's SDK at this fake."""
+        return {"ANTHROPIC_BASE_URL": self.url, "ANTHROPIC_API_KEY": api_key}
+
+    # -- internals
+    def _track(self, conn: socket.socket, *, add: bool) -> None:
+        with self._lock:
+            (self._conns.add if add else self._conns.discard)(conn)
+
+    def _sleep(self, seconds: float) -> None:
+        if seconds > 0:
+            self._stopping.wait(seconds)
+
+    def _send_json(self, h: _Handler, status: int, body: Any, headers: dict[str, str], raw: bytes | None = None) -> None:
+        data = raw if raw is not None else json.dumps(body).encode()
+        h.send_response(status)
+        h.send_header("content-type", "application/json")
+        h.send_header("content-length", str(len(data)))
+        h.send_header("request-id", _new_id("req"))
+        for k, v in headers.items():
+            h.send_header(k, v)
+        h.end_headers()
+        h.wfile.write(data)
+        h.wfile.flush()
+
+    def _serve(self, h: _Handler) -> None:
+        length = int(h.headers.get("content-length") or 0)
+        raw = h.rfile.read(length) if length else b""
+        path = h.path.split("?", 1)[0]
+        if path != "/v1/messages":
+            self._send_json(h, 404, _err_body("not_found_error", f"fake: no route POST {h.path}"), {})
+            return
+        try:
+            body = json.loads(raw or b"null")
+            if not isinstance(body, dict):
+                raise ValueError("request body is not a JSON object")
+        except ValueError as e:
+            self._send_json(h, 400, _err_body("invalid_request_error", f"fake: bad JSON body: {e}"), {})
+            return
+
+        with self._lock:
+            self.requests.append(body)
+            self.request_headers.append({k.lower(): v for k, v in h.headers.items()})
+            n = len(self.requests)
+            reply = self._queue.popleft() if self._queue else None
+        if reply is None and self.handler is not None:
+            try:
+                reply = self.handler(body)
+                if isinstance(reply, str):  # convenience
+                    reply = text(reply)
+                if not isinstance(reply, Reply):
+                    raise TypeError(f"handler returned {reply!r}, not a Reply")
+            except Exception as e:  # report it to the client and keep it for the test
+                self.errors.append(traceback.format_exc())
+                reply = error(500, f"FakeAnthropic handler raised {type(e).__name__}: {e}", "api_error")
+                reply.headers["x-should-retry"] = "false"
+        if reply is None:
+            reply = error(
+                500,
+                f"FakeAnthropic script exhausted: no reply queued for request #{n} and no handler set",
+                "api_error",
+                headers={"x-should-retry": "false"},
+            )
+
+        self._sleep(self.latency + reply.delay)
+        if self._stopping.is_set():
+            h.close_connection = True
+            return
+
+        if reply.is_error:
+            self._send_json(h, reply.status, reply.body, reply.headers)
+            return
+
+        if body.get("stream") is True:
+            self._send_stream(h, reply)
+        else:
+            self._send_message(h, reply)
+
+    def _send_message(self, h: _Handler, reply: Reply) -> None:
+        if reply.drop_after is not None:
+            h.close_connection = True  # no status line at all
+            return
+        if reply.stall_after is not None:
+            self._sleep(reply.stall_seconds)
+            h.close_connection = True
+            return
+        if reply.malformed_after is not None:
+            raw = json.dumps(reply.message).encode()
+            self._send_json(h, reply.status, None, reply.headers, raw=raw[: max(1, len(raw) // 2)])
+            return
+        self._send_json(h, reply.status, reply.message, reply.headers)
+
+    def _send_stream(self, h: _Handler, reply: Reply) -> None:
+        chunks, ending = _stream_plan(reply)
+        h.send_response(200)
+        h.send_header("content-type", "text/event-stream")
+        h.send_header("cache-control", "no-cache")
+        h.send_header("transfer-encoding", "chunked")
+        h.send_header("request-id", _new_id("req"))
+        for k, v in reply.headers.items():
+            h.send_header(k, v)
+        h.end_headers()
+        w = h.wfile
+        for c in chunks:
+            w.write(b"%x\r\n%s\r\n" % (len(c), c))
+            w.flush()
+        if ending == "clean":
+            w.write(b"0\r\n\r\n")
+            w.flush()
+            return
+        if ending == "stall":
+            self._sleep(reply.stall_seconds)
+        # "drop" / end of a stall: close without the terminating chunk
+        h.close_connection = True

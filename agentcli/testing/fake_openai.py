@@ -1,0 +1,628 @@
+"""A fake OpenAI-compatible Chat Completions server for tests and benchmarks.
+
+Start it on 127.0.0.1 and point the *real* ``openai`` SDK at it::
+
+    from agentcli.testing.fake_openai import FakeOpenAI, completion, text, tool_call
+
+    with FakeOpenAI() as fake:
+        fake.queue(
+            completion(tool_call("get_order_status", {"order_code": "GH56JK78MN"})),  # -> tool_calls
+            text("Your order is waiting for payment."),
+        )
+        client = openai.OpenAI(api_key="x", base_url=fake.base_url, max_retries=0)
+        ...
+        assert fake.requests[1]["messages"][-1]["role"] == "tool"
+
+Each ``POST /v1/chat/completions`` (or ``/chat/completions``) pops one :class:`Reply` from the
+FIFO queue (or asks ``handler`` when the queue is empty). A completion reply is served as a
+JSON ``chat.completion`` when the request has no ``"stream": true``, and as an SSE stream of
+``chat.completion.chunk`` objects ending in ``data: [DONE]`` when it does. ``GET /v1/models``
+lists one model.
+
+How a reply is streamed (the shapes real servers send, including the awkward ones):
+
+* the first chunk carries ``delta.role``; text arrives in a few ``delta.content`` pieces;
+* each tool call starts with a fragment carrying ``index``, ``id``, ``type`` and
+  ``function.name`` (arguments ``""``), then ``function.arguments`` arrives in ``fragments``
+  pieces carrying only ``index``;
+* ``interleave=True``: the calls' fragments alternate (call 0, call 1, call 0, ...) instead of
+  one call after the other;
+* ``whole_calls=True``: every call arrives complete in a single chunk (llama.cpp, Ollama);
+* ``omit_index=True``: no ``index`` key in the tool-call deltas (some servers): a fragment with
+  an ``id`` starts a call, one without continues the last call (not combinable with
+  ``interleave``);
+* the last choice chunk has an empty delta and ``finish_reason``; when the request asked for
+  ``stream_options: {"include_usage": true}`` (and the reply has ``send_usage=True``), every
+  chunk carries ``"usage": null`` and one more chunk ``{"choices": [], "usage": {...}}``
+  follows, as the OpenAI API does;
+* ``chunks=[...]``: send exactly these chunk bodies (dicts; ``id``/``object``/``created``/
+  ``model`` are filled in when missing) instead of generating them, for scripts a test wants
+  to spell out fragment by fragment.
+
+Faults (streaming; N counts the ``data:`` lines of the full stream, ``[DONE]`` included, see
+:func:`stream_chunks`):
+
+* ``drop_after=N``: send N lines, then close the socket without ending the chunked body.
+  Non-streaming: close the connection without a response.
+* ``malformed_after=N``: insert a line whose data is not JSON after N lines.
+  Non-streaming: a 200 whose body is truncated JSON.
+* ``stall_after=N``: go silent after N lines for ``stall_seconds``, then close.
+  Non-streaming: no response for ``stall_seconds``.
+* ``omit_finish_reason=True``: the final chunk carries ``finish_reason: null`` (the stream
+  still ends with ``[DONE]``). Non-streaming: ``finish_reason: null``.
+* ``omit_done=True``: no ``data: [DONE]`` line; the body ends cleanly.
+* ``stream_error=(type, message)``: a ``data: {"error": {...}}`` line instead of the final
+  chunk(s); the body then ends cleanly.
+
+Standard library only; must not import anything else from ``agentcli``. ``handler`` runs on
+the server's worker threads, possibly concurrently. :meth:`FakeOpenAI.stop` interrupts every
+sleep, so stopping never waits for a stalled stream.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import json
+import socket
+import threading
+import time
+import traceback
+import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable
+
+__all__ = [
+    "FakeOpenAI",
+    "Reply",
+    "tool_call",
+    "completion",
+    "text",
+    "error",
+    "stream_chunks",
+    "tool_messages",
+    "ERROR_TYPES",
+]
+
+# `error.type` for a status code, as the OpenAI API uses them.
+ERROR_TYPES: dict[int, str] = {
+    400: "invalid_request_error",
+    401: "invalid_request_error",
+    403: "invalid_request_error",
+    404: "invalid_request_error",
+    429: "rate_limit_exceeded",
+    500: "server_error",
+    502: "server_error",
+    503: "server_error",
+}
+
+_AUTO = object()  # sentinel: finish_reason inferred from the tool calls
+
+
+@dataclasses.dataclass
+class Reply:
+    """One scripted answer. Build it with :func:`completion`, :func:`text` or :func:`error`."""
+
+    status: int = 200
+    message: dict[str, Any] | None = None  # the assistant message (None for an error reply)
+    finish_reason: str | None = None
+    usage: dict[str, Any] | None = None
+    model: str = "fake-model"
+    body: dict[str, Any] | None = None  # the error body (None for a completion reply)
+    headers: dict[str, str] = dataclasses.field(default_factory=dict)
+    delay: float = 0.0
+    send_usage: bool = True
+    # stream shapes
+    fragments: int = 3
+    interleave: bool = False
+    whole_calls: bool = False
+    omit_index: bool = False
+    chunks: list[dict[str, Any]] | None = None
+    # faults
+    drop_after: int | None = None
+    malformed_after: int | None = None
+    stall_after: int | None = None
+    stall_seconds: float = 30.0
+    omit_finish_reason: bool = False
+    omit_done: bool = False
+    stream_error: tuple[str, str] | None = None
+
+    @property
+    def is_error(self) -> bool:
+        return self.message is None and self.chunks is None
+
+
+def _new_id(prefix: str) -> str:
+    return f"{prefix}{uuid.uuid4().hex[:24]}"
+
+
+def tool_call(name: str, arguments: Any, id: str | None = None) -> dict[str, Any]:  # noqa: A002
+    """One ``tool_calls`` entry. ``arguments``: a dict (JSON-encoded here) or a raw string
+    (sent verbatim, e.g. invalid JSON); ``id`` defaults to a unique ``call_...``."""
+    raw = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
+    return {"id": id or _new_id("call_"), "type": "function", "function": {"name": name, "arguments": raw}}
+
+
+def completion(
+    *calls: dict[str, Any],
+    content: str | None = None,
+    finish_reason: Any = _AUTO,
+    usage: dict[str, Any] | None = None,
+    model: str = "fake-model",
+    refusal: str | None = None,
+    send_usage: bool = True,
+    headers: dict[str, str] | None = None,
+    delay: float = 0.0,
+    fragments: int = 3,
+    interleave: bool = False,
+    whole_calls: bool = False,
+    omit_index: bool = False,
+    chunks: list[dict[str, Any]] | None = None,
+    drop_after: int | None = None,
+    malformed_after: int | None = None,
+    stall_after: int | None = None,
+    stall_seconds: float = 30.0,
+    omit_finish_reason: bool = False,
+    omit_done: bool = False,
+    stream_error: tuple[str, str] | None = None,
+) -> Reply:
+    """An assistant message with optional ``content`` and tool ``calls`` (see :func:`tool_call`).
+
+    ``finish_reason`` defaults to ``"tool_calls"`` when there are calls, else ``"stop"``.
+    ``usage`` overrides ``prompt_tokens`` / ``completion_tokens`` (``total_tokens`` follows) and
+    may add ``prompt_tokens_details``; ``send_usage=False`` never sends usage (a server that
+    ignores ``stream_options``). See the module docstring for the stream shapes and faults.
+    """
+    if drop_after is not None and stall_after is not None:
+        raise ValueError("use only one of drop_after / stall_after")
+    if omit_index and interleave:
+        raise ValueError("omit_index cannot be combined with interleave (no index to tell calls apart)")
+    for c in calls:
+        if not isinstance(c, dict) or "function" not in c:
+            raise TypeError(f"not a tool call: {c!r}")
+    if finish_reason is _AUTO:
+        finish_reason = "tool_calls" if calls else "stop"
+    msg: dict[str, Any] = {"role": "assistant", "content": content}
+    if refusal is not None:
+        msg["refusal"] = refusal
+    if calls:
+        msg["tool_calls"] = [json.loads(json.dumps(c)) for c in calls]
+    out_chars = len(content or "") + sum(len(c["function"]["arguments"]) for c in calls)
+    u: dict[str, Any] = {"prompt_tokens": 20, "completion_tokens": max(1, out_chars // 4)}
+    u.update(usage or {})
+    u["total_tokens"] = u["prompt_tokens"] + u["completion_tokens"]
+    return Reply(message=msg, finish_reason=finish_reason, usage=u, model=model,
+                 headers=dict(headers or {}), delay=delay, send_usage=send_usage,
+                 fragments=fragments, interleave=interleave, whole_calls=whole_calls,
+                 omit_index=omit_index, chunks=chunks, drop_after=drop_after,
+                 malformed_after=malformed_after, stall_after=stall_after,
+                 stall_seconds=stall_seconds, omit_finish_reason=omit_finish_reason,
+                 omit_done=omit_done,
+                 stream_error=tuple(stream_error) if stream_error is not None else None)  # type: ignore[arg-type]
+
+
+def text(s: str, finish_reason: Any = "stop", **kw: Any) -> Reply:
+    """Shorthand for ``completion(content=s, finish_reason=..., **kw)``."""
+    return completion(content=s, finish_reason=finish_reason, **kw)
+
+
+def error(status: int, message: str = "fake error", type: str | None = None,  # noqa: A002
+          code: str | None = None, headers: dict[str, str] | None = None, *,
+          retry_after: float | None = None, delay: float = 0.0) -> Reply:
+    """An HTTP error with the API's body ``{"error": {"message", "type", "param", "code"}}``."""
+    h = dict(headers or {})
+    if retry_after is not None:
+        h["retry-after"] = str(retry_after)
+    body = {"error": {"message": message, "type": type or ERROR_TYPES.get(status, "server_error"),
+                      "param": None, "code": code}}
+    return Reply(status=status, body=body, headers=h, delay=delay)
+
+
+# --------------------------------------------------------------------------- SSE
+
+
+def _split(s: str, n: int) -> list[str]:
+    """``s`` in ``n`` (fewer if too short) non-empty, roughly equal pieces."""
+    if not s:
+        return []
+    n = max(1, min(n, len(s)))
+    size, rem = divmod(len(s), n)
+    out, i = [], 0
+    for k in range(n):
+        j = i + size + (1 if k < rem else 0)
+        out.append(s[i:j])
+        i = j
+    return out
+
+
+def _call_deltas(reply: Reply) -> list[dict[str, Any]]:
+    """The tool-call deltas, one per chunk, in the order the stream sends them."""
+    calls = (reply.message or {}).get("tool_calls") or []
+    per_call: list[list[dict[str, Any]]] = []
+    for i, c in enumerate(calls):
+        fn = c["function"]
+        if reply.whole_calls:
+            seq = [{"index": i, "id": c["id"], "type": "function",
+                    "function": {"name": fn["name"], "arguments": fn["arguments"]}}]
+        else:
+            seq = [{"index": i, "id": c["id"], "type": "function",
+                    "function": {"name": fn["name"], "arguments": ""}}]
+            seq += [{"index": i, "function": {"arguments": p}}
+                    for p in _split(fn["arguments"], reply.fragments)]
+        if reply.omit_index:
+            for d in seq:
+                d.pop("index")
+        per_call.append(seq)
+    if not reply.interleave:
+        return [d for seq in per_call for d in seq]
+    out: list[dict[str, Any]] = []
+    for k in range(max((len(s) for s in per_call), default=0)):
+        out.extend(seq[k] for seq in per_call if k < len(seq))
+    return out
+
+
+def stream_chunks(reply: Reply, *, include_usage: bool = False) -> list[dict[str, Any] | str]:
+    """The complete, fault-free list of ``data:`` payloads for a reply (``"[DONE]"`` last).
+
+    Fault options index into this list.
+    """
+    if reply.is_error:
+        raise ValueError("an error reply is not streamed")
+    cid, created = _new_id("chatcmpl-"), int(time.time())
+    with_usage = include_usage and reply.send_usage
+
+    def chunk(delta: dict[str, Any] | None, finish: str | None = None) -> dict[str, Any]:
+        c: dict[str, Any] = {"id": cid, "object": "chat.completion.chunk", "created": created,
+                             "model": reply.model,
+                             "choices": [{"index": 0, "delta": delta or {}, "logprobs": None,
+                                          "finish_reason": finish}]}
+        if with_usage:
+            c["usage"] = None
+        return c
+
+    if reply.chunks is not None:
+        out: list[dict[str, Any] | str] = []
+        for c in reply.chunks:
+            full = {"id": cid, "object": "chat.completion.chunk", "created": created, "model": reply.model}
+            full.update(c)
+            out.append(full)
+    else:
+        msg = reply.message or {}
+        out = [chunk({"role": "assistant", "content": ""})]
+        for piece in _split(msg.get("content") or "", max(3, -(-len(msg.get("content") or "") // 40))):
+            out.append(chunk({"content": piece}))
+        if msg.get("refusal"):
+            out.append(chunk({"refusal": msg["refusal"]}))
+        for d in _call_deltas(reply):
+            out.append(chunk({"tool_calls": [d]}))
+        out.append(chunk({}, None if reply.omit_finish_reason else reply.finish_reason))
+    if with_usage and reply.usage is not None:
+        out.append({"id": cid, "object": "chat.completion.chunk", "created": created,
+                    "model": reply.model, "choices": [], "usage": reply.usage})
+    out.append("[DONE]")
+    return out
+
+
+def _line(payload: dict[str, Any] | str) -> bytes:
+    data = payload if isinstance(payload, str) else json.dumps(payload, ensure_ascii=False)
+    return f"data: {data}\n\n".encode()
+
+
+_MALFORMED = b'data: {"id": "chatcmpl-x", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"cont\n\n'
+
+
+def _stream_plan(reply: Reply, include_usage: bool) -> tuple[list[bytes], str]:
+    """(encoded lines to send, ending) where ending is "clean", "drop" or "stall"."""
+    payloads = stream_chunks(reply, include_usage=include_usage)
+    if reply.stream_error is not None:
+        # Everything up to (not including) the final choice chunk, then the error.
+        last_choice = max(i for i, p in enumerate(payloads) if isinstance(p, dict) and p.get("choices"))
+        etype, emsg = reply.stream_error
+        payloads = payloads[:last_choice] + [{"error": {"message": emsg, "type": etype, "param": None,
+                                                         "code": None}}]
+    elif reply.omit_done:
+        payloads = payloads[:-1]
+    lines = [_line(p) for p in payloads]
+    if reply.malformed_after is not None:
+        lines.insert(reply.malformed_after, _MALFORMED)
+    if reply.drop_after is not None:
+        return lines[: reply.drop_after], "drop"
+    if reply.stall_after is not None:
+        return lines[: reply.stall_after], "stall"
+    return lines, "clean"
+
+
+def _completion_body(reply: Reply) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "id": _new_id("chatcmpl-"), "object": "chat.completion", "created": int(time.time()),
+        "model": reply.model,
+        "choices": [{"index": 0, "message": reply.message, "logprobs": None,
+                     "finish_reason": None if reply.omit_finish_reason else reply.finish_reason}],
+    }
+    if reply.send_usage and reply.usage is not None:
+        body["usage"] = reply.usage
+    return body
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def tool_messages(request: dict[str, Any]) -> list[dict[str, Any]]:
+    """The trailing ``role: "tool"`` messages of a recorded request body, in order."""
+    out: list[dict[str, Any]] = []
+    for m in reversed(request.get("messages") or []):
+        if m.get("role") != "tool":
+            break
+        out.append(m)
+    return out[::-1]
+
+
+# --------------------------------------------------------------------------- server
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    request_queue_size = 512
+    fake: "FakeOpenAI"
+
+    def handle_error(self, request: Any, client_address: Any) -> None:  # quiet on client hang-ups
+        import sys
+
+        if isinstance(sys.exc_info()[1], OSError):
+            return
+        super().handle_error(request, client_address)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+        pass
+
+    def setup(self) -> None:
+        super().setup()
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.server.fake._track(self.connection, add=True)
+
+    def finish(self) -> None:
+        try:
+            super().finish()
+        finally:
+            self.server.fake._track(self.connection, add=False)
+
+    def do_POST(self) -> None:  # noqa: N802
+        try:
+            self.server.fake._serve(self)
+        except OSError:
+            self.close_connection = True
+
+    def do_GET(self) -> None:  # noqa: N802
+        fake = self.server.fake
+        path = self.path.split("?", 1)[0].rstrip("/")
+        if path in ("/v1/models", "/models"):
+            fake._send_json(self, 200, {"object": "list", "data": [
+                {"id": "fake-model", "object": "model", "created": 0, "owned_by": "fake"}]}, {})
+            return
+        fake._send_json(self, 404, _err_body(404, f"fake: no GET {self.path}"), {})
+
+
+def _err_body(status: int, msg: str) -> dict[str, Any]:
+    return {"error": {"message": msg, "type": ERROR_TYPES.get(status, "server_error"), "param": None,
+                      "code": None}}
+
+
+class FakeOpenAI:
+    """A scripted OpenAI-compatible Chat Completions API on ``http://127.0.0.1:PORT``.
+
+    Attributes: ``url`` (the server root, after :meth:`start`), ``base_url`` (``url + "/v1"``,
+    what ``OPENAI_BASE_URL`` should be), ``requests`` (parsed JSON bodies of every chat
+    completions POST in arrival order), ``request_headers`` (lower-cased names), ``paths``
+    (the request paths), ``handler`` (``Callable[[dict], Reply]`` used when the queue is empty),
+    ``latency`` (seconds slept before each answer; settable), ``errors`` (tracebacks raised by
+    ``handler``).
+    """
+
+    def __init__(self, *, latency: float = 0.0, handler: Callable[[dict[str, Any]], Reply] | None = None) -> None:
+        self.latency = latency
+        self.handler = handler
+        self._initial = (latency, handler)
+        self.url: str = ""
+        self.requests: list[dict[str, Any]] = []
+        self.request_headers: list[dict[str, str]] = []
+        self.paths: list[str] = []
+        self.errors: list[str] = []
+        self._queue: collections.deque[Reply] = collections.deque()
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+        self._conns: set[socket.socket] = set()
+
+    # -- lifecycle
+    def start(self) -> "FakeOpenAI":
+        if self._server is not None:
+            return self
+        self._stopping.clear()
+        server = _Server(("127.0.0.1", 0), _Handler)
+        server.fake = self
+        self._server = server
+        self.url = f"http://127.0.0.1:{server.server_address[1]}"
+        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01},
+                                        name="FakeOpenAI", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        server, self._server = self._server, None
+        if server is None:
+            return
+        self._stopping.set()
+        server.shutdown()
+        server.server_close()
+        with self._lock:
+            conns = list(self._conns)
+        for c in conns:
+            try:
+                c.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def __enter__(self) -> "FakeOpenAI":
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    @property
+    def base_url(self) -> str:
+        return self.url + "/v1"
+
+    # -- scripting
+    def queue(self, *replies: Reply) -> None:
+        """Append replies to the FIFO; each request pops one."""
+        for r in replies:
+            if not isinstance(r, Reply):
+                raise TypeError(f"queue() takes Reply objects, got {r!r}")
+        with self._lock:
+            self._queue.extend(replies)
+
+    def reset(self) -> None:
+        """Forget recorded requests, queued replies and errors; restore latency/handler."""
+        with self._lock:
+            self._queue.clear()
+            self.requests.clear()
+            self.request_headers.clear()
+            self.paths.clear()
+            self.errors.clear()
+            self.latency, self.handler = self._initial
+
+    @property
+    def pending(self) -> int:
+        with self._lock:
+            return len(self._queue)
+
+    @property
+    def last_request(self) -> dict[str, Any] | None:
+        with self._lock:
+            return self.requests[-1] if self.requests else None
+
+    def env(self, api_key: str | None = None) -> dict[str, str]:
+        """Environment variables pointing a subprocess's SDK at this fake (key only if given)."""
+        out = {"OPENAI_BASE_URL": self.base_url}
+        if api_key is not None:
+            out["OPENAI_API_KEY"] = api_key
+        return out
+
+    # -- internals
+    def _track(self, conn: socket.socket, *, add: bool) -> None:
+        with self._lock:
+            (self._conns.add if add else self._conns.discard)(conn)
+
+    def _sleep(self, seconds: float) -> None:
+        if seconds > 0:
+            self._stopping.wait(seconds)
+
+    def _send_json(self, h: _Handler, status: int, body: Any, headers: dict[str, str],
+                   raw: bytes | None = None) -> None:
+        data = raw if raw is not None else json.dumps(body).encode()
+        h.send_response(status)
+        h.send_header("content-type", "application/json")
+        h.send_header("content-length", str(len(data)))
+        h.send_header("x-request-id", _new_id("req_"))
+        for k, v in headers.items():
+            h.send_header(k, v)
+        h.end_headers()
+        h.wfile.write(data)
+        h.wfile.flush()
+
+    def _serve(self, h: _Handler) -> None:
+        length = int(h.headers.get("content-length") or 0)
+        raw = h.rfile.read(length) if length else b""
+        path = h.path.split("?", 1)[0]
+        if path not in ("/v1/chat/completions", "/chat/completions"):
+            self._send_json(h, 404, _err_body(404, f"fake: no route POST {h.path}"), {})
+            return
+        try:
+            body = json.loads(raw or b"null")
+            if not isinstance(body, dict):
+                raise ValueError("request body is not a JSON object")
+        except ValueError as e:
+            self._send_json(h, 400, _err_body(400, f"fake: bad JSON body: {e}"), {})
+            return
+
+        with self._lock:
+            self.requests.append(body)
+            self.request_headers.append({k.lower(): v for k, v in h.headers.items()})
+            self.paths.append(path)
+            n = len(self.requests)
+            reply = self._queue.popleft() if self._queue else None
+        if reply is None and self.handler is not None:
+            try:
+                reply = self.handler(body)
+                if isinstance(reply, str):
+                    reply = text(reply)
+                if not isinstance(reply, Reply):
+                    raise TypeError(f"handler returned {reply!r}, not a Reply")
+            except Exception as e:
+                self.errors.append(traceback.format_exc())
+                reply = error(500, f"FakeOpenAI handler raised {type(e).__name__}: {e}",
+                              headers={"x-should-retry": "false"})
+        if reply is None:
+            reply = error(500, f"FakeOpenAI script exhausted: no reply queued for request #{n} and "
+                          "no handler set", headers={"x-should-retry": "false"})
+
+        self._sleep(self.latency + reply.delay)
+        if self._stopping.is_set():
+            h.close_connection = True
+            return
+        if reply.is_error:
+            self._send_json(h, reply.status, reply.body, reply.headers)
+            return
+        if body.get("stream") is True:
+            opts = body.get("stream_options")
+            include_usage = isinstance(opts, dict) and opts.get("include_usage") is True
+            self._send_stream(h, reply, include_usage)
+        else:
+            self._send_completion(h, reply)
+
+    def _send_completion(self, h: _Handler, reply: Reply) -> None:
+        if reply.chunks is not None:
+            raise ValueError("a reply scripted with chunks= is for streaming requests only")
+        if reply.drop_after is not None:
+            h.close_connection = True
+            return
+        if reply.stall_after is not None:
+            self._sleep(reply.stall_seconds)
+            h.close_connection = True
+            return
+        raw = json.dumps(_completion_body(reply)).encode()
+        if reply.malformed_after is not None:
+            self._send_json(h, reply.status, None, reply.headers, raw=raw[: max(1, len(raw) // 2)])
+            return
+        self._send_json(h, reply.status, None, reply.headers, raw=raw)
+
+    def _send_stream(self, h: _Handler, reply: Reply, include_usage: bool) -> None:
+        lines, ending = _stream_plan(reply, include_usage)
+        h.send_response(200)
+        h.send_header("content-type", "text/event-stream")
+        h.send_header("cache-control", "no-cache")
+        h.send_header("transfer-encoding", "chunked")
+        h.send_header("x-request-id", _new_id("req_"))
+        for k, v in reply.headers.items():
+            h.send_header(k, v)
+        h.end_headers()
+        w = h.wfile
+        for c in lines:
+            w.write(b"%x\r\n%s\r\n" % (len(c), c))
+            w.flush()
+        if ending == "clean":
+            w.write(b"0\r\n\r\n")
+            w.flush()
+            return
+        if ending == "stall":
+            self._sleep(reply.stall_seconds)
+        h.close_connection = True

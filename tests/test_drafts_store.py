@@ -1,0 +1,138 @@
+"""Drafts on disk and the SQLite orders store: atomic, idempotent, read-only, scoped."""
+
+from __future__ import annotations
+
+import multiprocessing
+import shutil
+import sqlite3
+
+import pytest
+
+from agentcli.drafts import DraftStore, draft_id
+from agentcli.errors import ConfigError, UsageError
+from agentcli.orders import SQLiteStore, init_sqlite, mask_dsn, open_store
+
+
+def test_draft_file_is_readable_and_roundtrips(tmp_path):
+    ds = DraftStore(tmp_path / "drafts")
+    text = "Hello Ana,\n\n---\nyour order: GH56JK78MN\n\u00e9\u4e2d\n"
+    d, created = ds.save(text=text, conversation_id="s1", order_code="GH56JK78MN",
+                         customer="ana.silva@example.com", question="why?", model="m", session_id="s1")
+    assert created and d.path.parent == tmp_path / "drafts"
+    raw = d.path.read_text()
+    assert raw.startswith("---\n") and 'status: "pending_review"' in raw and raw.endswith(text)
+    oct_mode = d.path.stat().st_mode & 0o777
+    assert oct_mode == 0o600
+    again = ds.get(d.id)
+    assert again.text == text and again.meta["order_code"] == "GH56JK78MN" and not again.edited
+    rec = again.record()
+    for k in ("id", "status", "path", "order_code", "created_at", "text"):
+        assert k in rec
+
+
+def test_same_text_same_conversation_is_one_draft(tmp_path):
+    ds = DraftStore(tmp_path)
+    a, c1 = ds.save(text="Hi", conversation_id="conv-1")
+    b, c2 = ds.save(text="Hi", conversation_id="conv-1")
+    c, c3 = ds.save(text="Hi", conversation_id="conv-2")
+    assert a.id == b.id != c.id and (c1, c2, c3) == (True, False, True)
+    assert len(list(tmp_path.glob("d-*.md"))) == 2
+
+
+def test_status_change_in_place_and_hand_edit_detected(tmp_path):
+    ds = DraftStore(tmp_path)
+    d, _ = ds.save(text="Original", conversation_id="c")
+    d.path.write_text(d.path.read_text().replace("Original", "Edited by hand"))
+    d2, changed = ds.set_status(d.id, "approved", reviewer="lead")
+    assert changed and d2.text == "Edited by hand" and d2.edited
+    assert ds.get(d.id).meta["status"] == "approved" and ds.get(d.id).meta["reviewed_by"] == "lead"
+    _, changed = ds.set_status(d.id, "approved", reviewer="lead")
+    assert not changed
+    with pytest.raises(UsageError):
+        ds.get("d-ffffffffffff")
+    with pytest.raises(UsageError):
+        ds.get("../../etc/passwd")
+
+
+def _writer(directory, worker, n):
+    ds = DraftStore(directory)
+    for i in range(n):
+        ds.save(text=f"draft {i % 10} " + "body " * 200, conversation_id=f"conv-{i % 3}")
+        ds.save(text=f"worker {worker} draft {i}", conversation_id="shared")
+
+
+def test_concurrent_processes_never_clobber_or_duplicate(tmp_path):
+    ctx = multiprocessing.get_context("fork")
+    procs = [ctx.Process(target=_writer, args=(tmp_path, w, 30)) for w in range(4)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(30)
+        assert p.exitcode == 0
+    ds = DraftStore(tmp_path)
+    drafts = ds.list()
+    # 30 shared-text drafts dedupe to 10 texts x 3 conversations; plus 4 x 30 unique ones.
+    assert len(drafts) == 30 + 120
+    for d in drafts:
+        assert d.id == draft_id(d.meta["conversation_id"], d.text) and not d.edited
+    assert not list(tmp_path.glob(".tmp-*"))
+
+
+# --------------------------------------------------------------------------- SQLite store
+
+def test_store_is_read_only(demo_db, tmp_path):
+    db = tmp_path / "rw.sqlite3"
+    shutil.copy(demo_db, db)
+    db.chmod(0o644)  # writable on disk, still read-only through the store
+    store = SQLiteStore(db)
+    conn = store._conn()
+    with pytest.raises(sqlite3.OperationalError):
+        conn.execute("UPDATE orders SET status = 'refunded'")
+    with pytest.raises(sqlite3.OperationalError):
+        conn.execute("DELETE FROM orders")
+    assert store.get_order("GH56JK78MN", None, False)["status"] == "pending_payment"
+
+
+def test_customer_filter_is_in_the_query(demo_db):
+    store = SQLiteStore(demo_db)
+    assert store.get_order("GH56JK78MN", "ANA.SILVA@example.com", False)["found"]
+    assert store.get_order("GH56JK78MN", "ben.okafor@example.net", False) is None
+
+
+def test_missing_or_foreign_database_is_a_config_error(tmp_path):
+    with pytest.raises(ConfigError, match="does not exist"):
+        open_store(str(tmp_path / "nope.sqlite3"))
+    other = tmp_path / "other.sqlite3"
+    sqlite3.connect(other).executescript("CREATE TABLE orders (id INTEGER);")
+    with pytest.raises(ConfigError, match="not an orders database"):
+        open_store(f"sqlite:///{other}")
+    junk = tmp_path / "junk.sqlite3"
+    junk.write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(ConfigError):
+        open_store(str(junk))
+    with pytest.raises(ConfigError, match=r"\*\*\*"):
+        open_store("mysql://root:hunter2@db/orders")
+
+
+def test_demo_database_has_every_status_and_the_spec_orders(tmp_path):
+    path = tmp_path / "demo.sqlite3"
+    assert init_sqlite(path, 300) == 300
+    conn = sqlite3.connect(path)
+    statuses = {r[0] for r in conn.execute("SELECT DISTINCT status FROM orders")}
+    assert statuses == {"pending_payment", "paid", "license_issued", "shipped", "delivered",
+                        "cancelled", "refunded"}
+    assert conn.execute("SELECT count(DISTINCT customer_email) FROM orders").fetchone()[0] >= 5
+    assert conn.execute("SELECT count(*) FROM order_lines").fetchone()[0] >= 300
+    store = SQLiteStore(path)
+    gh = store.get_order("GH56JK78MN", None, False)
+    assert (gh["status"], gh["license_issued"]) == ("pending_payment", False)
+    assert "not yet matched" in gh["status_detail"]
+    o = store.get_order("ORD-20261234", None, False)
+    assert o["status"] == "shipped" and o["estimated_delivery"]
+    with pytest.raises(ConfigError, match="already exists"):
+        init_sqlite(path, 10)
+
+
+def test_mask_dsn():
+    assert mask_dsn("postgresql://app:s3cr%40t@db.example:5432/shop") == "postgresql://app:***@db.example:5432/shop"
+    assert mask_dsn("postgresql://db/shop") == "postgresql://db/shop"
