@@ -72,7 +72,9 @@ def mask_dsn(url: str) -> str:
     except ValueError:
         return "<unparseable database URL>"
     if parts.password is None:
-        return url
+        from .redact import redact  # odd schemes urlsplit does not parse
+
+        return redact(url)
     netloc = parts.netloc.rsplit("@", 1)[1]
     user = quote(parts.username or "", safe="")
     return urlunsplit(parts._replace(netloc=f"{user}:***@{netloc}"))
@@ -197,7 +199,7 @@ def open_store(url: str | None, *, create_demo: bool = True, pool_size: int = 4)
         if not path.exists() and create_demo:
             init_sqlite(path)
         return SQLiteStore(path)
-    if re.match(r"^[a-z][a-z0-9+.-]*://", url) and not url.startswith("sqlite:"):
+    if re.match(r"^[A-Za-z][A-Za-z0-9+._-]*://", url) and not url.startswith("sqlite:"):
         raise ConfigError(f"unsupported database URL {mask_dsn(url)}: use a SQLite path, "
                           "sqlite:///path or postgresql://...")
     return SQLiteStore(sqlite_path(url))

@@ -16,7 +16,7 @@ from typing import Any
 _SECRET_ENV = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "PGPASSWORD")
 _extra: set[str] = set()
 _KEY_RE = re.compile(r"\b(sk-ant-[A-Za-z0-9_\-]{8,}|sk-[A-Za-z0-9_\-]{16,})")
-_DSN_PW_RE = re.compile(r"(\b[a-z][a-z0-9+.-]*://[^:/@\s]*:)([^@\s]+)(@)", re.IGNORECASE)
+_DSN_PW_RE = re.compile(r"(\b[a-z][a-z0-9+._-]*://[^:/@\s]*:)([^@\s]+)(@)", re.IGNORECASE)
 
 # ESC sequences (CSI, OSC, and two-char), then any remaining C0/C1 control except \n and \t.
 _ANSI_RE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]?|\x9b[0-?]*[ -/]*[@-~]")

@@ -23,6 +23,7 @@ from typing import Any, Awaitable, Callable
 
 from .drafts import MAX_DRAFT_CHARS, DraftStore
 from .errors import StoreError
+from .redact import redact
 
 READ_ONLY = "read_only"
 DRAFT = "draft"
@@ -206,7 +207,7 @@ async def get_order_status(args: dict[str, Any], ctx: ToolContext) -> dict[str, 
 
 async def draft_reply(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     check_input(args, {"text": (str, True), "order_code": (str, False)})
-    text = args["text"]
+    text = redact(args["text"])  # a secret the model echoes never lands in a draft
     if not text.strip():
         raise ToolFailure("'text' is empty: write the full reply to the customer")
     if len(text) > MAX_DRAFT_CHARS:
