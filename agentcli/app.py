@@ -75,7 +75,8 @@ class App:
                   max_turns: int | None = None, resume: bool = False) -> ResultBuilder:
         """Run one question; every event goes to the session log first, then to each consumer."""
         log = self.log_for(conv)
-        builder = ResultBuilder(provider=self.provider.name, model=self.provider.model)
+        builder = ResultBuilder(provider=self.provider.name, model=self.provider.model,
+                                prices=self.settings.prices)
         if resume:
             builder.question, builder.customer = conv.ctx.question, conv.ctx.customer
             builder.session_id = conv.session_id

@@ -18,6 +18,7 @@ from typing import IO, Any
 
 from .events import (DraftSaved, Error, Event, ModelRequest, ModelResponse, Question, Retry,
                      TextDelta, ToolCallStarted, ToolResult, TurnFinished)
+from .pricing import estimate_cost
 from .redact import clean_for_terminal, redact
 
 FOLD_CHARS = 600
@@ -123,9 +124,10 @@ class TraceRenderer:
 class ResultBuilder:
     """Builds the spec's ``--json`` object from one question's events."""
 
-    def __init__(self, *, provider: str, model: str | None):
+    def __init__(self, *, provider: str, model: str | None, prices: dict[str, Any] | None = None):
         self.provider = provider
         self.model = model
+        self.prices = prices
         self.question: str | None = None
         self.customer: str | None = None
         self.session_id: str | None = None
@@ -188,6 +190,8 @@ class ResultBuilder:
             "provider": self.provider,
             "model": self.model,
             "session_id": self.session_id,
+            # Beyond the spec's fields (issue 9): the usage priced with agentcli.pricing.
+            "estimated_cost_usd": estimate_cost(self.model, usage, self.prices),
         })
 
 

@@ -13,7 +13,8 @@ from agentcli.testing.fake_anthropic import error, message, text, tool_use_block
 from .conftest import TEST_KEY
 
 SPEC_KEYS = {"question", "customer", "answer", "status", "stop_reason", "error", "turns",
-             "tool_calls", "drafts", "usage", "provider", "model", "session_id"}
+             "tool_calls", "drafts", "usage", "provider", "model", "session_id",
+             "estimated_cost_usd"}  # the one field beyond the spec (issue 9)
 QUICKSTART_Q = "Why does order GH56JK78MN have no license yet?"
 
 
@@ -83,6 +84,10 @@ def test_json_output_has_exactly_the_spec_fields(cli, anthropic_env, fake_anthro
     assert set(r["usage"]) == {"input_tokens", "output_tokens", "cache_read_input_tokens",
                                "cache_creation_input_tokens"}
     assert r["usage"]["cache_read_input_tokens"] >= 40
+    u = r["usage"]
+    expected = (u["input_tokens"] * 3 + u["output_tokens"] * 15 + u["cache_read_input_tokens"] * 0.3
+                + u["cache_creation_input_tokens"] * 3.75) / 1e6
+    assert r["estimated_cost_usd"] == pytest.approx(expected, abs=1e-6) and expected > 0
 
 
 @pytest.mark.parametrize("stop", ["max_tokens", "refusal"])

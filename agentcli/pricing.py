@@ -1,0 +1,47 @@
+"""Estimated cost of a question from its token usage: a small price table, overridable.
+
+Prices are US dollars per million tokens. Override or add models in ``agentcli.toml``::
+
+    [prices."claude-sonnet-5-5"]
+    input = 3.0
+    output = 15.0
+    cache_read = 0.3
+    cache_write = 3.75
+
+An unknown model has no estimate (``None``), never a made-up number.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+PRICES: dict[str, dict[str, float]] = {
+    "claude-sonnet-5-5": {"input": 3.0, "output": 15.0, "cache_read": 0.30, "cache_write": 3.75},
+    "claude-sonnet-4-5": {"input": 3.0, "output": 15.0, "cache_read": 0.30, "cache_write": 3.75},
+    "claude-haiku-4-5": {"input": 1.0, "output": 5.0, "cache_read": 0.10, "cache_write": 1.25},
+    "claude-opus-4-5": {"input": 5.0, "output": 25.0, "cache_read": 0.50, "cache_write": 6.25},
+    "offline-rules-v1": {"input": 0.0, "output": 0.0, "cache_read": 0.0, "cache_write": 0.0},
+}
+
+
+def price_for(model: str | None, overrides: dict[str, Any] | None = None) -> dict[str, float] | None:
+    if not model:
+        return None
+    table = {**PRICES, **{k: v for k, v in (overrides or {}).items() if isinstance(v, dict)}}
+    p = table.get(model)
+    if p is None:
+        return None
+    try:
+        return {k: float(p.get(k, 0.0)) for k in ("input", "output", "cache_read", "cache_write")}
+    except (TypeError, ValueError):
+        return None
+
+
+def estimate_cost(model: str | None, usage: dict[str, int], overrides: dict[str, Any] | None = None) -> float | None:
+    p = price_for(model, overrides)
+    if p is None:
+        return None
+    cost = (usage.get("input_tokens", 0) * p["input"] + usage.get("output_tokens", 0) * p["output"]
+            + usage.get("cache_read_input_tokens", 0) * p["cache_read"]
+            + usage.get("cache_creation_input_tokens", 0) * p["cache_write"]) / 1_000_000
+    return round(cost, 6)
