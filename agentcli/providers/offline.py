@@ -132,7 +132,7 @@ class OfflineProvider:
         question, calls_done = self._state(history)
         lookups = [c for c in calls_done if c[0]["name"] == "get_order_status"]
         drafts = [c for c in calls_done if c[0]["name"] == "draft_reply"]
-        codes = find_codes(question)
+        codes = find_codes(question) or self._earlier_codes(history)  # follow-ups keep context
         if not lookups:
             if not codes:
                 return self._say(
@@ -190,6 +190,18 @@ class OfflineProvider:
                 elif b.get("type") == "tool_result" and b.get("tool_use_id") in uses:
                     done.append((uses[b["tool_use_id"]], b.get("content"), bool(b.get("is_error"))))
         return "\n".join(texts), done
+
+    @staticmethod
+    def _earlier_codes(history: list[Any]) -> list[str]:
+        for m in reversed(history):
+            if m["role"] != "user" or not isinstance(m["content"], list):
+                continue
+            for b in m["content"]:
+                if b.get("type") == "text":
+                    codes = find_codes(b["text"])
+                    if codes:
+                        return codes
+        return []
 
     def _say(self, text: str) -> ModelTurn:
         return ModelTurn("end_turn", text, [], {},
