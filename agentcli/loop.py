@@ -122,6 +122,10 @@ class Conversation:
                         break
                     except ModelAPIError as e:
                         if not e.retryable or attempt > self.retries:
+                            # Keep the ticket usable: a question that got no answer at all
+                            # is rolled back, so the next one does not carry it.
+                            self._repair(start_len, pending)
+                            pending = []
                             yield Error(e.kind, e.message, EXIT_API)
                             yield self._finish(q_usage, "error", e.kind, answer_parts, turn, e.message)
                             return

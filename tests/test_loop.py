@@ -508,3 +508,22 @@ def test_session_log_holds_every_tool_call(anthropic_env, fake_anthropic, home):
     assert tr["result"]["status"] == "shipped" and tr["is_error"] is False
     assert isinstance(tr["duration_ms"], float)
     assert "sk-ant" not in path.read_text()
+
+
+def test_api_failure_rolls_back_an_unanswered_question(anthropic_env, fake_anthropic):
+    from agentcli.testing.fake_anthropic import error
+
+    fake_anthropic.queue(error(401, "bad key"), text("Second works."))
+
+    async def go():
+        app = make_app(retries=0)
+        try:
+            conv, b1, _ = await ask(app, "first")
+            assert b1.exit_code == 4 and conv.history == []
+            return await ask(app, "second", conv=conv)
+        finally:
+            await app.aclose()
+
+    _, b2, _ = run(go())
+    assert b2.result()["answer"] == "Second works."
+    assert [m["content"][0]["text"] for m in fake_anthropic.requests[1]["messages"]] == ["second"]
