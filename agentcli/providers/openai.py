@@ -3,6 +3,8 @@
 For local and self-hosted models (Ollama, vLLM, llama.cpp's server, LM Studio) as well as the
 OpenAI API itself, behind the same protocol as ``providers.anthropic``:
 
+- The SDK is imported when the provider is built, after the settings are checked, so a
+  configuration error (exit 3) is reported without paying for the import.
 - ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY`` are honoured; the key is optional (local servers need
   none: the SDK gets a placeholder). ``--model`` is required: there is no sensible default.
 - One ``AsyncOpenAI`` client per process; HTTP-level faults before a response (429, 5xx,
@@ -34,8 +36,6 @@ import os
 import secrets
 from typing import Any, AsyncIterator
 from urllib.parse import urlsplit
-
-import openai
 
 from ..errors import ConfigError, IncompleteResponse, ModelAPIError
 from ..events import TextDelta
@@ -94,7 +94,7 @@ def _error_code(e: Exception) -> str:
     return " ".join(parts).lower()
 
 
-def _is_context_overflow(e: Exception) -> bool:
+def _is_context_overflow(openai: Any, e: Exception) -> bool:
     if not isinstance(e, openai.BadRequestError):
         return False
     text = f"{_error_code(e)} {_short(e)}".lower()
@@ -248,6 +248,9 @@ class OpenAIProvider:
         self.max_tokens = settings.max_tokens
         self.retries = settings.retries
         self.where = _server_label(base_url)
+        import openai
+
+        self._sdk = openai
         self.client = openai.AsyncOpenAI(
             api_key=key or PLACEHOLDER_KEY,
             base_url=base_url,
@@ -288,6 +291,7 @@ class OpenAIProvider:
         return p
 
     async def respond(self, history: list[Any], *, stream: bool) -> AsyncIterator[TextDelta | ModelTurn]:
+        openai = self._sdk
         params = self._params(history, stream)
         opened = False  # True once the response has started: the SDK no longer retries after that
         text: list[str] = []
@@ -339,7 +343,7 @@ class OpenAIProvider:
                                       getattr(fn, "arguments", None))
                     finish = choice.finish_reason
         except openai.APIStatusError as e:
-            if _is_context_overflow(e):
+            if _is_context_overflow(openai, e):
                 yield ModelTurn("model_context_window_exceeded", "", [], {}, None,
                                 raw_stop_reason="context_length_exceeded")
                 return
@@ -380,6 +384,7 @@ class OpenAIProvider:
 
     # -- errors ---------------------------------------------------------------------------
     def _api_error(self, e: Exception, retries: int) -> ModelAPIError:
+        openai = self._sdk
         after = f" after {retries} retries" if retries else ""
         at = self.where
         if isinstance(e, openai.AuthenticationError):
