@@ -1,0 +1,405 @@
+"""The drafts queue (`agentcli drafts ...`) and session replay (`agentcli log ...`).
+
+Real parts only: draft files written by ``DraftStore`` or by a real `agentcli ask`, session logs
+written by real runs (offline, and through the real SDK against the fake Messages API), and the
+installed console script as a subprocess.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from agentcli import drafts as drafts_mod
+from agentcli.drafts import DraftStore, parse, render
+from agentcli.errors import UsageError
+from agentcli.review import list_drafts, list_sessions, open_session, parse_since, provenance
+from agentcli.testing.fake_anthropic import message, text, text_block, tool_use_block
+
+from .conftest import TEST_KEY, agentcli_exe
+
+CUSTOMER_Q = "Hi, where is my order ORD-20261234? Thanks"
+
+
+def _json(p):
+    assert p.returncode == 0, p.err
+    return json.loads(p.out)
+
+
+def _no_traceback(p):
+    assert "Traceback" not in p.err and "Traceback" not in p.out
+
+
+def _one_line_error(p, code, *needles):
+    assert p.returncode == code, (p.returncode, p.out, p.err)
+    _no_traceback(p)
+    lines = [ln for ln in p.err.splitlines() if ln.strip()]
+    assert len(lines) == 1, p.err
+    for n in needles:
+        assert n in lines[0], lines[0]
+
+
+def ask(question=CUSTOMER_Q, **settings):
+    """One question through the real App in this process (env from cli_env / anthropic_env)."""
+    from agentcli.app import App
+    from agentcli.config import resolve
+
+    settings.setdefault("provider", "offline")
+
+    async def go():
+        app = App.open(resolve(**settings))
+        try:
+            return (await app.run(app.conversation(), question, [])).result()
+        finally:
+            await app.aclose()
+
+    return asyncio.run(go())
+
+
+def _save(store: DraftStore, monkeypatch, *, text_: str, created: datetime, order=None, customer=None,
+          session="20261101-000000-aaaaaa", conv="conv-1"):
+    monkeypatch.setattr(drafts_mod, "now_iso", lambda: created.isoformat(timespec="seconds"))
+    d, created_ok = store.save(text=text_, conversation_id=conv, order_code=order, customer=customer,
+                               question="q?", model="m", provider="offline", session_id=session)
+    assert created_ok
+    return d
+
+
+# =========================================================================== drafts list
+
+def test_drafts_list_newest_first_filters_and_pipe_format(cli, cli_env, drafts_dir, monkeypatch):
+    store = DraftStore(drafts_dir)
+    now = datetime.now(timezone.utc)
+    old = _save(store, monkeypatch, text_="Old reply", created=now - timedelta(days=10),
+                order="GH56JK78MN", customer="ana.silva@example.com")
+    mid = _save(store, monkeypatch, text_="Middle reply\twith a tab", created=now - timedelta(days=2),
+                order="ORD-20261234", customer="ben.okafor@example.net")
+    new = _save(store, monkeypatch, text_="New reply", created=now - timedelta(hours=1),
+                order="ORD-20261234", customer="Ana.Silva@example.com")
+    store.set_status(mid.id, "approved", reviewer="kim")
+
+    recs = _json(cli(["drafts", "list", "--json"], cli_env))
+    assert [r["id"] for r in recs] == [new.id, mid.id, old.id]
+    for r in recs:
+        for k in ("id", "status", "path", "order_code", "created_at", "text"):
+            assert k in r
+    assert recs[1]["status"] == "approved" and recs[1]["reviewed_by"] == "kim"
+    assert recs[0]["text"] == "New reply" and Path(recs[0]["path"]).is_file()
+
+    # Every filter through the CLI in one call, each filter alone through the same code in-process.
+    assert [r["id"] for r in _json(cli(["drafts", "list", "--json", "--status", "pending", "--order",
+                                        " ord-20261234 ", "--customer", "ANA.silva@example.com",
+                                        "--since", "1d"], cli_env))] == [new.id]
+
+    def ids(**kw):
+        return [d.id for d in list_drafts(store, **kw)]
+
+    assert ids(status="pending") == [new.id, old.id]
+    assert ids(status="approved") == [mid.id]
+    assert ids(order="ord-20261234") == [new.id, mid.id]
+    assert ids(customer="ana.silva@EXAMPLE.com") == [new.id, old.id]
+    assert ids(since=parse_since("1d")) == [new.id]
+    assert ids(since=parse_since("2026-01-01")) == [new.id, mid.id, old.id]
+    assert ids(since=parse_since((now - timedelta(days=5)).isoformat())) == [new.id, mid.id]
+    assert ids(since=parse_since("3w")) == [new.id, mid.id, old.id]
+    assert ids(limit=1) == [new.id]
+
+    # In a pipe: one tab-separated line per draft, text on one line, no table borders.
+    p = cli(["drafts", "list"], cli_env)
+    assert p.returncode == 0, p.err
+    lines = p.out.splitlines()
+    assert [ln.split("\t")[0] for ln in lines] == [new.id, mid.id, old.id]
+    assert all(len(ln.split("\t")) == 7 for ln in lines)
+    assert "Middle reply with a tab" in lines[1]
+
+
+def test_drafts_list_empty_damaged_and_bad_filters(cli, cli_env, drafts_dir):
+    p = cli(["drafts", "list"], cli_env)
+    assert p.returncode == 0 and p.out == "" and "no drafts" in p.err
+
+    drafts_dir.mkdir(parents=True, exist_ok=True)
+    (drafts_dir / "d-0123456789ab.md").write_text("not a draft at all")
+    p = cli(["drafts", "list", "--json"], cli_env)
+    assert p.returncode == 0 and json.loads(p.out) == []
+    assert "d-0123456789ab.md" in p.err and "warning" in p.err
+    _no_traceback(p)
+
+    _one_line_error(cli(["drafts", "list", "--status", "bogus"], cli_env), 2, "unknown status")
+    for bad in ("yesterday", "5x", ""):
+        if bad:
+            with pytest.raises(UsageError, match="--since"):
+                parse_since(bad)
+
+
+# =========================================================================== show / provenance
+
+def test_drafts_show_has_text_metadata_and_provenance(cli, cli_env):
+    r = ask()
+    did = r["drafts"][0]["id"]
+    rec = _json(cli(["drafts", "show", did, "--json"], cli_env))
+    assert rec["id"] == did and rec["status"] == "pending_review" and rec["edited"] is False
+    assert rec["session_id"] == r["session_id"] and "ORD-20261234" in rec["text"]
+    prov = rec["provenance"]
+    assert prov["found"] is True and prov["question"] == CUSTOMER_Q
+    assert [c["name"] for c in prov["tool_calls"]] == ["get_order_status"]
+    call = prov["tool_calls"][0]
+    assert call["input"] == {"order_code": "ORD-20261234"}
+    assert call["result"]["status"] == "shipped" and call["is_error"] is False
+    assert isinstance(call["duration_ms"], (int, float))
+    assert prov["original_text"] == rec["text"]
+
+    p = cli(["drafts", "show", did[:8]], cli_env)  # a unique prefix is enough
+    assert p.returncode == 0, p.err
+    for needle in (did, "pending_review", CUSTOMER_Q, "→ get_order_status", '"status": "shipped"',
+                   "ms)", rec["text"].splitlines()[-1], "nothing has been sent", r["session_id"]):
+        assert needle in p.out, needle
+    assert "EDITED" not in p.out
+
+
+def test_drafts_show_without_its_session_log(cli, cli_env, drafts_dir, home, monkeypatch):
+    d = _save(DraftStore(drafts_dir), monkeypatch, text_="Hello", created=datetime.now(timezone.utc),
+              session="20200101-000000-abcdef")
+    prov = provenance(d, home / "sessions")
+    assert prov["found"] is False and "not in" in prov["note"]
+    p = cli(["drafts", "show", d.id], cli_env)
+    assert p.returncode == 0 and "session log 20200101-000000-abcdef is not in" in p.out
+    assert "Hello" in p.out
+
+
+def test_hand_edit_is_marked_and_kept_through_approve(cli, cli_env):
+    r = ask()
+    did, path = r["drafts"][0]["id"], Path(r["drafts"][0]["path"])
+    raw = path.read_text()
+    path.write_text(raw.replace("has shipped.", "has shipped (checked with the carrier)."))
+
+    rec = _json(cli(["drafts", "show", did, "--json"], cli_env))
+    assert rec["edited"] is True and "checked with the carrier" in rec["text"]
+    assert "checked with the carrier" not in rec["provenance"]["original_text"]
+    p = cli(["drafts", "show", did], cli_env)
+    assert "EDITED" in p.out and "+" in p.out and "checked with the carrier" in p.out
+
+    env = {**cli_env, "USER": "kim.reviewer"}
+    p = cli(["drafts", "approve", did], env)
+    assert p.returncode == 0, p.err
+    assert p.out.startswith(f"approved {did}") and "kim.reviewer" in p.out and "nothing was sent" in p.out
+    d = parse(path.read_text(), path)
+    assert d.meta["status"] == "approved" and d.meta["reviewed_by"] == "kim.reviewer"
+    datetime.fromisoformat(d.meta["reviewed_at"])
+    assert "checked with the carrier" in d.text and d.edited  # the edit survives, still marked
+
+    before = path.read_bytes()
+    p = cli(["drafts", "approve", did], {**cli_env, "USER": "someone.else"})
+    assert p.returncode == 0 and p.out == ""
+    assert "already approved" in p.err and "kim.reviewer" in p.err
+    assert path.read_bytes() == before  # a no-op really changes nothing
+
+
+def test_reject_with_reason_prefixes_and_unknown_ids(cli, cli_env, drafts_dir, monkeypatch):
+    d0 = _save(DraftStore(drafts_dir), monkeypatch, text_="Hello there", created=datetime.now(timezone.utc))
+    did, path = d0.id, d0.path
+    p = cli(["drafts", "reject", did[:9], "--reason", "too vague about the delivery"], {**cli_env, "USER": "lee"})
+    assert p.returncode == 0 and p.out.startswith(f"rejected {did}"), p.err
+    d = parse(path.read_text(), path)
+    assert (d.meta["status"], d.meta["review_reason"], d.meta["reviewed_by"]) == \
+        ("rejected", "too vague about the delivery", "lee")
+
+    _one_line_error(cli(["drafts", "approve", "d-000000000000"], cli_env), 2, "no draft d-000000000000")
+    _one_line_error(cli(["drafts", "show", "../../etc/passwd"], cli_env), 2, "not a draft id")
+
+    # Two ids sharing a prefix: the prefix is ambiguous.
+    for did2 in ("d-abcd00000001", "d-abcd00000002"):
+        meta = {"id": did2, "status": "pending_review", "created_at": "2026-11-01T00:00:00+00:00"}
+        (drafts_dir / f"{did2}.md").write_text(render(meta, "x"))
+    _one_line_error(cli(["drafts", "approve", "d-abcd"], cli_env), 2, "matches 2 drafts")
+
+
+def test_concurrent_approve_of_the_same_draft(cli_env, drafts_dir, monkeypatch):
+    d0 = _save(DraftStore(drafts_dir), monkeypatch, text_="Hello there", created=datetime.now(timezone.utc))
+    did, path = d0.id, d0.path
+    procs = []
+    for i in range(4):
+        env = {**cli_env, "USER": f"reviewer{i}"}
+        procs.append(subprocess.Popen([agentcli_exe(), "drafts", "approve", did], env=env,
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                      stdin=subprocess.DEVNULL))
+    outs = [(p.communicate(timeout=60), p.returncode) for p in procs]
+    assert all(code == 0 for _, code in outs), outs
+    winners = [i for i, ((out, _), _) in enumerate(outs) if out.startswith(b"approved ")]
+    notes = [i for i, ((out, err), _) in enumerate(outs) if b"already approved" in err]
+    assert len(winners) == 1 and len(notes) == 3, outs
+    d = parse(path.read_text(), path)  # whole and parseable: no torn write
+    assert d.meta["status"] == "approved" and d.meta["reviewed_by"] == f"reviewer{winners[0]}"
+    assert not [f for f in path.parent.iterdir() if f.name.startswith(".tmp-")]
+
+
+# =========================================================================== log replay
+
+def _scripted_session(fake):
+    """One question through the real SDK and the fake API: 2 lookups (one invalid), a draft, an answer."""
+    fake.queue(
+        message(text_block("Let me check that order."),
+                tool_use_block("get_order_status", {"order_code": "GH56JK78MN"}),
+                tool_use_block("get_order_status", {"order_code": "NOT-A-CODE"}),
+                usage={"input_tokens": 100, "output_tokens": 20}),
+        message(tool_use_block("draft_reply", {"text": "Hello, your payment is not matched yet.",
+                                               "order_code": "GH56JK78MN"}),
+                usage={"input_tokens": 200, "output_tokens": 30}),
+        text("The payment is not matched yet; I saved a draft.",
+             usage={"input_tokens": 300, "output_tokens": 40, "cache_read_input_tokens": 50}),
+    )
+    r = ask(f"Hi, my order GH56JK78MN has no license (my key is {TEST_KEY})", provider="anthropic")
+    assert r["status"] == "ok" and len(r["tool_calls"]) == 3, r
+    return r
+
+
+def test_log_show_replays_a_session_recorded_through_the_fake_api(cli, anthropic_env, fake_anthropic):
+    r = _scripted_session(fake_anthropic)
+    sid = r["session_id"]
+    p = cli(["log", "show", sid], anthropic_env)
+    assert p.returncode == 0, p.err
+    out = p.out
+    for needle in (f"session {sid}", "anthropic/", "? Hi, my order GH56JK78MN has no license",
+                   "Let me check that order.",
+                   '→ get_order_status {"order_code": "GH56JK78MN"}',
+                   "← get_order_status ok (", '"status": "pending_payment"',
+                   "✗ get_order_status invalid_input (", "is not a valid order code",
+                   "→ draft_reply", f"✎ draft {r['drafts'][0]['id']} saved",
+                   "The payment is not matched yet; I saved a draft.",
+                   "■ ok (end_turn)", "3 model calls", "tokens in 600 / out 90", "cache read 50",
+                   "3 tool calls (1 failed) · 1 draft · status ok"):
+        assert needle in out, (needle, out)
+    assert out.index("Let me check") < out.index("→ get_order_status") < out.index("→ draft_reply") \
+        < out.index("The payment is not matched yet") < out.index("■ ok")
+    assert TEST_KEY not in out and TEST_KEY not in p.err and "***" in out  # redacted in the log
+
+    dump = _json(cli(["log", "show", sid, "--json"], anthropic_env))
+    assert dump["session_id"] == sid and dump["warnings"] == []
+    types = [e["type"] for e in dump["events"]]
+    assert types[0] == "session_start" and types[-1] == "turn_finished"
+    assert types.count("tool_result") == 3 and types.count("draft_saved") == 1
+    errs = [e for e in dump["events"] if e["type"] == "tool_result" and e["is_error"]]
+    assert len(errs) == 1 and errs[0]["input"] == {"order_code": "NOT-A-CODE"}
+
+    p = cli(["log", "show", sid, "--errors"], anthropic_env)
+    assert "✗ get_order_status invalid_input" in p.out and "← get_order_status ok" not in p.out
+    assert "→ draft_reply" not in p.out and "showing 1 tool call" in p.out
+    p = cli(["log", "show", sid, "--tool", "draft_reply"], anthropic_env)
+    assert "→ draft_reply" in p.out and "get_order_status" not in p.out.split("■")[0]
+
+    # The draft's provenance comes from the same log: both lookups, the failed one flagged.
+    rec = _json(cli(["drafts", "show", r["drafts"][0]["id"], "--json"], anthropic_env))
+    calls = rec["provenance"]["tool_calls"]
+    assert [(c["input"]["order_code"], c["is_error"]) for c in calls] == \
+        [("GH56JK78MN", False), ("NOT-A-CODE", True)]
+
+
+def test_log_list_newest_first_counts_and_filters(cli, cli_env, anthropic_env, fake_anthropic, home):
+    first = ask("What are your opening hours?")
+    incomplete = ask(CUSTOMER_Q, max_turns=1)
+    assert incomplete["status"] == "incomplete"
+    scripted = _scripted_session(fake_anthropic)
+
+    recs = _json(cli(["log", "list", "--json"], cli_env))
+    assert [s["id"] for s in recs] == [scripted["session_id"], incomplete["session_id"], first["session_id"]]
+    top = recs[0]
+    assert top["provider"] == "anthropic" and top["model"]
+    assert (top["tool_calls"], top["tool_errors"], top["drafts"], top["status"]) == (3, 1, 1, "ok")
+    assert top["question"].startswith("Hi, my order GH56JK78MN") and TEST_KEY not in json.dumps(top)
+    datetime.fromisoformat(top["started_at"])
+    assert recs[1]["status"] == "incomplete" and recs[1]["tool_calls"] == 1
+    assert (recs[2]["tool_calls"], recs[2]["drafts"], recs[2]["status"]) == (0, 0, "ok")
+
+    assert [s["id"] for s in _json(cli(["log", "list", "--json", "--errors"], cli_env))] == \
+        [scripted["session_id"], incomplete["session_id"]]
+
+    def ids(**kw):
+        return [s.id for s in list_sessions(home / "sessions", **kw)]
+
+    assert ids(tool="draft_reply") == [scripted["session_id"]]
+    assert ids(tool="get_order_status", limit=1) == [scripted["session_id"]]
+    assert ids(tool="no_such_tool") == []
+
+    p = cli(["log", "list", "--tool", "get_order_status"], cli_env)  # pipe: tab-separated, newest first
+    assert p.returncode == 0
+    rows = [ln.split("\t") for ln in p.out.splitlines()]
+    assert [r[0] for r in rows] == [scripted["session_id"], incomplete["session_id"]]
+    assert rows[0][7] == "ok" and rows[1][7] == "incomplete"
+    assert rows[0][2].startswith("anthropic/") and rows[0][4:7] == ["3", "1", "1"]
+
+
+def test_damaged_log_lines_are_skipped_with_a_warning(cli, cli_env, home):
+    r = ask()
+    path = home / "sessions" / f"{r['session_id']}.jsonl"
+    lines = path.read_text().splitlines(keepends=True)
+    lines.insert(3, "this is {not json\n")
+    lines.insert(5, '{"type": "tool_result", "id": "x"}\n')  # valid JSON, incomplete record
+    path.write_text("".join(lines) + lines[-1][: len(lines[-1]) // 2])  # a cut last line
+
+    p = cli(["log", "show", r["session_id"]], cli_env)
+    assert p.returncode == 0, p.err
+    _no_traceback(p)
+    assert "line 4 is damaged" in p.err and f"line {len(lines) + 1} is damaged" in p.err
+    assert "incomplete" in p.err
+    assert "← get_order_status ok" in p.out and r["drafts"][0]["id"] in p.out
+
+    dump = _json(cli(["log", "show", r["session_id"], "--json"], cli_env))
+    assert len(dump["warnings"]) == 2
+    p = cli(["log", "list", "--json"], cli_env)
+    assert p.returncode == 0 and json.loads(p.out)[0]["damaged_lines"] == 2 and "damaged" in p.err
+    rec = _json(cli(["drafts", "show", r["drafts"][0]["id"], "--json"], cli_env))
+    assert rec["provenance"]["found"] is True  # provenance survives a damaged line too
+
+
+def test_log_show_unknown_or_unsafe_session(cli, cli_env, home):
+    p = cli(["log", "list"], cli_env)
+    assert p.returncode == 0 and "no sessions" in p.err
+    _one_line_error(cli(["log", "show", "20990101-000000-ffffff"], cli_env), 2, "no session")
+    _one_line_error(cli(["log", "show", "../../etc/passwd"], cli_env), 2, "not a session id")
+    r = ask()
+    p = cli(["log", "show", "last"], cli_env)
+    assert p.returncode == 0 and f"session {r['session_id']}" in p.out
+    copied = home / "copy.jsonl"
+    copied.write_bytes((home / "sessions" / f"{r['session_id']}.jsonl").read_bytes())
+    p = cli(["log", "show", str(copied)], cli_env)  # a log copied from elsewhere
+    assert p.returncode == 0 and "← get_order_status ok" in p.out
+    assert open_session(home / "sessions", r["session_id"][:17]).stem == r["session_id"]  # a prefix
+
+
+# =========================================================================== startup and terminal
+
+@pytest.mark.parametrize("args", [["drafts", "list"], ["log", "list"]])
+def test_list_commands_stay_light(args, cli_env):
+    code = (
+        "import sys\n"
+        f"sys.argv = ['agentcli', *{args!r}]\n"
+        "from agentcli.cli import app\n"
+        "try:\n    app()\nexcept SystemExit:\n    pass\n"
+        "heavy = sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('anthropic', 'openai', 'prompt_toolkit', 'psycopg', 'httpx2', 'httpx') or m == 'rich.markdown')\n"
+        "sys.stderr.write('HEAVY=' + ','.join(heavy) + '\\n')\n"
+    )
+    p = subprocess.run([sys.executable, "-c", code], env=cli_env, capture_output=True, text=True, timeout=60)
+    assert "HEAVY=\n" in p.stderr, p.stderr
+
+
+def test_tables_on_a_terminal(cli_env):
+    pexpect = pytest.importorskip("pexpect")
+    r = ask()
+    env = {**cli_env, "COLUMNS": "160", "LINES": "50", "USER": "kim"}
+    for args, needles in ((["drafts", "list"], ["1 draft in", "status", "pending_review", r["drafts"][0]["id"]]),
+                          (["log", "list"], ["sessions in", "provider/model", r["session_id"], "offline"])):
+        child = pexpect.spawn(agentcli_exe(), args, env=env, encoding="utf-8", timeout=30,
+                              dimensions=(50, 160))
+        out = child.read()
+        child.close()
+        assert child.exitstatus == 0, out
+        assert "┃" in out or "│" in out or "━" in out, out  # a rich table, not tab-separated lines
+        for n in needles:
+            assert n in out, (n, out)
+        assert "\t" not in out
