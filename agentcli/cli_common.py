@@ -20,7 +20,7 @@ MAX_QUESTION_CHARS = 100_000
 Provider = Annotated[Optional[str], typer.Option(
     "--provider", help="anthropic, openai or offline [env AGENTCLI_PROVIDER]", show_default=False)]
 Model = Annotated[Optional[str], typer.Option(
-    "--model", help="model name [env AGENTCLI_MODEL; anthropic default claude-sonnet-5-5]", show_default=False)]
+    "--model", help="model name [env AGENTCLI_MODEL; anthropic default claude-sonnet-5-5; required for openai]", show_default=False)]
 Db = Annotated[Optional[str], typer.Option(
     "--db", help="orders database: SQLite path, sqlite:///path or postgresql://... [env AGENTCLI_DB]",
     show_default=False)]

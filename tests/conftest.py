@@ -17,6 +17,7 @@ import pytest
 
 from agentcli.orders import init_sqlite
 from agentcli.testing.fake_anthropic import FakeAnthropic
+from agentcli.testing.fake_openai import FakeOpenAI
 
 TEST_KEY = "sk-ant-test-0123456789abcdefSECRET"
 
@@ -81,6 +82,22 @@ def anthropic_env(cli_env, fake_anthropic, monkeypatch) -> dict[str, str]:
     """``cli_env`` pointed at the fake Messages API with a (fake) key."""
     extra = {"ANTHROPIC_API_KEY": TEST_KEY, "ANTHROPIC_BASE_URL": fake_anthropic.url,
              "AGENTCLI_PROVIDER": "anthropic", "AGENTCLI_RETRIES": "1"}
+    for k, v in extra.items():
+        monkeypatch.setenv(k, v)
+    return {**cli_env, **extra}
+
+
+@pytest.fixture
+def fake_openai():
+    with FakeOpenAI() as fake:
+        yield fake
+
+
+@pytest.fixture
+def openai_env(cli_env, fake_openai, monkeypatch) -> dict[str, str]:
+    """``cli_env`` pointed at the fake Chat Completions server (no key, like a local server)."""
+    extra = {"OPENAI_BASE_URL": fake_openai.base_url, "AGENTCLI_PROVIDER": "openai",
+             "AGENTCLI_MODEL": "fake-model", "AGENTCLI_RETRIES": "1"}
     for k, v in extra.items():
         monkeypatch.setenv(k, v)
     return {**cli_env, **extra}
