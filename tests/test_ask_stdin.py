@@ -1,0 +1,124 @@
+"""``agentcli ask`` fed from standard input, and bare ``agentcli`` on a pipe.
+
+The real console script runs as a subprocess (stdin, stdout and stderr are pipes) against the
+fake Messages API with the real SDK; the tool call really queries the demo SQLite database.
+"""
+
+from __future__ import annotations
+
+import json
+
+from agentcli.testing.fake_anthropic import message, text, tool_results, tool_use_block
+
+TEST_KEY = "sk-ant-test-0123456789abcdefSECRET"  # the key conftest's anthropic_env sets
+
+EMAIL = (
+    "Hello,\n"
+    "\n"
+    "I paid for order GH56JK78MN a week ago but still have no license.\n"
+    "  Could you check?   \n"
+    "\n"
+    "Thanks,\n"
+    "Ana\n"
+)
+ANSWER = "GH56JK78MN is pending_payment: the payment is not matched yet."
+
+
+def user_text(req: dict) -> str:
+    c = req["messages"][0]["content"]
+    return c if isinstance(c, str) else "".join(b.get("text", "") for b in c if b.get("type") == "text")
+
+
+def two_turns(fake) -> None:
+    """Turn 1: look the order up; turn 2: answer with what the tool returned."""
+
+    def handler(req):
+        res = tool_results(req)
+        if res:
+            out = json.loads(res[0]["content"])
+            return text(f"{out['order_code']} is {out['status']}: the payment is not matched yet.")
+        return message(tool_use_block("get_order_status", {"order_code": "GH56JK78MN"}))
+
+    fake.handler = handler
+
+
+def clean(p) -> None:
+    assert "Traceback" not in p.err and "Traceback" not in p.out
+    assert TEST_KEY not in p.err and TEST_KEY not in p.out
+
+
+def test_piped_single_line_question(cli, anthropic_env, fake_anthropic):
+    two_turns(fake_anthropic)
+    p = cli(["ask"], anthropic_env, input="where is GH56JK78MN?\n")
+    clean(p)
+    assert p.returncode == 0, p.err
+    assert p.out == ANSWER + "\n"  # exactly the answer on stdout
+    assert user_text(fake_anthropic.requests[0]) == "where is GH56JK78MN?"
+    # the trace went to stderr: the tool call and its (real database) result
+    assert "get_order_status" in p.err and "pending_payment" in p.err
+    assert len(fake_anthropic.requests) == 2
+
+
+def test_multi_line_email_from_dash_arrives_intact_and_quiet(cli, anthropic_env, fake_anthropic):
+    two_turns(fake_anthropic)
+    p = cli(["ask", "-", "-q"], anthropic_env, input=EMAIL)
+    clean(p)
+    assert p.returncode == 0, p.err
+    assert p.out == ANSWER + "\n"  # only the answer...
+    assert p.err == ""  # ...and with -q no trace at all
+    sent = user_text(fake_anthropic.requests[0])
+    assert sent == EMAIL.rstrip("\n")  # inner blank lines and indentation kept
+    assert sent.count("\n") == 6
+
+
+def test_json_prints_the_one_object(cli, anthropic_env, fake_anthropic):
+    two_turns(fake_anthropic)
+    raw = EMAIL.encode() + b"PS: \xff\xfe\x00 sent from my phone\n"  # bytes that are not UTF-8
+    p = cli(["ask", "--json"], anthropic_env, input=raw)
+    clean(p)
+    assert p.returncode == 0, p.err
+    lines = p.out.splitlines()
+    assert len(lines) == 1
+    obj = json.loads(lines[0])
+    assert obj["question"] == EMAIL + "PS: \ufffd\ufffd sent from my phone"
+    assert user_text(fake_anthropic.requests[0]) == obj["question"]
+    assert obj["answer"] == ANSWER and obj["status"] == "ok" and obj["stop_reason"] == "end_turn"
+    assert obj["turns"] == 2 and obj["error"] is None and obj["provider"] == "anthropic"
+    [call] = obj["tool_calls"]
+    assert call["name"] == "get_order_status" and call["is_error"] is False
+    assert call["result"]["status"] == "pending_payment" and call["result"]["license_issued"] is False
+    assert obj["session_id"]
+
+
+def test_bare_agentcli_on_a_pipe_behaves_as_ask(cli, anthropic_env, fake_anthropic):
+    two_turns(fake_anthropic)
+    p = cli([], anthropic_env, input=EMAIL)
+    clean(p)
+    assert p.returncode == 0, p.err
+    assert p.out == ANSWER + "\n"  # no REPL banner or prompt: just the answer
+    assert user_text(fake_anthropic.requests[0]) == EMAIL.rstrip("\n")
+
+
+def test_empty_input_is_a_usage_error(cli, anthropic_env, fake_anthropic):
+    for args, data in ((["ask"], ""), (["ask", "-"], " \n\t\n"), ([], "\n\n"), (["ask"], None)):
+        p = cli(args, anthropic_env, input=data)  # None: stdin is /dev/null
+        clean(p)
+        assert p.returncode == 2, (args, data, p.err)
+        assert p.out == ""
+        assert len(p.err.strip().splitlines()) == 1 and "empty" in p.err
+    assert fake_anthropic.requests == []  # nothing was sent to the model
+
+
+def test_an_argument_wins_over_stdin(cli, anthropic_env, fake_anthropic):
+    two_turns(fake_anthropic)
+    p = cli(["ask", "-q", "where is GH56JK78MN?"], anthropic_env, input="ignored text\n")
+    clean(p)
+    assert p.returncode == 0 and p.out == ANSWER + "\n"
+    assert user_text(fake_anthropic.requests[0]) == "where is GH56JK78MN?"
+
+
+def test_too_long_input_is_a_usage_error(cli, anthropic_env, fake_anthropic):
+    p = cli(["ask"], anthropic_env, input="x" * 100_001)
+    clean(p)
+    assert p.returncode == 2 and "too long" in p.err
+    assert fake_anthropic.requests == []

@@ -1,0 +1,385 @@
+"""``agentcli batch``: input detection, input-order output under concurrency, --output/--resume
+after a kill, per-question isolation, exit codes, progress on a terminal.
+
+The real console script runs as a subprocess against the fake Messages API (real SDK, real HTTP),
+the demo SQLite database and real draft / session files. A few tests drive ``BatchRunner``
+in-process with a real ``App`` where a subprocess could not observe the property (lazy input).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from agentcli.batch import BatchRunner, Item, id_key, parse_line, read_done
+from agentcli.testing.fake_anthropic import error, message, text, tool_results, tool_use_block
+
+TEST_KEY = "sk-ant-test-0123456789abcdefSECRET"  # the key conftest's anthropic_env sets
+
+
+def agentcli_exe() -> str:
+    import shutil
+
+    exe = Path(sys.executable).parent / "agentcli"
+    return str(exe) if exe.exists() else shutil.which("agentcli")
+
+
+CODES = ["GH56JK78MN", "ORD-20261234", "ORD-20260001", "KL12MN34PQ", "ORD-20265555",
+         "RF98ZX76CV", "CN11CN22CN", "ORD-20269999"]
+CODE_RE = re.compile(r"\b(ORD-\d{8}|[A-Z0-9]{10})\b")
+NO_RETRY = {"x-should-retry": "false"}
+
+
+def first_question(req: dict) -> str:
+    c = req["messages"][0]["content"]
+    return c if isinstance(c, str) else "".join(b.get("text", "") for b in c if b.get("type") == "text")
+
+
+def scenario(delays: dict[str, float] | None = None, special=None):
+    """Two turns per question: get_order_status on the code in the question, then an answer that
+    repeats the question's code and the status the tool returned."""
+
+    def handler(req: dict):
+        q = first_question(req)
+        if special is not None:
+            r = special(q, req)
+            if r is not None:
+                return r
+        d = (delays or {}).get(q, 0.0)
+        res = tool_results(req)
+        if res:
+            out = json.loads(res[0]["content"])
+            return text(f"{out.get('order_code')}: {out.get('status', 'not found')}", delay=d)
+        m = CODE_RE.search(q)
+        if not m:
+            return text("no order code in the question", delay=d)
+        return message(tool_use_block("get_order_status", {"order_code": m.group(1)}), delay=d)
+
+    return handler
+
+
+def records(out: str) -> list[dict]:
+    return [json.loads(line) for line in out.splitlines() if line.strip()]
+
+
+def first_turns(fake) -> list[str]:
+    """Questions of the requests that started a question (no tool results yet)."""
+    return [first_question(r) for r in list(fake.requests) if not tool_results(r)]
+
+
+def no_traceback(p) -> None:
+    assert "Traceback" not in p.err and "Traceback" not in p.out
+    assert TEST_KEY not in p.err and TEST_KEY not in p.out
+
+
+# --------------------------------------------------------------------------- input lines
+
+
+def test_parse_line_detects_plain_and_jsonl_per_line():
+    assert parse_line(1, "   \r\n") is None
+    it = parse_line(3, "where is GH56JK78MN?\r\n")
+    assert (it.id, it.question, it.customer, it.error) == (3, "where is GH56JK78MN?", None, None)
+    it = parse_line(4, '{"id": "T-9", "question": "line one\\nline two", "customer": " a@b.c "}')
+    assert (it.id, it.question, it.customer, it.error) == ("T-9", "line one\nline two", "a@b.c", None)
+    it = parse_line(5, '{"question": "q"}')
+    assert (it.id, it.error) == (5, None)  # id defaults to the line number
+    for bad, why in [('{"id": 1, "question": ', "not valid JSON"),
+                     ('{"id": 1}', '"question" must be a string'),
+                     ('{"id": true, "question": "q"}', '"id" must be'),
+                     ('{"id": 2, "question": "q", "customer": 7}', '"customer" must be'),
+                     ('{"id": 2, "question": "   "}', "empty")]:
+        it = parse_line(6, bad)
+        assert it.error is not None and why in it.error and it.error.startswith("line 6:"), bad
+    assert id_key(7) == id_key("7") and id_key("a") != id_key("b")
+
+
+# --------------------------------------------------------------------------- the CLI
+
+
+def test_mixed_plain_jsonl_and_malformed_lines_from_stdin(cli, anthropic_env, fake_anthropic, home):
+    fake_anthropic.handler = scenario()
+    data = (
+        "What is the status of GH56JK78MN?\n"
+        '{"id": "T-1", "question": "Customer asks about ORD-20261234", "customer": "ben.okafor@example.net"}\n'
+        "\n"
+        '{"id": "T-2", "question": "broken\n'
+        '{"id": "T-3", "question": "Is GH56JK78MN paid?", "customer": "ben.okafor@example.net"}\n'
+        '{"id": "T-4"}\n'
+        "and KL12MN34PQ?\n")
+    p = cli(["batch", "--concurrency", "3", "-q"], anthropic_env, input=data)
+    no_traceback(p)
+    recs = records(p.out)
+    # a malformed line keeps its id when it has a usable one, else its line number
+    assert [r["id"] for r in recs] == [1, "T-1", 4, "T-3", "T-4", 7]
+    by = {r["id"]: r for r in recs}
+    assert by[1]["status"] == "ok" and by[1]["answer"] == "GH56JK78MN: pending_payment"
+    assert by["T-1"]["customer"] == "ben.okafor@example.net"
+    assert by["T-1"]["answer"] == "ORD-20261234: shipped"
+    # T-3 is another customer's order: the per-line customer scopes the lookup.
+    assert by["T-3"]["tool_calls"][0]["result"] == {"found": False, "order_code": "GH56JK78MN"}
+    for bad, line in ((4, 4), ("T-4", 6)):
+        assert by[bad]["status"] == "error" and by[bad]["error"].startswith(f"line {line}:")
+        assert by[bad]["turns"] == 0 and by[bad]["session_id"] is None
+    assert by[7]["answer"] == "KL12MN34PQ: license_issued"
+    # the spec's --json object plus id
+    for key in ("question", "customer", "answer", "status", "stop_reason", "error", "turns",
+                "tool_calls", "drafts", "usage", "provider", "model", "session_id"):
+        assert all(key in r for r in recs), key
+    # one session (and one session log) per question
+    sids = [r["session_id"] for r in recs if r["status"] == "ok"]
+    assert len(sids) == 4 == len(set(sids))
+    for sid in sids:
+        assert (home / "sessions" / f"{sid}.jsonl").is_file()
+    assert len(first_turns(fake_anthropic)) == 4  # malformed lines never reach the model
+    assert p.returncode == 1  # unusable input lines: a person must look
+    assert p.err == ""  # -q: no summary line (and never a progress bar in a pipe)
+
+
+def test_input_order_output_under_concurrency_and_isolated_drafts(cli, anthropic_env,
+                                                                  fake_anthropic, tmp_path,
+                                                                  drafts_dir):
+    """The server answers in a shuffled order (first questions slowest); stdout keeps the input
+    order, --output gets completion order. Every question also drafts the SAME reply text at the
+    same time: each ticket still gets its own draft."""
+    same_text = "Hello, we are looking into your order. Best regards"
+    qs = [f"q{i}: where is {CODES[i % len(CODES)]}?" for i in range(8)]
+    delays = {q: 0.04 * (8 - i) for i, q in enumerate(qs)}
+
+    def with_draft(q, req):
+        if tool_results(req):
+            return None
+        code = CODE_RE.search(q).group(1)
+        return message(tool_use_block("get_order_status", {"order_code": code}),
+                       tool_use_block("draft_reply", {"text": same_text, "order_code": code}),
+                       delay=delays[q])
+
+    fake_anthropic.handler = scenario(delays, special=with_draft)
+    f = tmp_path / "q.txt"
+    f.write_text("\n".join(qs) + "\n")
+    out = tmp_path / "records.jsonl"
+    p = cli(["batch", str(f), "--concurrency", "8", "--output", str(out)], anthropic_env)
+    no_traceback(p)
+    assert p.returncode == 0, p.err
+    recs = records(p.out)
+    assert [r["id"] for r in recs] == list(range(1, 9))
+    for i, r in enumerate(recs):  # each record carries its own question's answer
+        assert r["question"] == qs[i]
+        assert r["answer"].startswith(CODES[i % len(CODES)] + ":")
+        assert r["tool_calls"][0]["input"] == {"order_code": CODES[i % len(CODES)]}
+    # --output got them as they completed: not the input order.
+    file_ids = [r["id"] for r in records(out.read_text())]
+    assert sorted(file_ids) == list(range(1, 9)) and file_ids != list(range(1, 9))
+    assert file_ids[-1] == 1  # the slowest question finished last
+    assert oct(out.stat().st_mode & 0o777) == "0o600"
+    # identical draft text from eight tickets at once: eight drafts, each naming its own ticket
+    draft_ids = [r["drafts"][0]["id"] for r in recs]
+    assert len(set(draft_ids)) == 8 == len(list(drafts_dir.glob("d-*.md")))
+    for r in recs:
+        body = (drafts_dir / Path(r["drafts"][0]["path"]).name).read_text()
+        assert same_text in body and r["session_id"] in body and r["question"] in body
+
+
+def test_exit_codes_and_per_question_isolation(cli, anthropic_env, fake_anthropic, tmp_path):
+    def special(q, req):
+        if "API-FAIL" in q:
+            return error(500, "boom", headers=NO_RETRY)
+        if "CUT" in q:
+            return text("half an ans", stop_reason="max_tokens")
+        if "LOOP" in q:  # asks for a tool on every turn
+            return message(tool_use_block("get_order_status", {"order_code": "GH56JK78MN"}))
+        return None
+
+    fake_anthropic.handler = scenario(special=special)
+    f = tmp_path / "q.txt"
+
+    # incomplete (max_tokens, turn limit) -> 1; the other questions are still answered
+    f.write_text("GH56JK78MN please\nCUT ORD-20261234\nLOOP\nORD-20260001 please\n")
+    p = cli(["batch", str(f), "--max-turns", "2"], anthropic_env)
+    no_traceback(p)
+    assert p.returncode == 1
+    recs = records(p.out)
+    assert [r["status"] for r in recs] == ["ok", "incomplete", "incomplete", "ok"]
+    assert [r["stop_reason"] for r in recs] == ["end_turn", "max_tokens", "turn_limit", "end_turn"]
+    assert recs[3]["answer"] == "ORD-20260001: delivered"
+
+    # an API failure -> 4 (it wins over incomplete); the batch goes on after it
+    f.write_text("GH56JK78MN please\nAPI-FAIL ORD-20261234\nCUT KL12MN34PQ\nORD-20260001 please\n")
+    p = cli(["batch", str(f), "--concurrency", "2"], anthropic_env)
+    no_traceback(p)
+    assert p.returncode == 4
+    recs = records(p.out)
+    assert [r["status"] for r in recs] == ["ok", "error", "incomplete", "ok"]
+    assert recs[1]["stop_reason"] == "server_error" and "500" in recs[1]["error"]
+    assert recs[3]["answer"] == "ORD-20260001: delivered"
+    assert "4 answered (2 ok, 1 incomplete, 1 failed)" in p.err  # the summary line
+    assert "/4" not in p.err and "\x1b[" not in p.err  # no progress bar when stderr is a pipe
+
+
+def _wait_for_lines(path: Path, n: int, proc: subprocess.Popen, limit: float = 20.0) -> None:
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        if path.exists() and path.read_bytes().count(b"\n") >= n:
+            return
+        assert proc.poll() is None, "the batch ended before it could be killed"
+        time.sleep(0.02)
+    raise AssertionError(f"{path} never reached {n} records")
+
+
+def test_resume_after_a_kill_loses_nothing_and_repeats_nothing(anthropic_env, fake_anthropic,
+                                                               tmp_path, cli):
+    qs = [f"ticket {i}: status of {CODES[i % len(CODES)]}" for i in range(20)]
+    fake_anthropic.handler = scenario({q: 0.03 for q in qs})
+    f = tmp_path / "q.txt"
+    f.write_text("\n".join(qs) + "\n")
+    out = tmp_path / "records.jsonl"
+    proc = subprocess.Popen([agentcli_exe(), "batch", str(f), "--concurrency", "2", "--output",
+                             str(out)], env=anthropic_env, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        _wait_for_lines(out, 6, proc)
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    first = records(out.read_text())
+    done_first = {r["id"] for r in first}
+    assert 6 <= len(done_first) < 20
+    asked_before = len(first_turns(fake_anthropic))
+    # Harder: one finished question later failed at the API (tried again on resume), and the
+    # kill cut a record in half (ignored; the next record starts on its own line).
+    failed_id = sorted(done_first)[0]
+    with out.open("a") as fh:
+        fh.write(json.dumps({"id": failed_id, "status": "error", "stop_reason": "server_error"})
+                 + "\n" + '{"id": 999, "status": "o')
+    done_first.discard(failed_id)
+
+    p = cli(["batch", str(f), "--concurrency", "4", "--output", str(out), "--resume"], anthropic_env)
+    no_traceback(p)
+    assert p.returncode == 0, p.err
+    asked_again = first_turns(fake_anthropic)[asked_before:]
+    # only the questions without a record were asked again
+    assert sorted(asked_again) == sorted(q for i, q in enumerate(qs) if i + 1 not in done_first)
+    assert sorted(r["id"] for r in records(p.out)) == sorted(set(range(1, 21)) - done_first)
+    lines = out.read_text().splitlines()
+    assert '{"id": 999, "status": "o' in lines  # the cut record stays alone on its line
+    ok_ids = [json.loads(x)["id"] for x in lines if '"status": "ok"' in x]
+    # every question answered exactly once, plus the retry of the one marked as failed
+    assert sorted(ok_ids) == sorted([*range(1, 21), failed_id])
+    assert f"{len(done_first)} skipped" in p.err
+    assert read_done(out) == {str(i) for i in range(1, 21)}
+
+
+def test_resume_reads_final_records_only(tmp_path):
+    from agentcli.batch import RecordFile
+
+    out = tmp_path / "records.jsonl"
+    out.write_text(
+        json.dumps({"id": 1, "status": "ok"}) + "\n"
+        + json.dumps({"id": "2", "status": "error", "stop_reason": "server_error"}) + "\n"
+        + json.dumps({"id": 4, "status": "error", "stop_reason": "invalid_input"}) + "\n"
+        + json.dumps({"id": 5, "status": "incomplete"}) + "\n"
+        + json.dumps({"id": 6, "status": "error", "stop_reason": "timeout"}) + "\n"
+        + json.dumps({"id": 6, "status": "ok"}) + "\n"  # the last record of an id wins
+        + "not json\n"
+        + '{"id": 3, "status": "o')  # cut by a kill mid-write
+    assert read_done(out) == {"1", "4", "5", "6"}
+    assert read_done(tmp_path / "none.jsonl") == set()
+    rf = RecordFile(out)
+    rf.write(b'{"id": 3, "status": "ok"}\n')
+    rf.close()
+    assert out.read_text().splitlines()[-2:] == ['{"id": 3, "status": "o', '{"id": 3, "status": "ok"}']
+    assert read_done(out) == {"1", "3", "4", "5", "6"}
+
+
+
+
+
+def test_usage_and_configuration_errors(cli, anthropic_env, cli_env, tmp_path):
+    f = tmp_path / "q.txt"
+    f.write_text("GH56JK78MN?\n")
+    cases = [
+        (["batch", str(tmp_path / "missing.txt")], anthropic_env, 2, "cannot read"),
+        (["batch", str(tmp_path)], anthropic_env, 2, "cannot read"),
+        (["batch", str(f), "--resume"], anthropic_env, 2, "--resume needs --output"),
+        (["batch", str(f), "--concurrency", "0"], anthropic_env, 2, "concurrency"),
+        (["batch", str(f), "--provider", "anthropic"], cli_env, 3, "ANTHROPIC_API_KEY"),
+    ]
+    for args, env, code, words in cases:
+        p = cli(args, env)
+        assert p.returncode == code, (args, p.err)
+        assert words in p.err and p.out == ""
+        no_traceback(p)
+
+
+def test_rejected_key_stops_dispatching(cli, anthropic_env, fake_anthropic, tmp_path):
+    fake_anthropic.handler = lambda req: error(401, "invalid x-api-key")
+    f = tmp_path / "q.txt"
+    f.write_text("".join(f"ORD-2026123{i % 10} ?\n" for i in range(20)))
+    out = tmp_path / "records.jsonl"
+    p = cli(["batch", str(f), "--concurrency", "2", "--output", str(out)], anthropic_env)
+    no_traceback(p)
+    assert p.returncode == 4
+    assert "batch stopped" in p.err and "--resume" in p.err
+    assert 1 <= len(fake_anthropic.requests) <= 4  # not 20 doomed requests
+    assert all(r["status"] == "error" for r in records(p.out))
+
+
+def test_progress_bar_on_a_terminal(cli_env, tmp_path):
+    # The bar does not depend on the provider: the offline workflow keeps this test quick.
+    pexpect = pytest.importorskip("pexpect")
+    f = tmp_path / "q.txt"
+    f.write_text("GH56JK78MN?\nORD-20261234?\n{bad\n")
+    env = {**cli_env, "COLUMNS": "200", "TERM": "xterm", "AGENTCLI_PROVIDER": "offline"}
+    child = pexpect.spawn(agentcli_exe(), ["batch", str(f)], env=env, encoding="utf-8",
+                          timeout=30, dimensions=(40, 200))
+    child.expect(pexpect.EOF)
+    child.close()
+    screen = child.before
+    assert "3/3" in screen and "1 failed" in screen
+    assert '"id": 1' in screen and '"id": 3' in screen
+    assert child.exitstatus == 1
+
+
+# --------------------------------------------------------------------------- in-process engine
+
+
+def test_input_is_read_lazily_with_bounded_work(anthropic_env, fake_anthropic, demo_db):
+    """A slow first question must not let the runner swallow the whole input: it pulls at most
+    ``window`` lines ahead of the oldest unfinished record."""
+    from agentcli.app import App
+    from agentcli.config import resolve
+
+    qs = [f"n{i}: ORD-20261234" for i in range(60)]
+    fake_anthropic.handler = scenario({qs[0]: 0.5})
+    pulled = []
+    printed: list[tuple[int, int]] = []  # (id, lines pulled when it was printed)
+
+    def source():
+        for i, q in enumerate(qs, 1):
+            pulled.append(i)
+            yield Item(i, i, q)
+
+    async def main():
+        app = App.open(resolve(), pool_size=4)
+        try:
+            runner = BatchRunner(app, concurrency=4, window=10,
+                                 emit=lambda line: printed.append((json.loads(line)["id"], len(pulled))))
+            return await runner.run(source())
+        finally:
+            await app.aclose()
+
+    summary = asyncio.run(main())
+    assert summary.exit_code == 0 and summary.ok == 60
+    assert [i for i, _ in printed] == list(range(1, 61))
+    # when the slow head finally printed, at most window (+1 being acquired) lines had been read
+    assert printed[0][1] <= 11
