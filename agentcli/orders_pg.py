@@ -1,0 +1,303 @@
+"""PostgreSQL orders backend: the same store interface as ``orders.SQLiteStore``.
+
+Imported only when a ``postgresql://`` URL is used (``orders.open_store``, ``db init``); it is
+the only module that imports psycopg. Sessions are read-only (``default_transaction_read_only``
+set in the connection options), every query is fixed text with parameters, the customer filter
+is in the SQL. One ``psycopg_pool.ConnectionPool`` per store (the ``App`` builds one store per
+process), sized for ``batch --concurrency``: lookups borrow a connection, never open one.
+
+Errors: at open time a ``ConfigError`` (exit 3) with one line and the password masked; during a
+lookup a ``StoreError``, which the tool layer turns into an ``is_error`` result. A lost
+connection is dropped by the pool, the idle ones are re-checked, later lookups work again.
+"""
+
+from __future__ import annotations
+
+import threading
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+from .errors import ConfigError, StoreError
+from .orders import LINE_COLUMNS, ORDER_COLUMNS, _gen_orders, mask_dsn, order_record
+
+CONNECT_TIMEOUT = 5  # seconds, for the first connection and each one the pool opens
+ACQUIRE_TIMEOUT = 5.0  # seconds a lookup waits for a free (or re-opened) connection
+READ_ONLY_OPTIONS = "-c default_transaction_read_only=on"
+APPLICATION_NAME = "agentcli"
+
+ORDER_SQL = ("SELECT code, status, status_detail, product, placed_on, estimated_delivery, "
+             "license_issued FROM orders WHERE code = %s")
+ORDER_SQL_CUSTOMER = ORDER_SQL + " AND lower(customer_email) = lower(%s)"
+# No rowid in PostgreSQL (and a view has no ctid): line items come in a stable, documented order.
+LINES_SQL = ("SELECT sku, name, quantity, unit_price_cents FROM order_lines "
+             "WHERE order_code = %s ORDER BY sku, name")
+
+_COLUMNS_SQL = ("SELECT table_name, column_name FROM information_schema.columns "
+                "WHERE table_schema = ANY (current_schemas(false)) "
+                "AND table_name IN ('orders', 'order_lines')")
+
+
+def _modules():
+    try:
+        import psycopg
+        import psycopg_pool
+    except ImportError:
+        raise ConfigError("PostgreSQL support is not installed: pip install 'agentcli[postgres]' "
+                          "(psycopg 3 and psycopg-pool)") from None
+    return psycopg, psycopg_pool
+
+
+def _password(url: str) -> str | None:
+    """The password in the URL (userinfo or ``?password=``), to keep it out of every output."""
+    try:
+        from psycopg.conninfo import conninfo_to_dict
+
+        return conninfo_to_dict(url).get("password")  # type: ignore[return-value]
+    except Exception:
+        return None
+
+
+def _masked(url: str) -> str:
+    text = mask_dsn(url)
+    pw = _password(url)
+    if pw and len(pw) >= 3:
+        text = text.replace(pw, "***")
+    return text
+
+
+def _reason(exc: BaseException) -> str:
+    """One short line from a libpq error: its last meaningful line, without the 'FATAL:' noise."""
+    text = str(exc).strip() or type(exc).__name__
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    line = lines[-1] if lines else type(exc).__name__
+    for noise in ("connection failed:", "FATAL:", "ERROR:"):
+        line = line.replace(noise, "")
+    line = " ".join(line.split())
+    if len(line) > 200:
+        line = line[:200] + "..."
+    return line
+
+
+def _connect_error(url: str, exc: BaseException, what: str = "cannot connect to the orders database") -> ConfigError:
+    from .redact import redact
+
+    reason = _reason(exc)
+    pw = _password(url)
+    if pw:
+        reason = reason.replace(pw, "***")
+    return ConfigError(redact(f"{what} {_masked(url)}: {reason}; check --db / AGENTCLI_DB "
+                              "(host, port, user, password) and that the server is running"))
+
+
+class PostgresStore:
+    """Read-only PostgreSQL store over one connection pool (``pool_size`` connections at most)."""
+
+    def __init__(self, url: str, pool_size: int = 4, *, connect_timeout: float = CONNECT_TIMEOUT,
+                 acquire_timeout: float = ACQUIRE_TIMEOUT):
+        psycopg, psycopg_pool = _modules()
+        from .redact import add_secret
+
+        self.url = url
+        self.description = _masked(url)
+        add_secret(_password(url))
+        self.pool_size = max(1, int(pool_size))
+        self._acquire_timeout = acquire_timeout
+        self._psycopg = psycopg
+        self._active: set[Any] = set()  # connections running a lookup (for interrupt())
+        self._lock = threading.Lock()
+        self._kwargs = {
+            "autocommit": True,  # one round trip per query; still read-only (default_transaction_read_only)
+            "options": READ_ONLY_OPTIONS,
+            "application_name": APPLICATION_NAME,
+            "connect_timeout": max(1, int(connect_timeout)),
+        }
+        # Fail now, at start, with the real reason (the pool would only say "timeout").
+        try:
+            conn = psycopg.connect(url, **self._kwargs)
+        except psycopg.Error as e:
+            raise _connect_error(url, e) from None
+        except Exception as e:  # a malformed URL, an unknown option: still one clear line
+            raise _connect_error(url, e, "invalid orders database URL") from None
+        try:
+            self._check_schema(conn)
+        finally:
+            conn.close()
+        self._pool = psycopg_pool.ConnectionPool(
+            url, kwargs=self._kwargs, min_size=self.pool_size, max_size=self.pool_size,
+            open=False, name="agentcli-orders", timeout=acquire_timeout,
+            reconnect_timeout=60.0)
+        try:
+            self._pool.open(wait=True, timeout=max(10.0, connect_timeout * 2))
+        except psycopg.Error as e:
+            self._pool.close(timeout=1.0)
+            raise _connect_error(url, e) from None
+
+    def _check_schema(self, conn: Any) -> None:
+        try:
+            rows = conn.execute(_COLUMNS_SQL).fetchall()
+        except self._psycopg.Error as e:
+            raise _connect_error(self.url, e, "cannot read the orders database") from None
+        cols = {(t, c) for t, c in rows}
+        missing = [c for c in ORDER_COLUMNS if ("orders", c) not in cols] + \
+                  [f"order_lines.{c}" for c in LINE_COLUMNS if ("order_lines", c) not in cols]
+        if missing:
+            raise ConfigError(f"{self.description} is not an orders database (missing "
+                              f"{', '.join(missing[:4])}); see the schema in the README or run "
+                              "`agentcli db init --db postgresql://...`")
+
+    @contextmanager
+    def connection(self) -> Iterator[Any]:
+        """Borrow a pooled read-only connection (raises StoreError when none can be had)."""
+        psycopg = self._psycopg
+        try:
+            conn = self._pool.getconn(timeout=self._acquire_timeout)
+        except psycopg.Error:
+            raise StoreError("orders database unavailable (no connection)") from None
+        with self._lock:
+            self._active.add(conn)
+        lost = False
+        try:
+            yield conn
+        except psycopg.OperationalError:
+            lost = conn.broken or conn.closed
+            raise
+        finally:
+            with self._lock:
+                self._active.discard(conn)
+            try:
+                self._pool.putconn(conn)  # a broken one is discarded and replaced by the pool
+            except psycopg.Error:
+                lost = True
+            if lost:
+                self._recheck()
+
+    def _recheck(self) -> None:
+        """After a lost connection, test the idle ones too so the next lookups get live ones."""
+        try:
+            self._pool.check()
+        except Exception:  # the pool is closing, or the server is down: the next getconn reports it
+            pass
+
+    def get_order(self, code: str, customer: str | None, include_lines: bool) -> dict[str, Any] | None:
+        psycopg = self._psycopg
+        try:
+            with self.connection() as conn:
+                if include_lines:
+                    with conn.transaction():  # one snapshot for the order and its lines
+                        row, lines = self._query(conn, code, customer, True)
+                else:
+                    row, lines = self._query(conn, code, customer, False)
+        except psycopg.errors.QueryCanceled:
+            raise StoreError("orders database query cancelled") from None
+        except psycopg.Error as e:
+            raise StoreError(f"orders database error ({type(e).__name__})") from None
+        if row is None:
+            return None
+        return order_record(row, lines)
+
+    @staticmethod
+    def _query(conn: Any, code: str, customer: str | None, include_lines: bool):
+        if customer:
+            row = conn.execute(ORDER_SQL_CUSTOMER, (code, customer)).fetchone()
+        else:
+            row = conn.execute(ORDER_SQL, (code,)).fetchone()
+        lines = None
+        if row is not None and include_lines:
+            lines = conn.execute(LINES_SQL, (code,)).fetchall()
+        return row, lines
+
+    def interrupt(self) -> None:
+        """Cancel the queries running now (a tool timeout or Ctrl-C)."""
+        with self._lock:
+            active = list(self._active)
+        for conn in active:
+            try:
+                conn.cancel_safe(timeout=2.0)
+            except Exception:
+                pass
+
+    def close(self) -> None:
+        pool = getattr(self, "_pool", None)
+        if pool is not None:
+            pool.close(timeout=2.0)
+
+
+# --------------------------------------------------------------------------- demo data
+
+PG_SCHEMA_SQL = """
+CREATE TABLE orders (
+  code TEXT NOT NULL,
+  customer_email TEXT NOT NULL,
+  status TEXT NOT NULL,
+  status_detail TEXT,
+  product TEXT NOT NULL,
+  placed_on DATE NOT NULL,
+  estimated_delivery DATE,
+  license_issued BOOLEAN NOT NULL DEFAULT FALSE
+);
+CREATE TABLE order_lines (
+  order_code TEXT NOT NULL,
+  sku TEXT NOT NULL,
+  name TEXT NOT NULL,
+  quantity INTEGER NOT NULL,
+  unit_price_cents INTEGER NOT NULL
+)
+"""
+# Constraints and indexes after the load: building them once is much faster than per row.
+PG_CONSTRAINTS_SQL = [
+    "ALTER TABLE orders ADD PRIMARY KEY (code)",
+    "CREATE INDEX order_lines_order_code ON order_lines (order_code)",
+    "ALTER TABLE order_lines ADD FOREIGN KEY (order_code) REFERENCES orders (code)",
+    "ANALYZE orders",
+    "ANALYZE order_lines",
+]
+
+
+def init_postgres(url: str, orders: int = 300, force: bool = False) -> int:
+    """Create the schema and ``orders`` demo orders in PostgreSQL (COPY), in one transaction.
+
+    Refuses to touch existing ``orders`` / ``order_lines`` tables unless ``force``; with
+    ``force`` they are dropped and rebuilt. Returns the number of orders loaded.
+    """
+    psycopg, _ = _modules()
+    from .redact import add_secret
+
+    add_secret(_password(url))
+    try:
+        conn = psycopg.connect(url, connect_timeout=CONNECT_TIMEOUT, application_name=APPLICATION_NAME)
+    except psycopg.Error as e:
+        raise _connect_error(url, e) from None
+    except Exception as e:
+        raise _connect_error(url, e, "invalid orders database URL") from None
+    count = 0
+    try:
+        with conn.transaction():
+            existing = [r[0] for r in conn.execute(
+                "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                "WHERE n.nspname = current_schema() AND c.relname IN ('orders', 'order_lines')")]
+            if existing and not force:
+                raise ConfigError(f"{_masked(url)} already has {' and '.join(sorted(existing))}; "
+                                  "pass --force to replace them")
+            if existing:
+                conn.execute("DROP TABLE IF EXISTS order_lines")
+                conn.execute("DROP TABLE IF EXISTS orders")
+            conn.execute(PG_SCHEMA_SQL)
+            lines_buf: list[tuple] = []
+            with conn.cursor() as cur:
+                with cur.copy("COPY orders (code, customer_email, status, status_detail, product, "
+                              "placed_on, estimated_delivery, license_issued) FROM STDIN") as copy:
+                    for row, lines in _gen_orders(orders):
+                        copy.write_row((*row[:7], bool(row[7])))
+                        lines_buf.extend(lines)
+                        count += 1
+                with cur.copy("COPY order_lines (order_code, sku, name, quantity, unit_price_cents) "
+                              "FROM STDIN") as copy:
+                    for line in lines_buf:
+                        copy.write_row(line)
+            for stmt in PG_CONSTRAINTS_SQL:
+                conn.execute(stmt)
+    except psycopg.Error as e:
+        raise _connect_error(url, e, "cannot create the demo orders in") from None
+    finally:
+        conn.close()
+    return count
