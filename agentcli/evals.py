@@ -232,7 +232,7 @@ _MON = "|".join(sorted(map(re.escape, _MONTHS), key=len, reverse=True))
 _ISO_RE = re.compile(r"(?<!\d)(\d{4})-(\d{1,2})-(\d{1,2})(?!\d)")
 _MD_RE = re.compile(rf"\b({_MON})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+(\d{{4}}))?", re.I)
 _DM_RE = re.compile(rf"(?<![\d.])(\d{{1,2}})(?:st|nd|rd|th)?\.?\s+(?:of\s+)?({_MON})\b\.?(?:,?\s+(\d{{4}}))?", re.I)
-_NUM_RE = re.compile(r"(?<![\d./])(\d{1,2})[./](\d{1,2})[./](\d{4})(?![\d./])")
+_NUM_RE = re.compile(r"(?<!\d)(?<!\d[./])(\d{1,2})[./](\d{1,2})[./](\d{4})(?!\d)(?![./]\d)")
 _FRAME_RES = [
     re.compile(r"\bwithin\s+(?:the\s+next\s+)?(?:\d+|an?|one|two|three|four|five|a\s+few|24|48)"
                r"(?:\s*(?:-|to)\s*\d+)?\s*(?:business\s+|working\s+)?(?:hours?|days?|weeks?)\b", re.I),
