@@ -22,6 +22,7 @@ from .orders import LINE_COLUMNS, ORDER_COLUMNS, _gen_orders, mask_dsn, order_re
 
 CONNECT_TIMEOUT = 5  # seconds, for the first connection and each one the pool opens
 ACQUIRE_TIMEOUT = 5.0  # seconds a lookup waits for a free (or re-opened) connection
+MIN_OPEN = 4  # connections opened at start; the pool grows to pool_size when lookups wait
 READ_ONLY_OPTIONS = "-c default_transaction_read_only=on"
 APPLICATION_NAME = "agentcli"
 
@@ -90,7 +91,11 @@ def _connect_error(url: str, exc: BaseException, what: str = "cannot connect to 
 
 
 class PostgresStore:
-    """Read-only PostgreSQL store over one connection pool (``pool_size`` connections at most)."""
+    """Read-only PostgreSQL store over one connection pool.
+
+    The pool opens ``min(pool_size, 4)`` connections at start and grows to ``pool_size`` (the
+    ``batch --concurrency``) when lookups wait; a lookup never opens a connection itself.
+    """
 
     def __init__(self, url: str, pool_size: int = 4, *, connect_timeout: float = CONNECT_TIMEOUT,
                  acquire_timeout: float = ACQUIRE_TIMEOUT):
@@ -123,7 +128,7 @@ class PostgresStore:
         finally:
             conn.close()
         self._pool = psycopg_pool.ConnectionPool(
-            url, kwargs=self._kwargs, min_size=self.pool_size, max_size=self.pool_size,
+            url, kwargs=self._kwargs, min_size=min(self.pool_size, MIN_OPEN), max_size=self.pool_size,
             open=False, name="agentcli-orders", timeout=acquire_timeout,
             reconnect_timeout=60.0)
         try:

@@ -262,12 +262,15 @@ def _our_backends(admin, dbname):
 
 @pytest.mark.postgres
 def test_pg_lookups_reuse_the_pool(pg_demo_url, pg_dsn):
+    from concurrent.futures import ThreadPoolExecutor
+
     s = open_store(pg_demo_url, pool_size=3)
     try:
         with _admin(pg_dsn) as admin:
             before = _our_backends(admin, "agentcli_test_demo")
-            for i in range(30):
-                assert s.get_order("GH56JK78MN", None, i % 2 == 0)["found"]
+            with ThreadPoolExecutor(8) as ex:  # more concurrent lookups than connections
+                found = list(ex.map(lambda i: s.get_order("GH56JK78MN", None, i % 2 == 0), range(60)))
+            assert all(r["found"] for r in found)
             assert tool(s, {"order_code": "ORD-20261234"}).result["found"]
             after = _our_backends(admin, "agentcli_test_demo")
             assert after <= before  # no lookup opened a connection of its own
