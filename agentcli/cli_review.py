@@ -513,10 +513,13 @@ async def _eval(suite: list, *, source: str, flags: dict[str, Any], builtin: boo
     from .app import App
     from .cli_common import offline_notice, settings_from
 
-    settings = settings_from(customer=None, **flags)
+    settings = settings_from(customer=customer, **flags)
+    # --customer / AGENTCLI_CUSTOMER only fill in cases that name no customer; each conversation
+    # gets its case's customer explicitly, never the settings' one.
+    default_customer = settings.customer
+    settings = settings.with_(customer=None)
     if builtin and flags.get("db") is None:
         settings = settings.with_(db=None)  # the built-in tasks are about the demo database
-    default_customer = customer.strip() if customer else os.environ.get("AGENTCLI_CUSTOMER") or None
     tmp = None
     if flags.get("drafts_dir") is None:
         # Eval drafts must not land in the team's review queue.

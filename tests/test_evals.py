@@ -284,7 +284,10 @@ def test_eval_scores_a_team_case_file_through_the_api(cli, anthropic_env, fake_a
 
 
 def test_repeat_table_offline(cli, cli_env):
-    p = cli(["eval", "--provider", "offline", "--task", "two-orders", "--repeat", "2"], cli_env)
+    # A customer in the environment must not leak into built-in tasks that say "no customer"
+    # (two-orders asks about two customers' orders at once).
+    env = {**cli_env, "AGENTCLI_CUSTOMER": "ben.okafor@example.net"}
+    p = cli(["eval", "--provider", "offline", "--task", "two-orders", "--repeat", "2"], env)
     assert p.returncode == 0, p.err
     assert "two-orders" in p.out and "2/2" in p.out and "2/2 runs passed (100%)" in p.out
 
