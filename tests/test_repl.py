@@ -1,0 +1,500 @@
+"""The REPL (issue 3): driven through prompt_toolkit's pipe input against the fake Messages API.
+
+In-process tests build the real ``App`` (real SDK -> FakeAnthropic on 127.0.0.1, the demo SQLite
+file, real drafts and session logs) and inject a ``PromptSession`` reading from
+``create_pipe_input`` with a ``DummyOutput``, plus a rich ``Console`` writing to a buffer.
+The console script is exercised as a subprocess with a pipe on stdin (line mode) and in a
+pseudo-terminal (pexpect).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import pexpect
+import pytest
+from rich.console import Console
+
+from agentcli.app import App
+from agentcli.cli_common import settings_from
+from agentcli.config import sessions_dir
+from agentcli.repl import Repl, build_session
+from agentcli.sessions import read_events
+from agentcli.testing.fake_anthropic import (error, message, text, tool_results,
+                                             tool_use_block)
+from agentcli.tools import READ_ONLY, Tool, default_registry
+
+GUARD_S = 20  # a hang guard only; nothing here asserts on time
+
+
+def agentcli_exe() -> str:
+    exe = Path(sys.executable).parent / "agentcli"
+    return str(exe) if exe.exists() else "agentcli"
+
+
+# --------------------------------------------------------------------------- helpers
+
+async def wait_until(cond, what: str) -> None:
+    deadline = time.monotonic() + GUARD_S
+    while not cond():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"never happened: {what}")
+        await asyncio.sleep(0.01)
+
+
+@contextmanager
+def piped_repl(app: App, *, history=None, history_path=None, **kw):
+    from prompt_toolkit.history import InMemoryHistory
+    from prompt_toolkit.input import create_pipe_input
+    from prompt_toolkit.output import DummyOutput
+
+    with create_pipe_input() as inp:
+        buf = io.StringIO()
+        console = Console(file=buf, width=100, color_system=None, force_terminal=False,
+                          highlight=False)
+        if history is None and history_path is None:
+            history = InMemoryHistory()
+        session = build_session(input=inp, output=DummyOutput(), history=history,
+                                history_path=history_path)
+        yield Repl(app, console=console, session=session, **kw), inp, buf
+
+
+def run_keys(keys: str, *, registry=None, history_path=None, **settings) -> tuple[int, str]:
+    """Type ``keys`` into a fresh REPL (ending with /exit or Ctrl-D); return (code, screen)."""
+
+    async def main():
+        app = App.open(settings_from(**settings), registry=registry)
+        try:
+            with piped_repl(app, history_path=history_path) as (repl, inp, buf):
+                inp.send_text(keys)
+                code = await asyncio.wait_for(repl.run(), GUARD_S)
+                return code, buf.getvalue()
+        finally:
+            await app.aclose()
+
+    return asyncio.run(main())
+
+
+def user_texts(msg: dict) -> list[str]:
+    content = msg["content"]
+    if isinstance(content, str):
+        return [content]
+    return [b["text"] for b in content if b.get("type") == "text"]
+
+
+def assert_valid_history(messages: list[dict]) -> None:
+    """Roles alternate, and every tool_use is answered by a tool_result in the next message."""
+    assert messages[0]["role"] == "user"
+    for a, b in zip(messages, messages[1:]):
+        assert a["role"] != b["role"], [m["role"] for m in messages]
+    for i, m in enumerate(messages):
+        if m["role"] != "assistant":
+            continue
+        uses = [b["id"] for b in m["content"] if b.get("type") == "tool_use"]
+        if uses:
+            nxt = messages[i + 1]["content"]
+            answered = [b["tool_use_id"] for b in nxt if b.get("type") == "tool_result"]
+            assert answered == uses
+
+
+def session_events(home: Path) -> dict[str, list[dict]]:
+    out = {}
+    for p in sorted((home / "sessions").glob("*.jsonl")):
+        out[p.stem] = list(read_events(p))
+    return out
+
+
+LOOKUP = lambda code="GH56JK78MN", **kw: message(tool_use_block("get_order_status", {"order_code": code}), **kw)  # noqa: E731
+
+
+# --------------------------------------------------------------------------- conversation
+
+def test_two_question_ticket_second_request_carries_first_exchange(anthropic_env, fake_anthropic, home):
+    fake_anthropic.queue(LOOKUP(), text("Order GH56JK78MN is waiting for its payment to be matched."),
+                         text("Payment pending; we are on it."))
+    code, screen = run_keys("Where is GH56JK78MN?\rmake it shorter\r/exit\r")
+    assert code == 0
+    assert len(fake_anthropic.requests) == 3
+    msgs = fake_anthropic.requests[2]["messages"]
+    assert [m["role"] for m in msgs] == ["user", "assistant", "user", "assistant", "user"]
+    assert user_texts(msgs[0]) == ["Where is GH56JK78MN?"]
+    assert msgs[1]["content"][0]["type"] == "tool_use"
+    assert '"pending_payment"' in tool_results({"messages": msgs[:3]})[0]["content"]
+    assert "waiting for its payment" in msgs[3]["content"][0]["text"]
+    assert user_texts(msgs[4]) == ["make it shorter"]
+    # the trace and both answers reached the screen
+    assert "→ get_order_status" in screen and "pending_payment" in screen
+    assert "waiting for its payment to be matched." in screen and "Payment pending" in screen
+    # one ticket = one session log holding both questions
+    logs = session_events(home)
+    assert len(logs) == 1
+    questions = [e["text"] for e in next(iter(logs.values())) if e["type"] == "question"]
+    assert questions == ["Where is GH56JK78MN?", "make it shorter"]
+
+
+def test_banner_shows_provider_model_database_drafts_customer(anthropic_env, fake_anthropic, demo_db, drafts_dir):
+    code, screen = run_keys("/exit\r", customer="ana.silva@example.com")
+    assert code == 0
+    head = screen.split("/help", 1)[0]
+    for want in ("anthropic", "claude-sonnet-5-5", str(demo_db), str(drafts_dir), "ana.silva@example.com"):
+        assert want in head
+    assert "offline" not in head
+    assert fake_anthropic.requests == []
+
+
+def test_banner_says_when_the_offline_workflow_is_in_use(cli_env):
+    code, screen = run_keys("Where is ORD-20261234?\r/exit\r", provider="offline")
+    assert code == 0
+    assert "offline workflow" in screen.split("/help", 1)[0]
+    assert "ORD-20261234" in screen and "shipped" in screen
+
+
+def test_new_starts_a_fresh_ticket(anthropic_env, fake_anthropic, home):
+    fake_anthropic.queue(text("first answer"), text("second answer"))
+    code, screen = run_keys("about GH56JK78MN\r/new\rsomething else\r/exit\r")
+    assert code == 0
+    second = fake_anthropic.requests[1]["messages"]
+    assert len(second) == 1 and user_texts(second[0]) == ["something else"]
+    assert "new ticket #2" in screen
+    logs = session_events(home)
+    assert len(logs) == 2  # a new session id, a new log
+    assert sorted(e["text"] for ev in logs.values() for e in ev if e["type"] == "question") == \
+        ["about GH56JK78MN", "something else"]
+
+
+def test_customer_scopes_lookups_and_clears(anthropic_env, fake_anthropic, home):
+    fake_anthropic.queue(LOOKUP(), text("not found"), LOOKUP(), text("found"), LOOKUP(), text("found"))
+    code, screen = run_keys("/customer ben.okafor@example.net\rcheck GH56JK78MN\r"
+                            "/customer not-an-email\r"
+                            "/customer ana.silva@example.com\rcheck again\r"
+                            "/customer\ronce more\r/exit\r")
+    assert code == 0
+    results = [json.loads(tool_results(fake_anthropic.requests[i])[0]["content"]) for i in (1, 3, 5)]
+    assert results[0] == {"found": False, "order_code": "GH56JK78MN"}  # another customer's order
+    assert results[1]["found"] is True and results[1]["status"] == "pending_payment"
+    assert results[2]["found"] is True  # scope cleared
+    assert "not an email address" in screen
+    events = next(iter(session_events(home).values()))
+    assert [e["customer"] for e in events if e["type"] == "question"] == \
+        ["ben.okafor@example.net", "ana.silva@example.com", None]
+    assert [e["customer"] for e in events if e["type"] == "customer_changed"] == \
+        ["ben.okafor@example.net", "ana.silva@example.com", None]
+
+
+def test_model_switch_applies_to_the_next_request(anthropic_env, fake_anthropic):
+    fake_anthropic.queue(text("one"), text("two"))
+    code, screen = run_keys("hi\r/model claude-other-9\rhi again\r/model\r/exit\r")
+    assert code == 0
+    assert [r["model"] for r in fake_anthropic.requests] == ["claude-sonnet-5-5", "claude-other-9"]
+    assert "model: claude-other-9 (anthropic)" in screen
+
+
+def test_unknown_command_lists_the_commands_and_sends_nothing(anthropic_env, fake_anthropic):
+    code, screen = run_keys("/frobnicate now\r/help\r/exit\r")
+    assert code == 0
+    assert fake_anthropic.requests == []
+    line = next(ln for ln in screen.splitlines() if "unknown command" in ln)
+    assert "/frobnicate" in line
+    for cmd in ("/help", "/new", "/customer", "/model", "/drafts", "/usage", "/history", "/exit"):
+        assert cmd in line
+    assert "Esc-Enter" in screen  # /help explains the keys
+
+
+def test_drafts_history_and_usage_commands(anthropic_env, fake_anthropic, drafts_dir):
+    reply = "Dear Ana, your payment is being matched to order GH56JK78MN. Kind regards"
+    fake_anthropic.queue(
+        message(tool_use_block("get_order_status", {"order_code": "GH56JK78MN"}),
+                tool_use_block("draft_reply", {"text": reply, "order_code": "GH56JK78MN"}),
+                usage={"input_tokens": 1200, "output_tokens": 30, "cache_read_input_tokens": 1000}),
+        text("Saved a draft.", usage={"input_tokens": 1300, "output_tokens": 5, "cache_read_input_tokens": 1100}),
+        text("Hello.", usage={"input_tokens": 100, "output_tokens": 7, "cache_read_input_tokens": 0}),
+    )
+    code, screen = run_keys("Reply to Ana about GH56JK78MN\r/drafts\r/history\r/usage\r/new\r"
+                            "/drafts\rhello\r/usage\r/exit\r")
+    assert code == 0
+    drafts = sorted(drafts_dir.glob("d-*.md"))
+    assert len(drafts) == 1 and reply in drafts[0].read_text()
+    # the save is shown with its path, and /drafts lists it with its status
+    assert f"saved: {drafts[0]}" in screen
+    listed = [ln for ln in screen.splitlines() if ln.strip().startswith(drafts[0].stem)]
+    assert listed and "pending_review" in listed[0] and str(drafts[0]) in listed[0]
+    assert "no drafts saved in this ticket yet" in screen  # after /new
+    # /history: both calls of the ticket, in order
+    hist = [ln for ln in screen.splitlines() if ln.lstrip().startswith(("1. ", "2. "))]
+    assert "get_order_status" in hist[0] and "draft_reply" in hist[1]
+    # /usage: ticket and session totals (the session survives /new)
+    rows = [ln.split() for ln in screen.splitlines() if ln.startswith(("this ticket", "session ("))]
+    assert rows[0][-4:] == ["2,500", "35", "2,100", "0"]
+    assert rows[1][-4:] == ["2,500", "35", "2,100", "0"]
+    assert rows[2][-4:] == ["100", "7", "0", "0"]
+    assert rows[3][-4:] == ["2,600", "42", "2,100", "0"] and "2 tickets" in " ".join(rows[3])
+
+
+# --------------------------------------------------------------------------- input
+
+def test_empty_input_ctrl_c_at_prompt_and_ctrl_d(anthropic_env, fake_anthropic):
+    code, screen = run_keys("\r   \rhalf a question\x03\x04")
+    assert code == 0
+    assert fake_anthropic.requests == []
+
+
+def test_pasted_email_and_esc_enter_are_one_question(anthropic_env, fake_anthropic):
+    fake_anthropic.queue(text("ok 1"), text("ok 2"))
+    email = "Hi,\nmy order GH56JK78MN has not arrived.\nThanks, Ana"
+    code, _ = run_keys(f"\x1b[200~{email}\x1b[201~\rline one\x1b\rline two\r/exit\r")
+    assert code == 0
+    assert len(fake_anthropic.requests) == 2
+    assert user_texts(fake_anthropic.requests[0]["messages"][0]) == [email]
+    assert user_texts(fake_anthropic.requests[1]["messages"][-1]) == ["line one\nline two"]
+
+
+def test_history_file_persists_recalls_and_never_keeps_a_key(anthropic_env, fake_anthropic, tmp_path):
+    fake_anthropic.queue(text("a"), text("b"))
+    hist = tmp_path / "state" / "history"
+    pasted = "my key is sk-ant-api03-abcdefghijklmnop, where is GH56JK78MN?"
+    run_keys(f"{pasted}\r/exit\r", history_path=hist)
+    assert stat.S_IMODE(hist.stat().st_mode) == 0o600
+    saved = hist.read_text()
+    assert "GH56JK78MN" in saved and "sk-ant-api03" not in saved
+    # a new session on the same file: up-arrow twice recalls the question (the last entry is /exit)
+    code, _ = run_keys("\x1b[A\x1b[A\r/exit\r", history_path=hist)
+    assert code == 0
+    assert "GH56JK78MN" in user_texts(fake_anthropic.requests[1]["messages"][0])[0]
+
+
+# --------------------------------------------------------------------------- interrupts and failures
+
+def test_ctrl_c_while_waiting_for_the_model_cancels_only_that_turn(anthropic_env, fake_anthropic, home):
+    fake_anthropic.queue(text("never shown", delay=60), text("Second answer."))
+
+    async def main():
+        app = App.open(settings_from())
+        try:
+            with piped_repl(app) as (repl, inp, buf):
+                inp.send_text("Where is GH56JK78MN?\r")
+                running = asyncio.create_task(repl.run())
+                await wait_until(lambda: len(fake_anthropic.requests) == 1, "first request")
+                await asyncio.sleep(0.05)
+                os.kill(os.getpid(), signal.SIGINT)  # a real Ctrl-C, caught by the REPL's handler
+                await wait_until(lambda: "cancelled" in buf.getvalue(), "cancel message")
+                inp.send_text("and now?\r/exit\r")
+                return await asyncio.wait_for(running, GUARD_S), buf.getvalue()
+        finally:
+            await app.aclose()
+
+    code, screen = asyncio.run(main())
+    assert code == 0
+    assert "never shown" not in screen and "Second answer." in screen
+    # the unanswered question was rolled back: the next request is valid and starts afresh
+    msgs = fake_anthropic.requests[1]["messages"]
+    assert [user_texts(m) for m in msgs] == [["and now?"]]
+    events = next(iter(session_events(home).values()))
+    assert [e["type"] for e in events].count("cancelled") == 1
+
+
+def test_cancel_while_a_tool_runs_answers_every_tool_use(anthropic_env, fake_anthropic, home):
+    started = asyncio.Event()
+
+    async def slow_lookup(args, ctx):
+        started.set()
+        await asyncio.sleep(60)
+        return {"never": True}
+
+    registry = default_registry()
+    registry.register(Tool(name="slow_lookup", description="a lookup that hangs",
+                           input_schema={"type": "object", "properties": {}}, effect=READ_ONLY,
+                           execute=slow_lookup))
+    fake_anthropic.queue(
+        message(tool_use_block("get_order_status", {"order_code": "GH56JK78MN"}, id="toolu_fast"),
+                tool_use_block("slow_lookup", {}, id="toolu_slow")),
+        text("Fine now."))
+
+    async def main():
+        app = App.open(settings_from(), registry=registry)
+        try:
+            with piped_repl(app) as (repl, inp, buf):
+                inp.send_text("Where is GH56JK78MN?\r")
+                running = asyncio.create_task(repl.run())
+                await wait_until(started.is_set, "slow tool started")
+                assert repl.cancel_turn()  # what the SIGINT handler calls
+                await wait_until(lambda: "cancelled" in buf.getvalue(), "cancel message")
+                inp.send_text("next question\r/exit\r")
+                return await asyncio.wait_for(running, GUARD_S), buf.getvalue()
+        finally:
+            await app.aclose()
+
+    code, screen = asyncio.run(main())
+    assert code == 0 and "Fine now." in screen
+    msgs = fake_anthropic.requests[1]["messages"]
+    assert_valid_history(msgs)
+    answered = {b["tool_use_id"]: b for b in msgs[2]["content"] if b.get("type") == "tool_result"}
+    assert set(answered) == {"toolu_fast", "toolu_slow"}
+    assert answered["toolu_slow"].get("is_error") is True
+    assert user_texts(msgs[-1])[-1] == "next question"
+    events = next(iter(session_events(home).values()))
+    assert "cancelled" in [e["type"] for e in events]
+
+
+def test_api_failure_prints_one_line_and_the_repl_goes_on(anthropic_env, fake_anthropic):
+    fake_anthropic.queue(error(500, "boom", headers={"x-should-retry": "false"}), text("Back up."))
+    code, screen = run_keys("first try\rsecond try\r/exit\r")
+    assert code == 0
+    errors = [ln for ln in screen.splitlines() if ln.startswith("error:")]
+    assert len(errors) == 1 and "500" in errors[0]
+    assert "Back up." in screen and "Traceback" not in screen
+    assert_valid_history(fake_anthropic.requests[1]["messages"])
+
+
+def test_a_crash_in_one_turn_prints_one_line_and_the_next_works(anthropic_env, fake_anthropic, home):
+    # The session log cannot be written (a file where its folder should be): App.run fails.
+    home.joinpath("sessions").write_text("not a folder")
+    fake_anthropic.queue(text("Works again."))
+
+    async def main():
+        app = App.open(settings_from())
+        try:
+            with piped_repl(app) as (repl, inp, buf):
+                inp.send_text("first\r")
+                running = asyncio.create_task(repl.run())
+                await wait_until(lambda: "error:" in buf.getvalue(), "error line")
+                home.joinpath("sessions").unlink()
+                inp.send_text("second\r/exit\r")
+                return await asyncio.wait_for(running, GUARD_S), buf.getvalue()
+        finally:
+            await app.aclose()
+
+    code, screen = asyncio.run(main())
+    assert code == 0
+    assert [ln for ln in screen.splitlines() if ln.startswith("error:")] == \
+        ["error: this question failed unexpectedly (FileExistsError); the REPL goes on — if the "
+         "next question fails too, start a new ticket with /new"]
+    assert "Works again." in screen and "Traceback" not in screen
+    assert [user_texts(m) for m in fake_anthropic.requests[0]["messages"]] == [["second"]]
+
+
+def test_turn_limit_asks_to_continue_and_resumes_the_same_question(anthropic_env, fake_anthropic):
+    fake_anthropic.queue(LOOKUP(), text("It is waiting for payment."))
+    code, screen = run_keys("Where is GH56JK78MN?\ry\r/exit\r", max_turns=1)
+    assert code == 0
+    assert "stopped (turn_limit)" in screen and "so far: 1 tool call (get_order_status ×1)" in screen
+    assert "It is waiting for payment." in screen
+    assert len(fake_anthropic.requests) == 2
+    cont = fake_anthropic.requests[1]["messages"]
+    assert_valid_history(cont)
+    assert [m["role"] for m in cont] == ["user", "assistant", "user"]  # resumed, not re-asked
+    assert tool_results({"messages": cont})[0]["tool_use_id"] == cont[1]["content"][0]["id"]
+
+
+def test_turn_limit_defaults_to_no(anthropic_env, fake_anthropic):
+    fake_anthropic.queue(LOOKUP(), text("after the follow-up"))
+    code, screen = run_keys("Where is GH56JK78MN?\r\rthen?\r/exit\r", max_turns=1)
+    assert code == 0
+    assert "stopped here" in screen
+    assert len(fake_anthropic.requests) == 2
+    follow = fake_anthropic.requests[1]["messages"]
+    assert_valid_history(follow)
+    assert user_texts(follow[-1]) == ["then?"]
+
+
+# --------------------------------------------------------------------------- the console script
+
+def test_chat_on_a_pipe_is_one_ticket_line_by_line(cli, anthropic_env, fake_anthropic):
+    fake_anthropic.queue(LOOKUP(), text("It is waiting for payment."), text("Payment pending."))
+    p = cli(["chat"], anthropic_env, input="Where is GH56JK78MN?\n\nmake it shorter\n/usage\n")
+    assert p.returncode == 0, p.err
+    assert p.out.splitlines()[:2] == ["It is waiting for payment.", "Payment pending."]
+    assert "this ticket" in p.out  # the slash command ran
+    assert "→ get_order_status" in p.err  # the trace goes to stderr
+    assert len(fake_anthropic.requests) == 3
+    assert len(fake_anthropic.requests[2]["messages"]) == 5
+    for stream in (p.out, p.err):
+        assert "Traceback" not in stream and "Warning" not in stream and anthropic_env["ANTHROPIC_API_KEY"] not in stream
+
+
+def test_chat_on_a_pipe_json_and_exit_command(cli, cli_env):
+    p = cli(["chat", "--json", "--provider", "offline"], cli_env,
+            input="Where is GH56JK78MN?\nand ORD-20261234?\n/exit\nWhere is KL12MN34PQ?\n")
+    assert p.returncode == 0, p.err
+    objs = [json.loads(ln) for ln in p.out.splitlines()]
+    assert [o["tool_calls"][0]["input"]["order_code"] for o in objs] == ["GH56JK78MN", "ORD-20261234"]
+    assert objs[0]["session_id"] == objs[1]["session_id"] and objs[0]["status"] == "ok"
+    assert "offline workflow" in p.err
+
+
+def test_chat_on_a_pipe_offline_keeps_context(cli, cli_env):
+    p = cli(["chat"], cli_env, input="Where is ORD-20261234?\nand the line items?\n")
+    assert p.returncode == 0, p.err
+    assert "offline workflow" in p.err
+    assert "ORD-20261234" in p.out and "shipped" in p.out and "Printed manual" in p.out
+
+
+def test_bad_configuration_exits_3_with_one_line(cli, cli_env, tmp_path):
+    p = cli(["chat", "--provider", "offline", "--db", str(tmp_path / "missing.sqlite3")], cli_env,
+            input="hi\n")
+    assert p.returncode == 3
+    assert len(p.err.strip().splitlines()) == 1 and "does not exist" in p.err
+    assert p.out == ""
+
+
+def test_importing_the_cli_does_not_load_the_repl():
+    code = ("import sys, agentcli.cli; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('prompt_toolkit', 'anthropic') "
+            "or m == 'agentcli.repl'))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def _spawn(args, env):
+    env = {**env, "TERM": "xterm-256color", "PROMPT_TOOLKIT_NO_CPR": "1", "COLUMNS": "160", "LINES": "40"}
+    child = pexpect.spawn(agentcli_exe(), args, env=env, encoding="utf-8", timeout=GUARD_S,
+                          dimensions=(40, 160))
+    return child
+
+
+def test_terminal_end_to_end(anthropic_env, fake_anthropic, demo_db, home):
+    """The real console script in a pseudo-terminal: ask, see the trace, Ctrl-C, ask, leave."""
+    fake_anthropic.queue(LOOKUP(), text("Order GH56JK78MN is waiting for payment."),
+                         text("never shown", delay=60), text("Here again."))
+    child = _spawn([], anthropic_env)  # bare `agentcli` on a terminal starts the REPL
+    try:
+        child.expect("provider")
+        child.expect("anthropic")
+        child.expect(str(demo_db))
+        child.expect("›")
+        child.send("Where is GH56JK78MN?\r")
+        child.expect("→ get_order_status")
+        child.expect("pending_payment")
+        child.expect("waiting for payment.")
+        child.expect("›")
+        # Ctrl-C while the model is working cancels that turn only
+        child.send("and the line items?\r")
+        deadline = time.monotonic() + GUARD_S
+        while len(fake_anthropic.requests) < 3 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        time.sleep(0.1)
+        child.sendintr()
+        child.expect("cancelled")
+        child.expect("›")
+        child.send("still there?\r")
+        child.expect("Here again.")
+        child.expect("›")
+        child.send("/exit\r")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert child.exitstatus == 0
+    last = fake_anthropic.requests[3]["messages"]
+    assert_valid_history(last)
+    assert len(last) == 5 and user_texts(last[-1]) == ["still there?"]  # the cancelled one rolled back
+    events = next(iter(session_events(home).values()))
+    assert [e["type"] for e in events].count("cancelled") == 1
