@@ -59,7 +59,9 @@ class App:
         return Conversation(self.provider, self.registry, ctx, max_turns=s.max_turns,
                             tool_timeout=s.tool_timeout, retries=s.retries, stream=s.stream)
 
-    def log_for(self, conv: Conversation) -> SessionLog:
+    def log_for(self, conv: Conversation, meta: dict[str, Any] | None = None) -> SessionLog:
+        """The session log of this ticket; ``meta`` (e.g. ``{"origin": "eval"}``) goes into its
+        ``session_start`` record when the log is first opened."""
         log = self._logs.get(id(conv))
         if log is None or log.session_id != conv.session_id:
             if log is not None:
@@ -67,7 +69,7 @@ class App:
             log = SessionLog(sessions_dir(), conv.session_id, meta={
                 "provider": self.provider.name, "model": self.provider.model,
                 "db": self.db_description, "drafts_dir": str(self.settings.drafts_dir),
-                "customer": conv.ctx.customer})
+                "customer": conv.ctx.customer, **(meta or {})})
             self._logs[id(conv)] = log
         return log
 

@@ -46,7 +46,8 @@ _META_ORDER = ("id", "status", "created_at", "order_code", "customer", "question
 
 
 def now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    # Microseconds: drafts saved within one second still sort by time.
+    return datetime.now(timezone.utc).isoformat(timespec="microseconds")
 
 
 def draft_id(conversation_id: str, text: str) -> str:
@@ -211,6 +212,8 @@ class DraftStore:
             d.meta["reviewed_at"] = now_iso()
             if reason is not None:
                 d.meta["review_reason"] = reason
+            else:
+                d.meta.pop("review_reason", None)  # a reason belongs to the decision it explained
             tmp = self._write_temp(render(d.meta, d.text))
             os.replace(tmp, d.path)
             return d, True

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -30,7 +31,8 @@ class SessionLog:
             self.dir.mkdir(parents=True, exist_ok=True, mode=0o700)
             self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
             if os.fstat(self._fd).st_size == 0:
-                self._write({"type": "session_start", "session_id": self.session_id, **self._meta})
+                self._write({"type": "session_start", "session_id": self.session_id,
+                             "ts": round(time.time(), 3), **self._meta})
         return self._fd
 
     def _write(self, d: dict[str, Any]) -> None:
