@@ -74,7 +74,9 @@ def register(app: typer.Typer) -> None:
         request_timeout: RequestTimeout = None, retries: Retries = None, json_: Json = False,
         quiet: Quiet = False, no_stream: NoStream = False,
     ) -> None:
-        """Interactive mode: one ticket at a time, follow-up questions keep context (/help inside).
+        """The REPL: one ticket at a time; follow-ups keep context.
+
+        Inside, /help lists the commands (/new, /customer, /model, /drafts, /usage, /history).
 
         When standard input is not a terminal, each line is one question (or slash command) of
         the same ticket, and the command exits 0 at end of input.

@@ -240,6 +240,51 @@ def test_drafts_history_and_usage_commands(anthropic_env, fake_anthropic, drafts
     assert rows[3][-4:] == ["2,600", "42", "2,100", "0"] and "2 tickets" in " ".join(rows[3])
 
 
+def test_tool_results_pretty_folded_and_errors_on_one_line(anthropic_env, fake_anthropic):
+    fake_anthropic.queue(
+        message(tool_use_block("get_order_status", {"order_code": "ORD-20261234", "include_line_items": True}),
+                tool_use_block("get_order_status", {"order_code": "not a code"})),
+        text("Done."))
+    code, screen = run_keys("Items of ORD-20261234?\r/exit\r")
+    assert code == 0
+    lines = screen.splitlines()
+    head = lines.index(next(ln for ln in lines if ln.startswith("← get_order_status ok (")))
+    assert lines[head + 1] == "  {" and lines[head + 2] == '    "found": true,'  # pretty JSON
+    assert any("more lines (the full result is in the session log" in ln for ln in lines[head:])
+    err = [ln for ln in lines if ln.startswith("✗ get_order_status invalid_input (")]
+    assert len(err) == 1 and "not a valid order code" in err[0]
+
+
+def test_spinner_on_a_terminal_is_stopped_before_text(anthropic_env, fake_anthropic):
+    fake_anthropic.queue(LOOKUP(), text("All clear."))
+
+    async def main():
+        from prompt_toolkit.history import InMemoryHistory
+        from prompt_toolkit.input import create_pipe_input
+        from prompt_toolkit.output import DummyOutput
+
+        app = App.open(settings_from())
+        try:
+            with create_pipe_input() as inp:
+                buf = io.StringIO()
+                console = Console(file=buf, width=100, force_terminal=True, color_system=None)
+                session = build_session(input=inp, output=DummyOutput(), history=InMemoryHistory())
+                repl = Repl(app, console=console, session=session)
+                assert repl.spinner  # on by default on a terminal
+                inp.send_text("Where is GH56JK78MN?\r/exit\r")
+                code = await asyncio.wait_for(repl.run(), GUARD_S)
+                return code, buf.getvalue(), console
+        finally:
+            await app.aclose()
+
+    code, raw, console = asyncio.run(main())
+    assert code == 0
+    assert raw.count("waiting for the model…") >= 2 and "running 1 tool call…" in raw
+    # every spinner was stopped before the next output: the answer follows the last one
+    assert raw.rindex("waiting for the model…") < raw.index("All clear.")
+    assert not getattr(console, "_live_stack", None) and getattr(console, "_live", None) is None
+
+
 # --------------------------------------------------------------------------- input
 
 def test_empty_input_ctrl_c_at_prompt_and_ctrl_d(anthropic_env, fake_anthropic):
@@ -292,7 +337,10 @@ def test_ctrl_c_while_waiting_for_the_model_cancels_only_that_turn(anthropic_env
         finally:
             await app.aclose()
 
-    code, screen = asyncio.run(main())
+    try:
+        code, screen = asyncio.run(main())
+    except KeyboardInterrupt:
+        pytest.fail("the REPL did not catch SIGINT during a turn")
     assert code == 0
     assert "never shown" not in screen and "Second answer." in screen
     # the unanswered question was rolled back: the next request is valid and starts afresh
