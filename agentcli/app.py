@@ -83,8 +83,9 @@ class App:
             builder.question, builder.customer = conv.ctx.question, conv.ctx.customer
             builder.session_id = conv.session_id
         sinks = [log, builder, *consumers]
+        events = conv.ask(question, max_turns=max_turns, resume=resume)
         try:
-            async for ev in conv.ask(question, max_turns=max_turns, resume=resume):
+            async for ev in events:
                 for sink in sinks:
                     sink(ev)
         except (asyncio.CancelledError, KeyboardInterrupt):
@@ -92,6 +93,10 @@ class App:
                         "message": "cancelled by the person"})
             builder.cancelled()
             raise
+        finally:
+            # If a consumer raised, close the generator now so its history repair runs now,
+            # not whenever it is garbage-collected.
+            await events.aclose()
         return builder
 
     async def aclose(self) -> None:
