@@ -18,7 +18,6 @@ prompt_toolkit is imported only inside the functions that use it.
 from __future__ import annotations
 
 import asyncio
-import gc
 import json
 import os
 import re
@@ -512,13 +511,7 @@ class Repl:
             return None
         exc = task.exception()
         if exc is not None:
-            self._crashed(exc)
-            # If the loop was left suspended (a consumer failed), let it finish now: on close
-            # it answers every pending tool_use, so the history stays valid.
-            del task, exc
-            gc.collect()
-            for _ in range(3):
-                await asyncio.sleep(0)
+            self._crashed(exc)  # App.run has already closed the loop and repaired the history
             return None
         return task.result()
 
