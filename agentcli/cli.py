@@ -210,15 +210,9 @@ def db_init(
 
 def _register_extensions() -> None:
     """Commands that live in their own modules (each imports its heavy parts lazily)."""
-    import importlib
+    from . import cli_batch, cli_chat, cli_review
 
-    for name in ("cli_chat", "cli_batch", "cli_review"):
-        try:
-            mod = importlib.import_module(f".{name}", __package__)
-        except ModuleNotFoundError as e:
-            if e.name != f"{__package__}.{name}":
-                raise
-            continue
+    for mod in (cli_chat, cli_batch, cli_review):
         mod.register(app)
 
 
