@@ -10,6 +10,8 @@ Builds the demo database with N orders (SQLite with ``orders.init_sqlite``, Post
 
 - bare ``sqlite3``, one reused read-only connection (the floor), and one connection per lookup;
 - ``SQLiteStore.get_order``;
+- for reference, one round trip event loop -> worker thread -> event loop with no work: the
+  floor of the tool layer, which runs each lookup in a worker thread (``run_in_executor``);
 - the tool layer: ``tools.run_tool`` on ``get_order_status`` (input validation, the query in a
   worker thread, the result) plus ``json.dumps`` of the result, as the loop sends it;
 - bare psycopg on one connection, ``PostgresStore.get_order``, and the tool layer over PostgreSQL.
@@ -113,6 +115,26 @@ def time_tool_layer(store, codes: list[str]) -> list[int]:
     return asyncio.run(main())
 
 
+def time_thread_hop(n: int) -> list[int]:
+    """The floor of the tool layer's design: event loop -> worker thread -> event loop, no query."""
+
+    async def main() -> list[int]:
+        loop = asyncio.get_running_loop()
+        noop = lambda: None  # noqa: E731
+        for _ in range(2000):
+            await loop.run_in_executor(None, noop)
+        gc.collect()
+        samples = []
+        clock = time.perf_counter_ns
+        for _ in range(n):
+            t0 = clock()
+            await loop.run_in_executor(None, noop)
+            samples.append(clock() - t0)
+        return samples
+
+    return asyncio.run(main())
+
+
 def sqlite_db(path: Path, n: int, reuse: bool) -> float | None:
     if reuse and path.exists():
         with sqlite3.connect(path) as c:
@@ -186,6 +208,7 @@ def main() -> None:
         k.close()
 
     add("sqlite3, a connection per lookup", time_calls(connect_each, codes[: max(1000, len(codes) // 10)]))
+    add("(asyncio -> worker thread -> back, no query)", time_thread_hop(len(codes)))
     store = SQLiteStore(path)
     add("SQLiteStore.get_order", time_calls(lambda c: store.get_order(c, None, False), codes))
     add("tool layer, SQLite", time_tool_layer(store, codes))
@@ -230,13 +253,13 @@ def main() -> None:
     for b in builds:
         print("  " + b)
     print()
-    header = f"| {'lookup':<36} | {'n':>6} | {'p50 µs':>8} | {'p99 µs':>8} | {'mean µs':>8} | {'target p99':>10} |"
+    header = f"| {'lookup':<42} | {'n':>6} | {'p50 µs':>8} | {'p99 µs':>8} | {'mean µs':>8} | {'target p99':>10} |"
     print(header)
     print("|" + "|".join("-" * (len(c)) for c in header.split("|")[1:-1]) + "|")
     for name, n, p50, p99, mean in rows:
         target = TARGETS_P99_US.get(name)
         verdict = "" if target is None else (f"≤ {target} ✓" if p99 <= target else f"≤ {target} ✗")
-        print(f"| {name:<36} | {n:>6} | {p50:>8.1f} | {p99:>8.1f} | {mean:>8.1f} | {verdict:>10} |")
+        print(f"| {name:<42} | {n:>6} | {p50:>8.1f} | {p99:>8.1f} | {mean:>8.1f} | {verdict:>10} |")
 
 
 if __name__ == "__main__":
