@@ -253,13 +253,13 @@ def main() -> None:
     for b in builds:
         print("  " + b)
     print()
-    header = f"| {'lookup':<42} | {'n':>6} | {'p50 µs':>8} | {'p99 µs':>8} | {'mean µs':>8} | {'target p99':>10} |"
+    header = f"| {'lookup':<44} | {'n':>6} | {'p50 µs':>8} | {'p99 µs':>8} | {'mean µs':>8} | {'target p99':>10} |"
     print(header)
     print("|" + "|".join("-" * (len(c)) for c in header.split("|")[1:-1]) + "|")
     for name, n, p50, p99, mean in rows:
         target = TARGETS_P99_US.get(name)
         verdict = "" if target is None else (f"≤ {target} ✓" if p99 <= target else f"≤ {target} ✗")
-        print(f"| {name:<42} | {n:>6} | {p50:>8.1f} | {p99:>8.1f} | {mean:>8.1f} | {verdict:>10} |")
+        print(f"| {name:<44} | {n:>6} | {p50:>8.1f} | {p99:>8.1f} | {mean:>8.1f} | {verdict:>10} |")
 
 
 if __name__ == "__main__":
