@@ -9,9 +9,11 @@ All in one process, against ``FakeAnthropic`` on 127.0.0.1 answering instantly:
    bodies (recorded from agentcli's own requests) and consumes the same streams. The three
    variants (bare SDK, agentcli without a renderer, agentcli with a ``TraceRenderer`` writing to
    an ``io.StringIO``-backed rich terminal console) alternate within each repetition, and the
-   p50 of the paired differences gives agentcli's overhead: per model call = diff / 5, per tool
-   cycle = diff / 4 (a tool cycle is a model call, the lookup, the results message and the
-   rendering; the final answer's call is charged to the cycles, so this errs high).
+   p50 of the paired differences gives agentcli's overhead, as the issue defines its targets:
+   per model call = (agentcli without renderer - bare) / 5, everything but the HTTP exchange;
+   per tool cycle = (agentcli with renderer - bare) / 4, a model call plus the lookup, the
+   results message and the rendering (the final answer's call is charged to the four cycles, so
+   this errs high). Process CPU time is reported beside the wall time: steadier under load.
 2. Concurrent tools. Two read-only ``get_order_status`` calls in one turn against a store whose
    every lookup sleeps 0.5 s (a subclass of ``orders.SQLiteStore``): the wall time of the tool
    phase (first call started to last result) should be about 0.5 s, not 1 s.
@@ -234,6 +236,7 @@ async def _run(reps: int, warmup: int, profile: bool, log) -> dict[str, Any]:
             raise RuntimeError(f"expected 5 streaming requests, got {len(payloads)}")
         fake.reset()
 
+        built = (app.provider.client, app.provider.tools, app.provider.system, app.store)
         variants = ("bare", "agent", "agent_render")
         samples: dict[str, list[dict[str, float]]] = {v: [] for v in variants}
         for i in range(warmup + reps):
@@ -246,6 +249,14 @@ async def _run(reps: int, warmup: int, profile: bool, log) -> dict[str, Any]:
                     samples[v].append(got[v])
             if (i + 1) % 50 == 0:
                 log(f"{i + 1}/{warmup + reps} repetitions")
+
+        questions = 1 + 2 * (warmup + reps)
+        now = (app.provider.client, app.provider.tools, app.provider.system, app.store)
+        same = all(a is b for a, b in zip(built, now))
+        conns = len(getattr(app.store, "_conns", []) or [])
+        once = {"ok": same, "detail": f"SDK client, tool schemas, system prompt and store: the same objects "
+                                      f"across {questions} questions; {conns} SQLite connection(s) "
+                                      f"(one per worker thread)"}
 
         def col(v: str, k: str) -> list[float]:
             return [x[k] for x in samples[v]]
@@ -301,6 +312,7 @@ async def _run(reps: int, warmup: int, profile: bool, log) -> dict[str, Any]:
             "log_p50_ms": pct(col("agent_render", "log"), 50) * 1000,
             "lookup_p50_ms": pct(col("agent_render", "lookup"), 50) * 1000,
             "cache": cache,
+            "once": once,
             "concurrent_phase_s": statistics.median(phases),
             "concurrent_question_s": statistics.median(questions),
             "result_bytes": result_bytes,
@@ -390,16 +402,20 @@ def report(res: dict[str, Any]) -> dict[str, Any]:
          "target": "", "verdict": f"{p50['agent_render'] / p50['bare']:.2f}x bare"},
     ]
     cd = res["cpu_diff_p50_ms"]
-    for v, label in (("agent", "no renderer"), ("agent_render", "with rendering")):
-        per_call, per_cycle = d[v] / 5, d[v] / 4
-        rows.append({"measure": f"overhead per model call ({label})",
-                     "value": f"{per_call:.3f} ms p50 (CPU {cd[v] / 5:.3f})",
-                     "target": f"<= {TARGETS['per_call_ms']:g} ms",
-                     "verdict": "ok" if per_call <= TARGETS["per_call_ms"] else "MISSED"})
-        rows.append({"measure": f"overhead per tool cycle ({label})",
-                     "value": f"{per_cycle:.3f} ms p50 (CPU {cd[v] / 4:.3f})",
-                     "target": f"<= {TARGETS['per_cycle_ms']:g} ms",
-                     "verdict": "ok" if per_cycle <= TARGETS["per_cycle_ms"] else "MISSED"})
+    # The issue's two targets: per model call, agentcli's own cost (loop, tools, session log;
+    # everything but the HTTP exchange); per tool cycle, including the lookup and the rendering.
+    per_call, per_cycle = d["agent"] / 5, d["agent_render"] / 4
+    rows.append({"measure": "overhead per model call (no renderer)",
+                 "value": f"{per_call:.3f} ms p50 (CPU {cd['agent'] / 5:.3f})",
+                 "target": f"<= {TARGETS['per_call_ms']:g} ms",
+                 "verdict": "ok" if per_call <= TARGETS["per_call_ms"] else "MISSED"})
+    rows.append({"measure": "overhead per tool cycle (lookup + rendering)",
+                 "value": f"{per_cycle:.3f} ms p50 (CPU {cd['agent_render'] / 4:.3f})",
+                 "target": f"<= {TARGETS['per_cycle_ms']:g} ms",
+                 "verdict": "ok" if per_cycle <= TARGETS["per_cycle_ms"] else "MISSED"})
+    rows.append({"measure": "  per model call with rendering", "value":
+                 f"{d['agent_render'] / 5:.3f} ms p50 (CPU {cd['agent_render'] / 5:.3f})",
+                 "target": "", "verdict": "info"})
     rows.append({"measure": "  in it: session log (SessionLog)", "value": f"{res['log_p50_ms'] / 4:.3f} ms p50",
                  "target": "", "verdict": "per tool cycle"})
     rows.append({"measure": "  in it: rendering (TraceRenderer)", "value": f"{res['render_p50_ms'] / 4:.3f} ms p50",
@@ -410,6 +426,8 @@ def report(res: dict[str, Any]) -> dict[str, Any]:
     rows.append({"measure": f"2 concurrent lookups of {SLOW:g} s each, tool phase",
                  "value": f"{ph:.3f} s", "target": f"~{TARGETS['concurrent_s']:g} s (not {2 * SLOW:g})",
                  "verdict": "ok" if ph < 1.5 * SLOW else "MISSED"})
+    rows.append({"measure": "built once per process", "value": "yes" if res["once"]["ok"] else "NO",
+                 "target": "client, schemas, prompt, db", "verdict": "ok" if res["once"]["ok"] else "MISSED"})
     c = res["cache"]
     rows.append({"measure": "follow-up request carries cache breakpoints", "value": "yes" if c["ok"] else "NO",
                  "target": "tools, system, newest", "verdict": "ok" if c["ok"] else "MISSED"})
@@ -418,10 +436,13 @@ def report(res: dict[str, Any]) -> dict[str, Any]:
                  "verdict": "ok" if res["result_bytes"] < TARGETS["result_bytes"] else "MISSED"})
     return {"title": f"Per-call overhead (in process, FakeAnthropic answering instantly, {res['reps']} repetitions)",
             "rows": rows,
-            "notes": ["overhead = p50 of paired (agentcli - bare SDK) wall times of one repetition; per call = "
-                      "/5, per tool cycle = /4; CPU = the same with process CPU time (steadier on a busy machine); "
-                      f"p90 per call {res['diff_p90_ms']['agent_render'] / 5:.3f} ms with rendering",
+            "notes": ["overhead = p50 of paired (agentcli - bare SDK) wall times of one repetition; per call "
+                      "= no-renderer difference / 5, per tool cycle = with-renderer difference / 4; CPU = the "
+                      "same with process CPU time (steadier on a busy machine); p90 per call "
+                      f"{res['diff_p90_ms']['agent'] / 5:.3f} ms, per tool cycle "
+                      f"{res['diff_p90_ms']['agent_render'] / 4:.3f} ms",
                       f"caching: {c['detail']}",
+                      f"built once: {res['once']['detail']}",
                       f"concurrent tools: whole question {res['concurrent_question_s']:.3f} s (2 model calls)"]}
 
 
