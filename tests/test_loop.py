@@ -527,3 +527,41 @@ def test_api_failure_rolls_back_an_unanswered_question(anthropic_env, fake_anthr
     _, b2, _ = run(go())
     assert b2.result()["answer"] == "Second works."
     assert [m["content"][0]["text"] for m in fake_anthropic.requests[1]["messages"]] == ["second"]
+
+
+@pytest.mark.parametrize("status", [429, 529, 500, 503])
+def test_retryable_http_errors_are_retried_honouring_retry_after(anthropic_env, fake_anthropic, status):
+    from agentcli.testing.fake_anthropic import error
+
+    fake_anthropic.queue(error(status, "busy", headers={"retry-after": "0.2"}), text("Recovered."))
+
+    async def go():
+        app = make_app(retries=2)
+        try:
+            t0 = time.monotonic()
+            out = await ask(app, "hi")
+            return out, time.monotonic() - t0
+        finally:
+            await app.aclose()
+
+    (_, b, _), elapsed = run(go())
+    assert b.result()["answer"] == "Recovered." and b.exit_code == 0
+    assert len(fake_anthropic.requests) == 2
+    assert elapsed >= 0.2  # it waited as the server asked (a lower bound, not a timing goal)
+
+
+def test_retries_zero_means_one_attempt(anthropic_env, fake_anthropic):
+    from agentcli.testing.fake_anthropic import error
+
+    fake_anthropic.queue(error(529, "overloaded"), text("never"))
+
+    async def go():
+        app = make_app(retries=0)
+        try:
+            return await ask(app, "hi")
+        finally:
+            await app.aclose()
+
+    _, b, _ = run(go())
+    assert b.exit_code == 4 and len(fake_anthropic.requests) == 1
+    assert "overloaded" in b.result()["error"]
