@@ -25,10 +25,12 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import queue
 import stat
 import sys
+import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, AsyncIterator, Callable, Iterable
 
@@ -111,6 +113,9 @@ class LineSource:
             self.regular = stat.S_ISREG(os.fstat(f.fileno()).st_mode)
         except (OSError, ValueError, AttributeError):
             self.regular = False
+        # A pipe or terminal is read in a thread, straight from the descriptor: a thread parked
+        # in a buffered file's readline holds its lock and aborts the interpreter at exit.
+        self.readline: Callable[[int], bytes] = f.readline if self.regular else _FdLines(f.fileno()).readline
         self.line_no = 0
 
     @classmethod
@@ -142,23 +147,23 @@ class LineSource:
 
     def _readline(self) -> tuple[int, str] | None:
         """The next line (number, text), or None at the end; overlong lines are cut and flagged."""
-        raw = self.f.readline(MAX_LINE_BYTES)
+        raw = self.readline(MAX_LINE_BYTES)
         if not raw:
             return None
         self.line_no += 1
         if len(raw) >= MAX_LINE_BYTES and not raw.endswith(b"\n"):
             while True:  # skip the rest of the line without holding it
-                more = self.f.readline(1 << 16)
+                more = self.readline(1 << 16)
                 if not more or more.endswith(b"\n"):
                     break
             return self.line_no, "\x00too-long"
         return self.line_no, raw.decode("utf-8", errors="replace")
 
     async def items(self) -> AsyncIterator[Item]:
-        loop = asyncio.get_running_loop()
+        reader = None if self.regular else _ThreadReader(self._readline)
         while True:
             try:
-                got = self._readline() if self.regular else await loop.run_in_executor(None, self._readline)
+                got = self._readline() if reader is None else await reader.call()
             except OSError as e:
                 raise UsageError(f"cannot read {self.name}: {e.strerror or e}") from None
             if got is None:
@@ -174,6 +179,70 @@ class LineSource:
     def close(self) -> None:
         if self.f is not sys.stdin.buffer:
             self.f.close()
+
+
+class _FdLines:
+    """``readline(limit)`` over a raw descriptor (``os.read``: no Python-level lock)."""
+
+    def __init__(self, fd: int):
+        self.fd = fd
+        self.buf = b""
+        self.eof = False
+
+    def readline(self, limit: int) -> bytes:
+        while True:
+            i = self.buf.find(b"\n", 0, limit)
+            if i >= 0 or len(self.buf) >= limit or self.eof:
+                n = i + 1 if i >= 0 else min(limit, len(self.buf))
+                line, self.buf = self.buf[:n], self.buf[n:]
+                return line
+            chunk = os.read(self.fd, 1 << 16)
+            if not chunk:
+                self.eof = True
+            self.buf += chunk
+
+
+class _ThreadReader:
+    """Runs a blocking read in one daemon thread, one call at a time.
+
+    Not the event loop's executor: a read blocked on a terminal or an idle pipe must not keep
+    Ctrl-C (or the end of a stopped batch) waiting for the executor to shut down.
+    """
+
+    def __init__(self, fn: Callable[[], Any]):
+        self.fn = fn
+        self.requests: "queue.SimpleQueue[tuple[asyncio.AbstractEventLoop, asyncio.Future]]" = queue.SimpleQueue()
+        self.thread: threading.Thread | None = None
+
+    async def call(self) -> Any:
+        loop = asyncio.get_running_loop()
+        fut = loop.create_future()
+        if self.thread is None:
+            self.thread = threading.Thread(target=self._run, name="agentcli-batch-input", daemon=True)
+            self.thread.start()
+        self.requests.put((loop, fut))
+        return await fut
+
+    def _run(self) -> None:
+        while True:
+            loop, fut = self.requests.get()
+            try:
+                res, exc = self.fn(), None
+            except BaseException as e:  # handed to the awaiting coroutine
+                res, exc = None, e
+            try:
+                loop.call_soon_threadsafe(_settle, fut, res, exc)
+            except RuntimeError:  # the loop is gone: nobody is waiting any more
+                return
+
+
+def _settle(fut: asyncio.Future, res: Any, exc: BaseException | None) -> None:
+    if fut.done():
+        return
+    if exc is not None:
+        fut.set_exception(exc)
+    else:
+        fut.set_result(res)
 
 
 # --------------------------------------------------------------------------- output file
@@ -247,7 +316,6 @@ class Summary:
     exit_code: int = EXIT_OK
     elapsed_s: float = 0.0
     stopped: str | None = None  # why dispatching stopped early (a fatal API error)
-    codes: list[int] = field(default_factory=list, repr=False)
 
     def add(self, rec: dict[str, Any], code: int) -> None:
         self.total += 1
@@ -321,6 +389,11 @@ class BatchRunner:
                                stop_reason=None, provider=prov, model=model)
             rec["session_id"] = conv.session_id
             code = EXIT_INCOMPLETE
+            try:
+                app.log_for(conv).record({"type": "error", "kind": "internal",
+                                          "message": f"{type(e).__name__}: {str(e)[:300]}"})
+            except Exception:
+                pass
         finally:
             _forget(app, conv)
         return rec, code
