@@ -79,15 +79,18 @@ def _reason(exc: BaseException) -> str:
     return line
 
 
-def _connect_error(url: str, exc: BaseException, what: str = "cannot connect to the orders database") -> ConfigError:
+CONNECT_HINT = "check --db / AGENTCLI_DB (host, port, user, password) and that the server is running"
+
+
+def _connect_error(url: str, exc: BaseException, what: str = "cannot connect to the orders database",
+                   hint: str = CONNECT_HINT) -> ConfigError:
     from .redact import redact
 
     reason = _reason(exc)
     pw = _password(url)
-    if pw:
+    if pw and len(pw) >= 3:
         reason = reason.replace(pw, "***")
-    return ConfigError(redact(f"{what} {_masked(url)}: {reason}; check --db / AGENTCLI_DB "
-                              "(host, port, user, password) and that the server is running"))
+    return ConfigError(redact(f"{what} {_masked(url)}: {reason}; {hint}"))
 
 
 class PostgresStore:
@@ -141,7 +144,8 @@ class PostgresStore:
         try:
             rows = conn.execute(_COLUMNS_SQL).fetchall()
         except self._psycopg.Error as e:
-            raise _connect_error(self.url, e, "cannot read the orders database") from None
+            raise _connect_error(self.url, e, "cannot read the orders database",
+                                 "check the role may read orders and order_lines") from None
         cols = {(t, c) for t, c in rows}
         missing = [c for c in ORDER_COLUMNS if ("orders", c) not in cols] + \
                   [f"order_lines.{c}" for c in LINE_COLUMNS if ("order_lines", c) not in cols]
@@ -302,7 +306,8 @@ def init_postgres(url: str, orders: int = 300, force: bool = False) -> int:
             for stmt in PG_CONSTRAINTS_SQL:
                 conn.execute(stmt)
     except psycopg.Error as e:
-        raise _connect_error(url, e, "cannot create the demo orders in") from None
+        raise _connect_error(url, e, "cannot create the demo orders in",
+                             "db init needs a role that may create tables there (not a replica)") from None
     finally:
         conn.close()
     return count
