@@ -128,6 +128,13 @@ class PgServer:
             raise RuntimeError(f"{args[0]} failed ({p.returncode}): {p.stderr.strip()[-2000:]}\n{log}")
 
     def start(self) -> "PgServer":
+        try:
+            return self._start()
+        except BaseException:
+            self.stop()  # no half-made cluster left in /tmp
+            raise
+
+    def _start(self) -> "PgServer":
         pwfile = self.root / "pwfile"
         pwfile.write_text(self.password + "\n")
         if self.user:
