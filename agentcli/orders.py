@@ -44,8 +44,8 @@ CREATE TABLE order_lines (
   quantity INTEGER NOT NULL,
   unit_price_cents INTEGER NOT NULL
 );
-CREATE INDEX order_lines_order_code ON order_lines(order_code);
 """
+LINES_INDEX_SQL = "CREATE INDEX IF NOT EXISTS order_lines_order_code ON order_lines(order_code)"
 
 # Both queries are fixed text with parameters; the customer filter is in the SQL itself.
 ORDER_SQL = ("SELECT code, status, status_detail, product, placed_on, estimated_delivery, "
@@ -118,7 +118,15 @@ def sqlite_path(url: str) -> Path:
 
 
 class SQLiteStore:
-    """Read-only SQLite store. One connection per thread, opened once and reused."""
+    """Read-only SQLite store. One connection per thread, opened once and reused.
+
+    ``inline = True``: lookups are local indexed reads of microseconds, so the tool layer runs
+    them on the event loop rather than paying a worker-thread hop. The busy timeout is short
+    so a database locked by a writer cannot stall the loop for long.
+    """
+
+    inline = True
+    BUSY_TIMEOUT_S = 0.5
 
     def __init__(self, path: Path):
         self.path = Path(path)
@@ -147,7 +155,8 @@ class SQLiteStore:
                                   "`agentcli db init` or point --db at an existing one")
             uri = f"file:{quote(str(self.path.resolve()))}?mode=ro"
             try:
-                conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
+                conn = sqlite3.connect(uri, uri=True, check_same_thread=False,
+                                       timeout=self.BUSY_TIMEOUT_S)
             except sqlite3.Error as e:
                 raise ConfigError(f"cannot open orders database {self.path}: {e}") from None
             conn.execute("PRAGMA query_only = ON")
@@ -304,20 +313,30 @@ def init_sqlite(path: Path, orders: int = 300, *, force: bool = False) -> int:
         conn.execute("PRAGMA journal_mode = OFF")
         conn.execute("PRAGMA synchronous = OFF")
         conn.executescript(SCHEMA_SQL)
+        # Orders go through an unindexed staging table and into ``orders`` sorted by code, so
+        # the primary-key index is built in order; the lines index is created after the load.
+        # (1M orders: about half the write time of inserting straight into the indexed tables.)
+        conn.execute("CREATE TEMP TABLE staging AS SELECT * FROM orders WHERE 0")
         batch_o: list[tuple] = []
         batch_l: list[tuple] = []
         count = 0
+
+        def flush() -> None:
+            conn.executemany("INSERT INTO staging VALUES (?,?,?,?,?,?,?,?)", batch_o)
+            conn.executemany("INSERT INTO order_lines VALUES (?,?,?,?,?)", batch_l)
+            batch_o.clear()
+            batch_l.clear()
+
         for row, lines in _gen_orders(orders):
             batch_o.append(row)
             batch_l.extend(lines)
             count += 1
             if len(batch_o) >= 50_000:
-                conn.executemany("INSERT INTO orders VALUES (?,?,?,?,?,?,?,?)", batch_o)
-                conn.executemany("INSERT INTO order_lines VALUES (?,?,?,?,?)", batch_l)
-                batch_o.clear()
-                batch_l.clear()
-        conn.executemany("INSERT INTO orders VALUES (?,?,?,?,?,?,?,?)", batch_o)
-        conn.executemany("INSERT INTO order_lines VALUES (?,?,?,?,?)", batch_l)
+                flush()
+        flush()
+        conn.execute("INSERT INTO orders SELECT * FROM staging ORDER BY code")
+        conn.execute("DROP TABLE staging")
+        conn.execute(LINES_INDEX_SQL)
         conn.commit()
     finally:
         conn.close()

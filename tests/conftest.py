@@ -19,6 +19,8 @@ from agentcli.orders import init_sqlite
 from agentcli.testing.fake_anthropic import FakeAnthropic
 from agentcli.testing.fake_openai import FakeOpenAI
 
+pytest_plugins = ["tests.pg"]  # the pg_dsn fixture: a real PostgreSQL server
+
 TEST_KEY = "sk-ant-test-0123456789abcdefSECRET"
 
 _SCRUB = ("ANTHROPIC_", "OPENAI_", "AGENTCLI_", "PG")

@@ -36,6 +36,7 @@ def run(coro):
 
 class SlowStore(SQLiteStore):
     """The real SQLite store, slowed down: for timeouts, concurrency and cancellation."""
+    inline = False  # slow like a remote database: the tool layer must not block the loop on it
 
     def __init__(self, path, delay):
         super().__init__(path)
