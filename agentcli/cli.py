@@ -10,8 +10,40 @@ import typer
 
 from . import __version__
 from .cli_common import (Customer, Db, DraftsDir, Json, MaxTurns, Model, NoStream, Provider,
-                         Quiet, RequestTimeout, Retries, ToolTimeout, err_console, offline_notice,
+                         Quiet, RequestTimeout, Retries, ToolTimeout, err_console, error_line,
+                         offline_notice,
                          out_console, read_question, run, settings_from)
+
+def _skip_needless_coercion() -> None:
+    """typer >= 0.2x coerces every value through a pydantic TypeAdapter (importing pydantic,
+    ~150-250 ms) even for an option left at None or a plain string: pass those through.
+
+    It relies on typer's private ``_TyperParameter`` and does nothing on a typer without it.
+    """
+    try:
+        from typer.core import _TyperParameter
+    except ImportError:
+        return
+    orig = getattr(_TyperParameter, "process_value", None)
+    if orig is None or getattr(orig, "_agentcli_lean", False):
+        return
+    plain_str = (str, Optional[str])
+
+    def process_value(self, ctx, value):
+        d = getattr(self, "type_descriptor", None)
+        if (d is not None and not (self.multiple or self.nargs == -1)
+                and getattr(d.parameter_info, "parser", None) is None
+                and getattr(d, "file_annotation", None) is None
+                and ((value is None and not self.required)
+                     or (d.annotation in plain_str and type(value) is str))):
+            return self.callback(ctx, self, value) if self.callback is not None else value
+        return orig(self, ctx, value)
+
+    process_value._agentcli_lean = True  # type: ignore[attr-defined]
+    _TyperParameter.process_value = process_value
+
+
+_skip_needless_coercion()
 
 app = typer.Typer(
     name="agentcli",
@@ -89,7 +121,7 @@ async def _ask(settings, question: str) -> int:
             sys.stdout.write(json.dumps(builder.result(), ensure_ascii=False) + "\n")
             sys.stdout.flush()
             if builder.error is not None:
-                sys.stderr.write(f"agentcli: {builder.error.message}\n")
+                error_line(builder.error.message)
         return builder.exit_code
     finally:
         await application.aclose()
@@ -126,7 +158,7 @@ def orders_show(
 
         from .config import resolve
         from .drafts import DraftStore
-        from .errors import UsageError
+        from .errors import ConfigError, UsageError
         from .orders import open_store
         from .tools import ToolContext, default_registry, run_tool
 
@@ -139,7 +171,9 @@ def orders_show(
         finally:
             store.close()
         if out.is_error:
-            raise UsageError(str(out.result))
+            if out.outcome == "invalid_input":
+                raise UsageError(str(out.result))
+            raise ConfigError(str(out.result))  # the database failed or timed out
         if json_:
             print(json.dumps(out.result, ensure_ascii=False))
         else:
@@ -220,6 +254,11 @@ _register_extensions()
 
 
 def main() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        try:  # text no encoding can hold (a lone surrogate from a model) prints as an escape
+            stream.reconfigure(errors="backslashreplace")
+        except (AttributeError, ValueError):
+            pass
     try:
         app()
     except KeyboardInterrupt:

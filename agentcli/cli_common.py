@@ -5,7 +5,7 @@ Imports here stay light (typer, the standard library): ``agentcli --help`` loads
 
 from __future__ import annotations
 
-import asyncio
+import inspect
 import os
 import sys
 from pathlib import Path
@@ -63,12 +63,18 @@ def out_console():
     return Console(highlight=False, soft_wrap=True)
 
 
-def fail(message: str, code: int) -> "typer.Exit":
-    """Print one clear line on stderr and return the Exit to raise."""
+def error_line(message: str) -> None:
+    """One line on stderr, redacted and cleaned of control sequences."""
     from .redact import clean_for_terminal, redact
 
-    sys.stderr.write(f"agentcli: {clean_for_terminal(redact(message))}\n")
+    line = " ".join(clean_for_terminal(redact(str(message))).split())
+    sys.stderr.write(f"agentcli: {line}\n")
     sys.stderr.flush()
+
+
+def fail(message: str, code: int) -> "typer.Exit":
+    """Print one clear line on stderr and return the Exit to raise."""
+    error_line(message)
     return typer.Exit(code)
 
 
@@ -76,7 +82,9 @@ def run(fn: Callable[[], Any]) -> Any:
     """Run a command body: AgentcliError -> one line + its exit code; Ctrl-C -> 130."""
     try:
         result = fn()
-        if asyncio.iscoroutine(result):
+        if inspect.iscoroutine(result):
+            import asyncio  # not at module level: it pulls in ssl (~30-80 ms, 6 MB) for --help
+
             result = asyncio.run(result)
         return result
     except AgentcliError as e:
@@ -91,6 +99,11 @@ def run(fn: Callable[[], Any]) -> Any:
         except OSError:
             pass
         raise typer.Exit(1) from None
+    except (typer.Exit, SystemExit):
+        raise
+    except Exception as e:  # a bug: one line, never a traceback
+        raise fail(f"internal error ({type(e).__name__}: {str(e)[:200]}); please report it "
+                   "with the session log (agentcli log show last)", 1) from None
 
 
 def read_question(arg: Optional[str]) -> str:

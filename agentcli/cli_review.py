@@ -15,7 +15,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from .cli_common import (Customer, Db, DraftsDir, Json, MaxTurns, Model, NoStream, Provider, Quiet,
+from .cli_common import (Customer, error_line, Db, DraftsDir, Json, MaxTurns, Model, NoStream, Provider, Quiet,
                          RequestTimeout, Retries, ToolTimeout, err_console, out_console, run)
 
 drafts_app = typer.Typer(help="The human review queue for drafts (nothing is ever sent).",
@@ -555,10 +555,10 @@ async def _eval(suite: list, *, source: str, flags: dict[str, Any], builtin: boo
     else:
         _eval_table(per_case, summary, provider_name, model_name, repeat, source)
     if fatal:
-        sys.stderr.write(f"agentcli: eval stopped: {fatal}\n")
+        error_line(f"eval stopped: {fatal}")
     elif api_failed:
-        sys.stderr.write(f"agentcli: {len(api_failed)} run(s) failed because the model API failed: "
-                         f"{api_failed[0].api_error}\n")
+        error_line(f"{len(api_failed)} run(s) failed because the model API failed: "
+                   f"{api_failed[0].api_error}")
     return code
 
 

@@ -50,6 +50,19 @@ def now_iso() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="microseconds")
 
 
+def _fsync_dir(directory: Path) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
 def draft_id(conversation_id: str, text: str) -> str:
     h = hashlib.sha256(f"{conversation_id}\0{text}".encode("utf-8", "surrogatepass")).hexdigest()
     return "d-" + h[:12]
@@ -154,6 +167,7 @@ class DraftStore:
         try:
             os.link(tmp, path)  # atomic create that never overwrites
             created = True
+            _fsync_dir(self.dir)  # the new name survives a power loss too
         except FileExistsError:
             created = False
         finally:
@@ -216,4 +230,5 @@ class DraftStore:
                 d.meta.pop("review_reason", None)  # a reason belongs to the decision it explained
             tmp = self._write_temp(render(d.meta, d.text))
             os.replace(tmp, d.path)
+            _fsync_dir(self.dir)
             return d, True

@@ -7,7 +7,7 @@ Each event has a ``type`` tag and serialises to a flat JSON object with ``to_dic
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Union
 
 
@@ -135,6 +135,7 @@ Event = Union[Question, ModelRequest, TextDelta, ModelResponse, Retry, ToolCallS
 
 
 def to_dict(event: Event) -> dict[str, Any]:
-    d = asdict(event)
+    # A shallow copy: the session log's redaction rebuilds every container anyway.
+    d = {name: getattr(event, name) for name in event.__slots__}
     d["ts"] = round(time.time(), 3)
     return d

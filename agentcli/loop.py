@@ -19,7 +19,9 @@ exactly as received and every tool result. ``ask(question)`` runs one question:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
+import re
 import secrets
 from datetime import datetime, timezone
 from typing import Any, AsyncIterator
@@ -28,7 +30,7 @@ from .errors import EXIT_API, ModelAPIError
 from .events import (DraftSaved, Error, Event, ModelRequest, ModelResponse, Question, Retry,
                      TextDelta, ToolCallStarted, ToolResult, TurnFinished, Usage)
 from .providers import ModelTurn, Provider, ToolCall
-from .tools import DRAFT, Registry, ToolContext, run_tool
+from .tools import DRAFT, CallOutcome, Registry, ToolContext, run_tool
 
 SYSTEM_PROMPT = """\
 You are the support assistant of a small software shop (PhotoFlux, NoteTidy, SyncBox and \
@@ -60,6 +62,17 @@ STOP_MESSAGES = {
 }
 
 
+_STOP_RE = re.compile(r"[a-z_]{1,40}")
+
+
+def _safe_stop(stop: str | None) -> str | None:
+    """A stop reason is a word from the API; anything else (escape sequences, prose) is data
+    we never print or log as-is."""
+    if stop is None or (isinstance(stop, str) and _STOP_RE.fullmatch(stop)):
+        return stop
+    return "unknown"
+
+
 def new_session_id() -> str:
     return datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
 
@@ -85,6 +98,8 @@ class Conversation:
         self.ctx.conversation_id = self.session_id
         self.usage = Usage()
         self.tool_log: list[dict[str, Any]] = []  # every tool call of this ticket (for /history)
+        # Results of the current turn's calls that have finished (kept if the turn is cancelled).
+        self._finished: dict[str, tuple[Any, bool]] = {}
 
     # ------------------------------------------------------------------ one question
     async def ask(self, question: str, *, max_turns: int | None = None,
@@ -113,12 +128,15 @@ class Conversation:
                     yield ModelRequest(turn, attempt)
                     streamed: list[str] = []
                     try:
-                        async for item in self.provider.respond(self.history, stream=self.stream):
-                            if isinstance(item, TextDelta):
-                                streamed.append(item.text)
-                                yield item
-                            else:
-                                mt = item
+                        # aclosing: a cancelled turn closes the HTTP stream now, not at GC.
+                        async with contextlib.aclosing(
+                                self.provider.respond(self.history, stream=self.stream)) as stream:
+                            async for item in stream:
+                                if isinstance(item, TextDelta):
+                                    streamed.append(item.text)
+                                    yield item
+                                else:
+                                    mt = item
                         break
                     except ModelAPIError as e:
                         if not e.retryable or attempt > self.retries:
@@ -133,6 +151,7 @@ class Conversation:
                         yield Retry(turn, attempt + 1, e.message, round(wait, 3))
                         await asyncio.sleep(wait)
                 assert mt is not None
+                mt.stop_reason = _safe_stop(mt.stop_reason)
                 if mt.message is not None:
                     self.provider.add_assistant(self.history, mt)
                     pending = list(mt.tool_calls)
@@ -146,8 +165,9 @@ class Conversation:
                 stop = mt.stop_reason
                 if stop == "tool_use" and mt.tool_calls:
                     results = []
-                    async for ev in self._run_tools(mt.tool_calls, results):
-                        yield ev
+                    async with contextlib.aclosing(self._run_tools(mt.tool_calls, results)) as tools:
+                        async for ev in tools:
+                            yield ev
                     self.provider.add_tool_results(self.history, results)
                     pending = []
                     answer_parts = []  # the answer is what the model says after the last tools
@@ -168,7 +188,9 @@ class Conversation:
                 yield self._finish(q_usage, "incomplete", stop or "unknown", answer_parts, turn,
                                    f"the model stopped for an unknown reason ({stop}); a person should review")
                 return
-        except (asyncio.CancelledError, KeyboardInterrupt, GeneratorExit):
+        except BaseException:
+            # Cancelled (Ctrl-C), closed early, or a bug: whatever happened, leave a history
+            # the API accepts for the next question.
             self._repair(start_len, pending)
             raise
 
@@ -181,9 +203,12 @@ class Conversation:
         self.provider.add_tool_results(self.history, [(c, why, True) for c in calls])
 
     def _repair(self, start_len: int, pending: list[ToolCall]) -> None:
-        """Leave a valid history after a cancellation."""
+        """Leave a valid history after a cancellation: every tool_use gets its result (the
+        real one when the call had finished, so the model does not redo it)."""
         if pending:
-            self._answer_unrun(pending, "cancelled by the support agent before it finished")
+            why = "cancelled by the support agent before it finished"
+            self.provider.add_tool_results(self.history, [
+                (c, *self._finished.get(c.id, (why, True))) for c in pending])
         elif len(self.history) == start_len + 1 and self.history[-1].get("role") == "user":
             # Only the question went in, no answer came: roll it back.
             del self.history[start_len:]
@@ -192,16 +217,20 @@ class Conversation:
     async def _run_tools(self, calls: list[ToolCall], results: list) -> AsyncIterator[Event]:
         queue: asyncio.Queue = asyncio.Queue()
         slots: list[Any] = [None] * len(calls)
+        self._finished = {}
 
         async def run_one(i: int, call: ToolCall) -> None:
             await queue.put(ToolCallStarted(call.id, str(call.name), call.input))
             if call.input_error:
-                from .tools import CallOutcome
-
                 out = CallOutcome(call.input_error, True, "invalid_input", 0.0)
             else:
-                out = await run_tool(self.registry, call.name, call.input, self.ctx, self.tool_timeout)
+                try:
+                    out = await run_tool(self.registry, call.name, call.input, self.ctx, self.tool_timeout)
+                except Exception as e:  # run_tool returns failures; this is a last line of defence
+                    out = CallOutcome(f"{call.name} failed unexpectedly ({type(e).__name__})",
+                                      True, "tool_error", 0.0)
             slots[i] = out
+            self._finished[call.id] = (out.result, out.is_error)
             await queue.put((i, call, out))
 
         async def run_drafts(items: list[tuple[int, ToolCall]]) -> None:

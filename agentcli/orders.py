@@ -13,6 +13,7 @@ import random
 import re
 import sqlite3
 import threading
+import time
 from datetime import date, timedelta
 from pathlib import Path
 from typing import Any, Protocol
@@ -88,9 +89,19 @@ def _iso(v: Any) -> str | None:
     return str(v)[:10]
 
 
+def _text(v: Any) -> str | None:
+    """Text columns as text, whatever a view or a loose SQLite column actually holds."""
+    if v is None or isinstance(v, str):
+        return v
+    if isinstance(v, (bytes, bytearray, memoryview)):
+        return bytes(v).decode("utf-8", "replace")
+    return str(v)
+
+
 def order_record(row: tuple, lines: list[tuple] | None) -> dict[str, Any]:
     """The tool's output for one row: minimal fields, dates as yyyy-mm-dd, booleans as booleans."""
     code, status, detail, product, placed_on, eta, lic = row
+    code, status, detail, product = _text(code), _text(status), _text(detail), _text(product)
     rec: dict[str, Any] = {
         "found": True,
         "order_code": code,
@@ -103,7 +114,7 @@ def order_record(row: tuple, lines: list[tuple] | None) -> dict[str, Any]:
     }
     if lines is not None:
         rec["line_items"] = [
-            {"sku": s, "name": n, "quantity": int(q), "unit_price_cents": int(p)}
+            {"sku": _text(s), "name": _text(n), "quantity": int(q), "unit_price_cents": int(p)}
             for s, n, q, p in lines
         ]
     return rec
@@ -117,22 +128,27 @@ def sqlite_path(url: str) -> Path:
     return Path(url)
 
 
+class SlowQuery(Exception):
+    """A fast-path lookup ran out of its budget; run it again off the event loop."""
+
+
 class SQLiteStore:
     """Read-only SQLite store. One connection per thread, opened once and reused.
 
     ``inline = True``: lookups are local indexed reads of microseconds, so the tool layer runs
-    them on the event loop rather than paying a worker-thread hop. The busy timeout is short
-    so a database locked by a writer cannot stall the loop for long.
+    them on the event loop (with a small budget) rather than paying a worker-thread hop; one
+    that outlives the budget (a slow view, a locked file) moves to a worker thread.
     """
 
     inline = True
-    BUSY_TIMEOUT_S = 0.5
+    BUSY_TIMEOUT_S = 5.0
 
     def __init__(self, path: Path):
         self.path = Path(path)
         self.description = f"sqlite:///{self.path}"
         self._local = threading.local()
         self._conns: list[sqlite3.Connection] = []
+        self._by_thread: dict[int, sqlite3.Connection] = {}
         self._lock = threading.Lock()
         conn = self._conn()  # fail now, at start, not mid-question
         try:
@@ -163,35 +179,53 @@ class SQLiteStore:
             self._local.conn = conn
             with self._lock:
                 self._conns.append(conn)
+                self._by_thread[threading.get_ident()] = conn
         return conn
 
-    def get_order(self, code: str, customer: str | None, include_lines: bool) -> dict[str, Any] | None:
+    def get_order(self, code: str, customer: str | None, include_lines: bool, *,
+                  budget: float | None = None) -> dict[str, Any] | None:
+        """One lookup. With ``budget`` (seconds; the on-loop fast path) SQLite itself stops a
+        query that runs longer and ``SlowQuery`` is raised: the caller re-runs it in a worker
+        thread, where timeouts and Ctrl-C can stop it. A slow view never holds the loop."""
+        conn = self._conn()
+        if budget is not None:
+            deadline = time.monotonic() + budget
+            conn.set_progress_handler(lambda: time.monotonic() > deadline, 1_000)
         try:
-            conn = self._conn()
             if customer:
                 row = conn.execute(ORDER_SQL_CUSTOMER, (code, customer)).fetchone()
             else:
                 row = conn.execute(ORDER_SQL, (code,)).fetchone()
-            if row is None:
-                return None
-            lines = conn.execute(LINES_SQL, (code,)).fetchall() if include_lines else None
+            lines = None
+            if row is not None and include_lines:
+                lines = conn.execute(LINES_SQL, (code,)).fetchall()
+        except sqlite3.OperationalError as e:
+            if budget is not None and "interrupt" in str(e):
+                raise SlowQuery() from None
+            raise StoreError(f"orders database error ({type(e).__name__})") from None
         except sqlite3.Error as e:
             raise StoreError(f"orders database error ({type(e).__name__})") from None
-        return order_record(row, lines)
+        finally:
+            if budget is not None:
+                conn.set_progress_handler(None, 0)
+        return None if row is None else order_record(row, lines)
 
-    def interrupt(self) -> None:
+    def interrupt(self, thread_id: int | None = None) -> None:
+        """Stop the query running in ``thread_id``'s connection (all of them when None)."""
         with self._lock:
-            for c in self._conns:
-                try:
-                    c.interrupt()
-                except sqlite3.Error:
-                    pass
+            conns = [c for t, c in self._by_thread.items() if thread_id is None or t == thread_id]
+        for c in conns:
+            try:
+                c.interrupt()
+            except sqlite3.Error:
+                pass
 
     def close(self) -> None:
         with self._lock:
             for c in self._conns:
                 c.close()
             self._conns.clear()
+            self._by_thread.clear()
         self._local = threading.local()
 
 

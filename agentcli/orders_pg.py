@@ -111,7 +111,7 @@ class PostgresStore:
         self.pool_size = max(1, int(pool_size))
         self._acquire_timeout = acquire_timeout
         self._psycopg = psycopg
-        self._active: set[Any] = set()  # connections running a lookup (for interrupt())
+        self._active: dict[int, Any] = {}  # thread id -> connection running its lookup
         self._lock = threading.Lock()
         self._kwargs = {
             "autocommit": True,  # one round trip per query; still read-only (default_transaction_read_only)
@@ -163,7 +163,7 @@ class PostgresStore:
         except psycopg.Error:
             raise StoreError("orders database unavailable (no connection)") from None
         with self._lock:
-            self._active.add(conn)
+            self._active[threading.get_ident()] = conn
         lost = False
         try:
             yield conn
@@ -172,7 +172,7 @@ class PostgresStore:
             raise
         finally:
             with self._lock:
-                self._active.discard(conn)
+                self._active.pop(threading.get_ident(), None)
             try:
                 self._pool.putconn(conn)  # a broken one is discarded and replaced by the pool
             except psycopg.Error:
@@ -215,10 +215,11 @@ class PostgresStore:
             lines = conn.execute(LINES_SQL, (code,)).fetchall()
         return row, lines
 
-    def interrupt(self) -> None:
-        """Cancel the queries running now (a tool timeout or Ctrl-C)."""
+    def interrupt(self, thread_id: int | None = None) -> None:
+        """Cancel the query of the lookup running in ``thread_id`` (all of them when None):
+        a timeout of one call must not fail the other lookups in flight."""
         with self._lock:
-            active = list(self._active)
+            active = [c for t, c in self._active.items() if thread_id is None or t == thread_id]
         for conn in active:
             try:
                 conn.cancel_safe(timeout=2.0)

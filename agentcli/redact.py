@@ -20,7 +20,8 @@ _DSN_PW_RE = re.compile(r"(\b[a-z][a-z0-9+._-]*://[^:/@\s]*:)([^@\s]+)(@)", re.I
 
 # ESC sequences (CSI, OSC, and two-char), then any remaining C0/C1 control except \n and \t.
 _ANSI_RE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]?|\x9b[0-?]*[ -/]*[@-~]")
-_CTRL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# C0/C1 controls, and the bidirectional overrides/isolates that can reorder what is shown.
+_CTRL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 def add_secret(value: str | None) -> None:
@@ -33,21 +34,26 @@ def _secrets() -> list[str]:
     return sorted((v for v in vals if v and len(v) >= 4), key=len, reverse=True)
 
 
-def redact(text: str) -> str:
-    for s in _secrets():
+def redact(text: str, secrets: list[str] | None = None) -> str:
+    for s in _secrets() if secrets is None else secrets:
         if s in text:
             text = text.replace(s, "***")
-    text = _KEY_RE.sub("***", text)
-    return _DSN_PW_RE.sub(r"\1***\3", text)
+    if "sk-" in text:  # every key pattern match contains it
+        text = _KEY_RE.sub("***", text)
+    if "://" in text:
+        text = _DSN_PW_RE.sub(r"\1***\3", text)
+    return text
 
 
-def redact_obj(obj: Any) -> Any:
+def redact_obj(obj: Any, secrets: list[str] | None = None) -> Any:
+    if secrets is None:
+        secrets = _secrets()  # once per object, not once per string
     if isinstance(obj, str):
-        return redact(obj)
+        return redact(obj, secrets)
     if isinstance(obj, dict):
-        return {k: redact_obj(v) for k, v in obj.items()}
+        return {k: redact_obj(v, secrets) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
-        return [redact_obj(v) for v in obj]
+        return [redact_obj(v, secrets) for v in obj]
     return obj
 
 

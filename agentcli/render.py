@@ -42,6 +42,7 @@ class TraceRenderer:
         self.quiet = quiet
         self._mid_line = False
         self._turn_text: list[str] = []
+        self._held = ""  # streamed text not yet shown: the tail after the last whitespace
 
     # -- helpers ------------------------------------------------------------------------
     def _line(self, text: str, style: str | None = None, *, force: bool = False) -> None:
@@ -52,7 +53,25 @@ class TraceRenderer:
         self._end_text()
         self.console.print(Text(text, style=style or ""), soft_wrap=True, highlight=False)
 
+    def _show(self, text: str) -> None:
+        """Write model text live, redacted and cleaned. A secret is one run of non-space
+        characters, so text is held back until the next whitespace before it is redacted."""
+        text = self._held + text
+        cut = max(text.rfind(" "), text.rfind("\n"), text.rfind("\t")) + 1
+        self._held = text[cut:]
+        self._emit(text[:cut])
+
+    def _emit(self, text: str) -> None:
+        txt = clean_for_terminal(redact(text))
+        if txt:
+            self.console.file.write(txt)
+            self.console.file.flush()
+            self._mid_line = not txt.endswith("\n")
+
     def _end_text(self) -> None:
+        if self._held:
+            held, self._held = self._held, ""
+            self._emit(held)
         if self._mid_line:
             self.console.file.write("\n")
             self.console.file.flush()
@@ -70,17 +89,11 @@ class TraceRenderer:
         if isinstance(ev, TextDelta):
             self._turn_text.append(ev.text)
             if self.live:
-                txt = clean_for_terminal(ev.text)
-                if txt:
-                    self.console.file.write(txt)
-                    self.console.file.flush()
-                    self._mid_line = not txt.endswith("\n")
+                self._show(ev.text)
             return
         if isinstance(ev, ModelResponse):
             if self.live and not self._turn_text and ev.text:
-                # --no-stream: the text arrives whole.
-                self.console.file.write(clean_for_terminal(ev.text))
-                self._mid_line = not ev.text.endswith("\n")
+                self._emit(ev.text)  # --no-stream: the text arrives whole
             if not self.live and ev.tool_calls and ev.text.strip():
                 self._line("model: " + _compact(ev.text.strip()), "dim")
             return
@@ -111,10 +124,11 @@ class TraceRenderer:
         if isinstance(ev, TurnFinished):
             self._end_text()
             if not self.live and self.answer_file is not None and ev.answer:
-                self.answer_file.write(clean_for_terminal(ev.answer) + "\n")
+                self.answer_file.write(clean_for_terminal(redact(ev.answer)) + "\n")
                 self.answer_file.flush()
             if ev.status == "incomplete" and ev.message:
-                self._line(f"stopped ({ev.stop_reason}): {ev.message}", "bold yellow", force=True)
+                self._line(f"stopped ({clean_for_terminal(str(ev.stop_reason))}): "
+                           f"{clean_for_terminal(redact(ev.message))}", "bold yellow", force=True)
             return
 
     def close(self) -> None:

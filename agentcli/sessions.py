@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import Any, Iterator
 
+from .errors import ConfigError
 from .events import Event, to_dict
 from .redact import redact_obj
 
@@ -28,23 +29,28 @@ class SessionLog:
 
     def _open(self) -> int:
         if self._fd is None:
-            self.dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            try:
+                self.dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+                self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            except OSError as e:
+                raise ConfigError(f"cannot write the session log in {self.dir} ({e.strerror}); "
+                                  "set AGENTCLI_HOME to a writable folder") from None
             if os.fstat(self._fd).st_size == 0:
                 self._write({"type": "session_start", "session_id": self.session_id,
                              "ts": round(time.time(), 3), **self._meta})
         return self._fd
 
     def _write(self, d: dict[str, Any]) -> None:
-        line = json.dumps(redact_obj(d), ensure_ascii=False, default=str) + "\n"
-        os.write(self._fd, line.encode("utf-8", "surrogateescape"))  # type: ignore[arg-type]
+        # ASCII JSON: any text (lone surrogates from a model included) encodes, and one
+        # os.write per event keeps lines whole.
+        line = json.dumps(redact_obj(d), ensure_ascii=True, default=str) + "\n"
+        os.write(self._fd, line.encode("ascii"))  # type: ignore[arg-type]
 
     def __call__(self, event: Event) -> None:
-        self._open()
-        d = to_dict(event)
-        if d.get("type") == "text_delta":
+        if event.type == "text_delta":
             return  # the whole text is in model_response; deltas would only bloat the log
-        self._write(d)
+        self._open()
+        self._write(to_dict(event))
 
     def record(self, d: dict[str, Any]) -> None:
         self._open()

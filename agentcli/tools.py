@@ -18,11 +18,13 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import threading
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable
 
 from .drafts import MAX_DRAFT_CHARS, DraftStore
 from .errors import StoreError
+from .orders import SlowQuery
 from .redact import redact
 
 READ_ONLY = "read_only"
@@ -30,9 +32,10 @@ DRAFT = "draft"
 EFFECT_CLASSES = (READ_ONLY, DRAFT)
 
 MAX_TOOL_INPUT_BYTES = 64_000
+INLINE_BUDGET_S = 0.05  # an on-loop lookup longer than this moves to a worker thread
 MAX_TOOL_RESULT_CHARS = 16_000
 
-ORDER_CODE_RE = re.compile(r"^(?:[A-Z0-9]{10}|ORD-\d{8})$")
+ORDER_CODE_RE = re.compile(r"^(?:[A-Z0-9]{10}|ORD-[0-9]{8})$", re.ASCII)
 
 
 class ToolFailure(Exception):
@@ -191,7 +194,11 @@ async def get_order_status(args: dict[str, Any], ctx: ToolContext) -> dict[str, 
         if getattr(store, "inline", False):
             # A local indexed lookup (SQLite: ~15 µs) runs on the event loop: a hop to a
             # worker thread would cost more than the query and dominate the tail latency.
-            rec = store.get_order(code, ctx.customer, include)
+            # If it outlives a small budget, SQLite stops it and it moves to a thread.
+            try:
+                rec = store.get_order(code, ctx.customer, include, budget=INLINE_BUDGET_S)
+            except SlowQuery:
+                rec = await _in_thread(store, code, ctx.customer, include)
         else:
             rec = await _in_thread(store, code, ctx.customer, include)
     except StoreError:
@@ -204,15 +211,22 @@ async def get_order_status(args: dict[str, Any], ctx: ToolContext) -> dict[str, 
 
 async def _in_thread(store: Any, code: str, customer: str | None, include: bool) -> Any:
     loop = asyncio.get_running_loop()
-    fut = loop.run_in_executor(None, store.get_order, code, customer, include)
+    worker: dict[str, int] = {}
+
+    def lookup() -> Any:
+        worker["thread"] = threading.get_ident()
+        return store.get_order(code, customer, include)
+
+    fut = loop.run_in_executor(None, lookup)
     try:
         return await asyncio.shield(fut)
     except asyncio.CancelledError:
-        # A timeout or Ctrl-C: stop the query in the database, not just our waiting for it,
-        # and collect its eventual error so asyncio never prints it.
+        # A timeout or Ctrl-C: stop this call's query in the database (only this one: other
+        # lookups in flight go on), off the event loop, and collect the call's eventual error
+        # so asyncio never prints it.
         interrupt = getattr(store, "interrupt", None)
-        if interrupt:
-            interrupt()
+        if interrupt and "thread" in worker:
+            loop.run_in_executor(None, interrupt, worker["thread"])
         fut.add_done_callback(lambda f: f.cancelled() or f.exception())
         raise
 
@@ -229,7 +243,8 @@ async def draft_reply(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     try:
         draft, created = await asyncio.to_thread(
             ctx.drafts.save, text=text, conversation_id=ctx.conversation_id, order_code=code,
-            customer=ctx.customer, question=ctx.question, model=ctx.model, provider=ctx.provider,
+            customer=redact(ctx.customer) if ctx.customer else None,
+            question=redact(ctx.question) if ctx.question else None, model=ctx.model, provider=ctx.provider,
             session_id=ctx.session_id)
     except OSError:
         raise ToolFailure("the draft could not be saved (drafts directory not writable); tell "
@@ -310,9 +325,15 @@ async def run_tool(registry: Registry, name: Any, args: Any, ctx: ToolContext,
     timeout = tool.timeout if tool.timeout is not None else default_timeout
     try:
         result = await asyncio.wait_for(tool.execute(args, ctx), timeout)
+        meta = result.pop(META_KEY, None) if isinstance(result, dict) else None
+        result = _bound_result(result)
     except ToolFailure as f:
         return done(f.message, True, f.outcome)
     except TimeoutError:
+        if tool.effect == DRAFT:
+            return done(f"{tool.name} timed out after {timeout:g} s; the draft may still have "
+                        "been saved: calling again with the same text is safe (it never "
+                        "duplicates)", True, "timeout")
         return done(f"{tool.name} timed out after {timeout:g} s and was cancelled; you may try "
                     "once more, or tell the person the lookup is slow", True, "timeout")
     except asyncio.CancelledError:
@@ -320,8 +341,6 @@ async def run_tool(registry: Registry, name: Any, args: Any, ctx: ToolContext,
     except Exception as e:  # a bug or an unexpected fault: never a traceback to the model
         return done(f"{tool.name} failed unexpectedly ({type(e).__name__}); tell the person the "
                     "tool failed", True, "tool_error")
-    meta = result.pop(META_KEY, None) if isinstance(result, dict) else None
-    result = _bound_result(result)
     outcome = "not_found" if isinstance(result, dict) and result.get("found") is False else "ok"
     out = done(result, False, outcome)
     out.meta = meta
@@ -329,7 +348,12 @@ async def run_tool(registry: Registry, name: Any, args: Any, ctx: ToolContext,
 
 
 def _bound_result(result: Any) -> Any:
-    text = json.dumps(result, ensure_ascii=False)
+    """Keep results small and JSON-safe (database values JSON cannot encode become text)."""
+    try:
+        text = json.dumps(result, ensure_ascii=False)
+    except (TypeError, ValueError):  # e.g. a BLOB or a UUID from a view
+        text = json.dumps(result, ensure_ascii=False, default=str)
+        result = json.loads(text)
     if len(text) <= MAX_TOOL_RESULT_CHARS:
         return result
     if isinstance(result, dict) and isinstance(result.get("line_items"), list):
@@ -338,11 +362,12 @@ def _bound_result(result: Any) -> Any:
         keep["line_items"] = items[:50]
         keep["line_items_total"] = len(items)
         keep["line_items_truncated"] = True
-        if len(json.dumps(keep, ensure_ascii=False)) <= MAX_TOOL_RESULT_CHARS:
+        if len(json.dumps(keep, ensure_ascii=False, default=str)) <= MAX_TOOL_RESULT_CHARS:
             return keep
     if isinstance(result, dict) and isinstance(result.get("status_detail"), str):
         keep = dict(result)
         keep["status_detail"] = keep["status_detail"][:2000] + " [truncated]"
-        if len(json.dumps(keep, ensure_ascii=False)) <= MAX_TOOL_RESULT_CHARS:
+        if len(json.dumps(keep, ensure_ascii=False, default=str)) <= MAX_TOOL_RESULT_CHARS:
             return keep
     return text[:MAX_TOOL_RESULT_CHARS] + " [truncated]"
+

@@ -37,7 +37,10 @@ def _block_to_param(block: Any) -> dict[str, Any]:
             d["citations"] = [c.model_dump(mode="json", exclude_none=True) for c in block.citations]
         return d
     if t == "tool_use":
-        return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
+        # Everything the API sent (e.g. ``caller``), with the input as accumulated.
+        d = block.model_dump(mode="json", exclude_none=True)
+        d.update(type="tool_use", id=block.id, name=block.name, input=block.input)
+        return d
     if t == "thinking":
         return {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
     if t == "redacted_thinking":
@@ -150,7 +153,10 @@ class AnthropicProvider:
             history.append({"role": "user", "content": [block]})
 
     def add_assistant(self, history: list[Any], turn: ModelTurn) -> None:
-        history.append(turn.message)
+        # An empty reply (it happens right after tool results) would make every later request
+        # invalid ("messages must have non-empty content"): it is not kept.
+        if turn.message.get("content"):
+            history.append(turn.message)
 
     def add_tool_results(self, history: list[Any], results: list[tuple[ToolCall, Any, bool]]) -> None:
         blocks = []
@@ -184,6 +190,7 @@ class AnthropicProvider:
     async def respond(self, history: list[Any], *, stream: bool) -> AsyncIterator[TextDelta | ModelTurn]:
         params = self._params(history)
         opened = False  # True once the response has started: the SDK no longer retries after that
+        stopped = not stream  # a stream is complete only once message_stop has arrived
         try:
             if stream:
                 async with self.client.messages.stream(**params) as s:
@@ -191,6 +198,8 @@ class AnthropicProvider:
                     async for ev in s:
                         if ev.type == "text":
                             yield TextDelta(ev.text)
+                        elif ev.type == "message_stop":
+                            stopped = True
                     msg = await s.get_final_message()
             else:
                 msg = await self.client.messages.create(**params)
@@ -214,9 +223,14 @@ class AnthropicProvider:
             # the response is incomplete and nothing of it may run.
             raise IncompleteResponse(f"the model's response stream broke ({type(e).__name__})") from None
         except Exception as e:
-            if type(e).__module__.split(".")[0] in ("httpx", "httpx2", "httpcore", "httpcore2", "anyio", "h11"):
+            # Once the response has started, anything the SDK raises while reading it (a raw
+            # transport error, an event that does not fit the message so far) means the
+            # response is incomplete: nothing of it runs, the turn is retried.
+            if opened or type(e).__module__.split(".")[0] in ("httpx", "httpx2", "httpcore", "anyio", "h11"):
                 raise IncompleteResponse(f"the model's response stream broke ({type(e).__name__})") from None
             raise
+        if not stopped:
+            raise IncompleteResponse("the model's response stream ended without message_stop")
         if msg.stop_reason is None:
             raise IncompleteResponse("the model's response ended without a stop reason "
                                      "(the stream was cut short)")

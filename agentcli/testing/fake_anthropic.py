@@ -93,6 +93,7 @@ class Reply:
     stall_after: int | None = None
     stall_seconds: float = 30.0
     omit_message_stop: bool = False
+    omit_only_message_stop: bool = False
     stream_error: tuple[str, str] | None = None
 
     @property
@@ -149,6 +150,7 @@ def message(
     stall_after: int | None = None,
     stall_seconds: float = 30.0,
     omit_message_stop: bool = False,
+    omit_only_message_stop: bool = False,
     stream_error: tuple[str, str] | None = None,
 ) -> Reply:
     """A whole assistant message.
@@ -170,6 +172,8 @@ def message(
     * ``stall_after=N``: after N events go silent for ``stall_seconds``, then close
       the socket (no terminating chunk).  Non-streaming: no response for
       ``stall_seconds``, then close.
+    * ``omit_only_message_stop=True``: everything but the final ``message_stop``, then the
+      body ends cleanly (a stop reason arrived, yet the message never completed).
     * ``omit_message_stop=True``: everything except the final ``message_delta`` and
       ``message_stop``; the body then ends cleanly.
     * ``stream_error=(type, message)``: an ``event: error`` instead of the
@@ -211,6 +215,7 @@ def message(
         stall_after=stall_after,
         stall_seconds=stall_seconds,
         omit_message_stop=omit_message_stop,
+        omit_only_message_stop=omit_only_message_stop,
         stream_error=tuple(stream_error) if stream_error is not None else None,  # type: ignore[arg-type]
     )
 
@@ -325,7 +330,7 @@ def stream_events(reply: Reply) -> list[tuple[str, dict[str, Any]]]:
 
 
 def _sse(name: str, data: dict[str, Any]) -> bytes:
-    return f"event: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n".encode()
+    return f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
 
 
 _MALFORMED = b'event: content_block_delta\ndata: {"type": "content_block_delta", "index": 0, "delta": {"type": "text_de\n\n'
@@ -336,6 +341,8 @@ def _stream_plan(reply: Reply) -> tuple[list[bytes], str]:
     events = stream_events(reply)
     if reply.omit_message_stop or reply.stream_error is not None:
         events = events[:-2]  # drop message_delta + message_stop
+    elif reply.omit_only_message_stop:
+        events = events[:-1]  # message_delta (with its stop_reason) arrives, message_stop never
     chunks = [_sse(n, d) for n, d in events]
     if reply.stream_error is not None:
         etype, emsg = reply.stream_error
