@@ -73,6 +73,12 @@ class App:
             self._logs[id(conv)] = log
         return log
 
+    def close_conversation(self, conv: Conversation) -> None:
+        """Close this ticket's session log (a long batch must not hold a descriptor each)."""
+        log = self._logs.pop(id(conv), None)
+        if log is not None:
+            log.close()
+
     async def run(self, conv: Conversation, question: str, consumers: Iterable[Consumer] = (), *,
                   max_turns: int | None = None, resume: bool = False) -> ResultBuilder:
         """Run one question; every event goes to the session log first, then to each consumer."""

@@ -500,15 +500,7 @@ def _unique_session(conv: Any) -> None:
 
 def _forget(app: Any, conv: Any) -> None:
     """Close the question's session log now (a long batch must not hold one descriptor each)."""
-    close = getattr(app, "close_conversation", None)
-    if close is not None:
-        close(conv)
-        return
-    logs = getattr(app, "_logs", None)
-    if isinstance(logs, dict):
-        log = logs.pop(id(conv), None)
-        if log is not None:
-            log.close()
+    app.close_conversation(conv)
 
 
 # --------------------------------------------------------------------------- progress

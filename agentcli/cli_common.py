@@ -126,7 +126,7 @@ def check_question(q: str) -> str:
     if len(q) > MAX_QUESTION_CHARS:
         raise UsageError(f"the question is too long ({len(q)} characters; the limit is "
                          f"{MAX_QUESTION_CHARS}): trim quoted history from the email")
-    return q.strip("\n")
+    return q.replace("\r\n", "\n").strip("\n")  # pasted CRLF emails read like any other
 
 
 def offline_notice(settings: Any) -> None:

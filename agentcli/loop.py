@@ -74,7 +74,8 @@ def _safe_stop(stop: str | None) -> str | None:
 
 
 def new_session_id() -> str:
-    return datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
+    # 48 random bits: a batch starting many questions within one second never collides.
+    return datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(6)
 
 
 class Conversation:
