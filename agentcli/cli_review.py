@@ -15,8 +15,8 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from .cli_common import (Customer, error_line, Db, DraftsDir, Json, MaxTurns, Model, NoStream, Provider, Quiet,
-                         RequestTimeout, Retries, ToolTimeout, err_console, out_console, run)
+from .cli_common import (Customer, Db, DraftsDir, Json, MaxTurns, Model, NoStream, Provider, Quiet,
+                         RequestTimeout, Retries, ToolTimeout, error_line, out_console, run)
 
 drafts_app = typer.Typer(help="The human review queue for drafts (nothing is ever sent).",
                          no_args_is_help=True)
@@ -528,12 +528,13 @@ async def _eval(suite: list, *, source: str, flags: dict[str, Any], builtin: boo
     offline_notice(settings)
     application = App.open(settings)
     try:
-        progress = None
-        if not flags.get("json") and not flags.get("quiet") and sys.stderr.isatty():
-            def progress(n: int, total: int, rr: Any) -> None:
-                word = "skip" if rr.score.skipped else "pass" if rr.passed else "FAIL"
-                sys.stderr.write(f"\r[{n}/{total}] {rr.case.id}: {word}\x1b[K")
-                sys.stderr.flush()
+        def show_progress(n: int, total: int, rr: Any) -> None:
+            word = "skip" if rr.score.skipped else "pass" if rr.passed else "FAIL"
+            sys.stderr.write(f"\r[{n}/{total}] {rr.case.id}: {word}\x1b[K")
+            sys.stderr.flush()
+
+        interactive = not flags.get("json") and not flags.get("quiet") and sys.stderr.isatty()
+        progress = show_progress if interactive else None
         per_case, fatal = await evals.run_suite(application, suite, repeat=repeat,
                                                 default_customer=default_customer, progress=progress)
         if progress is not None:

@@ -29,7 +29,7 @@ from typing import Any, AsyncIterator
 from .errors import EXIT_API, ModelAPIError
 from .events import (DraftSaved, Error, Event, ModelRequest, ModelResponse, Question, Retry,
                      TextDelta, ToolCallStarted, ToolResult, TurnFinished, Usage)
-from .providers import ModelTurn, Provider, ToolCall
+from .providers import Provider, ToolCall
 from .tools import DRAFT, CallOutcome, Registry, ToolContext, run_tool
 
 SYSTEM_PROMPT = """\

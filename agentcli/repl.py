@@ -28,8 +28,7 @@ from typing import IO, Any
 
 from .cli_common import check_question
 from .errors import AgentcliError, UsageError
-from .events import (DraftSaved, Event, ModelRequest, ModelResponse, Retry, TextDelta,
-                     ToolCallStarted, ToolResult, TurnFinished, Usage)
+from .events import DraftSaved, Event, ModelRequest, Retry, ToolCallStarted, ToolResult, Usage
 from .redact import clean_for_terminal, redact
 from .render import TraceRenderer, _compact
 
@@ -608,7 +607,7 @@ class Repl:
         if not drafts:
             self.say("no drafts saved in this ticket yet")
             return
-        self.say(f"drafts of this ticket (latest first), all waiting for a person's review:")
+        self.say("drafts of this ticket (latest first), all waiting for a person's review:")
         for d in drafts[:20]:
             status = "?"
             try:
@@ -630,7 +629,7 @@ class Repl:
         t = Table(box=None, pad_edge=False, padding=(0, 2, 0, 0))
         for col in ("tokens", "in", "out", "cache reads", "cache writes"):
             t.add_column(col, justify="left" if col == "tokens" else "right")
-        for label, u in ((f"this ticket", ticket), (f"session ({self.ticket_no} ticket"
+        for label, u in (("this ticket", ticket), (f"session ({self.ticket_no} ticket"
                                                      f"{'s' if self.ticket_no > 1 else ''})", session)):
             t.add_row(label, f"{u.input_tokens:,}", f"{u.output_tokens:,}",
                       f"{u.cache_read_input_tokens:,}", f"{u.cache_creation_input_tokens:,}")

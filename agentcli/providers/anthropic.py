@@ -16,7 +16,6 @@
 from __future__ import annotations
 
 import copy
-import json
 import os
 from typing import Any, AsyncIterator
 
@@ -25,6 +24,7 @@ import anthropic
 from ..errors import ConfigError, IncompleteResponse, ModelAPIError
 from ..events import TextDelta
 from . import ModelTurn, ToolCall
+from .messages_format import MessagesHistory
 
 _CACHE = {"type": "ephemeral"}
 
@@ -118,7 +118,7 @@ def _is_context_overflow(e: Exception) -> bool:
         "prompt is too long" in _short(e).lower() or "context window" in _short(e).lower())
 
 
-class AnthropicProvider:
+class AnthropicProvider(MessagesHistory):
     name = "anthropic"
 
     def __init__(self, settings: Any, registry: Any, system_prompt: str):
@@ -141,33 +141,6 @@ class AnthropicProvider:
         self.system = [{"type": "text", "text": system_prompt, "cache_control": _CACHE}]
 
     # -- history ------------------------------------------------------------------------
-    def add_user_text(self, history: list[Any], text: str) -> None:
-        block = {"type": "text", "text": text}
-        if history and history[-1]["role"] == "user":
-            # After a cancelled turn the history can end with tool results: keep roles alternating.
-            content = history[-1]["content"]
-            if isinstance(content, str):
-                content = [{"type": "text", "text": content}]
-            history[-1] = {"role": "user", "content": [*content, block]}
-        else:
-            history.append({"role": "user", "content": [block]})
-
-    def add_assistant(self, history: list[Any], turn: ModelTurn) -> None:
-        # An empty reply (it happens right after tool results) would make every later request
-        # invalid ("messages must have non-empty content"): it is not kept.
-        if turn.message.get("content"):
-            history.append(turn.message)
-
-    def add_tool_results(self, history: list[Any], results: list[tuple[ToolCall, Any, bool]]) -> None:
-        blocks = []
-        for call, result, is_error in results:
-            content = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
-            b: dict[str, Any] = {"type": "tool_result", "tool_use_id": call.id, "content": content}
-            if is_error:
-                b["is_error"] = True
-            blocks.append(b)
-        history.append({"role": "user", "content": blocks})
-
     def _messages(self, history: list[Any]) -> list[Any]:
         """The request's messages: the history, with a cache breakpoint on the newest block."""
         if not history:

@@ -20,6 +20,7 @@ from typing import Any, AsyncIterator
 
 from ..events import TextDelta
 from . import ModelTurn, ToolCall
+from .messages_format import MessagesHistory
 
 CODE_RE = re.compile(r"(?<![A-Za-z0-9-])(ORD-\d{8}|(?=[A-Za-z0-9]*\d)(?=[A-Za-z0-9]*[A-Za-z])[A-Za-z0-9]{10})(?![A-Za-z0-9-])",
                      re.IGNORECASE)
@@ -88,32 +89,12 @@ def _agent_line(r: dict[str, Any], is_error: bool) -> str:
     return f"- {code} ({r.get('product')}): " + "; ".join(parts)
 
 
-class OfflineProvider:
+class OfflineProvider(MessagesHistory):
     name = "offline"
 
     def __init__(self, settings: Any, registry: Any, system_prompt: str):
         self.model = settings.model or "offline-rules-v1"
         self._n = 0
-
-    def add_user_text(self, history: list[Any], text: str) -> None:
-        block = {"type": "text", "text": text}
-        if history and history[-1]["role"] == "user":
-            history[-1] = {"role": "user", "content": [*history[-1]["content"], block]}
-        else:
-            history.append({"role": "user", "content": [block]})
-
-    def add_assistant(self, history: list[Any], turn: ModelTurn) -> None:
-        history.append(turn.message)
-
-    def add_tool_results(self, history: list[Any], results: list[tuple[ToolCall, Any, bool]]) -> None:
-        blocks = []
-        for call, result, is_error in results:
-            content = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
-            b = {"type": "tool_result", "tool_use_id": call.id, "content": content}
-            if is_error:
-                b["is_error"] = True
-            blocks.append(b)
-        history.append({"role": "user", "content": blocks})
 
     def _id(self) -> str:
         self._n += 1
