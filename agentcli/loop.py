@@ -127,14 +127,12 @@ class Conversation:
                 mt = None
                 for attempt in range(1, self.retries + 2):
                     yield ModelRequest(turn, attempt)
-                    streamed: list[str] = []
                     try:
                         # aclosing: a cancelled turn closes the HTTP stream now, not at GC.
                         async with contextlib.aclosing(
                                 self.provider.respond(self.history, stream=self.stream)) as stream:
                             async for item in stream:
                                 if isinstance(item, TextDelta):
-                                    streamed.append(item.text)
                                     yield item
                                 else:
                                     mt = item
