@@ -9,11 +9,17 @@ Two measured times are shown: ``batch s`` is the batch's own wall time (first qu
 last record written, from its summary line), ``process s`` the whole subprocess including
 interpreter start-up and the SDK import; the ratio uses ``batch s``.
 
+The fake API runs in its own process (``python -m agentcli.testing.fake_anthropic --serve``,
+answering with this file's ``scenario``), so its threads share neither a GIL nor this script's
+process with anything; ``--in-process-server`` puts it back in this process (the old rig).
+Each bare SDK and batch run gets a fresh server process (no warm threads or connections carry
+over from the previous run).
+
 Memory: peak RSS (``os.wait4`` of each child) of 1,000 and 10,000 questions at concurrency 16,
 with no server latency (the point is input length, not waiting).
 
     python bench/bench_batch.py [--questions 200] [--latency 0.5] [--concurrency 1,8,16,50]
-                                [--memory 1000,10000] [--no-stream]
+                                [--memory 1000,10000] [--no-stream] [--in-process-server]
 """
 
 from __future__ import annotations
@@ -26,10 +32,11 @@ import re
 import shutil
 import subprocess
 import sys
+import contextlib
 import tempfile
-import threading
 import time
 from pathlib import Path
+from typing import Iterator
 
 from agentcli.orders import FIXED_ORDERS, init_sqlite
 from agentcli.testing.fake_anthropic import FakeAnthropic, message, text, tool_results, tool_use_block
@@ -64,6 +71,30 @@ def write_questions(path: Path, n: int) -> None:
                 f.write(json.dumps({"id": f"t-{i}", "question": f"Where is order {code}?"}) + "\n")
             else:
                 f.write(f"Customer {i} asks about {code}: what is its status?\n")
+
+
+@contextlib.contextmanager
+def fake_server(latency: float, in_process: bool) -> Iterator[str]:
+    """The fake Messages API answering with ``scenario``; yields its base URL."""
+    if in_process:
+        with FakeAnthropic(latency=latency, handler=scenario, record=False) as fake:
+            yield fake.url
+        return
+    proc = subprocess.Popen([sys.executable, "-m", "agentcli.testing.fake_anthropic", "--serve",
+                             "--latency", str(latency), "--handler", f"{__file__}:scenario", "--no-record"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        url = proc.stdout.readline().strip()
+        if not url.startswith("http://"):
+            raise SystemExit(f"fake server did not start (exit {proc.wait()})")
+        yield url
+    finally:
+        proc.stdin.close()  # the server exits when its stdin closes
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 def run_batch(env: dict, qfile: Path, concurrency: int, extra: list[str]) -> dict:
@@ -160,40 +191,38 @@ def main() -> None:
     ap.add_argument("--no-stream", action="store_true", help="pass --no-stream to batch")
     ap.add_argument("--repeat", type=int, default=1, help="runs per concurrency (best is shown)")
     ap.add_argument("--no-bare", action="store_true", help="skip the bare SDK reference column")
+    ap.add_argument("--in-process-server", action="store_true",
+                    help="run the fake API in this process, as threads (the old rig), not its own process")
     args = ap.parse_args()
     extra = ["--no-stream"] if args.no_stream else []
 
-    with tempfile.TemporaryDirectory(prefix="agentcli-bench-") as tmp_s, \
-            FakeAnthropic(latency=args.latency, handler=scenario) as fake:
+    with tempfile.TemporaryDirectory(prefix="agentcli-bench-") as tmp_s:
         tmp = Path(tmp_s)
-
-        def forget_requests() -> None:  # the fake records every body: keep the server's heap small
-            while True:
-                time.sleep(1.0)
-                fake.requests.clear()
-                fake.request_headers.clear()
-
-        threading.Thread(target=forget_requests, daemon=True).start()
         db = tmp / "orders.sqlite3"
         init_sqlite(db, 300)
         env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "AGENTCLI_", "OPENAI_"))}
-        env.update(fake.env("bench-key"), AGENTCLI_PROVIDER="anthropic", AGENTCLI_HOME=str(tmp / "home"),
+        env.update(ANTHROPIC_API_KEY="bench-key", AGENTCLI_PROVIDER="anthropic", AGENTCLI_HOME=str(tmp / "home"),
                    AGENTCLI_DB=str(db), AGENTCLI_DRAFTS_DIR=str(tmp / "drafts"), AGENTCLI_RETRIES="0",
                    NO_COLOR="1")
+
+        def served(latency: float, fn, *a):
+            with fake_server(latency, args.in_process_server) as url:
+                return fn({**env, "ANTHROPIC_BASE_URL": url}, *a)
 
         qfile = tmp / "questions.txt"
         write_questions(qfile, args.questions)
         print(f"batch of {args.questions} questions, 2 model calls each, fake API latency "
               f"{args.latency} s per response, {'no-stream' if args.no_stream else 'streaming'}; "
+              f"fake API {'in this process' if args.in_process_server else 'in its own process'}; "
               f"{os.cpu_count()} CPUs")
         print(f"{'concurrency':>11} {'batch s':>8} {'ideal s':>8} {'ratio':>6} {'process s':>10} "
               f"{'peak MB':>8} {'ok':>5} {'in order':>9} {'bare SDK s':>11} {'bare ratio':>11}")
         for c in [int(x) for x in args.concurrency.split(",") if x]:
-            fake.latency = args.latency
-            runs = [run_batch(env, qfile, c, extra) for _ in range(max(1, args.repeat))]
+            runs = [served(args.latency, run_batch, qfile, c, extra) for _ in range(max(1, args.repeat))]
             r = min(runs, key=lambda x: x["batch_s"])
             ideal = math.ceil(args.questions / c) * 2 * args.latency
-            bare = "" if args.no_bare else min(run_bare(env, args.questions, c, not args.no_stream)
+            bare = "" if args.no_bare else min(served(args.latency, run_bare, args.questions, c,
+                                                      not args.no_stream)
                                                for _ in range(max(1, args.repeat)))
             bare_cols = "" if bare == "" else f" {bare:>11.2f} {ideal / bare:>11.3f}"
             print(f"{c:>11} {r['batch_s']:>8.2f} {ideal:>8.2f} {ideal / r['batch_s']:>6.3f} "
@@ -204,14 +233,13 @@ def main() -> None:
 
         sizes = [int(x) for x in args.memory.split(",") if x]
         if sizes:
-            fake.latency = 0.0
             mc = args.memory_concurrency
             print(f"\npeak memory at concurrency {mc} (no server latency)")
             print(f"{'questions':>10} {'peak RSS MB':>12} {'batch s':>8} {'per s':>7} {'ok':>6}")
             for n in sizes:
                 mfile = tmp / f"mem{n}.txt"
                 write_questions(mfile, n)
-                r = run_batch(env, mfile, mc, extra)
+                r = served(0.0, run_batch, mfile, mc, extra)
                 print(f"{n:>10} {r['maxrss_mb']:>12.1f} {r['batch_s']:>8.1f} "
                       f"{n / r['batch_s']:>7.1f} {r['ok']:>6}", flush=True)
                 if r["exit"] != 0:

@@ -29,6 +29,17 @@ Notes for users
 * ``handler`` is called from the server's worker threads, possibly concurrently.
 * All sleeps (``latency``, ``delay``, ``stall_seconds``) are interrupted by
   :meth:`FakeAnthropic.stop`, so stopping never waits for a stalled stream.
+* ``record=False`` keeps no request bodies or headers (long benchmark runs).
+
+Its own process (benchmarks: the server's threads then never share a GIL or a core's
+time slice with the process being measured)::
+
+    python -m agentcli.testing.fake_anthropic --serve --latency 0.5 \
+        --handler bench/bench_batch.py:scenario --no-record
+
+prints ``http://127.0.0.1:PORT`` as its first stdout line and serves until stdin closes
+(the parent exited or closed the pipe) or SIGTERM/SIGINT.  ``--handler`` is
+``package.module:function`` or ``path/to/file.py:function``.
 """
 
 from __future__ import annotations
@@ -36,6 +47,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import json
+import signal
 import socket
 import threading
 import traceback
@@ -430,9 +442,11 @@ class FakeAnthropic:
     (tracebacks of exceptions raised by ``handler``).
     """
 
-    def __init__(self, *, latency: float = 0.0, handler: Callable[[dict[str, Any]], Reply] | None = None) -> None:
+    def __init__(self, *, latency: float = 0.0, handler: Callable[[dict[str, Any]], Reply] | None = None,
+                 record: bool = True) -> None:
         self.latency = latency
         self.handler = handler
+        self.record = record
         self._initial = (latency, handler)
         self.url: str = ""
         self.requests: list[dict[str, Any]] = []
@@ -444,6 +458,7 @@ class FakeAnthropic:
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
         self._conns: set[socket.socket] = set()
+        self._served = 0  # requests answered so far (numbering survives record=False)
 
     # -- lifecycle
     def start(self) -> "FakeAnthropic":
@@ -502,6 +517,7 @@ class FakeAnthropic:
             self.requests.clear()
             self.request_headers.clear()
             self.errors.clear()
+            self._served = 0
             self.latency, self.handler = self._initial
 
     @property
@@ -557,9 +573,11 @@ class FakeAnthropic:
             return
 
         with self._lock:
-            self.requests.append(body)
-            self.request_headers.append({k.lower(): v for k, v in h.headers.items()})
-            n = len(self.requests)
+            if self.record:
+                self.requests.append(body)
+                self.request_headers.append({k.lower(): v for k, v in h.headers.items()})
+            self._served += 1
+            n = len(self.requests) if self.record else self._served
             reply = self._queue.popleft() if self._queue else None
         if reply is None and self.handler is not None:
             try:
@@ -630,3 +648,70 @@ class FakeAnthropic:
             self._sleep(reply.stall_seconds)
         # "drop" / end of a stall: close without the terminating chunk
         h.close_connection = True
+
+
+# --------------------------------------------------------------------------- own process
+
+
+def _load_handler(spec: str) -> Callable[[dict[str, Any]], Reply]:
+    """``package.module:function`` or ``path/to/file.py:function``."""
+    import importlib
+    import importlib.util
+    import os
+
+    target, sep, attr = spec.rpartition(":")
+    if not sep or not target or not attr:
+        raise SystemExit(f"--handler wants MODULE:FUNCTION or FILE.py:FUNCTION, got {spec!r}")
+    if target.endswith(".py") or os.sep in target:
+        name = "_fake_anthropic_handler_" + os.path.splitext(os.path.basename(target))[0]
+        mod_spec = importlib.util.spec_from_file_location(name, target)
+        if mod_spec is None or mod_spec.loader is None:
+            raise SystemExit(f"--handler: cannot load {target}")
+        mod = importlib.util.module_from_spec(mod_spec)
+        mod_spec.loader.exec_module(mod)
+    else:
+        mod = importlib.import_module(target)
+    return getattr(mod, attr)
+
+
+def serve(argv: list[str] | None = None) -> None:
+    """``python -m agentcli.testing.fake_anthropic --serve ...``: see the module docstring."""
+    import argparse
+    import sys
+
+    ap = argparse.ArgumentParser(prog="python -m agentcli.testing.fake_anthropic",
+                                 description="Serve FakeAnthropic in this process until stdin closes.")
+    ap.add_argument("--serve", action="store_true", help="(accepted for clarity; serving is the only mode)")
+    ap.add_argument("--latency", type=float, default=0.0, help="seconds slept before each answer")
+    ap.add_argument("--handler", help="MODULE:FUNCTION or FILE.py:FUNCTION answering every request")
+    ap.add_argument("--no-record", action="store_true", help="keep no request bodies (long runs)")
+    args = ap.parse_args(argv)
+    handler = _load_handler(args.handler) if args.handler else None
+    fake = FakeAnthropic(latency=args.latency, handler=handler, record=not args.no_record)
+    done = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: done.set())
+
+    def watch_stdin() -> None:
+        try:
+            while sys.stdin.buffer.read(65536):
+                pass
+        except (OSError, ValueError):
+            pass
+        done.set()
+
+    with fake:
+        print(fake.url, flush=True)
+        threading.Thread(target=watch_stdin, name="stdin-watch", daemon=True).start()
+        while not done.wait(1.0):
+            pass
+        if fake.errors:
+            print(fake.errors[-1], file=sys.stderr)
+
+
+if __name__ == "__main__":
+    # Run the package's copy, not this ``__main__`` one: a handler builds its replies with
+    # ``agentcli.testing.fake_anthropic.Reply``, which must be the class the server checks for.
+    import importlib
+
+    importlib.import_module("agentcli.testing.fake_anthropic").serve()
