@@ -110,6 +110,9 @@ class App:
             log.close()
         self._logs.clear()
         await self.provider.aclose()
+        aclose = getattr(self.store, "aclose", None)
         close = getattr(self.store, "close", None)
-        if close:
+        if aclose:
+            await aclose()
+        elif close:
             close()

@@ -6,6 +6,13 @@ set in the connection options), every query is fixed text with parameters, the c
 is in the SQL. One ``psycopg_pool.ConnectionPool`` per store (the ``App`` builds one store per
 process), sized for ``batch --concurrency``: lookups borrow a connection, never open one.
 
+The tool layer awaits ``aget_order``: the same queries over a ``psycopg_pool.AsyncConnectionPool``
+(same connection options), run on the event loop with no worker-thread hop. That pool is made
+lazily on the first lookup and belongs to the loop that made it (a new loop gets a new pool).
+The sync pool stays for the start-up check and sync callers (``orders show``, benchmarks).
+Cancelling the awaiting task (a tool timeout, Ctrl-C) makes psycopg cancel that connection's
+query in the server (``AsyncConnection.wait`` on ``CancelledError``), not the other lookups.
+
 Errors: at open time a ``ConfigError`` (exit 3) with one line and the password masked; during a
 lookup a ``StoreError``, which the tool layer turns into an ``is_error`` result. A lost
 connection is dropped by the pool, the idle ones are re-checked, later lookups work again.
@@ -13,6 +20,7 @@ connection is dropped by the pool, the idle ones are re-checked, later lookups w
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from contextlib import contextmanager
 from typing import Any, Iterator
@@ -111,6 +119,10 @@ class PostgresStore:
         self.pool_size = max(1, int(pool_size))
         self._acquire_timeout = acquire_timeout
         self._psycopg = psycopg
+        self._psycopg_pool = psycopg_pool
+        self._apool: Any = None  # the AsyncConnectionPool of self._aloop (made on first aget_order)
+        self._aloop: asyncio.AbstractEventLoop | None = None
+        self._aguard: asyncio.Task | None = None  # closes the async pool when its loop ends
         self._active: dict[int, Any] = {}  # thread id -> connection running its lookup
         self._lock = threading.Lock()
         self._kwargs = {
@@ -215,6 +227,122 @@ class PostgresStore:
             lines = conn.execute(LINES_SQL, (code,)).fetchall()
         return row, lines
 
+    # ----------------------------------------------------------------------- async lookups
+
+    async def _async_pool(self) -> Any:
+        """The async pool of the running loop, made (and opened) on first use in that loop."""
+        loop = asyncio.get_running_loop()
+        pool = self._apool
+        if pool is not None and self._aloop is loop:
+            return pool
+        self._drop_async_pool()
+        pool = self._psycopg_pool.AsyncConnectionPool(
+            self.url, kwargs=self._kwargs, min_size=min(self.pool_size, MIN_OPEN),
+            max_size=self.pool_size, open=False, name="agentcli-orders-async",
+            timeout=self._acquire_timeout, reconnect_timeout=60.0)
+        # Published before the await: open(wait=False) takes an uncontended lock and starts the
+        # workers without yielding, so a concurrent first lookup never sees it unopened.
+        self._apool, self._aloop = pool, loop
+        await pool.open(wait=False)
+        # An open pool must be closed before its loop ends: a pool worker cancelled while it
+        # opens a connection swallows the cancel and would hang asyncio.run's shutdown. This
+        # task is cancelled by that shutdown (or by aclose) and closes the pool then.
+        self._aguard = loop.create_task(self._close_with_loop(pool), name="agentcli-orders-pool-guard")
+        return pool
+
+    @staticmethod
+    async def _close_with_loop(pool: Any) -> None:
+        try:
+            await asyncio.Event().wait()
+        finally:
+            try:
+                await pool.close(timeout=2.0)
+            except BaseException:
+                pass
+
+    def _drop_async_pool(self) -> None:
+        """Forget the async pool of another (or no) loop, closing it best-effort."""
+        pool, loop = self._apool, self._aloop
+        self._apool = self._aloop = self._aguard = None
+        if pool is None:
+            return
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if loop is not None and loop is not running and loop.is_running() and not loop.is_closed():
+            # Its loop still runs (in another thread): let it close the pool there.
+            asyncio.run_coroutine_threadsafe(pool.close(timeout=2.0), loop)
+            return
+        # Its loop is gone (asyncio.run cancelled the pool's tasks on exit): the idle
+        # connections cannot be closed through it, so close their sockets directly.
+        for conn in list(getattr(pool, "_pool", ())):
+            try:
+                conn.pgconn.finish()
+            except Exception:
+                pass
+
+    async def aget_order(self, code: str, customer: str | None,
+                         include_lines: bool) -> dict[str, Any] | None:
+        """``get_order`` on the event loop (no thread hop); same record, same errors."""
+        psycopg = self._psycopg
+        try:
+            pool = await self._async_pool()
+            conn = await pool.getconn(timeout=self._acquire_timeout)
+        except psycopg.Error:  # PoolTimeout, PoolClosed
+            raise StoreError("orders database unavailable (no connection)") from None
+        lost = False
+        try:
+            if include_lines:
+                async with conn.transaction():  # one snapshot for the order and its lines
+                    row, lines = await self._aquery(conn, code, customer, True)
+            else:
+                row, lines = await self._aquery(conn, code, customer, False)
+        except psycopg.errors.QueryCanceled:
+            raise StoreError("orders database query cancelled") from None
+        except psycopg.Error as e:
+            lost = isinstance(e, psycopg.OperationalError) and (conn.broken or conn.closed)
+            raise StoreError(f"orders database error ({type(e).__name__})") from None
+        finally:
+            try:
+                await pool.putconn(conn)  # a broken one is discarded and replaced by the pool
+            except psycopg.Error:
+                lost = True
+            if lost:
+                try:  # test the idle ones too so the next lookups get live ones
+                    await pool.check()
+                except Exception:
+                    pass
+        if row is None:
+            return None
+        return order_record(row, lines)
+
+    @staticmethod
+    async def _aquery(conn: Any, code: str, customer: str | None, include_lines: bool):
+        if customer:
+            cur = await conn.execute(ORDER_SQL_CUSTOMER, (code, customer))
+        else:
+            cur = await conn.execute(ORDER_SQL, (code,))
+        row = await cur.fetchone()
+        lines = None
+        if row is not None and include_lines:
+            cur = await conn.execute(LINES_SQL, (code,))
+            lines = await cur.fetchall()
+        return row, lines
+
+    async def aclose(self) -> None:
+        """Close the async pool (if made in this loop) and the sync pool."""
+        pool, loop, guard = self._apool, self._aloop, self._aguard
+        if pool is not None and loop is asyncio.get_running_loop():
+            self._apool = self._aloop = self._aguard = None
+            try:
+                await pool.close(timeout=2.0)
+            except Exception:
+                pass
+            if guard is not None:
+                guard.cancel()
+        self.close()
+
     def interrupt(self, thread_id: int | None = None) -> None:
         """Cancel the query of the lookup running in ``thread_id`` (all of them when None):
         a timeout of one call must not fail the other lookups in flight."""
@@ -227,6 +355,8 @@ class PostgresStore:
                 pass
 
     def close(self) -> None:
+        if getattr(self, "_apool", None) is not None:
+            self._drop_async_pool()
         pool = getattr(self, "_pool", None)
         if pool is not None:
             pool.close(timeout=2.0)

@@ -191,7 +191,11 @@ async def get_order_status(args: dict[str, Any], ctx: ToolContext) -> dict[str, 
     include = bool(args.get("include_line_items") or False)
     store = ctx.store
     try:
-        if getattr(store, "inline", False):
+        if hasattr(store, "aget_order"):
+            # An async driver (PostgreSQL): the query runs on the event loop, no thread hop;
+            # cancelling this task cancels the query in the server (only this one).
+            rec = await store.aget_order(code, ctx.customer, include)
+        elif getattr(store, "inline", False):
             # A local indexed lookup (SQLite: ~15 µs) runs on the event loop: a hop to a
             # worker thread would cost more than the query and dominate the tail latency.
             # If it outlives a small budget, SQLite stops it and it moves to a thread.

@@ -47,7 +47,14 @@ def _sorted_lines(rec):
 def tool(store, args, *, customer=None, timeout=10.0):
     ctx = ToolContext(store=store, drafts=DraftStore(Path(tempfile.gettempdir()) / "agentcli-test-drafts"),
                       customer=customer)
-    return asyncio.run(run_tool(default_registry(), "get_order_status", args, ctx, timeout))
+    return asyncio.run(atool(store, args, customer=customer, timeout=timeout))
+
+
+async def atool(store, args, *, customer=None, timeout=10.0):
+    """One call through the tool layer on the running loop (PostgreSQL: the async pool)."""
+    ctx = ToolContext(store=store, drafts=DraftStore(Path(tempfile.gettempdir()) / "agentcli-test-drafts"),
+                      customer=customer)
+    return await run_tool(default_registry(), "get_order_status", args, ctx, timeout)
 
 
 # --------------------------------------------------------------------------- backends
@@ -271,9 +278,41 @@ def test_pg_lookups_reuse_the_pool(pg_demo_url, pg_dsn):
             with ThreadPoolExecutor(8) as ex:  # more concurrent lookups than connections
                 found = list(ex.map(lambda i: s.get_order("GH56JK78MN", None, i % 2 == 0), range(60)))
             assert all(r["found"] for r in found)
-            assert tool(s, {"order_code": "ORD-20261234"}).result["found"]
-            after = _our_backends(admin, "agentcli_test_demo")
-            assert after <= before  # no lookup opened a connection of its own
+            assert _our_backends(admin, "agentcli_test_demo") <= before  # none opened its own
+
+            async def many():  # the tool layer: the async pool of this loop, at most pool_size
+                assert hasattr(s, "aget_order")
+                outs = await asyncio.gather(*(atool(s, {"order_code": "ORD-20261234",
+                                                        "include_line_items": i % 2 == 0})
+                                              for i in range(30)))
+                return outs, _our_backends(admin, "agentcli_test_demo")
+
+            outs, during = asyncio.run(many())
+            assert all(not o.is_error and o.result["found"] for o in outs)
+            assert len(during - before) <= s.pool_size
+    finally:
+        s.close()
+
+
+@pytest.mark.postgres
+def test_pg_async_path_is_read_only_and_scoped(pg_demo_url):
+    """The tool layer's connections (the async pool) have the same read-only options."""
+    import psycopg
+
+    s = open_store(pg_demo_url, pool_size=1)
+
+    async def main():
+        assert await s.aget_order("GH56JK78MN", None, False) == GH56
+        assert await s.aget_order("ORD-20261234", "ana.silva@example.com", True) is None
+        rec = await s.aget_order("ORD-20261234", "BEN.okafor@example.net", True)
+        assert _sorted_lines(rec)["line_items"] == ORD1234_LINES
+        async with s._apool.connection() as conn:
+            with pytest.raises(psycopg.errors.ReadOnlySqlTransaction):
+                await conn.execute("UPDATE orders SET status = 'cancelled' WHERE code = 'GH56JK78MN'")
+        await s.aclose()
+
+    try:
+        asyncio.run(main())
     finally:
         s.close()
 
@@ -285,23 +324,29 @@ def test_pg_connection_loss_is_an_error_result_then_recovers(pg_dsn):
     url = fresh_database(pg_dsn, "agentcli_test_loss")
     init_postgres(url, 20)
     s = open_store(url, pool_size=3)
-    try:
-        assert tool(s, {"order_code": "GH56JK78MN"}).result["found"] is True
+
+    async def main():  # one loop, as in batch / the REPL: the async pool lives across lookups
+        assert (await atool(s, {"order_code": "GH56JK78MN"})).result["found"] is True
+        await s._apool.wait()  # all its connections open: every one of them is killed below
         with _admin(pg_dsn) as admin:
             killed = admin.execute(
                 "SELECT pid, pg_terminate_backend(pid, 5000) FROM pg_stat_activity "
                 "WHERE datname = 'agentcli_test_loss' AND application_name = 'agentcli'").fetchall()
-            assert len(killed) == 3 and all(ok for _, ok in killed)
-            lost = tool(s, {"order_code": "GH56JK78MN"})
+            assert len(killed) == 6 and all(ok for _, ok in killed)  # the sync pool's and ours
+            lost = await atool(s, {"order_code": "GH56JK78MN"})
             assert lost.is_error and lost.outcome == "tool_error"
             assert "unavailable" in lost.result and len(lost.result) < 200
             for leak in ("SELECT", "postgresql://", "127.0.0.1", pg_dsn.split(":")[2].split("@")[0]):
                 assert leak not in lost.result
             # The pool dropped the dead connections: the next lookups work, on new backends.
-            again = [tool(s, {"order_code": "GH56JK78MN"}) for _ in range(5)]
+            again = [await atool(s, {"order_code": "GH56JK78MN"}) for _ in range(5)]
             assert all(not o.is_error and o.result["found"] for o in again)
             now = _our_backends(admin, "agentcli_test_loss")
             assert now and not (now & {pid for pid, _ in killed})
+        await s.aclose()
+
+    try:
+        asyncio.run(main())
     finally:
         s.close()
 
@@ -319,9 +364,17 @@ def test_pg_tool_timeout_cancels_the_query_in_the_server(pg_dsn):
                       "CROSS JOIN LATERAL pg_sleep(60) AS slow")
     s = open_store(url, pool_size=1)
     outcome = []
+
+    async def main():
+        assert hasattr(s, "aget_order")  # the tool layer runs the query on the loop
+        outcome.append(await atool(s, {"order_code": "GH56JK78MN"}, timeout=0.5))
+        # The cancelled lookup gave its connection back: the (only) pooled one is usable.
+        async with s._apool.connection(timeout=5) as conn:
+            outcome.append(await (await conn.execute("SELECT 1")).fetchone())
+        await s.aclose()
+
     # In a thread: without a server-side cancel the call would sit out the whole pg_sleep.
-    worker = threading.Thread(target=lambda: outcome.append(
-        tool(s, {"order_code": "GH56JK78MN"}, timeout=0.5)), daemon=True)
+    worker = threading.Thread(target=lambda: asyncio.run(main()), daemon=True)
     try:
         worker.start()
         worker.join(20)
@@ -335,11 +388,49 @@ def test_pg_tool_timeout_cancels_the_query_in_the_server(pg_dsn):
                               "WHERE datname = 'agentcli_test_slow' AND application_name = 'agentcli'")
                 worker.join(20)
         assert not stuck and active == 0, "the timed-out query kept running in the server"
-        [out] = outcome
+        out, one = outcome
         assert out.is_error and out.outcome == "timeout"
-        # The cancelled lookup gave its connection back: the (only) pooled one is usable.
-        with s.connection() as conn:
-            assert conn.execute("SELECT 1").fetchone() == (1,)
+        assert one == (1,)
+    finally:
+        s.close()
+
+
+@pytest.mark.postgres
+def test_pg_one_timeout_leaves_the_other_lookup_in_flight_alone(pg_dsn):
+    """Two lookups at once; one times out: only its query is cancelled, the other one ends ok."""
+    from agentcli.orders_pg import init_postgres
+
+    url = fresh_database(pg_dsn, "agentcli_test_slow2")
+    init_postgres(url, 20)
+    with _admin(with_database(pg_dsn, "agentcli_test_slow2")) as admin:
+        admin.execute("ALTER TABLE orders RENAME TO orders_data")
+        # GH56JK78MN takes 60 s, ORD-20261234 1.5 s: still running when the other is cancelled.
+        admin.execute("CREATE VIEW orders AS SELECT o.* FROM orders_data o CROSS JOIN LATERAL "
+                      "pg_sleep(CASE o.code WHEN 'GH56JK78MN' THEN 60 "
+                      "WHEN 'ORD-20261234' THEN 1.5 ELSE 0 END) AS slow")
+    s = open_store(url, pool_size=2)
+
+    async def main():
+        loop = asyncio.get_running_loop()
+        t0 = loop.time()
+        slow, other = await asyncio.gather(
+            atool(s, {"order_code": "GH56JK78MN"}, timeout=0.5),
+            atool(s, {"order_code": "ORD-20261234", "include_line_items": True}, timeout=15))
+        elapsed = loop.time() - t0
+        await s.aclose()
+        return slow, other, elapsed
+
+    try:
+        slow, other, elapsed = asyncio.run(main())
+        assert slow.is_error and slow.outcome == "timeout"
+        assert not other.is_error and other.outcome == "ok", other.result
+        assert other.result["status"] == "shipped" and len(other.result["line_items"]) == 2
+        assert other.duration_ms >= 1400 and elapsed < 10
+        with _admin(pg_dsn) as admin:
+            active = admin.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = 'agentcli_test_slow2' "
+                "AND application_name = 'agentcli' AND state = 'active'").fetchone()[0]
+        assert active == 0
     finally:
         s.close()
 
