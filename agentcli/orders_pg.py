@@ -21,11 +21,16 @@ connection is dropped by the pool, the idle ones are re-checked, later lookups w
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 from contextlib import contextmanager
 from typing import Any, Iterator
 
 from .errors import ConfigError, StoreError
+
+# psycopg_pool reports reconnect attempts through logging; agentcli configures none, so Python
+# would print them on stderr as bare lines. Failures reach the person through our own errors.
+logging.getLogger("psycopg.pool").addHandler(logging.NullHandler())
 from .orders import LINE_COLUMNS, ORDER_COLUMNS, _gen_orders, mask_dsn, order_record
 
 CONNECT_TIMEOUT = 5  # seconds, for the first connection and each one the pool opens

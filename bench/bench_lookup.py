@@ -10,10 +10,11 @@ Builds the demo database with N orders (SQLite with ``orders.init_sqlite``, Post
 
 - bare ``sqlite3``, one reused read-only connection (the floor), and one connection per lookup;
 - ``SQLiteStore.get_order``;
-- for reference, one round trip event loop -> worker thread -> event loop with no work: the
-  floor of the tool layer, which runs each lookup in a worker thread (``run_in_executor``);
-- the tool layer: ``tools.run_tool`` on ``get_order_status`` (input validation, the query in a
-  worker thread, the result) plus ``json.dumps`` of the result, as the loop sends it;
+- for reference, one round trip event loop -> worker thread -> event loop with no work: what a
+  lookup would pay if the tool layer ran it in a worker thread (it no longer does: SQLite runs
+  on the event loop within a small budget, PostgreSQL through psycopg's async pool);
+- the tool layer: ``tools.run_tool`` on ``get_order_status`` (input validation, the query, the
+  result) plus ``json.dumps`` of the result, as the loop sends it;
 - bare psycopg on one connection, ``PostgresStore.get_order``, and the tool layer over PostgreSQL.
 
 PostgreSQL: ``--pg-dsn`` / ``AGENTCLI_BENCH_PG_DSN`` / ``AGENTCLI_TEST_PG_DSN`` (an admin DSN:
