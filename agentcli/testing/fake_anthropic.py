@@ -18,7 +18,8 @@ Each ``POST /v1/messages`` pops one :class:`Reply` from the FIFO queue (or asks
 ``Message`` when the request body has no ``"stream": true`` and as an SSE stream
 (chunked transfer encoding, the same event shapes as the real API) when it does.
 
-Standard library only; must not import anything else from ``agentcli``.
+Standard library only; imports nothing from ``agentcli`` but the shared server scaffold
+``agentcli.testing._http``.
 
 Notes for users
 ---------------
@@ -44,16 +45,15 @@ prints ``http://127.0.0.1:PORT`` as its first stdout line and serves until stdin
 
 from __future__ import annotations
 
-import collections
 import dataclasses
 import json
 import signal
-import socket
 import threading
-import traceback
 import uuid
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Iterable
+
+from agentcli.testing._http import FakeServer
+from agentcli.testing._http import split as _split
 
 __all__ = [
     "FakeAnthropic",
@@ -261,20 +261,6 @@ def error(
 # --------------------------------------------------------------------------- SSE
 
 
-def _split(s: str, n: int) -> list[str]:
-    """Split ``s`` into ``n`` (or fewer if too short) non-empty, roughly equal pieces."""
-    if not s:
-        return []
-    n = max(1, min(n, len(s)))
-    size, rem = divmod(len(s), n)
-    out, i = [], 0
-    for k in range(n):
-        j = i + size + (1 if k < rem else 0)
-        out.append(s[i:j])
-        i = j
-    return out
-
-
 def _text_chunks(s: str) -> list[str]:
     # A few chunks: 3 for short texts, ~40-character chunks for long ones.
     return _split(s, max(3, -(-len(s) // 40)))
@@ -385,269 +371,46 @@ def tool_results(request: dict[str, Any]) -> list[dict[str, Any]]:
 # --------------------------------------------------------------------------- server
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-    request_queue_size = 512  # listen backlog: benchmarks open 50+ connections at once
-    fake: "FakeAnthropic"
-
-    def handle_error(self, request: Any, client_address: Any) -> None:  # quiet on client hang-ups
-        import sys
-
-        if isinstance(sys.exc_info()[1], OSError):
-            return
-        super().handle_error(request, client_address)
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server: _Server
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-        pass
-
-    def setup(self) -> None:
-        super().setup()
-        # Without this, a header write followed by a body write meets delayed ACKs: ~40 ms per reply.
-        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.server.fake._track(self.connection, add=True)
-
-    def finish(self) -> None:
-        try:
-            super().finish()
-        finally:
-            self.server.fake._track(self.connection, add=False)
-
-    def do_POST(self) -> None:  # noqa: N802
-        try:
-            self.server.fake._serve(self)
-        except OSError:  # the client went away
-            self.close_connection = True
-
-    def do_GET(self) -> None:  # noqa: N802
-        self.server.fake._send_json(self, 404, _err_body("not_found_error", f"fake: no GET {self.path}"), {})
-
-
-def _err_body(etype: str, msg: str) -> dict[str, Any]:
-    return {"type": "error", "error": {"type": etype, "message": msg}}
-
-
-class FakeAnthropic:
+class FakeAnthropic(FakeServer):
     """A scripted Anthropic Messages API on ``http://127.0.0.1:PORT``.
 
     Attributes: ``url`` (after :meth:`start`), ``requests`` (parsed JSON bodies of every
     ``POST /v1/messages`` in arrival order), ``request_headers`` (their headers, lower-cased
     names), ``handler`` (``Callable[[dict], Reply]`` used when the queue is empty),
     ``latency`` (seconds slept before answering each request; settable), ``errors``
-    (tracebacks of exceptions raised by ``handler``).
+    (tracebacks of exceptions raised by ``handler``).  Lifecycle, queue and recording come
+    from :class:`agentcli.testing._http.FakeServer`.
     """
+
+    name = "FakeAnthropic"
+    reply_type = Reply
+    routes = ("/v1/messages",)
+    request_id_header = "request-id"
 
     def __init__(self, *, latency: float = 0.0, handler: Callable[[dict[str, Any]], Reply] | None = None,
                  record: bool = True) -> None:
-        self.latency = latency
-        self.handler = handler
-        self.record = record
-        self._initial = (latency, handler)
-        self.url: str = ""
-        self.requests: list[dict[str, Any]] = []
-        self.request_headers: list[dict[str, str]] = []
-        self.errors: list[str] = []
-        self._queue: collections.deque[Reply] = collections.deque()
-        self._lock = threading.Lock()
-        self._stopping = threading.Event()
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
-        self._conns: set[socket.socket] = set()
-        self._served = 0  # requests answered so far (numbering survives record=False)
-
-    # -- lifecycle
-    def start(self) -> "FakeAnthropic":
-        if self._server is not None:
-            return self
-        self._stopping.clear()
-        server = _Server(("127.0.0.1", 0), _Handler)
-        server.fake = self
-        self._server = server
-        self.url = f"http://127.0.0.1:{server.server_address[1]}"
-        self._thread = threading.Thread(
-            target=server.serve_forever, kwargs={"poll_interval": 0.01}, name="FakeAnthropic", daemon=True
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        server, self._server = self._server, None
-        if server is None:
-            return
-        self._stopping.set()  # wakes every sleeping request
-        server.shutdown()
-        server.server_close()
-        with self._lock:
-            conns = list(self._conns)
-        for c in conns:  # idle keep-alive connections would otherwise park a thread forever
-            try:
-                c.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-
-    def __enter__(self) -> "FakeAnthropic":
-        return self.start()
-
-    def __exit__(self, *exc: Any) -> None:
-        self.stop()
-
-    # -- scripting
-    def queue(self, *replies: Reply) -> None:
-        """Append replies to the FIFO; each request pops one."""
-        for r in replies:
-            if not isinstance(r, Reply):
-                raise TypeError(f"queue() takes Reply objects, got {r!r}")
-        with self._lock:
-            self._queue.extend(replies)
-
-    def reset(self) -> None:
-        """Forget recorded requests, queued replies and errors; restore the constructor's latency/handler.
-
-        Lets one running server (and one SDK client with its connection pool) serve many tests.
-        """
-        with self._lock:
-            self._queue.clear()
-            self.requests.clear()
-            self.request_headers.clear()
-            self.errors.clear()
-            self._served = 0
-            self.latency, self.handler = self._initial
-
-    @property
-    def pending(self) -> int:
-        """Number of queued replies not yet served."""
-        with self._lock:
-            return len(self._queue)
-
-    @property
-    def last_request(self) -> dict[str, Any] | None:
-        """The most recent recorded request body (None before any request)."""
-        with self._lock:
-            return self.requests[-1] if self.requests else None
+        super().__init__(latency=latency, handler=handler, record=record)
 
     def env(self, api_key: str = "test-key") -> dict[str, str]:
         """Environment variables pointing a subprocess's SDK at this fake."""
         return {"ANTHROPIC_BASE_URL": self.url, "ANTHROPIC_API_KEY": api_key}
 
-    # -- internals
-    def _track(self, conn: socket.socket, *, add: bool) -> None:
-        with self._lock:
-            (self._conns.add if add else self._conns.discard)(conn)
+    # -- protocol
+    def _error_body(self, status: int, msg: str) -> dict[str, Any]:
+        return {"type": "error", "error": {"type": ERROR_TYPES.get(status, "api_error"), "message": msg}}
 
-    def _sleep(self, seconds: float) -> None:
-        if seconds > 0:
-            self._stopping.wait(seconds)
+    def _error_reply(self, status: int, msg: str, headers: dict[str, str]) -> Reply:
+        return error(status, msg, headers=headers)
 
-    def _send_json(self, h: _Handler, status: int, body: Any, headers: dict[str, str], raw: bytes | None = None) -> None:
-        data = raw if raw is not None else json.dumps(body).encode()
-        h.send_response(status)
-        h.send_header("content-type", "application/json")
-        h.send_header("content-length", str(len(data)))
-        h.send_header("request-id", _new_id("req"))
-        for k, v in headers.items():
-            h.send_header(k, v)
-        h.end_headers()
-        h.wfile.write(data)
-        h.wfile.flush()
+    def _text_reply(self, s: str) -> Reply:
+        return text(s)
 
-    def _serve(self, h: _Handler) -> None:
-        length = int(h.headers.get("content-length") or 0)
-        raw = h.rfile.read(length) if length else b""
-        path = h.path.split("?", 1)[0]
-        if path != "/v1/messages":
-            self._send_json(h, 404, _err_body("not_found_error", f"fake: no route POST {h.path}"), {})
-            return
-        try:
-            body = json.loads(raw or b"null")
-            if not isinstance(body, dict):
-                raise ValueError("request body is not a JSON object")
-        except ValueError as e:
-            self._send_json(h, 400, _err_body("invalid_request_error", f"fake: bad JSON body: {e}"), {})
-            return
-
-        with self._lock:
-            if self.record:
-                self.requests.append(body)
-                self.request_headers.append({k.lower(): v for k, v in h.headers.items()})
-            self._served += 1
-            n = len(self.requests) if self.record else self._served
-            reply = self._queue.popleft() if self._queue else None
-        if reply is None and self.handler is not None:
-            try:
-                reply = self.handler(body)
-                if isinstance(reply, str):  # convenience
-                    reply = text(reply)
-                if not isinstance(reply, Reply):
-                    raise TypeError(f"handler returned {reply!r}, not a Reply")
-            except Exception as e:  # report it to the client and keep it for the test
-                self.errors.append(traceback.format_exc())
-                reply = error(500, f"FakeAnthropic handler raised {type(e).__name__}: {e}", "api_error")
-                reply.headers["x-should-retry"] = "false"
-        if reply is None:
-            reply = error(
-                500,
-                f"FakeAnthropic script exhausted: no reply queued for request #{n} and no handler set",
-                "api_error",
-                headers={"x-should-retry": "false"},
-            )
-
-        self._sleep(self.latency + reply.delay)
-        if self._stopping.is_set():
-            h.close_connection = True
-            return
-
-        if reply.is_error:
-            self._send_json(h, reply.status, reply.body, reply.headers)
-            return
-
+    def _respond(self, h: Any, body: dict[str, Any], reply: Reply) -> None:
         if body.get("stream") is True:
-            self._send_stream(h, reply)
+            chunks, ending = _stream_plan(reply)
+            self._send_stream(h, reply, chunks, ending)
         else:
-            self._send_message(h, reply)
-
-    def _send_message(self, h: _Handler, reply: Reply) -> None:
-        if reply.drop_after is not None:
-            h.close_connection = True  # no status line at all
-            return
-        if reply.stall_after is not None:
-            self._sleep(reply.stall_seconds)
-            h.close_connection = True
-            return
-        if reply.malformed_after is not None:
-            raw = json.dumps(reply.message).encode()
-            self._send_json(h, reply.status, None, reply.headers, raw=raw[: max(1, len(raw) // 2)])
-            return
-        self._send_json(h, reply.status, reply.message, reply.headers)
-
-    def _send_stream(self, h: _Handler, reply: Reply) -> None:
-        chunks, ending = _stream_plan(reply)
-        h.send_response(200)
-        h.send_header("content-type", "text/event-stream")
-        h.send_header("cache-control", "no-cache")
-        h.send_header("transfer-encoding", "chunked")
-        h.send_header("request-id", _new_id("req"))
-        for k, v in reply.headers.items():
-            h.send_header(k, v)
-        h.end_headers()
-        w = h.wfile
-        for c in chunks:
-            w.write(b"%x\r\n%s\r\n" % (len(c), c))
-            w.flush()
-        if ending == "clean":
-            w.write(b"0\r\n\r\n")
-            w.flush()
-            return
-        if ending == "stall":
-            self._sleep(reply.stall_seconds)
-        # "drop" / end of a stall: close without the terminating chunk
-        h.close_connection = True
+            self._send_body(h, reply, json.dumps(reply.message).encode())
 
 
 # --------------------------------------------------------------------------- own process

@@ -54,23 +54,22 @@ Faults (streaming; N counts the ``data:`` lines of the full stream, ``[DONE]`` i
 * ``stream_error=(type, message)``: a ``data: {"error": {...}}`` line instead of the final
   chunk(s); the body then ends cleanly.
 
-Standard library only; must not import anything else from ``agentcli``. ``handler`` runs on
+Standard library only; imports nothing from ``agentcli`` but the shared server scaffold
+``agentcli.testing._http``. ``handler`` runs on
 the server's worker threads, possibly concurrently. :meth:`FakeOpenAI.stop` interrupts every
 sleep, so stopping never waits for a stalled stream.
 """
 
 from __future__ import annotations
 
-import collections
 import dataclasses
 import json
-import socket
-import threading
 import time
-import traceback
 import uuid
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
+
+from agentcli.testing._http import FakeServer
+from agentcli.testing._http import split as _split
 
 __all__ = [
     "FakeOpenAI",
@@ -221,20 +220,6 @@ def error(status: int, message: str = "fake error", type: str | None = None,  # 
 # --------------------------------------------------------------------------- SSE
 
 
-def _split(s: str, n: int) -> list[str]:
-    """``s`` in ``n`` (fewer if too short) non-empty, roughly equal pieces."""
-    if not s:
-        return []
-    n = max(1, min(n, len(s)))
-    size, rem = divmod(len(s), n)
-    out, i = [], 0
-    for k in range(n):
-        j = i + size + (1 if k < rem else 0)
-        out.append(s[i:j])
-        i = j
-    return out
-
-
 def _call_deltas(reply: Reply) -> list[dict[str, Any]]:
     """The tool-call deltas, one per chunk, in the order the stream sends them."""
     calls = (reply.message or {}).get("tool_calls") or []
@@ -360,60 +345,12 @@ def tool_messages(request: dict[str, Any]) -> list[dict[str, Any]]:
 # --------------------------------------------------------------------------- server
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-    request_queue_size = 512
-    fake: "FakeOpenAI"
-
-    def handle_error(self, request: Any, client_address: Any) -> None:  # quiet on client hang-ups
-        import sys
-
-        if isinstance(sys.exc_info()[1], OSError):
-            return
-        super().handle_error(request, client_address)
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server: _Server
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-        pass
-
-    def setup(self) -> None:
-        super().setup()
-        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.server.fake._track(self.connection, add=True)
-
-    def finish(self) -> None:
-        try:
-            super().finish()
-        finally:
-            self.server.fake._track(self.connection, add=False)
-
-    def do_POST(self) -> None:  # noqa: N802
-        try:
-            self.server.fake._serve(self)
-        except OSError:
-            self.close_connection = True
-
-    def do_GET(self) -> None:  # noqa: N802
-        fake = self.server.fake
-        path = self.path.split("?", 1)[0].rstrip("/")
-        if path in ("/v1/models", "/models"):
-            fake._send_json(self, 200, {"object": "list", "data": [
-                {"id": "fake-model", "object": "model", "created": 0, "owned_by": "fake"}]}, {})
-            return
-        fake._send_json(self, 404, _err_body(404, f"fake: no GET {self.path}"), {})
-
-
 def _err_body(status: int, msg: str) -> dict[str, Any]:
     return {"error": {"message": msg, "type": ERROR_TYPES.get(status, "server_error"), "param": None,
                       "code": None}}
 
 
-class FakeOpenAI:
+class FakeOpenAI(FakeServer):
     """A scripted OpenAI-compatible Chat Completions API on ``http://127.0.0.1:PORT``.
 
     Attributes: ``url`` (the server root, after :meth:`start`), ``base_url`` (``url + "/v1"``,
@@ -421,94 +358,22 @@ class FakeOpenAI:
     completions POST in arrival order), ``request_headers`` (lower-cased names), ``paths``
     (the request paths), ``handler`` (``Callable[[dict], Reply]`` used when the queue is empty),
     ``latency`` (seconds slept before each answer; settable), ``errors`` (tracebacks raised by
-    ``handler``).
+    ``handler``).  Lifecycle, queue and recording come from
+    :class:`agentcli.testing._http.FakeServer`.
     """
 
+    name = "FakeOpenAI"
+    reply_type = Reply
+    routes = ("/v1/chat/completions", "/chat/completions")
+    request_id_header = "x-request-id"
+
     def __init__(self, *, latency: float = 0.0, handler: Callable[[dict[str, Any]], Reply] | None = None) -> None:
-        self.latency = latency
-        self.handler = handler
-        self._initial = (latency, handler)
-        self.url: str = ""
-        self.requests: list[dict[str, Any]] = []
-        self.request_headers: list[dict[str, str]] = []
         self.paths: list[str] = []
-        self.errors: list[str] = []
-        self._queue: collections.deque[Reply] = collections.deque()
-        self._lock = threading.Lock()
-        self._stopping = threading.Event()
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
-        self._conns: set[socket.socket] = set()
-
-    # -- lifecycle
-    def start(self) -> "FakeOpenAI":
-        if self._server is not None:
-            return self
-        self._stopping.clear()
-        server = _Server(("127.0.0.1", 0), _Handler)
-        server.fake = self
-        self._server = server
-        self.url = f"http://127.0.0.1:{server.server_address[1]}"
-        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01},
-                                        name="FakeOpenAI", daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        server, self._server = self._server, None
-        if server is None:
-            return
-        self._stopping.set()
-        server.shutdown()
-        server.server_close()
-        with self._lock:
-            conns = list(self._conns)
-        for c in conns:
-            try:
-                c.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-
-    def __enter__(self) -> "FakeOpenAI":
-        return self.start()
-
-    def __exit__(self, *exc: Any) -> None:
-        self.stop()
+        super().__init__(latency=latency, handler=handler)
 
     @property
     def base_url(self) -> str:
         return self.url + "/v1"
-
-    # -- scripting
-    def queue(self, *replies: Reply) -> None:
-        """Append replies to the FIFO; each request pops one."""
-        for r in replies:
-            if not isinstance(r, Reply):
-                raise TypeError(f"queue() takes Reply objects, got {r!r}")
-        with self._lock:
-            self._queue.extend(replies)
-
-    def reset(self) -> None:
-        """Forget recorded requests, queued replies and errors; restore latency/handler."""
-        with self._lock:
-            self._queue.clear()
-            self.requests.clear()
-            self.request_headers.clear()
-            self.paths.clear()
-            self.errors.clear()
-            self.latency, self.handler = self._initial
-
-    @property
-    def pending(self) -> int:
-        with self._lock:
-            return len(self._queue)
-
-    @property
-    def last_request(self) -> dict[str, Any] | None:
-        with self._lock:
-            return self.requests[-1] if self.requests else None
 
     def env(self, api_key: str | None = None) -> dict[str, str]:
         """Environment variables pointing a subprocess's SDK at this fake (key only if given)."""
@@ -517,112 +382,37 @@ class FakeOpenAI:
             out["OPENAI_API_KEY"] = api_key
         return out
 
-    # -- internals
-    def _track(self, conn: socket.socket, *, add: bool) -> None:
-        with self._lock:
-            (self._conns.add if add else self._conns.discard)(conn)
+    # -- protocol
+    def _record_extra(self, h: Any, path: str) -> None:
+        self.paths.append(path)
 
-    def _sleep(self, seconds: float) -> None:
-        if seconds > 0:
-            self._stopping.wait(seconds)
+    def _reset_extra(self) -> None:
+        self.paths.clear()
 
-    def _send_json(self, h: _Handler, status: int, body: Any, headers: dict[str, str],
-                   raw: bytes | None = None) -> None:
-        data = raw if raw is not None else json.dumps(body).encode()
-        h.send_response(status)
-        h.send_header("content-type", "application/json")
-        h.send_header("content-length", str(len(data)))
-        h.send_header("x-request-id", _new_id("req_"))
-        for k, v in headers.items():
-            h.send_header(k, v)
-        h.end_headers()
-        h.wfile.write(data)
-        h.wfile.flush()
+    def _error_body(self, status: int, msg: str) -> dict[str, Any]:
+        return _err_body(status, msg)
 
-    def _serve(self, h: _Handler) -> None:
-        length = int(h.headers.get("content-length") or 0)
-        raw = h.rfile.read(length) if length else b""
-        path = h.path.split("?", 1)[0]
-        if path not in ("/v1/chat/completions", "/chat/completions"):
-            self._send_json(h, 404, _err_body(404, f"fake: no route POST {h.path}"), {})
+    def _error_reply(self, status: int, msg: str, headers: dict[str, str]) -> Reply:
+        return error(status, msg, headers=headers)
+
+    def _text_reply(self, s: str) -> Reply:
+        return text(s)
+
+    def _serve_get(self, h: Any) -> None:
+        path = h.path.split("?", 1)[0].rstrip("/")
+        if path in ("/v1/models", "/models"):
+            self._send_json(h, 200, {"object": "list", "data": [
+                {"id": "fake-model", "object": "model", "created": 0, "owned_by": "fake"}]}, {})
             return
-        try:
-            body = json.loads(raw or b"null")
-            if not isinstance(body, dict):
-                raise ValueError("request body is not a JSON object")
-        except ValueError as e:
-            self._send_json(h, 400, _err_body(400, f"fake: bad JSON body: {e}"), {})
-            return
+        super()._serve_get(h)
 
-        with self._lock:
-            self.requests.append(body)
-            self.request_headers.append({k.lower(): v for k, v in h.headers.items()})
-            self.paths.append(path)
-            n = len(self.requests)
-            reply = self._queue.popleft() if self._queue else None
-        if reply is None and self.handler is not None:
-            try:
-                reply = self.handler(body)
-                if isinstance(reply, str):
-                    reply = text(reply)
-                if not isinstance(reply, Reply):
-                    raise TypeError(f"handler returned {reply!r}, not a Reply")
-            except Exception as e:
-                self.errors.append(traceback.format_exc())
-                reply = error(500, f"FakeOpenAI handler raised {type(e).__name__}: {e}",
-                              headers={"x-should-retry": "false"})
-        if reply is None:
-            reply = error(500, f"FakeOpenAI script exhausted: no reply queued for request #{n} and "
-                          "no handler set", headers={"x-should-retry": "false"})
-
-        self._sleep(self.latency + reply.delay)
-        if self._stopping.is_set():
-            h.close_connection = True
-            return
-        if reply.is_error:
-            self._send_json(h, reply.status, reply.body, reply.headers)
-            return
+    def _respond(self, h: Any, body: dict[str, Any], reply: Reply) -> None:
         if body.get("stream") is True:
             opts = body.get("stream_options")
             include_usage = isinstance(opts, dict) and opts.get("include_usage") is True
-            self._send_stream(h, reply, include_usage)
-        else:
-            self._send_completion(h, reply)
-
-    def _send_completion(self, h: _Handler, reply: Reply) -> None:
+            lines, ending = _stream_plan(reply, include_usage)
+            self._send_stream(h, reply, lines, ending)
+            return
         if reply.chunks is not None:
             raise ValueError("a reply scripted with chunks= is for streaming requests only")
-        if reply.drop_after is not None:
-            h.close_connection = True
-            return
-        if reply.stall_after is not None:
-            self._sleep(reply.stall_seconds)
-            h.close_connection = True
-            return
-        raw = json.dumps(_completion_body(reply)).encode()
-        if reply.malformed_after is not None:
-            self._send_json(h, reply.status, None, reply.headers, raw=raw[: max(1, len(raw) // 2)])
-            return
-        self._send_json(h, reply.status, None, reply.headers, raw=raw)
-
-    def _send_stream(self, h: _Handler, reply: Reply, include_usage: bool) -> None:
-        lines, ending = _stream_plan(reply, include_usage)
-        h.send_response(200)
-        h.send_header("content-type", "text/event-stream")
-        h.send_header("cache-control", "no-cache")
-        h.send_header("transfer-encoding", "chunked")
-        h.send_header("x-request-id", _new_id("req_"))
-        for k, v in reply.headers.items():
-            h.send_header(k, v)
-        h.end_headers()
-        w = h.wfile
-        for c in lines:
-            w.write(b"%x\r\n%s\r\n" % (len(c), c))
-            w.flush()
-        if ending == "clean":
-            w.write(b"0\r\n\r\n")
-            w.flush()
-            return
-        if ending == "stall":
-            self._sleep(reply.stall_seconds)
-        h.close_connection = True
+        self._send_body(h, reply, json.dumps(_completion_body(reply)).encode())

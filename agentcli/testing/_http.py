@@ -1,0 +1,320 @@
+"""The HTTP scaffold shared by the fake API servers (``fake_anthropic``, ``fake_openai``).
+
+:class:`FakeServer` owns the server thread on 127.0.0.1, the request handler, the lifecycle
+(``start``/``stop``/context manager), the reply queue with its ``handler`` fallback, request
+recording, interruptible sleeps and the JSON / chunked-SSE writers.  A subclass speaks one
+protocol: its routes, its error bodies, its ``Reply`` class and how a non-error reply is sent
+(:meth:`FakeServer._respond`).
+
+Standard library only; must not import anything else from ``agentcli``.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import socket
+import sys
+import threading
+import traceback
+import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable
+
+__all__ = ["FakeServer", "split"]
+
+
+def split(s: str, n: int) -> list[str]:
+    """Split ``s`` into ``n`` (or fewer if too short) non-empty, roughly equal pieces."""
+    if not s:
+        return []
+    n = max(1, min(n, len(s)))
+    size, rem = divmod(len(s), n)
+    out, i = [], 0
+    for k in range(n):
+        j = i + size + (1 if k < rem else 0)
+        out.append(s[i:j])
+        i = j
+    return out
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    request_queue_size = 512  # listen backlog: benchmarks open 50+ connections at once
+    fake: "FakeServer"
+
+    def handle_error(self, request: Any, client_address: Any) -> None:  # quiet on client hang-ups
+        if isinstance(sys.exc_info()[1], OSError):
+            return
+        super().handle_error(request, client_address)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+        pass
+
+    def setup(self) -> None:
+        super().setup()
+        # Without this, a header write followed by a body write meets delayed ACKs: ~40 ms per reply.
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.server.fake._track(self.connection, add=True)
+
+    def finish(self) -> None:
+        try:
+            super().finish()
+        finally:
+            self.server.fake._track(self.connection, add=False)
+
+    def do_POST(self) -> None:  # noqa: N802
+        try:
+            self.server.fake._serve(self)
+        except OSError:  # the client went away
+            self.close_connection = True
+
+    def do_GET(self) -> None:  # noqa: N802
+        self.server.fake._serve_get(self)
+
+
+class FakeServer:
+    """Base of the scripted fake APIs on ``http://127.0.0.1:PORT``.
+
+    Subclasses set ``name`` (thread name, error messages), ``reply_type`` (their ``Reply``
+    dataclass: ``status``, ``body``, ``headers``, ``delay``, ``is_error``), ``routes`` (the POST
+    paths served) and ``request_id_header``, and implement :meth:`_error_body`,
+    :meth:`_error_reply`, :meth:`_text_reply` and :meth:`_respond`.
+    """
+
+    name = "FakeServer"
+    reply_type: type = object
+    routes: tuple[str, ...] = ()
+    request_id_header = "request-id"
+
+    def __init__(self, *, latency: float = 0.0, handler: Callable[[dict[str, Any]], Any] | None = None,
+                 record: bool = True) -> None:
+        self.latency = latency
+        self.handler = handler
+        self.record = record
+        self._initial = (latency, handler)
+        self.url: str = ""
+        self.requests: list[dict[str, Any]] = []
+        self.request_headers: list[dict[str, str]] = []
+        self.errors: list[str] = []
+        self._queue: collections.deque[Any] = collections.deque()
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+        self._conns: set[socket.socket] = set()
+        self._served = 0  # requests answered so far (numbering survives record=False)
+
+    # -- lifecycle
+    def start(self) -> Any:
+        if self._server is not None:
+            return self
+        self._stopping.clear()
+        server = _Server(("127.0.0.1", 0), _Handler)
+        server.fake = self
+        self._server = server
+        self.url = f"http://127.0.0.1:{server.server_address[1]}"
+        self._thread = threading.Thread(
+            target=server.serve_forever, kwargs={"poll_interval": 0.01}, name=self.name, daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        server, self._server = self._server, None
+        if server is None:
+            return
+        self._stopping.set()  # wakes every sleeping request
+        server.shutdown()
+        server.server_close()
+        with self._lock:
+            conns = list(self._conns)
+        for c in conns:  # idle keep-alive connections would otherwise park a thread forever
+            try:
+                c.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def __enter__(self) -> Any:
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    # -- scripting
+    def queue(self, *replies: Any) -> None:
+        """Append replies to the FIFO; each request pops one."""
+        for r in replies:
+            if not isinstance(r, self.reply_type):
+                raise TypeError(f"queue() takes Reply objects, got {r!r}")
+        with self._lock:
+            self._queue.extend(replies)
+
+    def reset(self) -> None:
+        """Forget recorded requests, queued replies and errors; restore the constructor's latency/handler.
+
+        Lets one running server (and one SDK client with its connection pool) serve many tests.
+        """
+        with self._lock:
+            self._queue.clear()
+            self.requests.clear()
+            self.request_headers.clear()
+            self.errors.clear()
+            self._served = 0
+            self._reset_extra()
+            self.latency, self.handler = self._initial
+
+    @property
+    def pending(self) -> int:
+        """Number of queued replies not yet served."""
+        with self._lock:
+            return len(self._queue)
+
+    @property
+    def last_request(self) -> dict[str, Any] | None:
+        """The most recent recorded request body (None before any request)."""
+        with self._lock:
+            return self.requests[-1] if self.requests else None
+
+    # -- protocol hooks
+    def _error_body(self, status: int, msg: str) -> dict[str, Any]:
+        """The API's error body for a fake-side error (bad route, bad JSON)."""
+        raise NotImplementedError
+
+    def _error_reply(self, status: int, msg: str, headers: dict[str, str]) -> Any:
+        """An error ``Reply`` (handler failures, exhausted script)."""
+        raise NotImplementedError
+
+    def _text_reply(self, s: str) -> Any:
+        """The ``Reply`` for a handler that returned a plain string."""
+        raise NotImplementedError
+
+    def _respond(self, h: _Handler, body: dict[str, Any], reply: Any) -> None:
+        """Send a non-error reply to the request ``body``."""
+        raise NotImplementedError
+
+    def _record_extra(self, h: _Handler, path: str) -> None:
+        """Record more about a request (called under the lock when recording)."""
+
+    def _reset_extra(self) -> None:
+        """Forget what :meth:`_record_extra` kept (called under the lock)."""
+
+    def _serve_get(self, h: _Handler) -> None:
+        self._send_json(h, 404, self._error_body(404, f"fake: no GET {h.path}"), {})
+
+    # -- internals
+    def _track(self, conn: socket.socket, *, add: bool) -> None:
+        with self._lock:
+            (self._conns.add if add else self._conns.discard)(conn)
+
+    def _sleep(self, seconds: float) -> None:
+        if seconds > 0:
+            self._stopping.wait(seconds)
+
+    def _request_id(self) -> str:
+        return f"req_{uuid.uuid4().hex[:24]}"
+
+    def _send_json(self, h: _Handler, status: int, body: Any, headers: dict[str, str],
+                   raw: bytes | None = None) -> None:
+        data = raw if raw is not None else json.dumps(body).encode()
+        h.send_response(status)
+        h.send_header("content-type", "application/json")
+        h.send_header("content-length", str(len(data)))
+        h.send_header(self.request_id_header, self._request_id())
+        for k, v in headers.items():
+            h.send_header(k, v)
+        h.end_headers()
+        h.wfile.write(data)
+        h.wfile.flush()
+
+    def _send_body(self, h: _Handler, reply: Any, raw: bytes) -> None:
+        """A non-streamed JSON answer ``raw`` with the reply's faults applied."""
+        if reply.drop_after is not None:
+            h.close_connection = True  # no status line at all
+            return
+        if reply.stall_after is not None:
+            self._sleep(reply.stall_seconds)
+            h.close_connection = True
+            return
+        if reply.malformed_after is not None:
+            raw = raw[: max(1, len(raw) // 2)]
+        self._send_json(h, reply.status, None, reply.headers, raw=raw)
+
+    def _send_stream(self, h: _Handler, reply: Any, chunks: list[bytes], ending: str) -> None:
+        """SSE ``chunks`` in a chunked body; ``ending`` is "clean", "drop" or "stall"."""
+        h.send_response(200)
+        h.send_header("content-type", "text/event-stream")
+        h.send_header("cache-control", "no-cache")
+        h.send_header("transfer-encoding", "chunked")
+        h.send_header(self.request_id_header, self._request_id())
+        for k, v in reply.headers.items():
+            h.send_header(k, v)
+        h.end_headers()
+        w = h.wfile
+        for c in chunks:
+            w.write(b"%x\r\n%s\r\n" % (len(c), c))
+            w.flush()
+        if ending == "clean":
+            w.write(b"0\r\n\r\n")
+            w.flush()
+            return
+        if ending == "stall":
+            self._sleep(reply.stall_seconds)
+        # "drop" / end of a stall: close without the terminating chunk
+        h.close_connection = True
+
+    def _serve(self, h: _Handler) -> None:
+        length = int(h.headers.get("content-length") or 0)
+        raw = h.rfile.read(length) if length else b""
+        path = h.path.split("?", 1)[0]
+        if path not in self.routes:
+            self._send_json(h, 404, self._error_body(404, f"fake: no route POST {h.path}"), {})
+            return
+        try:
+            body = json.loads(raw or b"null")
+            if not isinstance(body, dict):
+                raise ValueError("request body is not a JSON object")
+        except ValueError as e:
+            self._send_json(h, 400, self._error_body(400, f"fake: bad JSON body: {e}"), {})
+            return
+
+        with self._lock:
+            if self.record:
+                self.requests.append(body)
+                self.request_headers.append({k.lower(): v for k, v in h.headers.items()})
+                self._record_extra(h, path)
+            self._served += 1
+            n = len(self.requests) if self.record else self._served
+            reply = self._queue.popleft() if self._queue else None
+        if reply is None and self.handler is not None:
+            try:
+                reply = self.handler(body)
+                if isinstance(reply, str):  # convenience
+                    reply = self._text_reply(reply)
+                if not isinstance(reply, self.reply_type):
+                    raise TypeError(f"handler returned {reply!r}, not a Reply")
+            except Exception as e:  # report it to the client and keep it for the test
+                self.errors.append(traceback.format_exc())
+                reply = self._error_reply(500, f"{self.name} handler raised {type(e).__name__}: {e}",
+                                          {"x-should-retry": "false"})
+        if reply is None:
+            reply = self._error_reply(
+                500, f"{self.name} script exhausted: no reply queued for request #{n} and no handler set",
+                {"x-should-retry": "false"})
+
+        self._sleep(self.latency + reply.delay)
+        if self._stopping.is_set():
+            h.close_connection = True
+            return
+        if reply.is_error:
+            self._send_json(h, reply.status, reply.body, reply.headers)
+            return
+        self._respond(h, body, reply)
