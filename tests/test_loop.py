@@ -11,7 +11,7 @@ import pytest
 
 from agentcli.app import App
 from agentcli.config import resolve
-from agentcli.events import DraftSaved, Retry, ToolCallStarted, ToolResult, TurnFinished
+from agentcli.events import DraftSaved, Retry, ToolCallStarted, ToolResult
 from agentcli.orders import SQLiteStore
 from agentcli.sessions import read_events
 from agentcli.testing.fake_anthropic import (message, redacted_thinking_block, stream_events, text,
@@ -32,6 +32,19 @@ async def ask(app: App, question: str, conv=None, **kw):
 
 def run(coro):
     return asyncio.run(coro)
+
+
+def ask_once(question: str, **overrides):
+    """One question on a fresh App (real SDK against the fake server), closed afterwards."""
+
+    async def go():
+        app = make_app(**overrides)
+        try:
+            return await ask(app, question)
+        finally:
+            await app.aclose()
+
+    return run(go())
 
 
 class SlowStore(SQLiteStore):
@@ -63,14 +76,7 @@ def test_two_calls_one_unknown_then_end_turn(anthropic_env, fake_anthropic, stre
         text("The payment is not matched yet."),
     )
 
-    async def go():
-        app = make_app(stream=stream)
-        try:
-            return await ask(app, "Why does order GH56JK78MN have no license yet?")
-        finally:
-            await app.aclose()
-
-    conv, b, events = run(go())
+    conv, b, events = ask_once("Why does order GH56JK78MN have no license yet?", stream=stream)
     assert len(fake_anthropic.requests) == 2
     first, second = fake_anthropic.requests
     assert first.get("stream", False) is stream
@@ -103,14 +109,7 @@ def test_thinking_blocks_go_back_with_signatures(anthropic_env, fake_anthropic):
         text("Shipped."),
     )
 
-    async def go():
-        app = make_app()
-        try:
-            return await ask(app, "Where is ORD-20261234?")
-        finally:
-            await app.aclose()
-
-    run(go())
+    ask_once("Where is ORD-20261234?")
     assistant = fake_anthropic.requests[1]["messages"][1]["content"]
     assert assistant[0] == {"type": "thinking", "thinking": "The customer asks about a license.",
                             "signature": "sig-ABC123"}
@@ -121,14 +120,7 @@ def test_thinking_blocks_go_back_with_signatures(anthropic_env, fake_anthropic):
 def test_requests_mark_stable_prefix_for_prompt_caching(anthropic_env, fake_anthropic):
     fake_anthropic.queue(text("hi"))
 
-    async def go():
-        app = make_app()
-        try:
-            return await ask(app, "hello")
-        finally:
-            await app.aclose()
-
-    run(go())
+    ask_once("hello")
     req = fake_anthropic.requests[0]
     assert req["system"][-1]["cache_control"] == {"type": "ephemeral"}
     assert req["tools"][-1]["cache_control"] == {"type": "ephemeral"}
@@ -146,14 +138,7 @@ def test_requests_mark_stable_prefix_for_prompt_caching(anthropic_env, fake_anth
 def test_stop_reasons(anthropic_env, fake_anthropic, stop, status, code):
     fake_anthropic.queue(text("partial answer", stop_reason=stop))
 
-    async def go():
-        app = make_app()
-        try:
-            return await ask(app, "Where is ORD-20261234?")
-        finally:
-            await app.aclose()
-
-    _, b, _ = run(go())
+    _, b, _ = ask_once("Where is ORD-20261234?")
     r = b.result()
     assert (r["status"], r["stop_reason"], b.exit_code) == (status, stop, code)
     if status != "ok":
@@ -166,14 +151,7 @@ def test_tool_use_in_a_cut_or_refused_response_never_runs(anthropic_env, fake_an
         tool_use_block("draft_reply", {"text": "We refunded you."}, id="toolu_cut"),
         stop_reason=stop))
 
-    async def go():
-        app = make_app()
-        try:
-            return await ask(app, "Customer wants a refund for ORD-20261234")
-        finally:
-            await app.aclose()
-
-    conv, b, events = run(go())
+    conv, b, events = ask_once("Customer wants a refund for ORD-20261234")
     assert not [e for e in events if isinstance(e, (ToolCallStarted, ToolResult))]
     assert not drafts_dir.exists() or not list(drafts_dir.glob("d-*.md"))
     assert b.exit_code == 1
@@ -186,14 +164,7 @@ def test_tool_use_in_a_cut_or_refused_response_never_runs(anthropic_env, fake_an
 def test_pause_turn_sends_the_message_back_and_continues(anthropic_env, fake_anthropic):
     fake_anthropic.queue(text("Working on it…", stop_reason="pause_turn"), text("Done."))
 
-    async def go():
-        app = make_app()
-        try:
-            return await ask(app, "hello")
-        finally:
-            await app.aclose()
-
-    _, b, _ = run(go())
+    _, b, _ = ask_once("hello")
     assert len(fake_anthropic.requests) == 2
     msgs = fake_anthropic.requests[1]["messages"]
     assert msgs[-1]["role"] == "assistant" and msgs[-1]["content"][0]["text"] == "Working on it…"
@@ -204,14 +175,7 @@ def test_turn_limit_stops_with_exit_1_and_valid_history(anthropic_env, fake_anth
     fake_anthropic.handler = lambda req: message(
         tool_use_block("get_order_status", {"order_code": "ORD-20261234"}))
 
-    async def go():
-        app = make_app(max_turns=3)
-        try:
-            return await ask(app, "loop forever")
-        finally:
-            await app.aclose()
-
-    conv, b, _ = run(go())
+    conv, b, _ = ask_once("loop forever", max_turns=3)
     r = b.result()
     assert len(fake_anthropic.requests) == 3
     assert (r["status"], r["stop_reason"], r["turns"], b.exit_code) == ("incomplete", "turn_limit", 3, 1)
@@ -235,14 +199,7 @@ def test_wrong_typed_input_is_an_error_result_and_the_loop_goes_on(anthropic_env
         text("Sorry, let me retry."),
     )
 
-    async def go():
-        app = make_app()
-        try:
-            return await ask(app, "GH56JK78MN?")
-        finally:
-            await app.aclose()
-
-    _, b, _ = run(go())
+    _, b, _ = ask_once("GH56JK78MN?")
     results = tool_results(fake_anthropic.requests[1])
     assert len(results) == 5 and all(r["is_error"] for r in results)
     assert "boolean" in results[0]["content"]
@@ -259,14 +216,7 @@ def test_wrong_typed_input_is_an_error_result_and_the_loop_goes_on(anthropic_env
 def test_unknown_order_is_a_business_answer_not_an_error(anthropic_env, fake_anthropic):
     fake_anthropic.queue(message(tool_use_block("get_order_status", {"order_code": "ZZ99ZZ99ZZ"})), text("Not found."))
 
-    async def go():
-        app = make_app()
-        try:
-            return await ask(app, "ZZ99ZZ99ZZ?")
-        finally:
-            await app.aclose()
-
-    _, b, _ = run(go())
+    _, b, _ = ask_once("ZZ99ZZ99ZZ?")
     (res,) = tool_results(fake_anthropic.requests[1])
     assert not res.get("is_error")
     assert json.loads(res["content"]) == {"found": False, "order_code": "ZZ99ZZ99ZZ"}
@@ -277,14 +227,7 @@ def test_tool_timeout_is_cancelled_and_reported(anthropic_env, fake_anthropic, d
     fake_anthropic.queue(message(tool_use_block("get_order_status", {"order_code": "GH56JK78MN"})), text("Slow."))
     store = SlowStore(demo_db, delay=1.0)
 
-    async def go():
-        app = make_app(store=store, tool_timeout=0.1)
-        try:
-            return await ask(app, "GH56JK78MN?")
-        finally:
-            await app.aclose()
-
-    _, b, _ = run(go())
+    _, b, _ = ask_once("GH56JK78MN?", store=store, tool_timeout=0.1)
     (res,) = tool_results(fake_anthropic.requests[1])
     assert res["is_error"] is True and "timed out" in res["content"]
     assert b.result()["tool_calls"][0]["outcome"] == "timeout"
@@ -298,14 +241,7 @@ def test_read_only_calls_of_one_turn_run_concurrently(anthropic_env, fake_anthro
         text("Both checked."))
     store = SlowStore(demo_db, delay=0.3)
 
-    async def go():
-        app = make_app(store=store)
-        try:
-            return await ask(app, "GH56JK78MN and ORD-20261234?")
-        finally:
-            await app.aclose()
-
-    _, _, events = run(go())
+    _, _, events = ask_once("GH56JK78MN and ORD-20261234?", store=store)
     kinds = [type(e).__name__ for e in events if isinstance(e, (ToolCallStarted, ToolResult))]
     # Both calls started before either finished: they overlapped.
     assert kinds == ["ToolCallStarted", "ToolCallStarted", "ToolResult", "ToolResult"]
@@ -319,14 +255,7 @@ def test_draft_calls_run_in_order_and_identical_text_is_one_draft(anthropic_env,
                 tool_use_block("draft_reply", {"text": "Hello A", "order_code": "GH56JK78MN"}, id="t3")),
         text("Saved."))
 
-    async def go():
-        app = make_app()
-        try:
-            return await ask(app, "draft it")
-        finally:
-            await app.aclose()
-
-    _, b, events = run(go())
+    _, b, events = ask_once("draft it")
     started = [e.id for e in events if isinstance(e, ToolCallStarted)]
     assert started == ["t1", "t2", "t3"]
     results = [json.loads(r["content"]) for r in tool_results(fake_anthropic.requests[1])]
@@ -354,14 +283,7 @@ def test_stream_dropped_after_tool_use_started_runs_nothing_and_retries(anthropi
                   drop_after=_events_until_first_input_delta(reply))
     fake_anthropic.queue(cut, text("Sorry, I cannot promise that."))
 
-    async def go():
-        app = make_app()
-        try:
-            return await ask(app, "refund?")
-        finally:
-            await app.aclose()
-
-    _, b, events = run(go())
+    _, b, events = ask_once("refund?")
     assert not [e for e in events if isinstance(e, ToolCallStarted)]
     assert not drafts_dir.exists() or not list(drafts_dir.glob("d-*.md"))
     assert [e.attempt for e in events if isinstance(e, Retry)] == [2]
@@ -491,14 +413,7 @@ def test_session_log_holds_every_tool_call(anthropic_env, fake_anthropic, home):
     fake_anthropic.queue(message(tool_use_block("get_order_status", {"order_code": "ORD-20261234"})),
                          text("Shipped."))
 
-    async def go():
-        app = make_app()
-        try:
-            return await ask(app, "ORD-20261234?")
-        finally:
-            await app.aclose()
-
-    conv, _, _ = run(go())
+    conv, _, _ = ask_once("ORD-20261234?")
     path = home / "sessions" / f"{conv.session_id}.jsonl"
     assert oct(path.stat().st_mode & 0o777) == "0o600"
     events = list(read_events(path))
@@ -556,13 +471,6 @@ def test_retries_zero_means_one_attempt(anthropic_env, fake_anthropic):
 
     fake_anthropic.queue(error(529, "overloaded"), text("never"))
 
-    async def go():
-        app = make_app(retries=0)
-        try:
-            return await ask(app, "hi")
-        finally:
-            await app.aclose()
-
-    _, b, _ = run(go())
+    _, b, _ = ask_once("hi", retries=0)
     assert b.exit_code == 4 and len(fake_anthropic.requests) == 1
     assert "overloaded" in b.result()["error"]
