@@ -1,6 +1,5 @@
 """The ``agentcli`` command line (typer). Heavy imports happen inside the commands that use them."""
 
-from __future__ import annotations
 
 import json
 import sys
@@ -260,7 +259,7 @@ def main() -> None:
         except (AttributeError, ValueError):
             pass
     try:
-        app()
+        app(prog_name="agentcli")
     except KeyboardInterrupt:
         sys.stderr.write("agentcli: interrupted\n")
         sys.exit(130)

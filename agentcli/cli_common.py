@@ -3,7 +3,6 @@
 Imports here stay light (typer, the standard library): ``agentcli --help`` loads this module.
 """
 
-from __future__ import annotations
 
 import inspect
 import os
