@@ -210,6 +210,8 @@ def measure(runs: int, llm: bool, llm_venv: str | None, log) -> dict[str, Any]:
                 ("python -c pass", [py, "-c", "pass"], base),
                 ("python -c 'import anthropic'", [py, "-c", "import anthropic"], base),
                 ("agentcli --help", [exe, "--help"], base),
+                # info: the same help rendered by typer (as every subcommand's --help still is)
+                ("agentcli --help, typer-rendered", [exe, "--help"], {**base, "_AGENTCLI_TYPER_HELP": "1"}),
                 ("agentcli drafts list", [exe, "drafts", "list"], base),
                 ("agentcli log list", [exe, "log", "list"], base),
                 ("agentcli orders show GH56JK78MN", [exe, "orders", "show", "GH56JK78MN"], base),

@@ -28,7 +28,7 @@ from tests.conftest import TEST_KEY, agentcli_exe
 CHECK = r"""
 import sys
 sys.argv = ["agentcli", *sys.argv[1:]]
-from agentcli.cli import main
+from agentcli._entry import main
 code = 0
 try:
     main()
