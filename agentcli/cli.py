@@ -9,7 +9,7 @@ import typer
 
 from . import __version__
 from .cli_common import (Customer, Db, DraftsDir, Json, MaxTurns, Model, NoStream, Provider,
-                         Quiet, RequestTimeout, Retries, ToolTimeout, err_console, error_line,
+                         Quiet, RequestTimeout, Retries, ToolTimeout, err_console, error_line, fail,
                          offline_notice,
                          out_console, read_question, run, settings_from)
 
@@ -47,7 +47,9 @@ _skip_needless_coercion()
 app = typer.Typer(
     name="agentcli",
     help="A terminal assistant for customer-support staff: answers order questions with a model "
-         "that can look orders up (read-only) and save reply drafts for a human to review.",
+         "that can look orders up (read-only) and save reply drafts for a human to review.\n\n"
+         "With no command it starts the REPL on a terminal, and answers standard input as one "
+         "question (like `ask`) when that is a pipe; the options below apply to either.",
     no_args_is_help=False,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -66,19 +68,37 @@ def _version(value: bool) -> None:
         raise typer.Exit(0)
 
 
+# The shared options the root takes (for the REPL, or for `ask` on a pipe), as flags for messages.
+_ROOT_FLAGS = {"provider": "--provider", "model": "--model", "db": "--db", "drafts_dir": "--drafts-dir",
+               "customer": "--customer", "max_turns": "--max-turns", "tool_timeout": "--tool-timeout",
+               "request_timeout": "--request-timeout", "retries": "--retries", "json_out": "--json",
+               "quiet": "--quiet", "no_stream": "--no-stream"}
+
+
 @app.callback(invoke_without_command=True)
 def _root(ctx: typer.Context,
           version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
-                                                help="print the version and exit")] = False) -> None:
+                                                help="print the version and exit")] = False,
+          provider: Provider = None, model: Model = None, db: Db = None, drafts_dir: DraftsDir = None,
+          customer: Customer = None, max_turns: MaxTurns = None, tool_timeout: ToolTimeout = None,
+          request_timeout: RequestTimeout = None, retries: Retries = None, json_: Json = False,
+          quiet: Quiet = False, no_stream: NoStream = False) -> None:
+    opts = dict(provider=provider, model=model, db=db, drafts_dir=drafts_dir, customer=customer,
+                max_turns=max_turns, tool_timeout=tool_timeout, request_timeout=request_timeout,
+                retries=retries, json_out=json_, quiet=quiet, no_stream=no_stream)
     if ctx.invoked_subcommand is not None:
+        given = [_ROOT_FLAGS[k] for k, v in opts.items() if v not in (None, False)]
+        if given:  # `agentcli --json drafts list` would silently drop --json: say where it goes
+            raise fail(f"put {given[0]} after the command (agentcli {ctx.invoked_subcommand} ... "
+                       f"{given[0]}): before one, options only apply when there is no command", 2)
         return
     if sys.stdin.isatty():
         from .cli_chat import chat_main
 
-        chat_main()
+        chat_main(**opts)
     else:
         # A pipe on standard input: behave as `agentcli ask` (a REPL never starts on a pipe).
-        ask_main(None)
+        ask_main(None, **opts)
 
 
 # --------------------------------------------------------------------------- ask

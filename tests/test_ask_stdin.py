@@ -122,3 +122,35 @@ def test_too_long_input_is_a_usage_error(cli, anthropic_env, fake_anthropic):
     clean(p)
     assert p.returncode == 2 and "too long" in p.err
     assert fake_anthropic.requests == []
+
+
+def test_bare_agentcli_on_a_pipe_takes_asks_options(cli, anthropic_env, fake_anthropic, tmp_path):
+    two_turns(fake_anthropic)
+    p = cli(["-q", "--max-turns", "3", "--customer", "ana.silva@example.com"], anthropic_env, input=EMAIL)
+    clean(p)
+    assert p.returncode == 0, p.err
+    assert p.out == ANSWER + "\n" and p.err == ""  # -q: no trace on stderr either
+    # --customer reached the lookup: another customer's email makes the same order "not found"
+    fake_anthropic.handler = None
+    fake_anthropic.queue(message(tool_use_block("get_order_status", {"order_code": "GH56JK78MN"})),
+                         text("done"))
+    p = cli(["--json", "--customer", "someone.else@example.com"], anthropic_env, input=EMAIL)
+    assert json.loads(p.out)["tool_calls"][0]["result"] == {"found": False, "order_code": "GH56JK78MN"}
+    two_turns(fake_anthropic)
+    p = cli(["--json", "--no-stream"], anthropic_env, input=EMAIL)
+    clean(p)
+    obj = json.loads(p.out)
+    assert obj["answer"] == ANSWER and obj["status"] == "ok" and obj["turns"] == 2
+    assert "stream" not in fake_anthropic.requests[-1]  # --no-stream reached the provider
+    assert fake_anthropic.requests[0]["stream"] is True  # the first run streamed
+
+
+def test_root_options_before_a_command_are_a_usage_error(cli, anthropic_env, fake_anthropic):
+    # `agentcli --json drafts list` would otherwise run without --json, silently.
+    for args in (["--json", "drafts", "list"], ["-q", "ask", "where is GH56JK78MN?"]):
+        p = cli(args, anthropic_env, input="")
+        clean(p)
+        assert p.returncode == 2, (args, p.err)
+        assert p.out == ""
+        assert len(p.err.strip().splitlines()) == 1 and "after the command" in p.err
+    assert fake_anthropic.requests == []

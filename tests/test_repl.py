@@ -545,3 +545,20 @@ def test_terminal_end_to_end(anthropic_env, fake_anthropic, demo_db, home):
     assert len(last) == 5 and user_texts(last[-1]) == ["still there?"]  # the cancelled one rolled back
     events = next(iter(session_events(home).values()))
     assert [e["type"] for e in events].count("cancelled") == 1
+
+
+def test_bare_agentcli_on_a_terminal_takes_chats_options(anthropic_env, fake_anthropic, demo_db):
+    # `agentcli --provider offline` is `agentcli chat --provider offline`: the REPL, offline,
+    # although an API key is set.
+    child = _spawn(["--provider", "offline", "--customer", "ana.silva@example.com"], anthropic_env)
+    try:
+        child.expect("provider")
+        child.expect("offline")
+        child.expect("ana.silva@example.com")
+        child.expect("›")
+        child.send("/exit\r")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert child.exitstatus == 0
+    assert fake_anthropic.requests == []
