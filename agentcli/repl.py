@@ -160,6 +160,42 @@ def history_file() -> Path:
     return state_dir() / "history"
 
 
+# Questions kept in the history file: enough to recall a week of tickets, and a bound on how
+# much customer text sits on disk and is read at every REPL start.
+HISTORY_LIMIT = 1000
+# prompt_toolkit's FileHistory format: each entry is "\n# <time>\n" then its lines, each "+"-prefixed,
+# so a line starting with "# " always opens an entry.
+_ENTRY_START = re.compile(rb"(?:^|\n)# [^\n]*\n")
+
+
+def trim_history_file(path: Path, keep: int = HISTORY_LIMIT) -> int:
+    """Drop all but the newest ``keep`` entries of the history file; returns how many were dropped.
+
+    The file is replaced atomically (owner-only). An entry another REPL appends between the read
+    and the replace can be lost: it is input history, and the next start trims again.
+    """
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return 0
+    starts = [m.start() for m in _ENTRY_START.finditer(data)]
+    if len(starts) <= keep:
+        return 0
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data[starts[-keep]:] if keep > 0 else b"")
+        os.replace(tmp, path)
+    except OSError:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+        return 0
+    return len(starts) - keep
+
+
 def _redacting_file_history(path: Path) -> Any:
     from prompt_toolkit.history import FileHistory
 
@@ -172,6 +208,8 @@ def _redacting_file_history(path: Path) -> Any:
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     if not path.exists():
         os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600))
+    else:
+        trim_history_file(path)
     return RedactingFileHistory(str(path))
 
 

@@ -317,6 +317,29 @@ def test_history_file_persists_recalls_and_never_keeps_a_key(anthropic_env, fake
     assert "GH56JK78MN" in user_texts(fake_anthropic.requests[1]["messages"][0])[0]
 
 
+def test_history_file_keeps_only_the_newest_entries(tmp_path):
+    from prompt_toolkit.history import FileHistory
+
+    from agentcli.repl import HISTORY_LIMIT, _redacting_file_history, trim_history_file
+
+    hist = tmp_path / "history"
+    old = FileHistory(str(hist))
+    for i in range(HISTORY_LIMIT + 25):
+        old.store_string(f"question {i}\nsecond line of {i}" if i % 2 else f"question {i}")
+    os.chmod(hist, 0o600)
+    before = hist.stat().st_size
+    loaded = list(_redacting_file_history(hist).load_history_strings())  # what a REPL start does
+    assert len(loaded) == HISTORY_LIMIT
+    assert loaded[0] == f"question {HISTORY_LIMIT + 24}"  # newest first, whole entries
+    assert loaded[1] == f"question {HISTORY_LIMIT + 23}\nsecond line of {HISTORY_LIMIT + 23}"
+    assert loaded[-1] == "question 25\nsecond line of 25"
+    assert hist.stat().st_size < before and stat.S_IMODE(hist.stat().st_mode) == 0o600
+    assert [p.name for p in tmp_path.iterdir()] == ["history"]  # no temp file left behind
+    assert trim_history_file(hist) == 0  # already within the limit: untouched
+    assert trim_history_file(hist, keep=3) == HISTORY_LIMIT - 3
+    assert list(FileHistory(str(hist)).load_history_strings())[::-1][0] == f"question {HISTORY_LIMIT + 22}"
+
+
 # --------------------------------------------------------------------------- interrupts and failures
 
 def test_ctrl_c_while_waiting_for_the_model_cancels_only_that_turn(anthropic_env, fake_anthropic, home):
