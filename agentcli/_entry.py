@@ -34,6 +34,15 @@ def _stored_help() -> str | None:
     return HELP
 
 
+def silence_stdout() -> None:
+    """After a broken pipe: point stdout at /dev/null, so the interpreter's last flush at exit
+    does not print "Exception ignored ... BrokenPipeError"."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, AttributeError, ValueError):
+        pass
+
+
 def main() -> None:
     text = _stored_help()
     if text is None:
@@ -41,13 +50,16 @@ def main() -> None:
 
         typer_main()
         return
+    if sys.stdout is None:  # started with stdout closed: nowhere to print (typer is silent too)
+        return
     try:
         sys.stdout.write(text)
         sys.stdout.flush()
-    except BrokenPipeError:  # `agentcli --help | head -1`
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except BrokenPipeError:  # the reader went away before the help was written
+        silence_stdout()
+        sys.exit(1)
     except OSError as e:
-        sys.stderr.write(f"agentcli: cannot write the help ({e.strerror})\n")
+        sys.stderr.write(f"agentcli: cannot write the help ({e.strerror or e})\n")
         sys.exit(1)
 
 

@@ -8,6 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from . import __version__
+from ._entry import silence_stdout
 from .cli_common import (Customer, Db, DraftsDir, Json, MaxTurns, Model, NoStream, Provider,
                          Quiet, RequestTimeout, Retries, ToolTimeout, err_console, error_line, fail,
                          offline_notice,
@@ -87,12 +88,12 @@ def _root(ctx: typer.Context,
                 max_turns=max_turns, tool_timeout=tool_timeout, request_timeout=request_timeout,
                 retries=retries, json_out=json_, quiet=quiet, no_stream=no_stream)
     if ctx.invoked_subcommand is not None:
-        given = [_ROOT_FLAGS[k] for k, v in opts.items() if v not in (None, False)]
-        if given:  # `agentcli --json drafts list` would silently drop --json: say where it goes
-            raise fail(f"put {given[0]} after the command (agentcli {ctx.invoked_subcommand} ... "
-                       f"{given[0]}): before one, options only apply when there is no command", 2)
+        given = [_ROOT_FLAGS[k] for k, v in opts.items() if (v is True if isinstance(v, bool) else v is not None)]
+        if given:  # `agentcli --json drafts list` would silently drop --json: say so
+            raise fail(f"{given[0]} before a command does nothing: options go after the command "
+                       f"(agentcli {ctx.invoked_subcommand} --help lists its own)", 2)
         return
-    if sys.stdin.isatty():
+    if sys.stdin is not None and sys.stdin.isatty():
         from .cli_chat import chat_main
 
         chat_main(**opts)
@@ -283,6 +284,15 @@ def main() -> None:
     except KeyboardInterrupt:
         sys.stderr.write("agentcli: interrupted\n")
         sys.exit(130)
+    except BrokenPipeError:  # typer writing help or usage into a pipe whose reader went away
+        silence_stdout()
+        sys.exit(1)
+    except OSError as e:  # ... or into a full disk (command bodies handle their own: cli_common.run)
+        try:
+            sys.stderr.write(f"agentcli: cannot write the output ({e.strerror or e})\n")
+        except (OSError, AttributeError):
+            pass
+        sys.exit(1)
 
 
 if __name__ == "__main__":  # pragma: no cover

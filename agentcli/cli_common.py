@@ -5,7 +5,6 @@ Imports here stay light (typer, the standard library): ``agentcli --help`` loads
 
 
 import inspect
-import os
 import sys
 from pathlib import Path
 from typing import Annotated, Any, Callable, Optional
@@ -92,11 +91,9 @@ def run(fn: Callable[[], Any]) -> Any:
         raise fail("interrupted", EXIT_INTERRUPTED) from None
     except BrokenPipeError:
         # The reader went away (e.g. `| head`): stop quietly, as Unix tools do.
-        try:
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-        except OSError:
-            pass
+        from ._entry import silence_stdout
+
+        silence_stdout()
         raise typer.Exit(1) from None
     except (typer.Exit, SystemExit):
         raise
@@ -110,6 +107,8 @@ def read_question(arg: Optional[str]) -> str:
     if arg is not None and arg != "-":
         q = arg
     else:
+        if sys.stdin is None:  # started with standard input closed (`agentcli <&-`)
+            raise UsageError("no question: standard input is closed; pass the question as an argument")
         if arg is None and sys.stdin.isatty():
             raise UsageError("no question: pass one as an argument, or pipe it in "
                              "(echo '...' | agentcli ask)")

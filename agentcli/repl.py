@@ -174,6 +174,8 @@ def trim_history_file(path: Path, keep: int = HISTORY_LIMIT) -> int:
     The file is replaced atomically (owner-only). An entry another REPL appends between the read
     and the replace can be lost: it is input history, and the next start trims again.
     """
+    keep = max(0, keep)
+    path = path.resolve()  # a symlinked history file stays a symlink: trim its target
     try:
         data = path.read_bytes()
     except OSError:

@@ -5,14 +5,14 @@ the machine, then one section per script. The two scripts of issue 9 print rows 
 (measure, value, target, verdict); the batch (issue 4) and lookup (issue 6) scripts print their
 own tables, shown as they are under their own headings.
 
-    python bench/run.py                  # the default run (about 6 minutes on 2 cores)
+    python bench/run.py                  # the default run (about 5 minutes on 2 cores)
     python bench/run.py --quick          # fewer repetitions, smaller batch and lookup runs
     python bench/run.py --full           # batch and lookup benchmarks at their own default sizes
     python bench/run.py --only startup,overhead
     python bench/run.py --no-llm         # do not pip-install llm for the peer comparison
     python bench/run.py --out report.md  # also write the report (markdown) to a file
 
-Sizes in the default run (to stay within ~6 minutes on 2 cores): batch 200 questions at
+Sizes in the default run (to stay within ~5 minutes on 2 cores): batch 200 questions at
 concurrency 8, 16 and 50 (memory at 1,000 questions), lookups over 200,000 orders with 5,000
 codes. ``--full`` uses the scripts' own defaults: 200 questions at concurrency 1, 8, 16, 50
 (memory at 1,000 and 10,000), lookups over 1,000,000 orders with 10,000 codes.

@@ -147,10 +147,26 @@ def test_bare_agentcli_on_a_pipe_takes_asks_options(cli, anthropic_env, fake_ant
 
 def test_root_options_before_a_command_are_a_usage_error(cli, anthropic_env, fake_anthropic):
     # `agentcli --json drafts list` would otherwise run without --json, silently.
-    for args in (["--json", "drafts", "list"], ["-q", "ask", "where is GH56JK78MN?"]):
-        p = cli(args, anthropic_env, input="")
+    cases = [(["--json", "drafts", "list"], "--json", "drafts"),
+             (["-q", "ask", "where is GH56JK78MN?"], "--quiet", "ask"),
+             (["--retries", "0", "batch", "-"], "--retries", "batch"),  # 0 is a value too
+             (["--max-turns", "0", "drafts", "list"], "--max-turns", "drafts")]
+    for args, flag, command in cases:
+        p = cli(args, anthropic_env, input="where is GH56JK78MN?\n")
         clean(p)
         assert p.returncode == 2, (args, p.err)
         assert p.out == ""
-        assert len(p.err.strip().splitlines()) == 1 and "after the command" in p.err
+        assert len(p.err.strip().splitlines()) == 1
+        assert f"{flag} before a command" in p.err and f"agentcli {command} --help" in p.err
     assert fake_anthropic.requests == []
+
+
+def test_closed_standard_input_is_a_usage_error(cli_env):
+    import subprocess
+
+    from tests.conftest import agentcli_exe
+
+    p = subprocess.run(f"'{agentcli_exe()}' --provider offline <&-", shell=True, env=cli_env,
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2, p.stderr
+    assert "Traceback" not in p.stderr and "standard input is closed" in p.stderr

@@ -7,6 +7,7 @@ by ``python -m agentcli._entry --write-help`` fails here instead of shipping a s
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -57,12 +58,35 @@ def test_stored_help_loads_neither_typer_nor_click(cli_env):
     assert p.stderr == ""
 
 
-def test_help_into_a_closed_pipe_is_quiet(cli_env):
-    # `agentcli --help | head -1`: the reader goes away; no traceback, no "Exception ignored".
-    p = subprocess.run(f"'{agentcli_exe()}' --help | head -c 5", shell=True, env={**cli_env, "COLUMNS": "100"},
-                       capture_output=True, text=True, timeout=60)
-    assert p.stdout == "Usage"
+@pytest.mark.parametrize("args", [["--help"], ["ask", "--help"]], ids=["stored", "typer"])
+def test_help_into_a_pipe_nobody_reads_is_quiet(cli_env, args):
+    # The reader is gone before anything is written (`... | true`): no traceback, no
+    # "Exception ignored", exit 1 as for any other command whose output was cut off.
+    r, w = os.pipe()
+    os.close(r)
+    try:
+        p = subprocess.run([agentcli_exe(), *args], env={**cli_env, "COLUMNS": "100"}, stdout=w,
+                           stderr=subprocess.PIPE, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    finally:
+        os.close(w)
+    assert p.returncode == 1
     assert p.stderr == ""
+
+
+@pytest.mark.parametrize("args", [["--help"], ["ask", "--help"]], ids=["stored", "typer"])
+def test_help_into_a_full_disk_or_no_stdout(cli_env, args):
+    exe = agentcli_exe()
+    if os.path.exists("/dev/full"):
+        with open("/dev/full", "w") as full:
+            p = subprocess.run([exe, *args], env={**cli_env, "COLUMNS": "100"}, stdout=full,
+                               stderr=subprocess.PIPE, text=True, timeout=60)
+        assert p.returncode == 1
+        assert "Traceback" not in p.stderr and len(p.stderr.strip().splitlines()) == 1
+        assert "cannot write" in p.stderr
+    # started with stdout closed: nothing to print to, and no traceback
+    p = subprocess.run(f"'{exe}' {' '.join(args)} >&-", shell=True, env={**cli_env, "COLUMNS": "100"},
+                       stderr=subprocess.PIPE, text=True, timeout=60)
+    assert "Traceback" not in p.stderr
 
 
 def test_other_arguments_still_go_through_typer(cli_env):

@@ -338,6 +338,11 @@ def test_history_file_keeps_only_the_newest_entries(tmp_path):
     assert trim_history_file(hist) == 0  # already within the limit: untouched
     assert trim_history_file(hist, keep=3) == HISTORY_LIMIT - 3
     assert list(FileHistory(str(hist)).load_history_strings())[::-1][0] == f"question {HISTORY_LIMIT + 22}"
+    # a symlinked history file (kept elsewhere on purpose) stays a link; its target is trimmed
+    link = tmp_path / "linked-history"
+    link.symlink_to(hist)
+    assert trim_history_file(link, keep=1) == 2
+    assert link.is_symlink() and list(FileHistory(str(hist)).load_history_strings()) == [f"question {HISTORY_LIMIT + 24}"]
 
 
 # --------------------------------------------------------------------------- interrupts and failures
