@@ -16,7 +16,8 @@ from .cli_common import (Customer, Db, DraftsDir, Json, MaxTurns, Model, NoStrea
 
 def _skip_needless_coercion() -> None:
     """typer >= 0.2x coerces every value through a pydantic TypeAdapter (importing pydantic,
-    ~150-250 ms) even for an option left at None or a plain string: pass those through.
+    ~150-250 ms) even for an option left at None, a plain string, or a number default that is
+    already a number of the declared type (``log list``'s ``--limit 20``): pass those through.
 
     It relies on typer's private ``_TyperParameter`` and does nothing on a typer without it.
     """
@@ -28,6 +29,15 @@ def _skip_needless_coercion() -> None:
     if orig is None or getattr(orig, "_agentcli_lean", False):
         return
     plain_str = (str, Optional[str])
+    numbers = {int: int, Optional[int]: int, float: float, Optional[float]: float}
+
+    def number_as_declared(d, value) -> bool:
+        """A default such as ``20`` for an ``int`` option, inside its min/max (if any)."""
+        info = d.parameter_info
+        if numbers.get(d.annotation) is not type(value) or getattr(info, "clamp", False):
+            return False
+        lo, hi = getattr(info, "min", None), getattr(info, "max", None)
+        return (lo is None or value >= lo) and (hi is None or value <= hi)
 
     def process_value(self, ctx, value):
         d = getattr(self, "type_descriptor", None)
@@ -35,7 +45,8 @@ def _skip_needless_coercion() -> None:
                 and getattr(d.parameter_info, "parser", None) is None
                 and getattr(d, "file_annotation", None) is None
                 and ((value is None and not self.required)
-                     or (d.annotation in plain_str and type(value) is str))):
+                     or (d.annotation in plain_str and type(value) is str)
+                     or number_as_declared(d, value))):
             return self.callback(ctx, self, value) if self.callback is not None else value
         return orig(self, ctx, value)
 

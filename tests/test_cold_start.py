@@ -36,7 +36,8 @@ except SystemExit as e:
     code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
 sys.stdout.flush()
 heavy = {"anthropic", "openai", "prompt_toolkit", "psycopg", "psycopg_pool", "httpx", "httpx2",
-         "httpcore", "httpcore2", "sqlite3", "markdown_it", "pygments"}
+         "httpcore", "httpcore2", "sqlite3", "markdown_it", "pygments",
+         "pydantic"}  # typer validates through pydantic (~200 ms) unless cli.py spares it
 found = sorted({m.split(".")[0] for m in sys.modules} & heavy)
 if "rich.markdown" in sys.modules:
     found.append("rich.markdown")
