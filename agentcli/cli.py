@@ -1,6 +1,5 @@
 """The ``agentcli`` command line (typer). Heavy imports happen inside the commands that use them."""
 
-
 import json
 import sys
 from typing import Annotated, Optional
@@ -99,7 +98,8 @@ def _root(ctx: typer.Context,
                 max_turns=max_turns, tool_timeout=tool_timeout, request_timeout=request_timeout,
                 retries=retries, json_out=json_, quiet=quiet, no_stream=no_stream)
     if ctx.invoked_subcommand is not None:
-        given = [_ROOT_FLAGS[k] for k, v in opts.items() if (v is True if isinstance(v, bool) else v is not None)]
+        given = [_ROOT_FLAGS[k] for k, v in opts.items()
+                 if (v is True if isinstance(v, bool) else v is not None)]  # 0 is a value too
         if given:  # `agentcli --json drafts list` would silently drop --json: say so
             raise fail(f"{given[0]} before a command does nothing: options go after the command "
                        f"(agentcli {ctx.invoked_subcommand} --help lists its own)", 2)

@@ -4,7 +4,6 @@ Only typer and the standard library are imported here; the engine (``agentcli.ba
 SDKs load when the command runs.
 """
 
-
 import sys
 from pathlib import Path
 from typing import Annotated, Optional

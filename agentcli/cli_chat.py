@@ -5,7 +5,6 @@ are imported inside the command body. With standard input (or output) not a term
 prompt_toolkit is used at all: each line of standard input is one turn of the same ticket.
 """
 
-
 import sys
 from typing import Any
 

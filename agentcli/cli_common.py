@@ -3,7 +3,6 @@
 Imports here stay light (typer, the standard library): ``agentcli --help`` loads this module.
 """
 
-
 import inspect
 import sys
 from pathlib import Path

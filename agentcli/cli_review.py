@@ -5,7 +5,6 @@ standard library at load time; the queue and replay logic (``review``), rich, th
 providers are imported inside the command bodies that use them.
 """
 
-
 import json
 import os
 import sys
