@@ -15,8 +15,9 @@ from .cli_common import (Customer, Db, DraftsDir, Json, MaxTurns, Model, NoStrea
 
 def _skip_needless_coercion() -> None:
     """typer >= 0.2x coerces every value through a pydantic TypeAdapter (importing pydantic,
-    ~150-250 ms) even for an option left at None, a plain string, or a number default that is
-    already a number of the declared type (``log list``'s ``--limit 20``): pass those through.
+    ~150-250 ms) even for an option left at None, a plain string, or a plain number
+    (``log list -n 5``): take those through here, in range, and leave anything else (``-n x``,
+    ``-n 0x10``, out of range) to typer's own validation and error messages.
 
     It relies on typer's private ``_TyperParameter`` and does nothing on a typer without it.
     """
@@ -27,26 +28,37 @@ def _skip_needless_coercion() -> None:
     orig = getattr(_TyperParameter, "process_value", None)
     if orig is None or getattr(orig, "_agentcli_lean", False):
         return
+    import re
+
     plain_str = (str, Optional[str])
     numbers = {int: int, Optional[int]: int, float: float, Optional[float]: float}
+    literal = {int: re.compile(r"[+-]?[0-9]{1,18}"),
+               float: re.compile(r"[+-]?(?:[0-9]{1,18}(?:\.[0-9]{0,18})?|\.[0-9]{1,18})")}
+    unhandled = object()
 
-    def number_as_declared(d, value) -> bool:
-        """A default such as ``20`` for an ``int`` option, inside its min/max (if any)."""
-        info = d.parameter_info
-        if numbers.get(d.annotation) is not type(value) or getattr(info, "clamp", False):
-            return False
+    def plain_number(d, value):
+        """``value`` as the option's int/float when it is a plain literal or already a number of
+        that type, inside min/max; ``unhandled`` for anything typer should judge."""
+        kind, info = numbers.get(d.annotation), d.parameter_info
+        if kind is None or getattr(info, "clamp", False):
+            return unhandled
+        if type(value) is str and literal[kind].fullmatch(value):
+            value = kind(value)
+        if type(value) is not kind:
+            return unhandled
         lo, hi = getattr(info, "min", None), getattr(info, "max", None)
-        return (lo is None or value >= lo) and (hi is None or value <= hi)
+        return value if (lo is None or value >= lo) and (hi is None or value <= hi) else unhandled
 
     def process_value(self, ctx, value):
         d = getattr(self, "type_descriptor", None)
         if (d is not None and not (self.multiple or self.nargs == -1)
                 and getattr(d.parameter_info, "parser", None) is None
-                and getattr(d, "file_annotation", None) is None
-                and ((value is None and not self.required)
-                     or (d.annotation in plain_str and type(value) is str)
-                     or number_as_declared(d, value))):
-            return self.callback(ctx, self, value) if self.callback is not None else value
+                and getattr(d, "file_annotation", None) is None):
+            if (value is None and not self.required) or (d.annotation in plain_str and type(value) is str):
+                return self.callback(ctx, self, value) if self.callback is not None else value
+            number = plain_number(d, value)
+            if number is not unhandled:
+                return self.callback(ctx, self, number) if self.callback is not None else number
         return orig(self, ctx, value)
 
     process_value._agentcli_lean = True  # type: ignore[attr-defined]

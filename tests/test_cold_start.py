@@ -93,10 +93,12 @@ COMMANDS = [
     (["eval", "--help"], "Usage"),
     (["db", "init", "--help"], "--orders"),
     (["drafts", "list"], "{draft}"),
+    (["drafts", "list", "-n", "1"], "{draft}"),  # a number typed on the command line
     (["drafts", "list", "--json"], '"{draft}"'),
     (["drafts", "show", "{draft}"], "GH56JK78MN"),
     (["log", "list"], "{session}"),
     (["log", "list", "--json"], '"{session}"'),
+    (["log", "list", "-n", "+3"], "{session}"),
     (["log", "show", "{session}"], "get_order_status"),
 ]
 
@@ -143,3 +145,14 @@ def test_light_command_on_a_terminal(cli_env, ticket, args, expect, allowed):
     assert code == 0, out[-2000:]
     assert expect.format(**fill) in out
     assert loaded == allowed, f"agentcli {' '.join(argv)} on a terminal imported {loaded}"
+
+
+@pytest.mark.parametrize("value,message", [("-1", "greater than or equal to 0"),
+                                           ("x", "valid integer"), ("1.5", "valid integer")])
+def test_numbers_typer_must_judge_still_get_its_errors(cli_env, ticket, value, message):
+    # cli.py takes plain numbers through without pydantic; anything else is typer's to refuse.
+    p = subprocess.run([sys.executable, "-c", CHECK, "log", "list", "-n", value],
+                       env=ticket_env(cli_env, ticket), capture_output=True, text=True, timeout=60,
+                       stdin=subprocess.DEVNULL)
+    code, _ = parse(p.stderr)
+    assert code == 2 and message in p.stderr and "Traceback" not in p.stderr
