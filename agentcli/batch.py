@@ -23,7 +23,6 @@ How it runs:
 from __future__ import annotations
 
 import asyncio
-import gc
 import json
 import os
 import queue
@@ -566,10 +565,7 @@ async def run_batch(settings: Any, *, source: LineSource, concurrency: int,
     # Lookups and draft writes run in the default executor: one thread per question in flight.
     loop.set_default_executor(concurrent.futures.ThreadPoolExecutor(
         max_workers=min(64, concurrency + 4), thread_name_prefix="agentcli-batch"))
-    app = App.open(settings, pool_size=concurrency)
-    # The SDK's import leaves ~10^6 long-lived objects; without this every full collection walks
-    # them all (a ~0.4 s pause in the middle of a batch). Frozen, they are never scanned again.
-    gc.freeze()
+    app = App.open(settings, pool_size=concurrency)  # freezes the SDK's objects (providers._sdk_import)
     if show_progress is None:
         show_progress = sys.stderr.isatty() and not quiet
     progress = Progress(source.count_items()) if show_progress else None

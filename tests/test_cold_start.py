@@ -156,3 +156,23 @@ def test_numbers_typer_must_judge_still_get_its_errors(cli_env, ticket, value, m
                        stdin=subprocess.DEVNULL)
     code, _ = parse(p.stderr)
     assert code == 2 and message in p.stderr and "Traceback" not in p.stderr
+
+
+def test_the_sdk_import_is_frozen_once_and_the_collector_stays_on(cli_env):
+    # providers._sdk_import: the SDK's ~10^6 import-time objects leave the collector's reach,
+    # once per process; the collector itself is back on afterwards.
+    probe = r"""
+import gc
+from agentcli.app import App
+from agentcli.config import resolve
+assert gc.get_freeze_count() == 0
+app = App.open(resolve(provider="anthropic"))
+first = gc.get_freeze_count()
+again = App.open(resolve(provider="anthropic"))
+print(first, gc.get_freeze_count(), gc.isenabled())
+"""
+    env = {**cli_env, "ANTHROPIC_API_KEY": TEST_KEY, "ANTHROPIC_BASE_URL": "http://127.0.0.1:9"}
+    p = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr[-2000:]
+    first, later, enabled = p.stdout.split()
+    assert int(first) > 100_000 and later == first and enabled == "True"
