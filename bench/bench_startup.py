@@ -309,7 +309,7 @@ def report(res: dict[str, Any]) -> dict[str, Any]:
         if c["target"] is None:  # informative: no target in the issue
             rows.append({"measure": c["name"], "value": "n/a" if c["value"] is None else
                          f"{c['value']:.3f}x (min {c['min_ratio']:.3f}x)",
-                         "target": "", "verdict": "info: agentcli's start-up cost over the SDK's own (agentcli also skips the exit-time GC the bare script pays)"})
+                         "target": "", "verdict": "info: agentcli's start-up cost over the SDK's own (agentcli imports the SDK with the collector paused; the bare script does not)"})
             continue
         if c["value"] is None:
             rows.append({"measure": c["name"], "value": "n/a", "target": f"<= {c['target']:g}{c['unit']}",
