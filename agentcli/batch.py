@@ -38,10 +38,15 @@ from .errors import EXIT_API, EXIT_INCOMPLETE, EXIT_OK, AgentcliError, UsageErro
 
 DEFAULT_CONCURRENCY = 8
 MAX_CONCURRENCY = 256
-MAX_LINE_BYTES = 400_001  # 100,000 characters of UTF-8 at most; longer lines are input errors
+# A line may hold a 100,000-character question written as JSON \uXXXX escapes (6 bytes each);
+# longer lines are input errors (and the question itself is checked against 100,000 characters).
+MAX_LINE_BYTES = 600_129
 # API failures that no other question can escape: stop dispatching, keep what is done.
 FATAL_KINDS = ("authentication", "permission", "not_found")
 INPUT_ERROR = "invalid_input"  # stop_reason of a record for a malformed input line
+# stop_reason of a record for a line whose id an earlier line already used; --resume ignores
+# these records (the id belongs to the earlier line)
+DUPLICATE_ID = "duplicate_id"
 
 USAGE_ZERO = {"input_tokens": 0, "output_tokens": 0, "cache_read_input_tokens": 0,
               "cache_creation_input_tokens": 0}
@@ -58,6 +63,7 @@ class Item:
     question: str | None = None
     customer: str | None = None
     error: str | None = None   # the line could not be used: becomes an error record
+    error_kind: str = INPUT_ERROR  # that record's stop_reason
 
 
 def id_key(value: Any) -> str:
@@ -67,9 +73,9 @@ def id_key(value: Any) -> str:
 
 def parse_line(line_no: int, raw: str) -> Item | None:
     """One input line -> an Item (None for a blank line)."""
-    from .cli_common import check_question
+    from .cli_common import check_question, clean_text
 
-    text = raw.strip()
+    text = clean_text(raw).strip()  # a byte-order mark must not hide a JSON line's "{"
     if not text:
         return None
     if not text.startswith("{"):
@@ -100,7 +106,7 @@ def parse_line(line_no: int, raw: str) -> Item | None:
         q = check_question(q)
     except UsageError as e:
         return Item(line_no, qid, error=f"line {line_no}: {e.message}")
-    return Item(line_no, qid, q, (cust or "").strip() or None)
+    return Item(line_no, qid, q, clean_text(cust or "").strip() or None)
 
 
 class LineSource:
@@ -121,6 +127,8 @@ class LineSource:
     @classmethod
     def open(cls, path: str | None) -> "LineSource":
         if path is None or path == "-":
+            if sys.stdin is None:
+                raise UsageError("standard input is closed: pass the questions as a FILE")
             return cls(sys.stdin.buffer, "standard input")
         try:
             f = open(path, "rb")
@@ -175,6 +183,14 @@ class LineSource:
             item = parse_line(n, text)
             if item is not None:
                 yield item
+
+    def same_file(self, path: Path) -> bool:
+        """Whether ``path`` is this input (``--output`` onto the input would read its own records)."""
+        try:
+            a, b = os.fstat(self.f.fileno()), os.stat(path)
+        except (OSError, ValueError, AttributeError):
+            return False
+        return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
 
     def close(self) -> None:
         if self.f is not sys.stdin.buffer:
@@ -266,7 +282,7 @@ def read_done(path: Path) -> set[str]:
                 rec = json.loads(raw)
             except ValueError:
                 continue
-            if not isinstance(rec, dict) or "id" not in rec:
+            if not isinstance(rec, dict) or "id" not in rec or rec.get("stop_reason") == DUPLICATE_ID:
                 continue
             status = rec.get("status")
             final[id_key(rec["id"])] = status in ("ok", "incomplete") or (
@@ -370,7 +386,7 @@ class BatchRunner:
         prov = getattr(app.provider, "name", None)
         model = getattr(app.provider, "model", None)
         if item.error is not None:
-            return error_record(item, item.error, stop_reason=INPUT_ERROR, provider=prov,
+            return error_record(item, item.error, stop_reason=item.error_kind, provider=prov,
                                 model=model), EXIT_INCOMPLETE
         conv = app.conversation(customer=item.customer)
         _unique_session(conv)
@@ -397,6 +413,11 @@ class BatchRunner:
         finally:
             _forget(app, conv)
         return rec, code
+
+    def _not_attempted(self, item: Item) -> dict[str, Any]:
+        prov = getattr(self.app.provider, "name", None)
+        return error_record(item, f"not attempted: the batch stopped ({self._stop})", stop_reason=None,
+                            provider=prov, model=getattr(self.app.provider, "model", None))
 
     # -- output ---------------------------------------------------------------------
     def _done(self, seq: int, rec: dict[str, Any], code: int, window: asyncio.Semaphore) -> None:
@@ -435,24 +456,34 @@ class BatchRunner:
             finally:
                 slots.release()
 
+        seen: set[int] = set()  # hashes of the ids met so far (small, whatever the ids)
         try:
             async for item in _aiter(items):
-                if self.skip and id_key(item.id) in self.skip:
+                h = hash(id_key(item.id))
+                if h in seen:
+                    item = Item(item.line, item.id, item.question, item.customer,
+                                error=f"line {item.line}: the id {json.dumps(item.id)} is already used "
+                                      "by an earlier line; ids must be unique (--resume tells "
+                                      "questions apart by id)", error_kind=DUPLICATE_ID)
+                seen.add(h)
+                if item.error_kind != DUPLICATE_ID and self.skip and id_key(item.id) in self.skip:
                     self.summary.skipped += 1
                     if self.progress is not None:
                         self.progress.advance(skipped=True)
                     continue
-                if self._stop is not None:
-                    break
                 await window.acquire()
-                await slots.acquire()
-                if self._stop is not None:
-                    slots.release()
-                    window.release()
-                    break
-                t = asyncio.create_task(one(seq, item))
-                tasks.add(t)
-                t.add_done_callback(tasks.discard)
+                if self._stop is None or item.error is not None:
+                    await slots.acquire()
+                    if self._stop is None or item.error is not None:
+                        t = asyncio.create_task(one(seq, item))
+                        tasks.add(t)
+                        t.add_done_callback(tasks.discard)
+                        seq += 1
+                        continue
+                    slots.release()  # stopped while this question waited for a slot
+                # A fatal API error (a bad key) stopped the batch: every later question still
+                # gets a record, so a script sees which ones to rerun (--resume reruns them).
+                self._done(seq, self._not_attempted(item), EXIT_API, window)
                 seq += 1
             if tasks:
                 await asyncio.gather(*list(tasks))
@@ -559,6 +590,9 @@ async def run_batch(settings: Any, *, source: LineSource, concurrency: int,
 
     if resume and output is None:
         raise UsageError("--resume needs --output FILE (the file that holds the records so far)")
+    if output is not None and source.same_file(output):
+        raise UsageError(f"--output {output} is the input file: the batch would read its own "
+                         "records as questions; write the records elsewhere")
     skip = read_done(output) if (resume and output is not None) else set()
     rec_file = RecordFile(output) if output is not None else None
     loop = asyncio.get_running_loop()

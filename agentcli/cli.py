@@ -302,6 +302,9 @@ def main() -> None:
             stream.reconfigure(errors="backslashreplace")
         except (AttributeError, ValueError):
             pass
+    if sys.stdout is None:  # started with stdout closed (`agentcli ask ... >&-`): answer nothing
+        sys.stderr.write("agentcli: standard output is closed; give agentcli somewhere to write\n")
+        sys.exit(2)
     try:
         app(prog_name="agentcli")
     except KeyboardInterrupt:

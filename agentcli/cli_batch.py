@@ -32,7 +32,7 @@ def batch_main(file: Optional[str], *, concurrency: int = DEFAULT_CONCURRENCY,
                                  quiet=quiet, no_stream=no_stream)
         if resume and output is None:
             raise UsageError("--resume needs --output FILE (the file that holds the records so far)")
-        if file is None and sys.stdin.isatty():
+        if file is None and sys.stdin is not None and sys.stdin.isatty():
             raise UsageError("no input: pass a FILE with one question per line (or JSON Lines), "
                              "or pipe the questions in (agentcli batch < questions.txt)")
         source = LineSource.open(file)

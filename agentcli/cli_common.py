@@ -96,6 +96,9 @@ def run(fn: Callable[[], Any]) -> Any:
         raise typer.Exit(1) from None
     except (typer.Exit, SystemExit):
         raise
+    except OSError as e:  # the system's, not ours: a full disk under stdout, a vanished file
+        where = f"cannot use {e.filename}" if e.filename else "cannot write the output"
+        raise fail(f"{where} ({e.strerror or e})", 1) from None
     except Exception as e:  # a bug: one line, never a traceback
         raise fail(f"internal error ({type(e).__name__}: {str(e)[:200]}); please report it "
                    "with the session log (agentcli log show last)", 1) from None
@@ -116,8 +119,24 @@ def read_question(arg: Optional[str]) -> str:
     return check_question(q)
 
 
+def clean_text(s: str) -> str:
+    """Text fit to send and store: no NUL, no byte-order mark in front, and no lone surrogate
+    (from invalid UTF-8 in an argument, or a ``\\ud800`` escape in JSON), which no encoder
+    accepts: each becomes U+FFFD, as undecodable bytes from standard input already do."""
+    s = s.replace("\x00", "")
+    if s.startswith("\ufeff"):
+        s = s[1:]
+    try:
+        s.encode("utf-8")
+    except UnicodeEncodeError:
+        import re
+
+        s = re.sub("[\ud800-\udfff]", "\ufffd", s)
+    return s
+
+
 def check_question(q: str) -> str:
-    q = q.replace("\x00", "")
+    q = clean_text(q)
     if not q.strip():
         raise UsageError("the question is empty")
     if len(q) > MAX_QUESTION_CHARS:

@@ -116,6 +116,8 @@ def _number(value: Any, name: str, kind: type, minimum: float) -> Any:
         v = kind(value)
     except (TypeError, ValueError):
         raise UsageError(f"{name} must be a number, got {value!r}") from None
+    if v != v or v in (float("inf"), float("-inf")):  # nan compares unequal to itself
+        raise UsageError(f"{name} must be a finite number, got {value!r}")
     if v < minimum:
         raise UsageError(f"{name} must be at least {minimum}, got {value!r}")
     return v

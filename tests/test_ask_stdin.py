@@ -7,6 +7,7 @@ fake Messages API with the real SDK; the tool call really queries the demo SQLit
 from __future__ import annotations
 
 import json
+import os
 
 from agentcli.testing.fake_anthropic import message, text, tool_results, tool_use_block
 
@@ -170,3 +171,34 @@ def test_closed_standard_input_is_a_usage_error(cli_env):
                        capture_output=True, text=True, timeout=60)
     assert p.returncode == 2, p.stderr
     assert "Traceback" not in p.stderr and "standard input is closed" in p.stderr
+
+
+def test_odd_text_is_cleaned_not_fatal(cli, anthropic_env, fake_anthropic):
+    fake_anthropic.handler = lambda req: text("Fine.")
+    # a byte-order mark in front of a piped email, invalid UTF-8 in an argument
+    p = cli(["ask", "--json"], anthropic_env, input="\ufeffwhere is GH56JK78MN?")
+    clean(p)
+    assert json.loads(p.out)["question"] == "where is GH56JK78MN?"
+    p = cli(["ask", "--json", b"where is \xff GH56JK78MN?"], anthropic_env)
+    clean(p)
+    assert p.returncode == 0, p.err
+    assert json.loads(p.out)["question"] == "where is \ufffd GH56JK78MN?"
+    assert user_text(fake_anthropic.requests[-1]) == "where is \ufffd GH56JK78MN?"
+
+
+def test_bad_output_streams_and_numbers_are_one_line(cli_env):
+    import subprocess
+
+    from tests.conftest import agentcli_exe
+
+    exe = agentcli_exe()
+    cases = [(f"'{exe}' ask --provider offline 'where is GH56JK78MN?' >&-", 2, "standard output is closed"),
+             (f"'{exe}' ask --provider offline 'where is GH56JK78MN?' > /dev/full", 1, "No space left"),
+             (f"'{exe}' batch <&-", 2, "standard input is closed"),
+             (f"'{exe}' ask --provider offline --tool-timeout nan 'x'", 2, "finite number")]
+    for cmd, code, words in cases:
+        if "/dev/full" in cmd and not os.path.exists("/dev/full"):
+            continue
+        p = subprocess.run(cmd, shell=True, env=cli_env, capture_output=True, text=True, timeout=60)
+        assert p.returncode == code, (cmd, p.stderr)
+        assert words in p.stderr and "Traceback" not in p.stderr and "internal error" not in p.stderr

@@ -324,7 +324,53 @@ def test_rejected_key_stops_dispatching(cli, anthropic_env, fake_anthropic, tmp_
     assert p.returncode == 4
     assert "batch stopped" in p.err and "--resume" in p.err
     assert 1 <= len(fake_anthropic.requests) <= 4  # not 20 doomed requests
-    assert all(r["status"] == "error" for r in records(p.out))
+    recs = records(p.out)
+    assert all(r["status"] == "error" for r in recs)
+    # still one record per question, in order: the ones never sent say so
+    assert [r["id"] for r in recs] == list(range(1, 21))
+    assert sum("not attempted" in r["error"] for r in recs) >= 16
+    # ... and --resume, with the key fixed, answers all of them
+    fake_anthropic.handler = lambda req: text("Fine.")
+    p = cli(["batch", str(f), "--output", str(out), "--resume"], anthropic_env)
+    assert p.returncode == 0, p.err
+    assert [r["id"] for r in records(p.out)] == list(range(1, 21))
+
+
+def test_input_quirks_bom_surrogates_duplicates(cli, anthropic_env, fake_anthropic, tmp_path):
+    fake_anthropic.handler = lambda req: text("Fine.")
+    f = tmp_path / "q.jsonl"
+    f.write_bytes(b"\xef\xbb\xbf" + json.dumps({"id": "t1", "question": "where is GH56JK78MN",
+                                                   "customer": "someone.else@example.com"}).encode() + b"\n"
+                  + b'{"id": "s", "question": "hi \\ud800 there"}\n'
+                  + b'{"id": "t1", "question": "same id again"}\n'
+                  + b"a plain line\n"
+                  + b'{"id": 4, "question": "collides with plain line 4"}\n')
+    out = tmp_path / "out.jsonl"
+    p = cli(["batch", str(f), "--output", str(out)], anthropic_env)
+    no_traceback(p)
+    recs = records(p.out)
+    assert [r["id"] for r in recs] == ["t1", "s", "t1", 4, 4]
+    # the BOM did not turn the first JSON line into plain text: its customer scope holds
+    assert recs[0]["status"] == "ok" and recs[0]["customer"] == "someone.else@example.com"
+    # a lone surrogate is replaced, not sent (no encoder takes it)
+    assert recs[1]["status"] == "ok" and recs[1]["question"] == "hi \ufffd there"
+    assert recs[2]["stop_reason"] == "duplicate_id" and "already used" in recs[2]["error"]
+    assert recs[3]["status"] == "ok"
+    assert recs[4]["stop_reason"] == "duplicate_id"
+    assert p.returncode == 1  # the duplicates are input errors
+    # --resume: the duplicates' records do not stand for the first lines' answers
+    p = cli(["batch", str(f), "--output", str(out), "--resume"], anthropic_env)
+    assert [r["stop_reason"] for r in records(p.out)] == ["duplicate_id", "duplicate_id"]
+    assert "3 skipped" in p.err
+
+
+def test_output_onto_the_input_is_refused(cli, anthropic_env, fake_anthropic, tmp_path):
+    f = tmp_path / "q.jsonl"
+    f.write_text('{"id": "a", "question": "where is GH56JK78MN?"}\n')
+    p = cli(["batch", str(f), "--output", str(f)], anthropic_env)
+    assert p.returncode == 2 and "is the input file" in p.err and p.out == ""
+    assert fake_anthropic.requests == []
+    assert f.read_text().count("\n") == 1
 
 
 def test_progress_bar_on_a_terminal(cli_env, tmp_path):
