@@ -217,11 +217,14 @@ def orders_show(
             if out.outcome == "invalid_input":
                 raise UsageError(str(out.result))
             raise ConfigError(str(out.result))  # the database failed or timed out
+        from .redact import redact_obj
+
+        result = redact_obj(out.result)  # database text is untrusted: it may hold a key
         if json_:
-            print(json.dumps(out.result, ensure_ascii=False))
+            print(json.dumps(result, ensure_ascii=False))
         else:
-            _print_order(out.result)
-        return 0 if out.result.get("found") else 1
+            _print_order(result)
+        return 0 if result.get("found") else 1
 
     raise typer.Exit(run(body))
 

@@ -187,8 +187,8 @@ def _print_draft(d: Any, prov: dict[str, Any]) -> None:
     def line(text: str, style: str = "") -> None:
         c.print(Text(clean_for_terminal(text), style=style), soft_wrap=True, highlight=False)
 
-    st = str(m.get("status") or "?")
-    head = Text(f"draft {d.id} · ", style="bold")
+    st = clean_for_terminal(str(m.get("status") or "?"))  # parse() checked both; belt and braces
+    head = Text(f"draft {clean_for_terminal(d.id)} · ", style="bold")
     head.append(st, style="bold " + _STATUS_STYLE.get(st, ""))
     if d.edited:
         head.append(" · ✎ EDITED by hand after it was saved", style="bold magenta")

@@ -66,17 +66,40 @@ def config_file_candidates() -> list[Path]:
     return out
 
 
+# The keys of agentcli.toml and the types their values must have.
+CONFIG_KEYS: dict[str, tuple[type, ...]] = {
+    "provider": (str,), "model": (str,), "db": (str,), "drafts_dir": (str,), "customer": (str,),
+    "max_turns": (int,), "retries": (int,), "tool_timeout": (int, float),
+    "request_timeout": (int, float), "prices": (dict,),
+}
+
+
 def load_config_file() -> dict[str, Any]:
     for path in config_file_candidates():
         if path.is_file():
             try:
                 with path.open("rb") as f:
                     data = tomllib.load(f)
-            except (OSError, tomllib.TOMLDecodeError) as e:
+            except (OSError, ValueError) as e:  # TOMLDecodeError, or bytes that are not UTF-8
                 raise ConfigError(f"cannot read {path}: {e}; fix or remove the file") from None
             section = data.get("agentcli", data)
-            return section if isinstance(section, dict) else {}
+            return _check_config(section if isinstance(section, dict) else {}, path)
     return {}
+
+
+def _check_config(cfg: dict[str, Any], path: Path) -> dict[str, Any]:
+    """Wrong types are configuration errors; unknown keys (a typo such as ``max_turn``) a warning."""
+    for key, value in cfg.items():
+        kinds = CONFIG_KEYS.get(key)
+        if kinds is None:
+            if key != "agentcli":
+                sys.stderr.write(f"agentcli: warning: {path}: unknown setting {key!r} is ignored "
+                                 f"(known: {', '.join(CONFIG_KEYS)})\n")
+            continue
+        if isinstance(value, bool) or not isinstance(value, kinds):
+            want = {(str,): "text", (dict,): "a table", (int,): "a whole number"}.get(kinds, "a number")
+            raise ConfigError(f"{path}: {key} must be {want}, got {value!r}; fix or remove the setting")
+    return cfg
 
 
 @dataclass
@@ -114,8 +137,8 @@ def _pick(flag: Any, env_name: str | None, cfg: dict[str, Any], key: str) -> tup
 def _number(value: Any, name: str, kind: type, minimum: float) -> Any:
     try:
         v = kind(value)
-    except (TypeError, ValueError):
-        raise UsageError(f"{name} must be a number, got {value!r}") from None
+    except (TypeError, ValueError, OverflowError):  # OverflowError: int(inf)
+        raise UsageError(f"{name} must be a finite number, got {value!r}") from None
     if v != v or v in (float("inf"), float("-inf")):  # nan compares unequal to itself
         raise UsageError(f"{name} must be a finite number, got {value!r}")
     if v < minimum:

@@ -116,7 +116,21 @@ def parse(raw: str, path: Path) -> Draft:
         if not sep:
             raise ValueError(f"bad metadata line {line[:40]!r}")
         meta[key.strip()] = json.loads(value)
+    _check_meta(meta, path)
     return Draft(meta=meta, text=raw[end + 5:], path=path)
+
+
+def _check_meta(meta: dict[str, Any], path: Path) -> None:
+    """A hand-edited header must still be one we can show and sort: the id of its file name, a
+    known status, and text (or null) wherever we wrote text."""
+    did = meta.get("id")
+    if not isinstance(did, str) or not _ID_RE.match(did) or did != path.stem:
+        raise ValueError(f"its id is not {path.stem!r}")
+    if meta.get("status") not in STATUSES:
+        raise ValueError(f"its status is not one of {', '.join(STATUSES)}")
+    for k in _META_ORDER:
+        if meta.get(k) is not None and not isinstance(meta[k], str):
+            raise ValueError(f"{k!r} is not text")
 
 
 class DraftStore:
@@ -181,6 +195,8 @@ class DraftStore:
             raw = path.read_text(encoding="utf-8", errors="surrogateescape")
         except FileNotFoundError:
             raise UsageError(f"no draft {did} in {self.dir}") from None
+        except OSError as e:
+            raise UsageError(f"cannot read draft file {path} ({e.strerror or e})") from None
         try:
             return parse(raw, path)
         except (ValueError, json.JSONDecodeError) as e:

@@ -340,7 +340,11 @@ def init_sqlite(path: Path, orders: int = 300, *, force: bool = False) -> int:
     path = Path(path)
     if path.exists() and not force:
         raise ConfigError(f"{path} already exists; pass --force to replace it")
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:  # AGENTCLI_HOME is a file, or a folder we may not write
+        raise ConfigError(f"cannot create {path.parent} for the demo database ({e.strerror or e}); "
+                          "set AGENTCLI_HOME to a writable folder or pass --db") from None
     tmp = path.with_name(path.name + f".tmp-{random.randrange(1 << 30)}")
     conn = sqlite3.connect(tmp)
     try:

@@ -32,9 +32,11 @@ def price_for(model: str | None, overrides: dict[str, Any] | None = None) -> dic
     if p is None:
         return None
     try:
-        return {k: float(p.get(k, 0.0)) for k in ("input", "output", "cache_read", "cache_write")}
-    except (TypeError, ValueError):
+        out = {k: float(p.get(k, 0.0)) for k in ("input", "output", "cache_read", "cache_write")}
+    except (TypeError, ValueError, OverflowError):
         return None
+    # nan/inf would print as NaN/Infinity: not JSON. An unusable price is no estimate.
+    return out if all(0.0 <= v < float("inf") for v in out.values()) else None
 
 
 def estimate_cost(model: str | None, usage: dict[str, int], overrides: dict[str, Any] | None = None) -> float | None:

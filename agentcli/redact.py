@@ -17,6 +17,8 @@ _SECRET_ENV = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "P
 _extra: set[str] = set()
 _KEY_RE = re.compile(r"\b(sk-ant-[A-Za-z0-9_\-]{8,}|sk-[A-Za-z0-9_\-]{16,})")
 _DSN_PW_RE = re.compile(r"(\b[a-z][a-z0-9+._-]*://[^:/@\s]*:)([^@\s]+)(@)", re.IGNORECASE)
+# libpq key=value connection strings and URL query parameters: password=... / password='...'
+_KV_PW_RE = re.compile(r"(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&]+)", re.IGNORECASE)
 
 # ESC sequences (CSI, OSC, and two-char), then any remaining C0/C1 control except \n and \t.
 _ANSI_RE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]?|\x9b[0-?]*[ -/]*[@-~]")
@@ -42,6 +44,8 @@ def redact(text: str, secrets: list[str] | None = None) -> str:
         text = _KEY_RE.sub("***", text)
     if "://" in text:
         text = _DSN_PW_RE.sub(r"\1***\3", text)
+    if "assword" in text or "ASSWORD" in text:
+        text = _KV_PW_RE.sub(r"\1***", text)
     return text
 
 

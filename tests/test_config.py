@@ -52,3 +52,38 @@ def test_bad_values_are_usage_errors(cli_env, tmp_path, monkeypatch):
 def test_unknown_model_has_no_cost_estimate():
     assert estimate_cost("some-local-model", {"input_tokens": 10}) is None
     assert estimate_cost("claude-sonnet-5-5", {"output_tokens": 1_000_000}) == 15.0
+
+
+@pytest.mark.parametrize("toml,words", [
+    ("max_turns = inf", "max_turns must be a whole number"),
+    ("retries = 1e400", "retries must be a whole number"),
+    ("drafts_dir = 5", "drafts_dir must be text"),
+    ('drafts_dir = ["a"]', "drafts_dir must be text"),
+    ("request_timeout = true", "request_timeout must be a number"),
+    ("prices = 3", "prices must be a table"),
+])
+def test_config_values_of_the_wrong_type_are_configuration_errors(cli_env, tmp_path, monkeypatch, toml, words):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "agentcli.toml").write_text(toml + "\n")
+    with pytest.raises(ConfigError, match=words):
+        resolve()
+
+
+def test_config_file_oddities(cli_env, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    cfg = tmp_path / "agentcli.toml"
+    cfg.write_bytes(b"\xff\xfe = 1\n")  # not UTF-8
+    with pytest.raises(ConfigError, match="cannot read"):
+        resolve()
+    cfg.write_text("max_turn = 3\n")  # a typo: warned about, not silently ignored
+    assert resolve().max_turns == 10
+    assert "unknown setting 'max_turn'" in capsys.readouterr().err
+    for bad in ("nan", "inf", "-inf"):
+        monkeypatch.setenv("AGENTCLI_REQUEST_TIMEOUT", bad)
+        with pytest.raises(UsageError, match="finite"):
+            resolve()
+
+
+def test_unusable_prices_give_no_estimate_rather_than_invalid_json():
+    for v in (float("nan"), float("inf"), -1.0, "cheap"):
+        assert estimate_cost("m", {"input_tokens": 10}, {"m": {"input": v}}) is None

@@ -403,3 +403,60 @@ def test_tables_on_a_terminal(cli_env):
         for n in needles:
             assert n in out, (n, out)
         assert "\t" not in out
+
+
+def test_hand_edited_headers_are_damaged_drafts_not_crashes(cli, cli_env, drafts_dir):
+    drafts_dir.mkdir(parents=True, exist_ok=True)
+    good = ('---\nid: "d-00000000000a"\nstatus: "pending_review"\ncreated_at: "2026-11-30T10:00:00+00:00"\n'
+            '---\nHello.\n')
+    (drafts_dir / "d-00000000000a.md").write_text(good)
+    bad = {  # file name -> header that must not reach a terminal or a sort
+        "d-00000000000b": '---\nid: "d-00000000000b\\u001b]0;PWNED\\u0007"\nstatus: "pending_review"\n---\nx\n',
+        "d-00000000000c": '---\nid: "d-00000000000c"\nstatus: "\\u001b[2J"\n---\nx\n',
+        "d-00000000000d": '---\nid: "d-00000000000d"\nstatus: "approved"\ncreated_at: 7\n---\nx\n',
+        "d-00000000000e": '---\nstatus: "approved"\n---\nx\n',
+    }
+    for name, text in bad.items():
+        (drafts_dir / f"{name}.md").write_text(text)
+    (drafts_dir / "d-00000000000f.md").mkdir()
+    p = cli(["drafts", "list", "--json"], cli_env)
+    assert p.returncode == 0, p.err
+    assert [d["id"] for d in json.loads(p.out)] == ["d-00000000000a"]
+    assert all(name in p.err for name in bad)
+    _no_traceback(p)
+    for name in [*bad, "d-00000000000f"]:
+        p = cli(["drafts", "show", name], cli_env)
+        _one_line_error(p, 2, name)
+        assert "\x1b" not in p.err and "\x1b" not in p.out
+
+
+def test_orders_show_redacts_secrets_held_in_the_database(cli, cli_env, tmp_path):
+    import sqlite3
+
+    from agentcli.orders import init_sqlite
+    from tests.conftest import TEST_KEY
+
+    db = tmp_path / "leaky.sqlite3"
+    init_sqlite(db, 10)
+    with sqlite3.connect(db) as c:
+        c.execute("UPDATE orders SET status_detail = ? WHERE code = 'GH56JK78MN'",
+                  (f"ops note: key {TEST_KEY}, db password=hunter2hunter2",))
+    env = {**cli_env, "ANTHROPIC_API_KEY": TEST_KEY}
+    for args in (["orders", "show", "GH56JK78MN", "--db", str(db)],
+                 ["orders", "show", "GH56JK78MN", "--db", str(db), "--json"]):
+        p = cli(args, env)
+        assert p.returncode == 0, p.err
+        assert "ops note" in p.out
+        assert TEST_KEY not in p.out + p.err and "hunter2hunter2" not in p.out + p.err
+
+
+def test_key_value_dsn_passwords_and_a_home_that_is_a_file(cli, cli_env, tmp_path):
+    p = cli(["orders", "show", "GH56JK78MN", "--db", "host=127.0.0.1 port=9 password=s3cr3tPW99"], cli_env)
+    _one_line_error(p, 3)
+    assert "s3cr3tPW99" not in p.err and "password=***" in p.err
+    home = tmp_path / "a-file"
+    home.write_text("")
+    env = {k: v for k, v in cli_env.items() if k != "AGENTCLI_DB"}
+    env["AGENTCLI_HOME"] = str(home)
+    for args in (["orders", "show", "GH56JK78MN"], ["db", "init"]):
+        _one_line_error(cli(args, env), 3, "AGENTCLI_HOME")
