@@ -403,7 +403,7 @@ def _replay(path: Path, events: list[dict[str, Any]], shown: list[dict[str, Any]
         r.close()  # end a half-written text line first
         c.print(Text(clean_for_terminal(text), style=style), soft_wrap=True, highlight=False)
 
-    for ev in shown:
+    def show(ev: dict[str, Any]) -> None:
         t = ev.get("type")
         if t == "session_start":
             meta = [f"session {ev.get('session_id') or path.stem}", f"started {format_time(s.started_at)}",
@@ -415,17 +415,17 @@ def _replay(path: Path, events: list[dict[str, Any]], shown: list[dict[str, Any]
                      f"drafts {ev['drafts_dir']}" if ev.get("drafts_dir") else None]
             if any(extra):
                 line("  " + " · ".join(x for x in extra if x), "dim")
-            continue
+            return
         if t == "cancelled":
             line(f"✗ cancelled: {ev.get('message') or 'cancelled by the person'}", "bold yellow")
-            continue
+            return
         try:
             obj = rebuild(ev)
         except ValueError as e:
             bad.append(f"{path.name}: {e}; skipped")
-            continue
+            return
         if obj is None:
-            continue
+            return
         if t == "question":
             c.print()
             who = f"  [customer {obj.customer}]" if obj.customer else ""
@@ -441,6 +441,13 @@ def _replay(path: Path, events: list[dict[str, Any]], shown: list[dict[str, Any]
             if obj.status not in ("ok", "incomplete") and obj.message:
                 parts.append(obj.message)
             line(" · ".join(parts), "dim" if obj.status == "ok" else "yellow")
+
+    for ev in shown:
+        try:
+            show(ev)
+        except (TypeError, AttributeError, ValueError, KeyError) as e:  # a hand-edited or foreign log
+            bad.append(f"{path.name}: a {clean_for_terminal(str(ev.get('type')))[:40]} record is damaged "
+                       f"({type(e).__name__}); skipped")
     r.close()
     c.print()
     total = f"{s.questions} question{'s' if s.questions != 1 else ''} · {s.tool_calls} tool call" \

@@ -460,3 +460,22 @@ def test_key_value_dsn_passwords_and_a_home_that_is_a_file(cli, cli_env, tmp_pat
     env["AGENTCLI_HOME"] = str(home)
     for args in (["orders", "show", "GH56JK78MN"], ["db", "init"]):
         _one_line_error(cli(args, env), 3, "AGENTCLI_HOME")
+
+
+def test_log_show_skips_records_of_the_wrong_shape(cli, cli_env, home):
+    sessions = home / "sessions"
+    sessions.mkdir(parents=True, exist_ok=True)
+    sid = "20261130-100000-aaaaaaaaaaaa"
+    (sessions / f"{sid}.jsonl").write_text("\n".join(json.dumps(e) for e in [
+        {"type": "session_start", "session_id": sid, "ts": 1},
+        {"type": "tool_call", "id": 1, "name": {"a": 1}, "input": "x", "session_id": sid, "turn": 1},
+        {"type": "turn_finished", "status": "ok", "stop_reason": "end_turn", "turns": 1, "usage": "u",
+         "answer": "a", "session_id": sid},
+    ]) + "\n")
+    for args in (["log", "show", sid], ["log", "list"], ["log", "show", sid, "--json"]):
+        p = cli(args, cli_env)
+        assert p.returncode == 0, (args, p.err)
+        _no_traceback(p)
+        assert "internal error" not in p.err
+    p = cli(["log", "show", sid], cli_env)
+    assert "damaged" in p.err and "skipped" in p.err
