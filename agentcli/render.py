@@ -145,8 +145,10 @@ class ResultBuilder:
         self.question: str | None = None
         self.customer: str | None = None
         self.session_id: str | None = None
-        self.tool_calls: dict[str, dict[str, Any]] = {}
-        self.order: list[str] = []
+        # Calls in the order the model asked, each filled in by its result. Matched by id and
+        # position: ids are the model's text, and a repeated id must not merge two calls.
+        self.tool_calls: list[dict[str, Any]] = []
+        self._awaiting: dict[str, list[int]] = {}  # id -> indexes of calls still without a result
         self.drafts: list[dict[str, Any]] = []
         self.finished: TurnFinished | None = None
         self.error: Error | None = None
@@ -155,13 +157,16 @@ class ResultBuilder:
         if isinstance(ev, Question):
             self.question, self.customer, self.session_id = ev.text, ev.customer, ev.session_id
         elif isinstance(ev, ToolCallStarted):
-            self.order.append(ev.id)  # --json lists calls in the order the model asked
+            self._awaiting.setdefault(ev.id, []).append(len(self.tool_calls))
+            self.tool_calls.append({"id": ev.id, "name": ev.name, "input": ev.input})
         elif isinstance(ev, ToolResult):
-            if ev.id not in self.order:
-                self.order.append(ev.id)
-            self.tool_calls[ev.id] = {"id": ev.id, "name": ev.name, "input": ev.input,
-                                    "result": ev.result, "is_error": ev.is_error,
-                                    "duration_ms": ev.duration_ms, "outcome": ev.outcome}
+            rec = {"id": ev.id, "name": ev.name, "input": ev.input, "result": ev.result,
+                   "is_error": ev.is_error, "duration_ms": ev.duration_ms, "outcome": ev.outcome}
+            waiting = self._awaiting.get(ev.id)
+            if waiting:
+                self.tool_calls[waiting.pop(0)] = rec
+            else:
+                self.tool_calls.append(rec)
         elif isinstance(ev, DraftSaved):
             if not any(d["id"] == ev.id for d in self.drafts):
                 self.drafts.append({"id": ev.id, "path": ev.path})
@@ -169,6 +174,10 @@ class ResultBuilder:
             self.error = ev
         elif isinstance(ev, TurnFinished):
             self.finished = ev
+
+    def finished_calls(self) -> list[dict[str, Any]]:
+        """The calls that have a result (one cut short by Ctrl-C has none), in the order asked."""
+        return [c for c in self.tool_calls if "result" in c]
 
     def cancelled(self, session_id: str | None = None) -> None:
         self.finished = TurnFinished("error", "cancelled", "", 0, "cancelled by the person")
@@ -196,7 +205,7 @@ class ResultBuilder:
             "stop_reason": f.stop_reason if f else None,
             "error": err,
             "turns": f.turns if f else 0,
-            "tool_calls": [self.tool_calls[k] for k in self.order if k in self.tool_calls],
+            "tool_calls": self.finished_calls(),
             "drafts": self.drafts,
             "usage": {k: int(usage.get(k, 0)) for k in ("input_tokens", "output_tokens",
                                                          "cache_read_input_tokens",

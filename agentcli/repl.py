@@ -440,7 +440,7 @@ class Repl:
                 self._write_answer(json.dumps(b.result(), ensure_ascii=False))
         elif rounds and self.live and not self.quiet:
             turns = sum(b.finished.turns for b in rounds if b.finished)
-            tools = sum(len(b.order) for b in rounds)
+            tools = sum(len(b.tool_calls) for b in rounds)
             self.say(f"· {turns} model call{'s' if turns != 1 else ''} · {tools} tool "
                      f"call{'s' if tools != 1 else ''} · {time.monotonic() - t0:.1f} s", "dim")
 
@@ -461,7 +461,7 @@ class Repl:
             f.flush()
 
     def _so_far(self, rounds: list[Any]) -> None:
-        calls = [b.tool_calls[k] for b in rounds for k in b.order]
+        calls = [c for b in rounds for c in b.finished_calls()]
         drafts = [d for b in rounds for d in b.drafts]
         if not calls:
             self.say("so far: no tool calls", "yellow")

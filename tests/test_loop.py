@@ -474,3 +474,17 @@ def test_retries_zero_means_one_attempt(anthropic_env, fake_anthropic):
     _, b, _ = ask_once("hi", retries=0)
     assert b.exit_code == 4 and len(fake_anthropic.requests) == 1
     assert "overloaded" in b.result()["error"]
+
+
+def test_a_repeated_tool_use_id_does_not_merge_calls_in_the_record(anthropic_env, fake_anthropic, drafts_dir):
+    # The API never repeats an id; a model server that does must not make --json misreport.
+    fake_anthropic.queue(
+        message(tool_use_block("get_order_status", {"order_code": "GH56JK78MN"}, id="toolu_same"),
+                tool_use_block("get_order_status", {"order_code": "ORD-20261234"}, id="toolu_same"),
+                tool_use_block("draft_reply", {"text": "Hello, we are on it."}, id="toolu_same")),
+        text("Done."))
+    _, builder, _ = ask_once("two orders and a draft")
+    calls = builder.result()["tool_calls"]
+    assert [(c["name"], c["input"].get("order_code")) for c in calls] == [
+        ("get_order_status", "GH56JK78MN"), ("get_order_status", "ORD-20261234"), ("draft_reply", None)]
+    assert [c["result"].get("status") for c in calls] == ["pending_payment", "shipped", "pending_review"]
