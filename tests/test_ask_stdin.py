@@ -202,3 +202,12 @@ def test_bad_output_streams_and_numbers_are_one_line(cli_env):
         p = subprocess.run(cmd, shell=True, env=cli_env, capture_output=True, text=True, timeout=60)
         assert p.returncode == code, (cmd, p.stderr)
         assert words in p.stderr and "Traceback" not in p.stderr and "internal error" not in p.stderr
+
+
+def test_a_tool_input_that_is_not_an_object_is_an_error_result_without_warnings(cli, anthropic_env, fake_anthropic):
+    fake_anthropic.queue(message(tool_use_block("get_order_status", "GH56JK78MN")), text("Sorry."))
+    p = cli(["ask", "--no-stream", "where is GH56JK78MN?"], anthropic_env)
+    clean(p)
+    assert p.returncode == 0 and p.out == "Sorry.\n"
+    assert "invalid_input" in p.err and "must be a JSON object" in p.err
+    assert "Warning" not in p.err and "pydantic" not in p.err

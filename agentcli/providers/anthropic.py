@@ -37,8 +37,9 @@ def _block_to_param(block: Any) -> dict[str, Any]:
             d["citations"] = [c.model_dump(mode="json", exclude_none=True) for c in block.citations]
         return d
     if t == "tool_use":
-        # Everything the API sent (e.g. ``caller``), with the input as accumulated.
-        d = block.model_dump(mode="json", exclude_none=True)
+        # Everything the API sent (e.g. ``caller``), with the input as accumulated. An input
+        # that is not an object (a broken server) is the tool layer's to refuse, not a warning.
+        d = block.model_dump(mode="json", exclude_none=True, warnings=False)
         d.update(type="tool_use", id=block.id, name=block.name, input=block.input)
         return d
     if t == "thinking":
