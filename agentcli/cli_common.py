@@ -75,19 +75,60 @@ def fail(message: str, code: int) -> "typer.Exit":
     return typer.Exit(code)
 
 
+EXIT_TERMINATED = 143  # 128 + SIGTERM, what a shell reports for a process killed by it
+
+
+class _Terminated(Exception):
+    """SIGTERM arrived while a command body ran (a supervisor, ``timeout``, a cron limit)."""
+
+
+async def _stop_on_sigterm(coro: Any) -> Any:
+    """Await ``coro``; SIGTERM cancels it the way Ctrl-C does (in-flight calls are cancelled, the
+    history is repaired, logs and records already written are kept), then exits 143."""
+    import asyncio
+    import signal
+
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    hit: list[bool] = []
+
+    def on_term() -> None:
+        hit.append(True)
+        if task is not None:
+            task.cancel()
+
+    try:
+        loop.add_signal_handler(signal.SIGTERM, on_term)
+    except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no signals
+        return await coro
+    try:
+        result = await coro
+    except asyncio.CancelledError:
+        if hit:
+            raise _Terminated() from None
+        raise
+    finally:
+        loop.remove_signal_handler(signal.SIGTERM)
+    if hit:  # the body caught the cancellation and finished on its own terms
+        raise _Terminated()
+    return result
+
+
 def run(fn: Callable[[], Any]) -> Any:
-    """Run a command body: AgentcliError -> one line + its exit code; Ctrl-C -> 130."""
+    """Run a command body: AgentcliError -> one line + its exit code; Ctrl-C -> 130; SIGTERM -> 143."""
     try:
         result = fn()
         if inspect.iscoroutine(result):
             import asyncio  # not at module level: it pulls in ssl (~30-80 ms, 6 MB) for --help
 
-            result = asyncio.run(result)
+            result = asyncio.run(_stop_on_sigterm(result))
         return result
     except AgentcliError as e:
         raise fail(e.message, e.exit_code) from None
     except KeyboardInterrupt:
         raise fail("interrupted", EXIT_INTERRUPTED) from None
+    except _Terminated:
+        raise fail("terminated (SIGTERM); what was finished is kept", EXIT_TERMINATED) from None
     except BrokenPipeError:
         # The reader went away (e.g. `| head`): stop quietly, as Unix tools do.
         from ._entry import silence_stdout

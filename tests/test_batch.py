@@ -477,3 +477,32 @@ def test_exit_code_is_1_when_only_incomplete(anthropic_env, fake_anthropic):
     assert (s.exit_code, s.ok, s.incomplete, s.errors) == (1, 1, 1, 0)
     s = asyncio.run(main([Item(1, 1, "GH56JK78MN?"), Item(2, "b", "ORD-20261234?")]))
     assert (s.exit_code, s.ok) == (0, 2)
+
+
+def test_sigterm_stops_a_batch_cleanly(anthropic_env, fake_anthropic, tmp_path, home):
+    """`timeout 3600 agentcli batch ...`: SIGTERM cancels what is in flight like Ctrl-C does,
+    keeps every finished record and session log, says so in one line and exits 143."""
+    qs = [f"ticket {i}: status of {CODES[i % len(CODES)]}" for i in range(30)]
+    fake_anthropic.handler = scenario({q: 0.2 for q in qs})
+    f = tmp_path / "q.txt"
+    f.write_text("\n".join(qs) + "\n")
+    out = tmp_path / "records.jsonl"
+    proc = subprocess.Popen([agentcli_exe(), "batch", str(f), "--concurrency", "3", "--output",
+                             str(out)], env=anthropic_env, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        _wait_for_lines(out, 3, proc)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    err = err.decode()
+    assert proc.returncode == 143, err
+    assert "terminated" in err and "Traceback" not in err
+    done = records(out.read_text())  # every line whole
+    assert 3 <= len(done) < 30 and all(r["status"] == "ok" for r in done)
+    from agentcli.sessions import read_events
+
+    logs = [list(read_events(p)) for p in (home / "sessions").glob("*.jsonl")]
+    assert any(any(e.get("type") == "cancelled" for e in evs) for evs in logs)  # in flight: cancelled
