@@ -167,13 +167,9 @@ def clean_text(s: str) -> str:
     s = s.replace("\x00", "")
     if s.startswith("\ufeff"):
         s = s[1:]
-    try:
-        s.encode("utf-8")
-    except UnicodeEncodeError:
-        import re
+    from .redact import replace_surrogates
 
-        s = re.sub("[\ud800-\udfff]", "\ufffd", s)
-    return s
+    return replace_surrogates(s)
 
 
 def check_question(q: str) -> str:

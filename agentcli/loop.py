@@ -29,7 +29,7 @@ from typing import Any, AsyncIterator
 from .errors import EXIT_API, ModelAPIError
 from .events import (DraftSaved, Error, Event, ModelRequest, ModelResponse, Question, Retry,
                      TextDelta, ToolCallStarted, ToolResult, TurnFinished, Usage)
-from .providers import Provider, ToolCall
+from .providers import ModelTurn, Provider, ToolCall
 from .tools import DRAFT, CallOutcome, Registry, ToolContext, run_tool
 
 SYSTEM_PROMPT = """\
@@ -63,6 +63,18 @@ STOP_MESSAGES = {
 
 
 _STOP_RE = re.compile(r"[a-z_]{1,40}")
+
+
+def _without_surrogates(mt: ModelTurn) -> None:
+    """A lone surrogate from a model server (``"\\ud800"`` in its JSON) could be neither sent back
+    in the history nor written to a draft: it becomes U+FFFD before anything uses the turn."""
+    from .redact import replace_surrogates
+
+    if isinstance(mt.message, (dict, list)):
+        mt.message = replace_surrogates(mt.message)
+    mt.text = replace_surrogates(mt.text)
+    for c in mt.tool_calls:
+        c.input = replace_surrogates(c.input)
 
 
 def _safe_stop(stop: str | None) -> str | None:
@@ -151,6 +163,7 @@ class Conversation:
                         await asyncio.sleep(wait)
                 assert mt is not None
                 mt.stop_reason = _safe_stop(mt.stop_reason)
+                _without_surrogates(mt)
                 if mt.message is not None:
                     self.provider.add_assistant(self.history, mt)
                     pending = list(mt.tool_calls)

@@ -61,6 +61,22 @@ def redact_obj(obj: Any, secrets: list[str] | None = None) -> Any:
     return obj
 
 
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
+
+
+def replace_surrogates(obj: Any) -> Any:
+    """``obj`` with every lone surrogate (legal in JSON as ``"\\ud800"``, impossible to encode as
+    UTF-8, so impossible to send back or write to a file) replaced by U+FFFD. Returns ``obj``
+    itself when there is none, which is always the case with a well-behaved API."""
+    if isinstance(obj, str):
+        return _SURROGATE_RE.sub("\ufffd", obj) if _SURROGATE_RE.search(obj) else obj
+    if isinstance(obj, dict):
+        return {replace_surrogates(k): replace_surrogates(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [replace_surrogates(v) for v in obj]
+    return obj
+
+
 def clean_for_terminal(text: str) -> str:
     text = _ANSI_RE.sub("", text)
     text = text.replace("\r\n", "\n").replace("\r", "\n")

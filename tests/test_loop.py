@@ -488,3 +488,20 @@ def test_a_repeated_tool_use_id_does_not_merge_calls_in_the_record(anthropic_env
     assert [(c["name"], c["input"].get("order_code")) for c in calls] == [
         ("get_order_status", "GH56JK78MN"), ("get_order_status", "ORD-20261234"), ("draft_reply", None)]
     assert [c["result"].get("status") for c in calls] == ["pending_payment", "shipped", "pending_review"]
+
+
+def test_lone_surrogates_from_the_model_become_replacement_characters(anthropic_env, fake_anthropic, drafts_dir):
+    # Legal JSON ("\ud800"), impossible to encode: it must neither kill the draft nor the next
+    # request. (Streamed, the SDK's own accumulator refuses it inside tool input: a broken
+    # stream, retried; whole responses reach us.)
+    fake_anthropic.queue(
+        message(text_block("Checking \ud800."),
+                tool_use_block("draft_reply", {"text": "Hello \ud800 there.", "order_code": "GH56JK78MN"})),
+        text("Saved."))
+    _, builder, _ = ask_once("draft a reply", stream=False)
+    res = builder.result()
+    assert res["status"] == "ok" and res["answer"].endswith("Saved.")
+    assert res["tool_calls"][0]["result"]["status"] == "pending_review"
+    (draft,) = drafts_dir.glob("*.md")
+    assert "Hello \ufffd there." in draft.read_text()
+    assert fake_anthropic.requests[1]["messages"][1]["content"][0]["text"] == "Checking \ufffd."
