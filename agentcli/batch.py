@@ -75,7 +75,9 @@ def parse_line(line_no: int, raw: str) -> Item | None:
     """One input line -> an Item (None for a blank line)."""
     from .cli_common import check_question, clean_text
 
-    text = clean_text(raw).strip()  # a byte-order mark must not hide a JSON line's "{"
+    text = raw.strip()
+    if text.startswith("\ufeff"):  # a byte-order mark must not hide a JSON line's "{"
+        text = text[1:].lstrip()
     if not text:
         return None
     if not text.startswith("{"):
@@ -459,14 +461,15 @@ class BatchRunner:
         seen: set[int] = set()  # hashes of the ids met so far (small, whatever the ids)
         try:
             async for item in _aiter(items):
-                h = hash(id_key(item.id))
+                key = id_key(item.id)
+                h = hash(key)
                 if h in seen:
                     item = Item(item.line, item.id, item.question, item.customer,
                                 error=f"line {item.line}: the id {json.dumps(item.id)} is already used "
                                       "by an earlier line; ids must be unique (--resume tells "
                                       "questions apart by id)", error_kind=DUPLICATE_ID)
                 seen.add(h)
-                if item.error_kind != DUPLICATE_ID and self.skip and id_key(item.id) in self.skip:
+                if item.error_kind != DUPLICATE_ID and self.skip and key in self.skip:
                     self.summary.skipped += 1
                     if self.progress is not None:
                         self.progress.advance(skipped=True)

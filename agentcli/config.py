@@ -92,9 +92,8 @@ def _check_config(cfg: dict[str, Any], path: Path) -> dict[str, Any]:
     for key, value in cfg.items():
         kinds = CONFIG_KEYS.get(key)
         if kinds is None:
-            if key != "agentcli":
-                sys.stderr.write(f"agentcli: warning: {path}: unknown setting {key!r} is ignored "
-                                 f"(known: {', '.join(CONFIG_KEYS)})\n")
+            sys.stderr.write(f"agentcli: warning: {path}: unknown setting {key!r} is ignored "
+                             f"(known: {', '.join(CONFIG_KEYS)})\n")
             continue
         if isinstance(value, bool) or not isinstance(value, kinds):
             want = {(str,): "text", (dict,): "a table", (int,): "a whole number"}.get(kinds, "a number")
