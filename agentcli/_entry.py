@@ -15,6 +15,8 @@ stale copy.
 import os
 import sys
 
+from .stdio import silence_stdout
+
 # Set (to anything) to always render the help through typer; the tests and --write-help use it.
 TYPER_HELP_ENV = "_AGENTCLI_TYPER_HELP"
 # click lays help out at min(terminal columns, 80) - 2: the stored text is the 80-column layout.
@@ -32,15 +34,6 @@ def _stored_help() -> str | None:
     from ._help_text import HELP
 
     return HELP
-
-
-def silence_stdout() -> None:
-    """After a broken pipe: point stdout at /dev/null, so the interpreter's last flush at exit
-    does not print "Exception ignored ... BrokenPipeError"."""
-    try:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    except (OSError, AttributeError, ValueError):
-        pass
 
 
 def main() -> None:

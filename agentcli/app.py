@@ -14,16 +14,11 @@ from .config import Settings, sessions_dir
 from .drafts import DraftStore
 from .events import Event
 from .loop import SYSTEM_PROMPT, Conversation
-from .render import ResultBuilder
+from .result import ResultBuilder
 from .sessions import SessionLog
 from .tools import Registry, ToolContext, default_registry
 
 Consumer = Callable[[Event], None]
-
-OFFLINE_NOTICE = ("agentcli: using the offline workflow (rule-based order lookups and drafts, not "
-                  "a language model); set ANTHROPIC_API_KEY, or OPENAI_BASE_URL with "
-                  "--provider openai, to use a model")
-
 
 class App:
     def __init__(self, settings: Settings, store: Any, provider: Any, registry: Registry):

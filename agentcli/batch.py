@@ -1,11 +1,6 @@
 """The batch engine: many questions through one ``App``, N at a time, answers out in input order.
 
-Input (a file or standard input), one question per non-empty line, detected per line:
-
-- plain text: the line is the question; its id is the line number;
-- JSON Lines: ``{"id": ..., "question": ..., "customer": ...}`` (``id`` defaults to the line
-  number, ``customer`` to ``--customer``); a line that starts with ``{`` but is not such an
-  object becomes an error record for that line, and the batch goes on.
+Input parsing lives in ``batch_input``; the command body and the progress bar in ``cli.batch``.
 
 How it runs:
 
@@ -25,242 +20,25 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import queue
-import stat
 import sys
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, AsyncIterator, Callable, Iterable
+from typing import Any, AsyncIterator, Callable, Iterable
 
+from .batch_input import INPUT_ERROR, Item, id_key
 from .errors import EXIT_API, EXIT_INCOMPLETE, EXIT_OK, AgentcliError, UsageError
 
 DEFAULT_CONCURRENCY = 8
 MAX_CONCURRENCY = 256
-# A line may hold a 100,000-character question written as JSON \uXXXX escapes (6 bytes each);
-# longer lines are input errors (and the question itself is checked against 100,000 characters).
-MAX_LINE_BYTES = 600_129
 # API failures that no other question can escape: stop dispatching, keep what is done.
 FATAL_KINDS = ("authentication", "permission", "not_found")
-INPUT_ERROR = "invalid_input"  # stop_reason of a record for a malformed input line
 # stop_reason of a record for a line whose id an earlier line already used; --resume ignores
 # these records (the id belongs to the earlier line)
 DUPLICATE_ID = "duplicate_id"
 
 USAGE_ZERO = {"input_tokens": 0, "output_tokens": 0, "cache_read_input_tokens": 0,
               "cache_creation_input_tokens": 0}
-
-
-# --------------------------------------------------------------------------- input
-
-
-@dataclass(slots=True)
-class Item:
-    """One question of the input (or the error of one input line)."""
-    line: int                  # 1-based line number in the input
-    id: Any                    # the JSONL id, or the line number
-    question: str | None = None
-    customer: str | None = None
-    error: str | None = None   # the line could not be used: becomes an error record
-    error_kind: str = INPUT_ERROR  # that record's stop_reason
-
-
-def id_key(value: Any) -> str:
-    """How ids compare for --resume: 7 and "7" are the same question."""
-    return value if isinstance(value, str) else json.dumps(value)
-
-
-def parse_line(line_no: int, raw: str) -> Item | None:
-    """One input line -> an Item (None for a blank line)."""
-    from .cli_common import check_question, clean_text
-
-    text = raw.strip()
-    if text.startswith("\ufeff"):  # a byte-order mark must not hide a JSON line's "{"
-        text = text[1:].lstrip()
-    if not text:
-        return None
-    if not text.startswith("{"):
-        try:
-            return Item(line_no, line_no, check_question(text))
-        except UsageError as e:
-            return Item(line_no, line_no, error=f"line {line_no}: {e.message}")
-    try:
-        obj = json.loads(text)
-    except ValueError as e:
-        return Item(line_no, line_no, error=f"line {line_no}: not valid JSON ({e.msg} at column "
-                                            f"{e.colno}); expected {{\"id\", \"question\", \"customer\"}}")
-    if not isinstance(obj, dict):
-        return Item(line_no, line_no, error=f"line {line_no}: expected a JSON object")
-    qid = obj.get("id")
-    if qid is None:
-        qid = line_no
-    elif isinstance(qid, bool) or not isinstance(qid, (str, int)) or qid == "":
-        return Item(line_no, line_no, error=f"line {line_no}: \"id\" must be a non-empty string "
-                                            "or an integer")
-    q = obj.get("question")
-    if not isinstance(q, str):
-        return Item(line_no, qid, error=f"line {line_no}: \"question\" must be a string")
-    cust = obj.get("customer")
-    if cust is not None and not isinstance(cust, str):
-        return Item(line_no, qid, error=f"line {line_no}: \"customer\" must be a string or null")
-    try:
-        q = check_question(q)
-    except UsageError as e:
-        return Item(line_no, qid, error=f"line {line_no}: {e.message}")
-    return Item(line_no, qid, q, clean_text(cust or "").strip() or None)
-
-
-class LineSource:
-    """Reads the input line by line; pipes and terminals are read in a thread (they may block)."""
-
-    def __init__(self, f: IO[bytes], name: str):
-        self.f = f
-        self.name = name
-        try:
-            self.regular = stat.S_ISREG(os.fstat(f.fileno()).st_mode)
-        except (OSError, ValueError, AttributeError):
-            self.regular = False
-        # A pipe or terminal is read in a thread, straight from the descriptor: a thread parked
-        # in a buffered file's readline holds its lock and aborts the interpreter at exit.
-        self.readline: Callable[[int], bytes] = f.readline if self.regular else _FdLines(f.fileno()).readline
-        self.line_no = 0
-
-    @classmethod
-    def open(cls, path: str | None) -> "LineSource":
-        if path is None or path == "-":
-            if sys.stdin is None:
-                raise UsageError("standard input is closed: pass the questions as a FILE")
-            return cls(sys.stdin.buffer, "standard input")
-        try:
-            f = open(path, "rb")
-            if stat.S_ISDIR(os.fstat(f.fileno()).st_mode):
-                f.close()
-                raise IsADirectoryError(21, "is a directory")
-        except OSError as e:
-            raise UsageError(f"cannot read {path}: {e.strerror or e}") from None
-        return cls(f, str(path))
-
-    def count_items(self) -> int | None:
-        """How many non-blank lines a regular file holds (None for a pipe): the progress total."""
-        if not self.regular:
-            return None
-        try:
-            with open(self.f.fileno(), "rb", closefd=False) as g:
-                pos = self.f.tell()
-                g.seek(pos)
-                n = sum(1 for ln in g if ln.strip())
-                self.f.seek(pos)
-            return n
-        except OSError:
-            return None
-
-    def _readline(self) -> tuple[int, str] | None:
-        """The next line (number, text), or None at the end; overlong lines are cut and flagged."""
-        raw = self.readline(MAX_LINE_BYTES)
-        if not raw:
-            return None
-        self.line_no += 1
-        if len(raw) >= MAX_LINE_BYTES and not raw.endswith(b"\n"):
-            while True:  # skip the rest of the line without holding it
-                more = self.readline(1 << 16)
-                if not more or more.endswith(b"\n"):
-                    break
-            return self.line_no, "\x00too-long"
-        return self.line_no, raw.decode("utf-8", errors="replace")
-
-    async def items(self) -> AsyncIterator[Item]:
-        reader = None if self.regular else _ThreadReader(self._readline)
-        while True:
-            try:
-                got = self._readline() if reader is None else await reader.call()
-            except OSError as e:
-                raise UsageError(f"cannot read {self.name}: {e.strerror or e}") from None
-            if got is None:
-                return
-            n, text = got
-            if text == "\x00too-long":
-                yield Item(n, n, error=f"line {n}: the line is too long (the limit is 100000 characters)")
-                continue
-            item = parse_line(n, text)
-            if item is not None:
-                yield item
-
-    def same_file(self, path: Path) -> bool:
-        """Whether ``path`` is this input (``--output`` onto the input would read its own records)."""
-        try:
-            a, b = os.fstat(self.f.fileno()), os.stat(path)
-        except (OSError, ValueError, AttributeError):
-            return False
-        return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
-
-    def close(self) -> None:
-        if self.f is not sys.stdin.buffer:
-            self.f.close()
-
-
-class _FdLines:
-    """``readline(limit)`` over a raw descriptor (``os.read``: no Python-level lock)."""
-
-    def __init__(self, fd: int):
-        self.fd = fd
-        self.buf = b""
-        self.eof = False
-
-    def readline(self, limit: int) -> bytes:
-        while True:
-            i = self.buf.find(b"\n", 0, limit)
-            if i >= 0 or len(self.buf) >= limit or self.eof:
-                n = i + 1 if i >= 0 else min(limit, len(self.buf))
-                line, self.buf = self.buf[:n], self.buf[n:]
-                return line
-            chunk = os.read(self.fd, 1 << 16)
-            if not chunk:
-                self.eof = True
-            self.buf += chunk
-
-
-class _ThreadReader:
-    """Runs a blocking read in one daemon thread, one call at a time.
-
-    Not the event loop's executor: a read blocked on a terminal or an idle pipe must not keep
-    Ctrl-C (or the end of a stopped batch) waiting for the executor to shut down.
-    """
-
-    def __init__(self, fn: Callable[[], Any]):
-        self.fn = fn
-        self.requests: "queue.SimpleQueue[tuple[asyncio.AbstractEventLoop, asyncio.Future]]" = queue.SimpleQueue()
-        self.thread: threading.Thread | None = None
-
-    async def call(self) -> Any:
-        loop = asyncio.get_running_loop()
-        fut = loop.create_future()
-        if self.thread is None:
-            self.thread = threading.Thread(target=self._run, name="agentcli-batch-input", daemon=True)
-            self.thread.start()
-        self.requests.put((loop, fut))
-        return await fut
-
-    def _run(self) -> None:
-        while True:
-            loop, fut = self.requests.get()
-            try:
-                res, exc = self.fn(), None
-            except BaseException as e:  # handed to the awaiting coroutine
-                res, exc = None, e
-            try:
-                loop.call_soon_threadsafe(_settle, fut, res, exc)
-            except RuntimeError:  # the loop is gone: nobody is waiting any more
-                return
-
-
-def _settle(fut: asyncio.Future, res: Any, exc: BaseException | None) -> None:
-    if fut.done():
-        return
-    if exc is not None:
-        fut.set_exception(exc)
-    else:
-        fut.set_result(res)
 
 
 # --------------------------------------------------------------------------- output file
@@ -391,7 +169,6 @@ class BatchRunner:
             return error_record(item, item.error, stop_reason=item.error_kind, provider=prov,
                                 model=model), EXIT_INCOMPLETE
         conv = app.conversation(customer=item.customer)
-        _unique_session(conv)
         try:
             builder = await app.run(conv, item.question, [])
             rec = {"id": item.id, **builder.result()}
@@ -413,7 +190,7 @@ class BatchRunner:
             except Exception:
                 pass
         finally:
-            _forget(app, conv)
+            app.close_conversation(conv)  # a long batch must not hold a descriptor each
         return rec, code
 
     def _not_attempted(self, item: Item) -> dict[str, Any]:
@@ -518,116 +295,3 @@ async def _aiter(items: AsyncIterator[Item] | Iterable[Item]) -> AsyncIterator[I
 def _stdout_emit(line: str) -> None:
     sys.stdout.write(line + "\n")
     sys.stdout.flush()
-
-
-def _unique_session(conv: Any) -> None:
-    """Session ids are second + 24 random bits: in a big batch two could meet; never share one."""
-    from .config import sessions_dir
-
-    d = sessions_dir()
-    for _ in range(5):
-        if not (d / f"{conv.session_id}.jsonl").exists():
-            return
-        conv.reset()
-
-
-def _forget(app: Any, conv: Any) -> None:
-    """Close the question's session log now (a long batch must not hold one descriptor each)."""
-    app.close_conversation(conv)
-
-
-# --------------------------------------------------------------------------- progress
-
-
-class Progress:
-    """A rich progress bar on stderr: done/total (when known), rate, failures."""
-
-    def __init__(self, total: int | None):
-        from rich.console import Console
-        from rich.progress import (BarColumn, MofNCompleteColumn, Progress as RichProgress,
-                                   SpinnerColumn, TextColumn, TimeElapsedColumn)
-
-        self.console = Console(stderr=True, highlight=False)
-        cols = [SpinnerColumn(), TextColumn("batch"), BarColumn(),
-                MofNCompleteColumn() if total is not None else TextColumn("{task.completed}"),
-                TextColumn("{task.fields[rate]}"), TextColumn("{task.fields[failed]}"),
-                TimeElapsedColumn()]
-        self.p = RichProgress(*cols, console=self.console, redirect_stdout=False,
-                              redirect_stderr=False, transient=False)
-        self.task = self.p.add_task("batch", total=total, rate="", failed="0 failed")
-        self.done = 0
-        self.failed = 0
-        self.t0 = time.perf_counter()
-
-    def __enter__(self) -> "Progress":
-        self.p.start()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.p.stop()
-
-    def advance(self, *, failed: bool = False, skipped: bool = False) -> None:
-        self.done += 0 if skipped else 1
-        self.failed += int(failed)
-        dt = time.perf_counter() - self.t0
-        rate = f"{self.done / dt:.1f}/s" if dt > 0 and self.done else ""
-        self.p.update(self.task, advance=1, rate=rate, failed=f"{self.failed} failed")
-
-    def print_line(self, line: str) -> None:
-        """A record for a stdout that is the same terminal: printed above the bar."""
-        from rich.text import Text
-
-        self.console.print(Text(line), soft_wrap=True, highlight=False)
-
-
-# --------------------------------------------------------------------------- the command body
-
-
-async def run_batch(settings: Any, *, source: LineSource, concurrency: int,
-                    output: Path | None, resume: bool, show_progress: bool | None = None,
-                    quiet: bool = False) -> int:
-    """What ``agentcli batch`` does; returns the exit code."""
-    import concurrent.futures
-
-    from .app import App
-
-    if resume and output is None:
-        raise UsageError("--resume needs --output FILE (the file that holds the records so far)")
-    if output is not None and source.same_file(output):
-        raise UsageError(f"--output {output} is the input file: the batch would read its own "
-                         "records as questions; write the records elsewhere")
-    skip = read_done(output) if (resume and output is not None) else set()
-    rec_file = RecordFile(output) if output is not None else None
-    loop = asyncio.get_running_loop()
-    # Lookups and draft writes run in the default executor: one thread per question in flight.
-    loop.set_default_executor(concurrent.futures.ThreadPoolExecutor(
-        max_workers=min(64, concurrency + 4), thread_name_prefix="agentcli-batch"))
-    app = App.open(settings, pool_size=concurrency)  # freezes the SDK's objects (providers._sdk_import)
-    if show_progress is None:
-        show_progress = sys.stderr.isatty() and not quiet
-    progress = Progress(source.count_items()) if show_progress else None
-    emit = _stdout_emit
-    if progress is not None and sys.stdout.isatty():
-        emit = progress.print_line
-    runner = BatchRunner(app, concurrency=concurrency, emit=emit, output=rec_file, skip=skip,
-                         progress=progress)
-    try:
-        if progress is not None:
-            with progress:
-                summary = await runner.run(source.items())
-        else:
-            summary = await runner.run(source.items())
-    finally:
-        try:
-            await app.aclose()
-        finally:
-            if rec_file is not None:
-                rec_file.close()
-            source.close()
-    if summary.stopped:
-        sys.stderr.write(f"agentcli: batch stopped: {summary.stopped}; fix it and rerun"
-                         + (" with --resume" if output is not None else "") + "\n")
-    if not quiet:
-        sys.stderr.write(f"agentcli: {summary.line()}\n")
-    sys.stderr.flush()
-    return summary.exit_code

@@ -104,7 +104,6 @@ def _check_config(cfg: dict[str, Any], path: Path) -> dict[str, Any]:
 @dataclass
 class Settings:
     provider: str = "offline"
-    provider_source: str = "default"  # flag | env | config | default | auto
     model: str | None = None
     db: str | None = None
     drafts_dir: Path = field(default_factory=lambda: Path("drafts"))
@@ -145,6 +144,15 @@ def _number(value: Any, name: str, kind: type, minimum: float) -> Any:
     return v
 
 
+def resolve_drafts_dir(flag: str | Path | None = None, cfg: dict[str, Any] | None = None) -> Path:
+    """The drafts folder: flag > AGENTCLI_DRAFTS_DIR > agentcli.toml > ./drafts. The review
+    commands need only this one setting, so a bad model setting does not stop them."""
+    if cfg is None:
+        cfg = load_config_file()
+    dd, _ = _pick(None if flag is None else str(flag), "AGENTCLI_DRAFTS_DIR", cfg, "drafts_dir")
+    return Path(dd).expanduser() if dd else Path("drafts")
+
+
 def resolve(
     *,
     provider: str | None = None,
@@ -163,7 +171,7 @@ def resolve(
     cfg = load_config_file()
     s = Settings(stream=stream, json=json, quiet=quiet)
 
-    p, src = _pick(provider, "AGENTCLI_PROVIDER", cfg, "provider")
+    p, _ = _pick(provider, "AGENTCLI_PROVIDER", cfg, "provider")
     if p is None:
         if os.environ.get("ANTHROPIC_API_KEY"):
             p = "anthropic"
@@ -171,11 +179,10 @@ def resolve(
             p = "openai"
         else:
             p = "offline"
-        src = "auto"
     p = str(p).strip().lower()
     if p not in PROVIDERS:
         raise UsageError(f"unknown provider {p!r}: choose one of {', '.join(PROVIDERS)}")
-    s.provider, s.provider_source = p, src
+    s.provider = p
 
     m, _ = _pick(model, "AGENTCLI_MODEL", cfg, "model")
     if m is None and p == "anthropic":
@@ -187,8 +194,7 @@ def resolve(
     d, _ = _pick(db, "AGENTCLI_DB", cfg, "db")
     s.db = str(d) if d else None
 
-    dd, _ = _pick(None if drafts_dir is None else str(drafts_dir), "AGENTCLI_DRAFTS_DIR", cfg, "drafts_dir")
-    s.drafts_dir = Path(dd).expanduser() if dd else Path("drafts")
+    s.drafts_dir = resolve_drafts_dir(drafts_dir, cfg)
 
     c, _ = _pick(customer, "AGENTCLI_CUSTOMER", cfg, "customer")
     s.customer = str(c).strip() if c else None
@@ -209,9 +215,3 @@ def resolve(
         s.prices = cfg["prices"]
     return s
 
-
-def stdout_is_tty() -> bool:
-    try:
-        return sys.stdout.isatty()
-    except (AttributeError, ValueError):
-        return False

@@ -75,6 +75,11 @@ class ToolResult:
     outcome: str = "ok"
     type: str = "tool_result"
 
+    def record(self) -> dict[str, Any]:
+        """The one shape of a finished tool call (``--json``, ``/history``, provenance)."""
+        return {"id": self.id, "name": self.name, "input": self.input, "result": self.result,
+                "is_error": self.is_error, "duration_ms": self.duration_ms, "outcome": self.outcome}
+
 
 @dataclass(slots=True)
 class DraftSaved:
@@ -87,11 +92,11 @@ class DraftSaved:
 
 @dataclass(slots=True)
 class Usage:
+    """A token counter (not an event: usage travels on ``ModelResponse`` and ``TurnFinished``)."""
     input_tokens: int = 0
     output_tokens: int = 0
     cache_read_input_tokens: int = 0
     cache_creation_input_tokens: int = 0
-    type: str = "usage"
 
     def add(self, other: dict[str, int] | "Usage") -> None:
         d = other if isinstance(other, dict) else other.to_counts()
@@ -131,7 +136,7 @@ class Error:
 
 
 Event = Union[Question, ModelRequest, TextDelta, ModelResponse, Retry, ToolCallStarted,
-              ToolResult, DraftSaved, Usage, TurnFinished, Error]
+              ToolResult, DraftSaved, TurnFinished, Error]
 
 
 def to_dict(event: Event) -> dict[str, Any]:

@@ -110,7 +110,6 @@ class Conversation:
         self.ctx.session_id = self.session_id
         self.ctx.conversation_id = self.session_id
         self.usage = Usage()
-        self.tool_log: list[dict[str, Any]] = []  # every tool call of this ticket (for /history)
         # Results of the current turn's calls that have finished (kept if the turn is cancelled).
         self._finished: dict[str, tuple[Any, bool]] = {}
 
@@ -264,15 +263,11 @@ class Conversation:
                     continue
                 i, call, out = item
                 remaining -= 1
-                ev = ToolResult(call.id, str(call.name), call.input, out.result, out.is_error,
-                                out.duration_ms, out.outcome)
-                self.tool_log.append({"id": call.id, "name": ev.name, "input": call.input,
-                                      "result": out.result, "is_error": out.is_error,
-                                      "duration_ms": out.duration_ms, "outcome": out.outcome})
-                yield ev
-                if out.meta and not out.is_error and "created" in out.meta:
-                    yield DraftSaved(out.meta["id"], out.meta["path"], out.meta.get("order_code"),
-                                     bool(out.meta["created"]))
+                yield ToolResult(call.id, str(call.name), call.input, out.result, out.is_error,
+                                 out.duration_ms, out.outcome)
+                if out.draft is not None and not out.is_error:
+                    d = out.draft
+                    yield DraftSaved(d.id, d.path, d.order_code, d.created)
             for t in tasks:
                 await t
         finally:
@@ -291,6 +286,4 @@ class Conversation:
         self.session_id = new_session_id()
         self.ctx.session_id = self.session_id
         self.ctx.conversation_id = self.session_id
-        self.ctx.saved_drafts.clear()
         self.usage = Usage()
-        self.tool_log.clear()

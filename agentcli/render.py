@@ -1,4 +1,4 @@
-"""Consumers of loop events: the trace renderer and the ``--json`` result builder.
+"""The trace renderer: loop events as a person reads them (``result`` builds the ``--json`` object).
 
 ``TraceRenderer`` serves both faces of human output:
 - on a terminal (``live=True``): text streams as the model writes it, tool calls appear as they
@@ -8,7 +8,8 @@
 Every piece of text from the model, the database or the question is passed through
 ``clean_for_terminal`` and printed without rich markup, so it cannot inject escape sequences.
 
-``ResultBuilder`` turns the events of one question into the spec's JSON object.
+``tool_call_line`` and ``tool_result_line`` are the one place the "→ name input" and
+"← name ok (ms): result" lines are built: the live trace, the REPL and the log replay use them.
 """
 
 from __future__ import annotations
@@ -18,18 +19,40 @@ from typing import IO, Any
 
 from .events import (DraftSaved, Error, Event, ModelRequest, ModelResponse, Question, Retry,
                      TextDelta, ToolCallStarted, ToolResult, TurnFinished)
-from .pricing import estimate_cost
 from .redact import clean_for_terminal, redact
 
 FOLD_CHARS = 600
 
 
-def _compact(obj: Any, limit: int = FOLD_CHARS) -> str:
+def compact(obj: Any, limit: int = FOLD_CHARS) -> str:
+    """A value as one line of JSON (or its text), redacted, cleaned and cut at ``limit``."""
     s = obj if isinstance(obj, str) else json.dumps(obj, ensure_ascii=False)
     s = clean_for_terminal(redact(s))
     if len(s) > limit:
         s = s[:limit] + f"… ({len(s) - limit} more characters)"
     return s
+
+
+def tool_call_line(name: Any, input: Any) -> tuple[str, str]:
+    """The line shown when a tool call starts, and its style."""
+    return f"→ {clean_for_terminal(str(name))} {compact(input, 300)}", "cyan"
+
+
+def tool_result_head(name: Any, outcome: Any, is_error: bool, duration_ms: Any) -> tuple[str, str]:
+    """"← name ok (1.2 ms)" / "✗ name timeout (…)", and its style: a result line without the result."""
+    ms = f"{float(duration_ms or 0):.1f} ms"
+    name = clean_for_terminal(str(name))
+    if is_error:
+        return f"✗ {name} {clean_for_terminal(str(outcome))} ({ms})", "red"
+    tag = "not found" if outcome == "not_found" else "ok"
+    return f"← {name} {tag} ({ms})", "green"
+
+
+def tool_result_line(name: Any, outcome: Any, is_error: bool, duration_ms: Any,
+                     result: Any) -> tuple[str, str]:
+    """The line shown when a tool call ends (result or error, and duration), and its style."""
+    head, style = tool_result_head(name, outcome, is_error, duration_ms)
+    return f"{head}: {compact(result)}", style
 
 
 class TraceRenderer:
@@ -95,23 +118,17 @@ class TraceRenderer:
             if self.live and not self._turn_text and ev.text:
                 self._emit(ev.text)  # --no-stream: the text arrives whole
             if not self.live and ev.tool_calls and ev.text.strip():
-                self._line("model: " + _compact(ev.text.strip()), "dim")
+                self._line("model: " + compact(ev.text.strip()), "dim")
             return
         if isinstance(ev, Retry):
             self._line(f"! model call {ev.turn} failed ({clean_for_terminal(ev.reason)}); "
                        f"retrying in {ev.wait_s:.1f} s", "yellow")
             return
         if isinstance(ev, ToolCallStarted):
-            self._line(f"→ {clean_for_terminal(ev.name)} {_compact(ev.input, 300)}", "cyan")
+            self._line(*tool_call_line(ev.name, ev.input))
             return
         if isinstance(ev, ToolResult):
-            if ev.is_error:
-                self._line(f"✗ {clean_for_terminal(ev.name)} {ev.outcome} ({ev.duration_ms:.1f} ms): "
-                           f"{_compact(ev.result)}", "red")
-            else:
-                tag = "not found" if ev.outcome == "not_found" else "ok"
-                self._line(f"← {clean_for_terminal(ev.name)} {tag} ({ev.duration_ms:.1f} ms): "
-                           f"{_compact(ev.result)}", "green")
+            self._line(*tool_result_line(ev.name, ev.outcome, ev.is_error, ev.duration_ms, ev.result))
             return
         if isinstance(ev, DraftSaved):
             what = "saved" if ev.created else "already saved (same text)"
@@ -133,92 +150,3 @@ class TraceRenderer:
 
     def close(self) -> None:
         self._end_text()
-
-
-class ResultBuilder:
-    """Builds the spec's ``--json`` object from one question's events."""
-
-    def __init__(self, *, provider: str, model: str | None, prices: dict[str, Any] | None = None):
-        self.provider = provider
-        self.model = model
-        self.prices = prices
-        self.question: str | None = None
-        self.customer: str | None = None
-        self.session_id: str | None = None
-        # Calls in the order the model asked, each filled in by its result. Matched by id and
-        # position: ids are the model's text, and a repeated id must not merge two calls.
-        self.tool_calls: list[dict[str, Any]] = []
-        self._awaiting: dict[str, list[int]] = {}  # id -> indexes of calls still without a result
-        self.drafts: list[dict[str, Any]] = []
-        self.finished: TurnFinished | None = None
-        self.error: Error | None = None
-
-    def __call__(self, ev: Event) -> None:
-        if isinstance(ev, Question):
-            self.question, self.customer, self.session_id = ev.text, ev.customer, ev.session_id
-        elif isinstance(ev, ToolCallStarted):
-            self._awaiting.setdefault(ev.id, []).append(len(self.tool_calls))
-            self.tool_calls.append({"id": ev.id, "name": ev.name, "input": ev.input})
-        elif isinstance(ev, ToolResult):
-            rec = {"id": ev.id, "name": ev.name, "input": ev.input, "result": ev.result,
-                   "is_error": ev.is_error, "duration_ms": ev.duration_ms, "outcome": ev.outcome}
-            waiting = self._awaiting.get(ev.id)
-            if waiting:
-                self.tool_calls[waiting.pop(0)] = rec
-            else:
-                self.tool_calls.append(rec)
-        elif isinstance(ev, DraftSaved):
-            if not any(d["id"] == ev.id for d in self.drafts):
-                self.drafts.append({"id": ev.id, "path": ev.path})
-        elif isinstance(ev, Error):
-            self.error = ev
-        elif isinstance(ev, TurnFinished):
-            self.finished = ev
-
-    def finished_calls(self) -> list[dict[str, Any]]:
-        """The calls that have a result (one cut short by Ctrl-C has none), in the order asked."""
-        return [c for c in self.tool_calls if "result" in c]
-
-    def cancelled(self, session_id: str | None = None) -> None:
-        self.finished = TurnFinished("error", "cancelled", "", 0, "cancelled by the person")
-        self.error = Error("cancelled", "cancelled by the person", 130)
-
-    @property
-    def exit_code(self) -> int:
-        f = self.finished
-        if self.error is not None:
-            return self.error.exit_code
-        if f is None:
-            return 1
-        return 0 if f.status == "ok" else 1
-
-    def result(self) -> dict[str, Any]:
-        f = self.finished
-        usage = (f.usage if f else {}) or {}
-        status = f.status if f else "error"
-        err = self.error.message if self.error else (f.message if f and f.status != "ok" else None)
-        return redact_result({
-            "question": self.question,
-            "customer": self.customer,
-            "answer": f.answer if f else "",
-            "status": status,
-            "stop_reason": f.stop_reason if f else None,
-            "error": err,
-            "turns": f.turns if f else 0,
-            "tool_calls": self.finished_calls(),
-            "drafts": self.drafts,
-            "usage": {k: int(usage.get(k, 0)) for k in ("input_tokens", "output_tokens",
-                                                         "cache_read_input_tokens",
-                                                         "cache_creation_input_tokens")},
-            "provider": self.provider,
-            "model": self.model,
-            "session_id": self.session_id,
-            # Beyond the spec's fields (issue 9): the usage priced with agentcli.pricing.
-            "estimated_cost_usd": estimate_cost(self.model, usage, self.prices),
-        })
-
-
-def redact_result(d: dict[str, Any]) -> dict[str, Any]:
-    from .redact import redact_obj
-
-    return redact_obj(d)

@@ -19,7 +19,7 @@ import asyncio
 import json
 import re
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Awaitable, Callable
 
 from .drafts import MAX_DRAFT_CHARS, DraftStore
@@ -58,7 +58,23 @@ class ToolContext:
     question: str | None = None
     model: str | None = None
     provider: str | None = None
-    saved_drafts: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class SavedDraft:
+    """What a draft tool tells our own code (never the model) about the file it wrote."""
+    id: str
+    path: str
+    order_code: str | None
+    created: bool  # False when an identical draft of this conversation already existed
+
+
+@dataclass
+class ToolOutput:
+    """What an executor may return instead of a bare result: the result the model sees, plus the
+    draft it saved (the loop announces it as ``DraftSaved``)."""
+    result: Any
+    draft: SavedDraft | None = None
 
 
 Executor = Callable[[dict[str, Any], ToolContext], Awaitable[Any]]
@@ -253,11 +269,9 @@ async def draft_reply(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     except OSError:
         raise ToolFailure("the draft could not be saved (drafts directory not writable); tell "
                           "the person so they can fix it", outcome="tool_error") from None
-    info = {"id": draft.id, "path": str(draft.path), "order_code": code, "created": created}
-    if not any(d["id"] == draft.id for d in ctx.saved_drafts):
-        ctx.saved_drafts.append(info)
-    return {"status": draft.meta.get("status", "pending_review"), "draft_id": draft.id,
-            "path": str(draft.path), META_KEY: info}
+    return ToolOutput({"status": draft.meta.get("status", "pending_review"), "draft_id": draft.id,
+                       "path": str(draft.path)},
+                      SavedDraft(draft.id, str(draft.path), code, bool(created)))
 
 
 def default_registry() -> Registry:
@@ -299,17 +313,13 @@ def default_registry() -> Registry:
 
 # --------------------------------------------------------------------------- running calls
 
-# An executor may put facts for our own code (not for the model) under this key of its result.
-META_KEY = "_agentcli_meta"
-
-
 @dataclass
 class CallOutcome:
     result: Any
     is_error: bool
     outcome: str
     duration_ms: float
-    meta: dict[str, Any] | None = None
+    draft: SavedDraft | None = None
 
 
 async def run_tool(registry: Registry, name: Any, args: Any, ctx: ToolContext,
@@ -329,7 +339,9 @@ async def run_tool(registry: Registry, name: Any, args: Any, ctx: ToolContext,
     timeout = tool.timeout if tool.timeout is not None else default_timeout
     try:
         result = await asyncio.wait_for(tool.execute(args, ctx), timeout)
-        meta = result.pop(META_KEY, None) if isinstance(result, dict) else None
+        draft = None
+        if isinstance(result, ToolOutput):
+            result, draft = result.result, result.draft
         result = _bound_result(result)
     except ToolFailure as f:
         return done(f.message, True, f.outcome)
@@ -347,7 +359,7 @@ async def run_tool(registry: Registry, name: Any, args: Any, ctx: ToolContext,
                     "tool failed", True, "tool_error")
     outcome = "not_found" if isinstance(result, dict) and result.get("found") is False else "ok"
     out = done(result, False, outcome)
-    out.meta = meta
+    out.draft = draft
     return out
 
 

@@ -20,7 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from agentcli.batch import BatchRunner, Item, id_key, parse_line, read_done
+from agentcli.batch import BatchRunner, read_done
+from agentcli.batch_input import Item, id_key, parse_line
 from agentcli.testing.fake_anthropic import error, message, text, tool_results, tool_use_block
 
 TEST_KEY = "sk-ant-test-0123456789abcdefSECRET"  # the key conftest's anthropic_env sets
@@ -413,12 +414,12 @@ def test_ctrl_c_while_waiting_for_piped_input(cli_env):
 
 
 def test_pipe_reader_splits_lines_and_cuts_long_ones():
-    from agentcli.batch import _FdLines
+    from agentcli.lines import FdLines
 
     r, w = os.pipe()
     os.write(w, b"one\n\ntwo-is-long\nlast")
     os.close(w)
-    lines = _FdLines(r)
+    lines = FdLines(r)
     assert [lines.readline(8) for _ in range(6)] == [b"one\n", b"\n", b"two-is-l", b"ong\n",
                                                      b"last", b""]
     os.close(r)

@@ -27,7 +27,7 @@ def test_flags_beat_env_beat_config_file(cli_env, tmp_path, monkeypatch):
 
 
 def test_provider_default_follows_the_keys(cli_env, monkeypatch):
-    assert resolve().provider == "offline" and resolve().provider_source == "auto"
+    assert resolve().provider == "offline"
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:1/v1")
     assert resolve().provider == "openai"
     monkeypatch.setenv("ANTHROPIC_API_KEY", "k")

@@ -26,9 +26,10 @@ import pytest
 from rich.console import Console
 
 from agentcli.app import App
-from agentcli.cli_common import settings_from
 from agentcli.config import sessions_dir
-from agentcli.repl import Repl, build_session
+from agentcli.cli.history import build_session
+from agentcli.cli.repl import Repl
+from agentcli.config import resolve as settings_from
 from agentcli.sessions import read_events
 from agentcli.testing.fake_anthropic import (error, message, text, tool_results,
                                              tool_use_block)
@@ -320,7 +321,7 @@ def test_history_file_persists_recalls_and_never_keeps_a_key(anthropic_env, fake
 def test_history_file_keeps_only_the_newest_entries(tmp_path):
     from prompt_toolkit.history import FileHistory
 
-    from agentcli.repl import HISTORY_LIMIT, _redacting_file_history, trim_history_file
+    from agentcli.cli.history import HISTORY_LIMIT, _redacting_file_history, trim_history_file
 
     hist = tmp_path / "history"
     old = FileHistory(str(hist))
@@ -524,7 +525,7 @@ def test_bad_configuration_exits_3_with_one_line(cli, cli_env, tmp_path):
 def test_importing_the_cli_does_not_load_the_repl():
     code = ("import sys, agentcli.cli; "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('prompt_toolkit', 'anthropic') "
-            "or m == 'agentcli.repl'))")
+            "or m == 'agentcli.cli.repl'))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 

@@ -1,52 +1,17 @@
-"""Pieces every command shares: the model options, consoles, input reading and error exits.
+"""Pieces every command shares: consoles, input reading, error exits, notices.
 
-Imports here stay light (typer, the standard library): ``agentcli --help`` loads this module.
+Imports here stay light (typer, the standard library): every command loads this module.
 """
 
 import inspect
 import sys
-from pathlib import Path
-from typing import Annotated, Any, Callable, Optional
+from typing import Any, Callable, Optional
 
 import typer
 
-from .errors import EXIT_INTERRUPTED, EXIT_USAGE, AgentcliError, UsageError
-
-MAX_QUESTION_CHARS = 100_000
-
-Provider = Annotated[Optional[str], typer.Option(
-    "--provider", help="anthropic, openai or offline [env AGENTCLI_PROVIDER]", show_default=False)]
-Model = Annotated[Optional[str], typer.Option(
-    "--model", help="model name [env AGENTCLI_MODEL; anthropic default claude-sonnet-5-5; required for openai]", show_default=False)]
-Db = Annotated[Optional[str], typer.Option(
-    "--db", help="orders database: SQLite path, sqlite:///path or postgresql://... [env AGENTCLI_DB]",
-    show_default=False)]
-DraftsDir = Annotated[Optional[Path], typer.Option(
-    "--drafts-dir", help="where drafts are written [env AGENTCLI_DRAFTS_DIR; default ./drafts]",
-    show_default=False)]
-Customer = Annotated[Optional[str], typer.Option(
-    "--customer", help="customer email this ticket is about; other customers' orders read as not found "
-    "[env AGENTCLI_CUSTOMER]", show_default=False)]
-MaxTurns = Annotated[Optional[int], typer.Option(
-    "--max-turns", help="model calls allowed per question [default 10]", show_default=False)]
-ToolTimeout = Annotated[Optional[float], typer.Option(
-    "--tool-timeout", help="seconds one tool call may take [default 30]", show_default=False)]
-RequestTimeout = Annotated[Optional[float], typer.Option(
-    "--request-timeout", help="seconds a model request may wait for data [env AGENTCLI_REQUEST_TIMEOUT; default 120]",
-    show_default=False)]
-Retries = Annotated[Optional[int], typer.Option(
-    "--retries", help="retries of a failed model request [env AGENTCLI_RETRIES; default 3]", show_default=False)]
-Json = Annotated[bool, typer.Option("--json", help="machine-readable output")]
-Quiet = Annotated[bool, typer.Option("-q", "--quiet", help="no tool trace, answer only")]
-NoStream = Annotated[bool, typer.Option("--no-stream", help="wait for whole responses instead of streaming")]
-
-
-def settings_from(**kw: Any):
-    from .config import resolve
-
-    no_stream = kw.pop("no_stream", False)
-    return resolve(stream=not no_stream, **kw)
-
+from ..errors import EXIT_INTERRUPTED, AgentcliError, UsageError
+from ..stdio import silence_stdout
+from ..text import MAX_QUESTION_CHARS, check_question
 
 def err_console():
     from rich.console import Console
@@ -62,7 +27,7 @@ def out_console():
 
 def error_line(message: str) -> None:
     """One line on stderr, redacted and cleaned of control sequences."""
-    from .redact import clean_for_terminal, redact
+    from ..redact import clean_for_terminal, redact
 
     line = " ".join(clean_for_terminal(redact(str(message))).split())
     sys.stderr.write(f"agentcli: {line}\n")
@@ -131,8 +96,6 @@ def run(fn: Callable[[], Any]) -> Any:
         raise fail("terminated (SIGTERM); what was finished is kept", EXIT_TERMINATED) from None
     except BrokenPipeError:
         # The reader went away (e.g. `| head`): stop quietly, as Unix tools do.
-        from ._entry import silence_stdout
-
         silence_stdout()
         raise typer.Exit(1) from None
     except (typer.Exit, SystemExit):
@@ -160,34 +123,36 @@ def read_question(arg: Optional[str]) -> str:
     return check_question(q)
 
 
-def clean_text(s: str) -> str:
-    """Text fit to send and store: no NUL, no byte-order mark in front, and no lone surrogate
-    (from invalid UTF-8 in an argument, or a ``\\ud800`` escape in JSON), which no encoder
-    accepts: each becomes U+FFFD, as undecodable bytes from standard input already do."""
-    s = s.replace("\x00", "")
-    if s.startswith("\ufeff"):
-        s = s[1:]
-    from .redact import replace_surrogates
-
-    return replace_surrogates(s)
-
-
-def check_question(q: str) -> str:
-    q = clean_text(q)
-    if not q.strip():
-        raise UsageError("the question is empty")
-    if len(q) > MAX_QUESTION_CHARS:
-        raise UsageError(f"the question is too long ({len(q)} characters; the limit is "
-                         f"{MAX_QUESTION_CHARS}): trim quoted history from the email")
-    return q.replace("\r\n", "\n").strip("\n")  # pasted CRLF emails read like any other
+OFFLINE_NOTICE = ("agentcli: using the offline workflow (rule-based order lookups and drafts, not "
+                  "a language model); set ANTHROPIC_API_KEY, or OPENAI_BASE_URL with "
+                  "--provider openai, to use a model")
 
 
 def offline_notice(settings: Any) -> None:
     if settings.provider == "offline":
-        from .app import OFFLINE_NOTICE
-
         sys.stderr.write(OFFLINE_NOTICE + "\n")
         sys.stderr.flush()
 
 
-__all__ = ["EXIT_USAGE"]
+def dump_json(obj: Any) -> None:
+    """One JSON document on one line of stdout."""
+    import json
+
+    sys.stdout.write(json.dumps(obj, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
+
+
+def warn(lines: list[str]) -> None:
+    """Warnings (damaged files, skipped records), one line each on stderr, cleaned."""
+    from ..redact import clean_for_terminal
+
+    for w in lines:
+        sys.stderr.write(f"agentcli: warning: {clean_for_terminal(w)}\n")
+    sys.stderr.flush()
+
+
+def tsv(*cells: Any) -> str:
+    """One tab-separated line for a pipe: every cell on one line, no tabs inside."""
+    from ..review import one_line
+
+    return "\t".join(one_line("" if c is None else c, 200).replace("\t", " ") for c in cells)

@@ -1,0 +1,98 @@
+"""The ``agentcli`` command line (typer): one module per command, the shared model options
+declared once (``options``), the pieces every command shares in ``common``.
+
+Heavy imports (the SDKs, rich, prompt_toolkit, database drivers) happen inside the command bodies
+that use them. ``main()`` is what the console script runs after ``_entry`` (which answers the
+top-level ``--help`` itself); ``main(argv)`` runs in-process and returns the exit code, for tests.
+"""
+
+
+import sys
+from typing import Annotated, Optional, Sequence
+
+import typer
+
+from .. import __version__
+from ..stdio import isatty, silence_stdout
+from . import ask, batch, chat, drafts, log, orders
+from . import eval as eval_command
+from .common import fail
+from .options import ModelOptions, model_options
+
+app = typer.Typer(
+    name="agentcli",
+    help="A terminal assistant for customer-support staff: answers order questions with a model "
+         "that can look orders up (read-only) and save reply drafts for a human to review.\n\n"
+         "With no command it starts the REPL on a terminal, and answers standard input as one "
+         "question (like `ask`) when that is a pipe; the options below apply to either.",
+    no_args_is_help=False,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        print(f"agentcli {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback(invoke_without_command=True)
+@model_options
+def _root(ctx: typer.Context,
+          version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                                help="print the version and exit")] = False,
+          *, opts: ModelOptions) -> None:
+    if ctx.invoked_subcommand is not None:
+        given = opts.given()
+        if given:  # `agentcli --json drafts list` would silently drop --json: say so
+            raise fail(f"{given[0]} before a command does nothing: options go after the command "
+                       f"(agentcli {ctx.invoked_subcommand} --help lists its own)", 2)
+        return
+    if isatty(sys.stdin):
+        chat.chat_main(opts)
+    else:
+        # A pipe on standard input: behave as `agentcli ask` (a REPL never starts on a pipe).
+        ask.ask_main(None, opts)
+
+
+for _module in (ask, chat, batch, eval_command, orders, drafts, log):
+    _module.register(app)
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Run the command line; with ``argv`` (tests), return the exit code instead of exiting."""
+    for stream in (sys.stdout, sys.stderr):
+        try:  # text no encoding can hold (a lone surrogate from a model) prints as an escape
+            stream.reconfigure(errors="backslashreplace")
+        except (AttributeError, ValueError):
+            pass
+    if sys.stdout is None:  # started with stdout closed (`agentcli ask ... >&-`): answer nothing
+        sys.stderr.write("agentcli: standard output is closed; give agentcli somewhere to write\n")
+        return _exit(2, argv)
+    try:
+        app(args=None if argv is None else list(argv), prog_name="agentcli", standalone_mode=True)
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+        return _exit(code, argv)
+    except KeyboardInterrupt:
+        sys.stderr.write("agentcli: interrupted\n")
+        return _exit(130, argv)
+    except BrokenPipeError:  # typer writing help or usage into a pipe whose reader went away
+        silence_stdout()
+        return _exit(1, argv)
+    except OSError as e:  # ... or into a full disk (command bodies handle their own: common.run)
+        try:
+            sys.stderr.write(f"agentcli: cannot write the output ({e.strerror or e})\n")
+        except (OSError, AttributeError):
+            pass
+        return _exit(1, argv)
+    return _exit(0, argv)
+
+
+def _exit(code: int, argv: Optional[Sequence[str]]) -> int:
+    if argv is None:
+        sys.exit(code)
+    return code

@@ -1,0 +1,60 @@
+"""``agentcli ask``: one question, answered and exited (and bare ``agentcli`` on a pipe)."""
+
+
+import json
+import sys
+from typing import Annotated, Optional
+
+import typer
+
+from .common import err_console, error_line, offline_notice, out_console, read_question, run
+from .options import ModelOptions, model_options
+
+
+def ask_main(question: Optional[str], opts: ModelOptions) -> None:
+    def body():
+        settings = opts.settings()
+        q = read_question(question)
+        offline_notice(settings)
+        return _ask(settings, q)
+
+    raise typer.Exit(run(body))
+
+
+async def _ask(settings, question: str) -> int:
+    from ..app import App
+    from ..render import TraceRenderer
+
+    application = App.open(settings)
+    try:
+        conv = application.conversation()
+        consumers = []
+        if not settings.json:
+            live = sys.stdout.isatty()
+            console = out_console() if live else err_console()
+            consumers.append(TraceRenderer(console, answer_file=None if live else sys.stdout,
+                                           live=live, quiet=settings.quiet,
+                                           err_console=err_console()))
+        builder = await application.run(conv, question, consumers)
+        for c in consumers:
+            c.close()
+        if settings.json:
+            sys.stdout.write(json.dumps(builder.result(), ensure_ascii=False) + "\n")
+            sys.stdout.flush()
+            if builder.error is not None:
+                error_line(builder.error.message)
+        return builder.exit_code
+    finally:
+        await application.aclose()
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    @model_options
+    def ask(
+        question: Annotated[Optional[str], typer.Argument(
+            help="the question; '-' or none reads the whole of standard input", show_default=False)] = None,
+        *, opts: ModelOptions,
+    ) -> None:
+        """Answer one question and exit."""
+        ask_main(question, opts)

@@ -1,0 +1,64 @@
+"""``agentcli chat`` (and bare ``agentcli`` on a terminal): the REPL.
+
+Light at import time: the REPL, rich and prompt_toolkit are imported inside the command body.
+With standard input (or output) not a terminal, no prompt_toolkit is used at all: each line of
+standard input is one turn of the same ticket.
+"""
+
+
+import sys
+from typing import Any
+
+import typer
+
+from ..stdio import isatty
+from .common import err_console, offline_notice, out_console, run
+from .options import ModelOptions, model_options
+
+
+def chat_main(opts: ModelOptions) -> None:
+    """Start the REPL (interactive on a terminal, line by line otherwise); exits via typer.Exit."""
+
+    def body():
+        return _chat(opts.settings(), isatty(sys.stdin) and isatty(sys.stdout))
+
+    raise typer.Exit(run(body))
+
+
+async def _chat(settings: Any, interactive: bool) -> int:
+    from ..app import App
+    from .repl import Repl
+
+    application = App.open(settings)  # a configuration error ends here: one line, exit 3
+    try:
+        if interactive:
+            repl = Repl(application, console=out_console(), err_console=err_console(),
+                        interactive=True, live=True, json_out=settings.json,
+                        answer_file=sys.stdout if settings.json else None)
+            return await repl.run()
+        offline_notice(settings)  # the banner says it on a terminal
+        live = isatty(sys.stdout)
+        repl = Repl(application, console=out_console(), err_console=err_console(),
+                    interactive=False, live=live and not settings.json, json_out=settings.json,
+                    answer_file=None if live and not settings.json else sys.stdout, spinner=False)
+        try:
+            fd = sys.stdin.fileno()
+        except (AttributeError, ValueError, OSError):
+            return 0  # no standard input at all: nothing to answer
+        return await repl.run_lines(fd)
+    finally:
+        await application.aclose()
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("chat")
+    @model_options
+    def chat(*, opts: ModelOptions) -> None:
+        """The REPL: one ticket at a time; follow-ups keep context.
+
+        Inside, /help lists the commands (/new, /customer, /model, /drafts, /usage, /history).
+
+        When standard input is not a terminal, each line is one question (or slash command) of
+        the same ticket, and the command exits 0 at end of input.
+        """
+        chat_main(opts)

@@ -1,0 +1,119 @@
+"""The REPL's prompt: a prompt_toolkit session with a redacting, bounded history file.
+
+prompt_toolkit is imported only inside these functions.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from ..redact import redact
+
+
+def history_file() -> Path:
+    """The REPL's input history: ``state_dir() / 'history'`` (owner-only)."""
+    from ..config import state_dir
+
+    return state_dir() / "history"
+
+
+# Questions kept in the history file: enough to recall a week of tickets, and a bound on how
+# much customer text sits on disk and is read at every REPL start.
+HISTORY_LIMIT = 1000
+# prompt_toolkit's FileHistory format: each entry is "\n# <time>\n" then its lines, each "+"-prefixed,
+# so a line starting with "# " always opens an entry.
+_ENTRY_START = re.compile(rb"(?:^|\n)# [^\n]*\n")
+
+
+def trim_history_file(path: Path, keep: int = HISTORY_LIMIT) -> int:
+    """Drop all but the newest ``keep`` entries of the history file; returns how many were dropped.
+
+    The file is replaced atomically (owner-only). An entry another REPL appends between the read
+    and the replace can be lost: it is input history, and the next start trims again.
+    """
+    keep = max(0, keep)
+    path = path.resolve()  # a symlinked history file stays a symlink: trim its target
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return 0
+    starts = [m.start() for m in _ENTRY_START.finditer(data)]
+    if len(starts) <= keep:
+        return 0
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data[starts[-keep]:] if keep > 0 else b"")
+        os.replace(tmp, path)
+    except OSError:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+        return 0
+    return len(starts) - keep
+
+
+def _redacting_file_history(path: Path) -> Any:
+    from prompt_toolkit.history import FileHistory
+
+    class RedactingFileHistory(FileHistory):
+        """A history file that never keeps a secret someone pasted by mistake."""
+
+        def store_string(self, string: str) -> None:
+            super().store_string(redact(string))
+
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if not path.exists():
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600))
+    else:
+        trim_history_file(path)
+    return RedactingFileHistory(str(path))
+
+
+def _completer(commands: dict[str, str]) -> Any:
+    from prompt_toolkit.completion import Completer, Completion
+
+    class SlashCompleter(Completer):
+        def get_completions(self, document: Any, complete_event: Any) -> Any:
+            text = document.text_before_cursor
+            if not text.startswith("/") or " " in text or "\n" in text:
+                return
+            for name, meta in commands.items():
+                if name.startswith(text.lower()):
+                    yield Completion(name, start_position=-len(text), display_meta=meta)
+
+    return SlashCompleter()
+
+
+def _key_bindings() -> Any:
+    from prompt_toolkit.key_binding import KeyBindings
+
+    kb = KeyBindings()
+
+    @kb.add("escape", "enter")
+    def _newline(event: Any) -> None:
+        """Esc-Enter / Alt-Enter: a newline inside the question (Enter sends it)."""
+        event.current_buffer.insert_text("\n")
+
+    return kb
+
+
+def build_session(*, input: Any = None, output: Any = None, history_path: Path | None = None,
+                  history: Any = None, commands: dict[str, str] | None = None) -> Any:
+    """The REPL's ``PromptSession``: persistent history, auto-suggest, completion, paste."""
+    from prompt_toolkit import PromptSession
+    from prompt_toolkit.auto_suggest import AutoSuggestFromHistory
+    from prompt_toolkit.history import InMemoryHistory
+
+    if history is None:
+        history = _redacting_file_history(history_path) if history_path else InMemoryHistory()
+    return PromptSession(
+        history=history, auto_suggest=AutoSuggestFromHistory(), completer=_completer(commands or {}),
+        complete_while_typing=True, key_bindings=_key_bindings(), multiline=False,
+        prompt_continuation=lambda width, line_number, wrap_count: "… ".rjust(width),
+        enable_suspend=True, input=input, output=output)

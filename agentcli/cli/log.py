@@ -1,0 +1,194 @@
+"""``agentcli log``: past sessions, re-rendered with every tool call and result.
+
+Cold start matters for ``log list``: only typer and the standard library load with this module.
+"""
+
+
+import sys
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+
+from ..stdio import isatty
+from .common import dump_json, out_console, run, tsv, warn
+from .options import Json
+
+log_app = typer.Typer(help="Past sessions, re-rendered with every tool call and result.",
+                      no_args_is_help=True)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(log_app, name="log")
+
+
+ToolFilter = Annotated[Optional[str], typer.Option("--tool", help="only tool calls of this tool",
+                                                   show_default=False)]
+ErrorsFilter = Annotated[bool, typer.Option("--errors", help="only failed tool calls (list: sessions "
+                                            "with a failure)")]
+
+
+@log_app.command("list")
+def log_list(
+    tool: ToolFilter = None, errors: ErrorsFilter = False,
+    limit: Annotated[int, typer.Option("-n", "--limit", min=0, help="show at most N sessions (0: all)")] = 20,
+    json_: Json = False,
+) -> None:
+    """Past sessions, newest first: id, start, first question, provider/model, tool calls, drafts, status."""
+
+    def body() -> int:
+        from ..config import sessions_dir
+        from ..review import list_sessions
+
+        d = sessions_dir()
+        warnings: list[str] = []
+        sessions = list_sessions(d, tool=tool, errors_only=errors, limit=limit or None, warnings=warnings)
+        warn(warnings)
+        if json_:
+            dump_json([s.record() for s in sessions])
+            return 0
+        if not sessions:
+            sys.stderr.write(f"agentcli: no sessions{' match' if tool or errors else ''} in {d}\n")
+            return 0
+        if isatty(sys.stdout):
+            _sessions_table(sessions, d)
+        else:
+            from ..review import format_time
+
+            for s in sessions:
+                sys.stdout.write(tsv(s.id, format_time(s.started_at), f"{s.provider}/{s.model}",
+                                      s.questions, s.tool_calls, s.tool_errors, len(s.drafts), s.status,
+                                      s.question) + "\n")
+        return 0
+
+    raise typer.Exit(run(body))
+
+
+_SESSION_STYLE = {"ok": "green", "incomplete": "yellow", "unfinished": "yellow", "cancelled": "yellow",
+                  "error": "red"}
+
+
+def _sessions_table(sessions: list, directory: Path) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
+    from ..review import format_time, one_line
+
+    t = Table(title=f"sessions in {directory} (newest first)", title_justify="left", header_style="bold")
+    for col in ("session", "started", "question", "provider/model", "tools", "drafts", "status"):
+        t.add_column(col, no_wrap=col != "question", overflow="fold" if col == "question" else "ellipsis")
+    for s in sessions:
+        tools = str(s.tool_calls) + (f" ({s.tool_errors} failed)" if s.tool_errors else "")
+        q = one_line(s.question or "—", 60) + (f"  (+{s.questions - 1})" if s.questions > 1 else "")
+        t.add_row(s.id, format_time(s.started_at), Text(q), Text(one_line(f"{s.provider}/{s.model}", 32)),
+                  Text(tools, style="red" if s.tool_errors else ""), str(len(s.drafts)),
+                  Text(s.status, style=_SESSION_STYLE.get(s.status, "")))
+    out_console().print(t)
+
+
+@log_app.command("show")
+def log_show(
+    session: Annotated[str, typer.Argument(help="session id (or a unique prefix, `last`, or a .jsonl path)",
+                                           show_default=False)],
+    tool: ToolFilter = None, errors: ErrorsFilter = False, json_: Annotated[bool, typer.Option(
+        "--json", help="dump the session's events as JSON")] = False,
+) -> None:
+    """Replay a session: questions, text, every tool call (input, result, error, duration), drafts, stops, usage."""
+
+    def body() -> int:
+        from ..config import sessions_dir
+        from ..review import filter_events, open_session
+        from ..sessions import read_events
+
+        path = open_session(sessions_dir(), session)
+        warnings: list[str] = []
+        try:
+            events = list(read_events(path, warnings))
+        except OSError as e:
+            from ..errors import UsageError
+
+            raise UsageError(f"cannot read session log {path}: {e.strerror}") from None
+        warn(warnings)
+        shown = filter_events(events, tool=tool, errors_only=errors)
+        if json_:
+            dump_json({"session_id": path.stem, "path": str(path), "warnings": warnings, "events": shown})
+            return 0
+        _replay(path, events, shown, tool=tool, errors=errors)
+        return 0
+
+    raise typer.Exit(run(body))
+
+
+def _replay(path: Path, events: list[dict[str, Any]], shown: list[dict[str, Any]], *,
+            tool: Optional[str], errors: bool) -> None:
+    from rich.text import Text
+
+    from ..redact import clean_for_terminal
+    from ..render import TraceRenderer
+    from ..review import format_time, rebuild, summarise
+
+    c = out_console()
+    r = TraceRenderer(c, live=True, quiet=False, err_console=c)
+    s = summarise(path.stem, events, path)
+    bad: list[str] = []
+
+    def line(text: str, style: str = "") -> None:
+        r.close()  # end a half-written text line first
+        c.print(Text(clean_for_terminal(text), style=style), soft_wrap=True, highlight=False)
+
+    def show(ev: dict[str, Any]) -> None:
+        t = ev.get("type")
+        if t == "session_start":
+            meta = [f"session {ev.get('session_id') or path.stem}", f"started {format_time(s.started_at)}",
+                    f"{ev.get('provider')}/{ev.get('model')}"]
+            if ev.get("customer"):
+                meta.append(f"customer {ev.get('customer')}")
+            line(" · ".join(meta), "bold")
+            extra = [f"db {ev['db']}" if ev.get("db") else None,
+                     f"drafts {ev['drafts_dir']}" if ev.get("drafts_dir") else None]
+            if any(extra):
+                line("  " + " · ".join(x for x in extra if x), "dim")
+            return
+        if t == "cancelled":
+            line(f"✗ cancelled: {ev.get('message') or 'cancelled by the person'}", "bold yellow")
+            return
+        try:
+            obj = rebuild(ev)
+        except ValueError as e:
+            bad.append(f"{path.name}: {e}; skipped")
+            return
+        if obj is None:
+            return
+        if t == "question":
+            c.print()
+            who = f"  [customer {obj.customer}]" if obj.customer else ""
+            line(f"? {obj.text}{who}", "bold")
+        r(obj)
+        if t == "turn_finished":
+            u = obj.usage or {}
+            parts = [f"■ {obj.status} ({obj.stop_reason})", f"{obj.turns} model call{'s' if obj.turns != 1 else ''}",
+                     f"tokens in {int(u.get('input_tokens') or 0)} / out {int(u.get('output_tokens') or 0)}"]
+            cache = int(u.get("cache_read_input_tokens") or 0), int(u.get("cache_creation_input_tokens") or 0)
+            if any(cache):
+                parts.append(f"cache read {cache[0]} / written {cache[1]}")
+            if obj.status not in ("ok", "incomplete") and obj.message:
+                parts.append(obj.message)
+            line(" · ".join(parts), "dim" if obj.status == "ok" else "yellow")
+
+    for ev in shown:
+        try:
+            show(ev)
+        except (TypeError, AttributeError, ValueError, KeyError) as e:  # a hand-edited or foreign log
+            bad.append(f"{path.name}: a {clean_for_terminal(str(ev.get('type')))[:40]} record is damaged "
+                       f"({type(e).__name__}); skipped")
+    r.close()
+    c.print()
+    total = f"{s.questions} question{'s' if s.questions != 1 else ''} · {s.tool_calls} tool call" \
+            f"{'s' if s.tool_calls != 1 else ''} ({s.tool_errors} failed) · {len(s.drafts)} draft" \
+            f"{'s' if len(s.drafts) != 1 else ''} · status {s.status}"
+    if tool or errors:
+        n = sum(1 for e in shown if e.get("type") == "tool_result")
+        what = " and ".join(x for x in (f"tool {tool}" if tool else "", "failed calls" if errors else "") if x)
+        total += f" · showing {n} tool call{'s' if n != 1 else ''} ({what})"
+    line(total, "dim")
+    warn(bad)

@@ -1,0 +1,119 @@
+"""``agentcli orders show`` (the tool's lookup without a model) and ``agentcli db init``."""
+
+
+import json
+import sys
+from typing import Annotated, Optional
+
+import typer
+
+from .common import out_console, run
+from .options import Customer, Db, Json
+
+orders_app = typer.Typer(help="Look orders up without a model.", no_args_is_help=True)
+db_app = typer.Typer(help="The demo orders database.", no_args_is_help=True)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(orders_app, name="orders")
+    app.add_typer(db_app, name="db")
+
+
+@orders_app.command("show")
+def orders_show(
+    code: Annotated[str, typer.Argument(help="order code, e.g. GH56JK78MN or ORD-20261234")],
+    db: Db = None, customer: Customer = None, json_: Json = False,
+    lines: Annotated[bool, typer.Option("--lines/--no-lines", help="include line items")] = True,
+) -> None:
+    """Print what get_order_status returns for CODE (same validation, same scope)."""
+
+    def body() -> int:
+        import asyncio
+
+        from ..config import resolve
+        from ..drafts import DraftStore
+        from ..errors import ConfigError, UsageError
+        from ..orders import open_store
+        from ..tools import ToolContext, default_registry, run_tool
+
+        settings = resolve(db=db, customer=customer)
+        store = open_store(settings.db)
+        try:
+            ctx = ToolContext(store=store, drafts=DraftStore(settings.drafts_dir), customer=settings.customer)
+            out = asyncio.run(run_tool(default_registry(), "get_order_status",
+                                       {"order_code": code, "include_line_items": lines}, ctx, 30.0))
+        finally:
+            store.close()
+        if out.is_error:
+            if out.outcome == "invalid_input":
+                raise UsageError(str(out.result))
+            raise ConfigError(str(out.result))  # the database failed or timed out
+        from ..redact import redact_obj
+
+        result = redact_obj(out.result)  # database text is untrusted: it may hold a key
+        if json_:
+            print(json.dumps(result, ensure_ascii=False))
+        else:
+            _print_order(result)
+        return 0 if result.get("found") else 1
+
+    raise typer.Exit(run(body))
+
+
+def _print_order(rec: dict) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
+    from ..redact import clean_for_terminal
+
+    console = out_console()
+    if not rec.get("found"):
+        console.print(Text(f"order {rec.get('order_code')}: not found"))
+        return
+    t = Table(show_header=False, box=None, pad_edge=False)
+    t.add_column(style="bold")
+    t.add_column()
+    for k in ("order_code", "status", "status_detail", "product", "placed_on",
+              "estimated_delivery", "license_issued"):
+        v = rec.get(k)
+        t.add_row(k, Text(clean_for_terminal("—" if v is None else str(v))))
+    console.print(t)
+    items = rec.get("line_items")
+    if items:
+        lt = Table("sku", "name", "qty", "unit price")
+        for li in items:
+            lt.add_row(Text(clean_for_terminal(li["sku"])), Text(clean_for_terminal(li["name"])),
+                       str(li["quantity"]), f"{li['unit_price_cents'] / 100:.2f}")
+        console.print(lt)
+
+
+@db_app.command("init")
+def db_init(
+    db: Annotated[Optional[str], typer.Option("--db", help="where to create it: SQLite path, sqlite:///path "
+                                              "or postgresql://... [default: under AGENTCLI_HOME]",
+                                              show_default=False)] = None,
+    orders: Annotated[int, typer.Option("--orders", min=1, help="how many orders to generate")] = 300,
+    force: Annotated[bool, typer.Option("--force", help="replace an existing database")] = False,
+) -> None:
+    """Create the demo orders database (the only command that writes to a database)."""
+
+    def body() -> int:
+        import time
+
+        from ..config import default_db_path
+        from ..orders import init_sqlite, mask_dsn, sqlite_path
+
+        t0 = time.perf_counter()
+        if db and db.startswith(("postgresql://", "postgres://")):
+            from ..orders_pg import init_postgres
+
+            n = init_postgres(db, orders, force=force)
+            where = mask_dsn(db)
+        else:
+            path = sqlite_path(db) if db else default_db_path()
+            n = init_sqlite(path, orders, force=force)
+            where = str(path)
+        sys.stderr.write(f"created {where} with {n} orders in {time.perf_counter() - t0:.1f} s\n")
+        return 0
+
+    raise typer.Exit(run(body))

@@ -1,0 +1,306 @@
+"""The REPL: one ticket at a time, on the same loop and events as ``ask``.
+
+``Repl`` only feeds ``App.run(conv, question, [renderer])`` and handles slash commands between
+questions. It has two faces:
+
+- ``run()``: interactive, on a prompt_toolkit ``PromptSession`` (history file, up-arrow recall,
+  auto-suggest, slash-command completion, bracketed paste, Esc-Enter for a newline). Ctrl-C
+  while a turn runs cancels that turn only (the turn is an asyncio task, cancelled from a
+  SIGINT handler); Ctrl-C at the prompt clears the line; Ctrl-D or ``/exit`` leaves.
+- ``run_lines(fd)``: standard input is not a terminal; one question (or slash command) per line,
+  turns of one conversation, no prompt_toolkit at all, 0 at end of input.
+
+The session and consoles are injected, so tests drive the REPL with prompt_toolkit's
+``create_pipe_input`` / ``DummyOutput`` and a rich ``Console`` writing to a buffer.
+prompt_toolkit is imported only inside the functions that use it. The slash commands are in
+``repl_commands``, the display in ``repl_render``, the prompt and its history in ``history``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import time
+from typing import IO, Any
+
+from ..errors import AgentcliError, UsageError
+from ..events import Usage
+from ..lines import LineReader
+from ..result import TicketLog
+from ..text import check_question
+from .history import build_session, history_file
+from .repl_commands import COMMANDS, SlashCommands
+from .repl_render import ReplRenderer, _clean
+
+
+class Repl(SlashCommands):
+    """One support agent's session: ticket after ticket, on one ``App``."""
+
+    def __init__(self, app: Any, *, console: Any, err_console: Any = None, session: Any = None,
+                 interactive: bool = True, live: bool = True, answer_file: IO[str] | None = None,
+                 json_out: bool = False, quiet: bool | None = None, spinner: bool | None = None):
+        self.app = app
+        self.console = console                  # the person's screen (or stdout in a pipe)
+        self.err = err_console or console       # trace when not live; notes in --json mode
+        self.session = session                  # PromptSession (interactive only)
+        self.interactive = interactive
+        self.live = live
+        self.answer_file = answer_file
+        self.json_out = json_out
+        self.quiet = app.settings.quiet if quiet is None else quiet
+        self.spinner = bool(getattr(console, "is_terminal", False)) if spinner is None else spinner
+        self.conv = app.conversation()
+        self.ticket = TicketLog()                # this ticket's tool calls and drafts
+        self.past_usage = Usage()               # tickets closed with /new
+        self.ticket_no = 1
+        self._task: asyncio.Task | None = None
+        self._confirm_session: Any = None
+
+    # -- output helpers ----------------------------------------------------------------
+    @property
+    def info(self) -> Any:
+        """Where command output, notes and the banner go."""
+        return self.err if self.json_out else self.console
+
+    def say(self, text: str, style: str | None = None) -> None:
+        from rich.text import Text
+
+        self.info.print(Text(text, style=style or ""), highlight=False, soft_wrap=True)
+
+    def error_line(self, text: str) -> None:
+        self.say(f"error: {_clean(text)}", "bold red")
+
+    # -- banner ------------------------------------------------------------------------
+    def banner(self) -> None:
+        from rich.table import Table
+        from rich.text import Text
+
+        from .. import __version__
+
+        s, p = self.app.settings, self.app.provider
+        self.say(f"agentcli {__version__} · chat — one ticket at a time; follow-up questions keep "
+                 "the context", "bold")
+        t = Table(show_header=False, box=None, pad_edge=False, padding=(0, 2, 0, 0))
+        t.add_column(style="bold")
+        t.add_column()
+        t.add_row("provider", Text(_clean(p.name)))
+        t.add_row("model", Text(_clean(p.model)))
+        t.add_row("database", Text(_clean(self.app.db_description)))
+        t.add_row("drafts", Text(_clean(os.path.abspath(s.drafts_dir))))
+        t.add_row("customer", Text(_clean(self.conv.ctx.customer) if self.conv.ctx.customer
+                                   else "none: every customer's orders are visible (/customer EMAIL)"))
+        t.add_row("ticket", Text(self.conv.session_id))
+        self.info.print(t, highlight=False)
+        if p.name == "offline":
+            from .common import OFFLINE_NOTICE
+
+            self.say(OFFLINE_NOTICE.removeprefix("agentcli: ").replace("using", "Using", 1), "yellow")
+        self.say("/help for commands · Esc-Enter adds a line · Ctrl-C cancels an answer · "
+                 "Ctrl-D or /exit leaves", "dim")
+
+    def prompt_message(self) -> str:
+        c = self.conv.ctx.customer
+        return f"{_clean(c)} › " if c else "› "
+
+    # -- the two faces -------------------------------------------------------------------
+    async def run(self) -> int:
+        """Interactive: prompt, answer, repeat, until Ctrl-D or /exit. Returns the exit code."""
+        if self.session is None:
+            self.session = build_session(history_path=history_file(), commands=COMMANDS)
+        self.banner()
+        while True:
+            try:
+                text = await self.session.prompt_async(self.prompt_message())
+            except KeyboardInterrupt:
+                continue  # Ctrl-C at the prompt: the line is dropped, a fresh prompt follows
+            except EOFError:
+                break
+            if not await self.handle(text):
+                break
+        return 0
+
+    async def run_lines(self, fd: int) -> int:
+        """Standard input is not a terminal: one question or slash command per line."""
+        reader = LineReader(fd)
+        while True:
+            line = await reader.readline()
+            if line is None:
+                return 0
+            if not await self.handle(line):
+                return 0
+
+    # -- one input ------------------------------------------------------------------------
+    async def handle(self, text: str) -> bool:
+        """Act on one input; False means leave."""
+        stripped = text.strip()
+        if not stripped:
+            return True
+        if stripped.startswith("/") and not stripped.startswith("//"):
+            return await self.command(stripped)
+        if stripped.startswith("//"):
+            text = text.lstrip()[1:]
+        try:
+            question = check_question(text)
+        except UsageError as e:
+            self.error_line(e.message)
+            return True
+        await self.ask(question)
+        return True
+
+    async def ask(self, question: str) -> None:
+        """One question, continued past the turn limit if the person wants."""
+        t0 = time.monotonic()
+        renderer = self._renderer()
+        consumers = [renderer] if renderer is not None else []
+        builder = await self.run_turn(question, consumers)
+        rounds = [builder] if builder is not None else []
+        while builder is not None and builder.finished is not None \
+                and builder.finished.stop_reason == "turn_limit" and self.interactive:
+            self._so_far(rounds)
+            n = self.app.settings.max_turns
+            if not await self.confirm(f"continue for another {n} model call{'s' if n > 1 else ''}? [y/N] "):
+                self.say("stopped here; ask a follow-up question, or /new for the next ticket", "dim")
+                break
+            builder = await self.run_turn(question, consumers, resume=True, max_turns=n)
+            if builder is not None:
+                rounds.append(builder)
+        if renderer is not None:
+            renderer.close()
+            if renderer.failed:
+                self.say("(part of the trace could not be shown; the session log has all of it)", "dim")
+        if self.json_out:
+            for b in rounds:
+                self._write_answer(json.dumps(b.result(), ensure_ascii=False))
+        elif rounds and self.live and not self.quiet:
+            turns = sum(b.finished.turns for b in rounds if b.finished)
+            tools = sum(len(b.tool_calls) for b in rounds)
+            self.say(f"· {turns} model call{'s' if turns != 1 else ''} · {tools} tool "
+                     f"call{'s' if tools != 1 else ''} · {time.monotonic() - t0:.1f} s", "dim")
+
+    def _renderer(self) -> ReplRenderer | None:
+        if self.json_out:
+            return None
+        if self.live:
+            return ReplRenderer(self.console, spinner=self.spinner, live=True, quiet=self.quiet)
+        return ReplRenderer(self.err, live=False, quiet=self.quiet, answer_file=self.answer_file)
+
+    def _write_answer(self, line: str) -> None:
+        f = self.answer_file
+        if f is None:
+            self.console.file.write(line + "\n")
+            self.console.file.flush()
+        else:
+            f.write(line + "\n")
+            f.flush()
+
+    def _so_far(self, rounds: list[Any]) -> None:
+        calls = [c for b in rounds for c in b.finished_calls()]
+        drafts = [d for b in rounds for d in b.drafts]
+        if not calls:
+            self.say("so far: no tool calls", "yellow")
+            return
+        counts: dict[str, int] = {}
+        for c in calls:
+            counts[c["name"]] = counts.get(c["name"], 0) + 1
+        failed = sum(1 for c in calls if c["is_error"])
+        what = ", ".join(f"{_clean(n)} ×{k}" for n, k in counts.items())
+        msg = f"so far: {len(calls)} tool call{'s' if len(calls) > 1 else ''} ({what})"
+        if failed:
+            msg += f", {failed} failed"
+        for d in drafts:
+            msg += f"; draft {_clean(d['id'])} saved: {_clean(d['path'])}"
+        self.say(msg, "yellow")
+
+    async def confirm(self, message: str) -> bool:
+        """A yes/no question (default no); never asked when input is not a terminal."""
+        if not self.interactive or self.session is None:
+            return False
+        from prompt_toolkit import PromptSession
+
+        if self._confirm_session is None:
+            self._confirm_session = PromptSession(input=self.session.app.input,
+                                                  output=self.session.app.output)
+        try:
+            answer = await self._confirm_session.prompt_async(message)
+        except (KeyboardInterrupt, EOFError):
+            return False
+        return answer.strip().lower() in ("y", "yes")
+
+    # -- running a turn as a cancellable task --------------------------------------------
+    def cancel_turn(self) -> bool:
+        """Cancel the running turn (what Ctrl-C does); False when none is running."""
+        task = self._task
+        if task is None or task.done():
+            return False
+        task.cancel()
+        return True
+
+    def _install_sigint(self) -> tuple[bool, Any]:
+        if not self.interactive:
+            return False, None
+        try:
+            previous = signal.getsignal(signal.SIGINT)
+            asyncio.get_running_loop().add_signal_handler(signal.SIGINT, self.cancel_turn)
+        except (ValueError, RuntimeError, NotImplementedError):  # not the main thread
+            return False, None
+        return True, previous
+
+    def _remove_sigint(self, installed: bool, previous: Any) -> None:
+        if not installed:
+            return
+        asyncio.get_running_loop().remove_signal_handler(signal.SIGINT)
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+
+    async def run_turn(self, question: str, consumers: list[Any], *, resume: bool = False,
+                       max_turns: int | None = None) -> Any:
+        """Run ``App.run`` as a task; Ctrl-C cancels it. Returns the ResultBuilder, or None."""
+        task = asyncio.create_task(self.app.run(self.conv, question, [self.ticket, *consumers],
+                                                resume=resume, max_turns=max_turns))
+        self._task = task
+        installed, previous = self._install_sigint()
+        try:
+            await asyncio.wait([task])
+        except asyncio.CancelledError:  # the REPL itself is being cancelled: take the turn along
+            task.cancel()
+            await asyncio.wait([task])
+            raise
+        finally:
+            self._remove_sigint(installed, previous)
+            self._task = None
+            for c in consumers:
+                stop = getattr(c, "stop_spinner", None)
+                if stop:
+                    stop()
+        if task.cancelled() or task.exception() is not None:
+            for c in consumers:
+                close = getattr(c, "close", None)
+                if close:
+                    close()
+        if task.cancelled():
+            self.say("✗ cancelled: this question was stopped (no tool call left unanswered); the "
+                     "ticket goes on — ask again, or /new", "yellow")
+            return None
+        exc = task.exception()
+        if exc is not None:
+            self._crashed(exc)  # App.run has already closed the loop and repaired the history
+            return None
+        return task.result()
+
+    def _crashed(self, exc: BaseException) -> None:
+        """A turn failed outside the loop's own error handling: one line, and go on."""
+        if isinstance(exc, AgentcliError):
+            self.error_line(exc.message)
+            detail = exc.message
+        else:
+            self.error_line(f"this question failed unexpectedly ({type(exc).__name__}); the "
+                            "REPL goes on — if the next question fails too, start a new ticket with /new")
+            detail = f"{type(exc).__name__}: {exc}"
+        try:
+            self.app.log_for(self.conv).record({"type": "error", "kind": "crash",
+                                                "session_id": self.conv.session_id,
+                                                "message": detail[:500]})
+        except Exception:  # noqa: BLE001
+            pass

@@ -1,0 +1,119 @@
+"""Consumers that collect one question's events: the ``--json`` object and the ticket's log.
+
+``ResultBuilder`` turns the events of one question into the spec's JSON object; ``TicketLog``
+keeps the tool calls and drafts of a whole ticket (the REPL's ``/history`` and ``/drafts``).
+Both hold tool calls in one shape: ``ToolResult.record()``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .events import DraftSaved, Error, Event, Question, ToolCallStarted, ToolResult, TurnFinished
+from .pricing import estimate_cost
+
+
+class ResultBuilder:
+    """Builds the spec's ``--json`` object from one question's events."""
+
+    def __init__(self, *, provider: str, model: str | None, prices: dict[str, Any] | None = None):
+        self.provider = provider
+        self.model = model
+        self.prices = prices
+        self.question: str | None = None
+        self.customer: str | None = None
+        self.session_id: str | None = None
+        # Calls in the order the model asked, each filled in by its result. Matched by id and
+        # position: ids are the model's text, and a repeated id must not merge two calls.
+        self.tool_calls: list[dict[str, Any]] = []
+        self._awaiting: dict[str, list[int]] = {}  # id -> indexes of calls still without a result
+        self.drafts: list[dict[str, Any]] = []
+        self.finished: TurnFinished | None = None
+        self.error: Error | None = None
+
+    def __call__(self, ev: Event) -> None:
+        if isinstance(ev, Question):
+            self.question, self.customer, self.session_id = ev.text, ev.customer, ev.session_id
+        elif isinstance(ev, ToolCallStarted):
+            self._awaiting.setdefault(ev.id, []).append(len(self.tool_calls))
+            self.tool_calls.append({"id": ev.id, "name": ev.name, "input": ev.input})
+        elif isinstance(ev, ToolResult):
+            rec = ev.record()
+            waiting = self._awaiting.get(ev.id)
+            if waiting:
+                self.tool_calls[waiting.pop(0)] = rec
+            else:
+                self.tool_calls.append(rec)
+        elif isinstance(ev, DraftSaved):
+            if not any(d["id"] == ev.id for d in self.drafts):
+                self.drafts.append({"id": ev.id, "path": ev.path})
+        elif isinstance(ev, Error):
+            self.error = ev
+        elif isinstance(ev, TurnFinished):
+            self.finished = ev
+
+    def finished_calls(self) -> list[dict[str, Any]]:
+        """The calls that have a result (one cut short by Ctrl-C has none), in the order asked."""
+        return [c for c in self.tool_calls if "result" in c]
+
+    def cancelled(self) -> None:
+        self.finished = TurnFinished("error", "cancelled", "", 0, "cancelled by the person")
+        self.error = Error("cancelled", "cancelled by the person", 130)
+
+    @property
+    def exit_code(self) -> int:
+        f = self.finished
+        if self.error is not None:
+            return self.error.exit_code
+        if f is None:
+            return 1
+        return 0 if f.status == "ok" else 1
+
+    def result(self) -> dict[str, Any]:
+        f = self.finished
+        usage = (f.usage if f else {}) or {}
+        status = f.status if f else "error"
+        err = self.error.message if self.error else (f.message if f and f.status != "ok" else None)
+        return redact_result({
+            "question": self.question,
+            "customer": self.customer,
+            "answer": f.answer if f else "",
+            "status": status,
+            "stop_reason": f.stop_reason if f else None,
+            "error": err,
+            "turns": f.turns if f else 0,
+            "tool_calls": self.finished_calls(),
+            "drafts": self.drafts,
+            "usage": {k: int(usage.get(k, 0)) for k in ("input_tokens", "output_tokens",
+                                                         "cache_read_input_tokens",
+                                                         "cache_creation_input_tokens")},
+            "provider": self.provider,
+            "model": self.model,
+            "session_id": self.session_id,
+            # Beyond the spec's fields (issue 9): the usage priced with agentcli.pricing.
+            "estimated_cost_usd": estimate_cost(self.model, usage, self.prices),
+        })
+
+
+def redact_result(d: dict[str, Any]) -> dict[str, Any]:
+    from .redact import redact_obj
+
+    return redact_obj(d)
+
+
+class TicketLog:
+    """Every finished tool call and every draft of one ticket, across its questions."""
+
+    def __init__(self) -> None:
+        self.tool_calls: list[dict[str, Any]] = []
+        self.drafts: list[dict[str, Any]] = []
+
+    def __call__(self, ev: Event) -> None:
+        if isinstance(ev, ToolResult):
+            self.tool_calls.append(ev.record())
+        elif isinstance(ev, DraftSaved) and not any(d["id"] == ev.id for d in self.drafts):
+            self.drafts.append({"id": ev.id, "path": ev.path, "order_code": ev.order_code})
+
+    def clear(self) -> None:
+        self.tool_calls.clear()
+        self.drafts.clear()

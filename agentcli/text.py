@@ -1,0 +1,33 @@
+"""Question hygiene shared by every way in (argument, standard input, REPL, batch line).
+
+Standard library only, at the bottom of the layers: the CLI, the REPL and the batch engine all
+import it, it imports nothing of theirs.
+"""
+
+from __future__ import annotations
+
+from .errors import UsageError
+from .redact import replace_surrogates
+
+MAX_QUESTION_CHARS = 100_000
+
+
+def clean_text(s: str) -> str:
+    """Text fit to send and store: no NUL, no byte-order mark in front, and no lone surrogate
+    (from invalid UTF-8 in an argument, or a ``\\ud800`` escape in JSON), which no encoder
+    accepts: each becomes U+FFFD, as undecodable bytes from standard input already do."""
+    s = s.replace("\x00", "")
+    if s.startswith("\ufeff"):
+        s = s[1:]
+    return replace_surrogates(s)
+
+
+def check_question(q: str) -> str:
+    """A question fit to send, or UsageError (empty, too long)."""
+    q = clean_text(q)
+    if not q.strip():
+        raise UsageError("the question is empty")
+    if len(q) > MAX_QUESTION_CHARS:
+        raise UsageError(f"the question is too long ({len(q)} characters; the limit is "
+                         f"{MAX_QUESTION_CHARS}): trim quoted history from the email")
+    return q.replace("\r\n", "\n").strip("\n")  # pasted CRLF emails read like any other
