@@ -31,9 +31,9 @@ import time
 from pathlib import Path
 from typing import Any, Iterator
 
-from .drafts_format import (MAX_DEPTH, MAX_DRAFT_CHARS, MAX_FILE_BYTES, MAX_TICKET_CHARS,
-                            STATUSES, Damaged, Draft, depth_ok, draft_id, dump_value,
-                            no_surrogates, now_iso, parse, render, text_hash)
+from .drafts_format import (MAX_DRAFT_CHARS, MAX_FILE_BYTES, MAX_TICKET_CHARS, STATUSES,
+                            Damaged, Draft, bounded, draft_id, dump_value, fit_provenance,
+                            no_surrogates, now_iso, parse, read_regular, render, text_hash)
 from .errors import ConfigError, UsageError
 
 __all__ = ["STATUSES", "MAX_DRAFT_CHARS", "MAX_FILE_BYTES", "MAX_TICKET_CHARS", "Damaged",
@@ -43,7 +43,6 @@ __all__ = ["STATUSES", "MAX_DRAFT_CHARS", "MAX_FILE_BYTES", "MAX_TICKET_CHARS", 
 FINAL = ("approved", "rejected", "superseded")   # changing these again needs force=True
 LOCK_TIMEOUT = 10.0                               # seconds to wait for the folder's lock
 MAX_HISTORY = 500
-_PROVENANCE_ROOM = 256 * 1024                     # left free at save for history and approval
 _NAME_CLEAN = re.compile("[\x00-\x1f\x7f-\x9f\u2028-\u202e\u2066-\u2069\u200b-\u200f\ufeff]")
 
 
@@ -84,39 +83,6 @@ def _fsync_dir(directory: Path) -> None:
         pass
     finally:
         os.close(fd)
-
-
-def read_regular(path: Path, limit: int = MAX_FILE_BYTES) -> str:
-    """The text of ``path`` if it is a regular file (not through a symlink) of at most ``limit``
-    bytes; ValueError with the reason otherwise. Never blocks on a FIFO or a device."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError as e:
-        if e.errno == errno.ELOOP:
-            raise ValueError("it is a symbolic link, not a draft file") from None
-        if e.errno == errno.ENOENT:
-            raise
-        raise ValueError(f"cannot read it ({e.strerror})") from None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise ValueError("it is not a regular file")
-        if st.st_size > limit:
-            raise ValueError(f"it is larger than {limit} bytes")
-        chunks, total = [], 0
-        while total <= limit:
-            b = os.read(fd, min(1 << 20, limit + 1 - total))
-            if not b:
-                break
-            chunks.append(b)
-            total += len(b)
-        if total > limit:
-            raise ValueError(f"it is larger than {limit} bytes")
-    except OSError as e:
-        raise ValueError(f"cannot read it ({e.strerror})") from None
-    finally:
-        os.close(fd)
-    return b"".join(chunks).decode("utf-8", "surrogateescape")
 
 
 class DraftStore:
@@ -318,14 +284,14 @@ class DraftStore:
                 "model": model, "provider": provider, "session_id": session_id,
                 "conversation_id": conversation_id, "text_sha256": text_hash(text),
                 "questions": [no_surrogates(str(q)) for q in (questions or [])],
-                "lookups": [_bounded(x) for x in (lookups or [])],
-                "findings": [_bounded(x) for x in (findings or [])], "history": [],
+                "lookups": [bounded(x) for x in (lookups or [])],
+                "findings": [bounded(x) for x in (findings or [])], "history": [],
             }
             for k in ("order_code", "customer", "question", "model", "provider", "session_id",
                       "conversation_id"):
                 if isinstance(meta[k], str):
                     meta[k] = no_surrogates(meta[k])
-            content = _fit(meta, text)
+            content = fit_provenance(meta, text)
             tmp = self._write_temp(content)
             try:
                 os.link(tmp, path)  # atomic create that never overwrites
@@ -389,7 +355,7 @@ class DraftStore:
         with self._locked():
             d = self.get(did)
             _reopen(d)
-            d.meta["findings"] = [_bounded(x) for x in findings]
+            d.meta["findings"] = [bounded(x) for x in findings]
             self._rewrite(d)
             return self._load(d.path)
 
@@ -408,33 +374,3 @@ def _record(d: Draft, who: str, to: str, reason: str | None) -> None:
                  "reason": reason})
     d.meta["history"] = hist[-MAX_HISTORY:]
     d.meta["status"] = to
-
-
-def _bounded(value: Any) -> Any:
-    """A provenance value we can always write and read back: JSON-able, finite, not too deep."""
-    if not depth_ok(value, MAX_DEPTH - 2):
-        return {"omitted": "nested too deeply to store"}
-    try:
-        dump_value(value)
-    except (TypeError, ValueError, RecursionError):
-        return {"omitted": "not a JSON value"}
-    return value
-
-
-def _fit(meta: dict[str, Any], text: str) -> str:
-    """Render, dropping the oldest lookups then the oldest questions until the file leaves room
-    for its review history (``provenance_truncated`` says so)."""
-    room = MAX_FILE_BYTES - _PROVENANCE_ROOM - 2 * len(text.encode("utf-8", "surrogateescape"))
-    content = render(meta, text)
-    while len(content.encode("utf-8", "surrogateescape")) > room:
-        if meta["lookups"]:
-            meta["lookups"] = meta["lookups"][1:]
-        elif len(meta["questions"]) > 1:
-            meta["questions"] = meta["questions"][1:]
-        elif meta["findings"]:
-            meta["findings"] = meta["findings"][1:]
-        else:
-            break
-        meta["provenance_truncated"] = True
-        content = render(meta, text)
-    return content

@@ -22,7 +22,10 @@ Anything else wrong (an unknown status, a value nested too deeply, a wrong type)
 
 from __future__ import annotations
 
+import errno
 import hashlib
+import os
+import stat
 import json
 import re
 from dataclasses import dataclass, field
@@ -35,6 +38,7 @@ MAX_DRAFT_CHARS = 20_000
 MAX_FILE_BYTES = 2 * 1024 * 1024   # a draft file larger than this is not read (damaged)
 MAX_DEPTH = 64                     # nesting of a header value (lookups are tool results)
 MAX_TICKET_CHARS = 256
+PROVENANCE_ROOM = 256 * 1024     # left free at save for history and the approved text
 
 ID_RE = re.compile(r"^d-[0-9a-f]{12}$")
 _KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -216,3 +220,66 @@ def parse(raw: str, path: Path) -> Draft:
         meta["status"] = "pending_review"
         d.reopened = True
     return d
+
+
+def read_regular(path: Path, limit: int = MAX_FILE_BYTES) -> str:
+    """The text of ``path`` if it is a regular file (not through a symlink) of at most ``limit``
+    bytes; ValueError with the reason otherwise. Never blocks on a FIFO or a device."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise ValueError("it is a symbolic link, not a draft file") from None
+        if e.errno == errno.ENOENT:
+            raise
+        raise ValueError(f"cannot read it ({e.strerror})") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise ValueError("it is not a regular file")
+        if st.st_size > limit:
+            raise ValueError(f"it is larger than {limit} bytes")
+        chunks, total = [], 0
+        while total <= limit:
+            b = os.read(fd, min(1 << 20, limit + 1 - total))
+            if not b:
+                break
+            chunks.append(b)
+            total += len(b)
+        if total > limit:
+            raise ValueError(f"it is larger than {limit} bytes")
+    except OSError as e:
+        raise ValueError(f"cannot read it ({e.strerror})") from None
+    finally:
+        os.close(fd)
+    return b"".join(chunks).decode("utf-8", "surrogateescape")
+
+
+def bounded(value: Any) -> Any:
+    """A provenance value we can always write and read back: JSON-able, finite, not too deep."""
+    if not depth_ok(value, MAX_DEPTH - 2):
+        return {"omitted": "nested too deeply to store"}
+    try:
+        dump_value(value)
+    except (TypeError, ValueError, RecursionError):
+        return {"omitted": "not a JSON value"}
+    return value
+
+
+def fit_provenance(meta: dict[str, Any], text: str) -> str:
+    """Render, dropping the oldest lookups then the oldest questions until the file leaves room
+    for its review history (``provenance_truncated`` says so)."""
+    room = MAX_FILE_BYTES - PROVENANCE_ROOM - 2 * len(text.encode("utf-8", "surrogateescape"))
+    content = render(meta, text)
+    while len(content.encode("utf-8", "surrogateescape")) > room:
+        if meta["lookups"]:
+            meta["lookups"] = meta["lookups"][1:]
+        elif len(meta["questions"]) > 1:
+            meta["questions"] = meta["questions"][1:]
+        elif meta["findings"]:
+            meta["findings"] = meta["findings"][1:]
+        else:
+            break
+        meta["provenance_truncated"] = True
+        content = render(meta, text)
+    return content
