@@ -93,7 +93,7 @@ class DraftStore:
 
     def _ensure_dir(self) -> None:
         try:
-            self.dir.mkdir(parents=True, exist_ok=True)
+            self.dir.mkdir(mode=0o700, parents=True, exist_ok=True)  # ours: private
         except OSError as e:
             raise OSError(f"cannot create drafts directory: {e.strerror}") from None
 
@@ -104,9 +104,10 @@ class DraftStore:
 
     def _sharing(self) -> tuple[int, int | None]:
         """(mode, group) for new files: 0660 + the folder's group when the folder is
-        group-writable, else 0600 and no group change."""
+        group-writable (and not world-writable), else 0600 and no group change."""
         st = os.stat(self.dir)
-        if st.st_mode & stat.S_IWGRP:
+        # a world-writable folder is nobody's team folder: stay owner-only there
+        if st.st_mode & stat.S_IWGRP and not st.st_mode & stat.S_IWOTH:
             return 0o660, st.st_gid
         return 0o600, None
 
@@ -259,8 +260,8 @@ class DraftStore:
              findings: list[dict[str, Any]] | None = None, model: str | None = None,
              provider: str | None = None, session_id: str | None = None) -> tuple[Draft, bool]:
         """Save a draft of ``ticket``; returns (draft, created). The same text in the same ticket
-        is the same draft (returned as it is now, ``created`` False). A new draft supersedes the
-        ticket's earlier pending ones. ``ticket`` defaults to ``conversation_id``, then
+        is the same draft (``created`` False; a superseded one becomes the live one again). A new
+        draft supersedes the ticket's earlier pending ones. ``ticket`` defaults to ``conversation_id``, then
         ``session_id``."""
         ticket = ticket if ticket is not None else (conversation_id or session_id or "")
         if not isinstance(ticket, str) or len(ticket) > MAX_TICKET_CHARS:
@@ -272,7 +273,15 @@ class DraftStore:
         path = self.dir / f"{did}.md"
         with self._locked():
             try:
-                return self._load(path), False
+                existing = self._load(path)
+                if existing.meta.get("status") == "superseded":
+                    # saved again: the latest save of a ticket is its live draft
+                    _record(existing, "agentcli", "pending_review", "saved again in its ticket")
+                    existing.meta.pop("superseded_by", None)
+                    self._rewrite(existing)
+                    self._supersede(ticket, did)
+                    existing = self._load(path)
+                return existing, False
             except FileNotFoundError:
                 pass
             except ValueError as e:

@@ -162,11 +162,21 @@ def test_a_new_draft_supersedes_the_pending_ones_of_its_ticket(tmp_path):
                                     "result": {"status": "shipped"}}])
     assert store.get(kept.id).meta["status"] == "approved"  # only pending drafts are superseded
     assert store.get(first.id).meta["superseded_by"] == kept.id
+    f = store.get(first.id)
     assert store.get(other.id).meta["status"] == "pending_review"
     n = store.get(newer.id)
     assert n.meta["status"] == "pending_review" and n.meta["questions"][-1] == "make it shorter"
     assert n.meta["lookups"][0]["result"] == {"status": "shipped"}
-    with pytest.raises(ReviewConflict, match="superseded by " + kept.id):
+    # the same text saved again (a model going back to it): it is the live draft again
+    again, created = store.save(text="Short reply", ticket="T-1")
+    assert not created and again.meta["status"] == "pending_review"
+    back, created = store.save(text="Long reply", ticket="T-1")
+    assert not created and back.id == first.id and back.meta["status"] == "pending_review"
+    assert "superseded_by" not in back.meta and back.meta["history"][-1]["to"] == "pending_review"
+    assert store.get(newer.id).meta["superseded_by"] == first.id
+    assert store.get(kept.id).meta["status"] == "approved"
+    back, _ = store.save(text="Short reply", ticket="T-1")
+    with pytest.raises(ReviewConflict, match="superseded by " + newer.id):
         store.set_status(first.id, "approved", reviewer="kim")
     assert store.set_findings(newer.id, [{"kind": "unverified_order", "severity": "error",
                                           "sentence": "ORD-1 shipped"}]).meta["findings"][0]["kind"] \
