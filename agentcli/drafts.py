@@ -1,53 +1,75 @@
 """Drafts storage: one human-readable Markdown file per draft, for a person to review.
 
-File format (``<drafts-dir>/<id>.md``)::
-
-    ---
-    id: "d-3f2a9c1b7e04"
-    status: "pending_review"
-    created_at: "2026-11-30T12:00:00+00:00"
-    ...                      (one ``key: <JSON value>`` per line)
-    ---
-    <the reply text, verbatim>
-
-Guarantees:
-- the file name is derived by our code from a hash, never from model input, so nothing the
-  model sends can place a file outside the drafts directory;
-- the id is a hash of (conversation id, text): the same text in the same conversation is the
-  same draft, so a retried tool call never duplicates it, even across processes;
+The file format is in ``drafts_format`` (re-exported here). Guarantees:
+- the file name is derived by our code from a hash, never from model input;
+- the id is a hash of (ticket, text): the same reply in the same ticket is one draft, whichever
+  session wrote it, so a retried tool call or a ``batch --resume`` never duplicates it;
+- one live draft per ticket: a new draft marks the ticket's earlier pending drafts ``superseded``
+  (with ``superseded_by``), under the folder's lock;
+- every status change is appended to the draft's ``history``; an approved, rejected or
+  superseded draft changes again only with ``force``; a hand edit after approval reads as
+  pending_review again (the approved text is kept in ``approved_text``);
 - writes are atomic: a temp file in the same directory, fsynced, then ``os.link`` (create, never
-  clobber) or ``os.replace`` (status change, under an exclusive lock) — a reader never sees half
-  a draft and concurrent writers never lose each other's drafts;
-- files are created owner-only (0600).
+  clobber) or ``os.replace`` (under the lock); a reader never sees half a draft;
+- a shared folder is hostile ground: only regular files up to ``MAX_FILE_BYTES`` are read
+  (``O_NOFOLLOW | O_NONBLOCK``: a symlink or a FIFO is a damaged entry, never followed or waited
+  on); the lock is never followed through a symlink; the lock wait is bounded;
+- modes: owner-only 0600; in a group-writable folder (a setgid team folder) 0660 with the
+  folder's group, set with fchmod/fchown after creation (umask-independent), never world access.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
-import hashlib
-import json
 import os
 import re
+import stat
 import tempfile
-from dataclasses import dataclass
-from datetime import datetime, timezone
+import time
 from pathlib import Path
 from typing import Any, Iterator
 
-from .errors import UsageError
+from .drafts_format import (MAX_DRAFT_CHARS, MAX_FILE_BYTES, MAX_TICKET_CHARS, STATUSES,
+                            Damaged, Draft, bounded, draft_id, dump_value, fit_provenance,
+                            no_surrogates, now_iso, parse, read_regular, render, text_hash)
+from .errors import ConfigError, UsageError
 
-STATUSES = ("pending_review", "approved", "rejected")
-MAX_DRAFT_CHARS = 20_000
-_ID_RE = re.compile(r"^d-[0-9a-f]{12}$")
-_META_ORDER = ("id", "status", "created_at", "order_code", "customer", "question", "model",
-               "provider", "session_id", "conversation_id", "text_sha256", "reviewed_by",
-               "reviewed_at", "review_reason")
+__all__ = ["STATUSES", "MAX_DRAFT_CHARS", "MAX_FILE_BYTES", "MAX_TICKET_CHARS", "Damaged",
+           "Draft", "DraftStore", "DraftsFolderError", "ReviewConflict", "draft_id", "now_iso",
+           "parse", "render", "resolve_reviewer", "text_hash"]
+
+FINAL = ("approved", "rejected", "superseded")   # changing these again needs force=True
+LOCK_TIMEOUT = 10.0                               # seconds to wait for the folder's lock
+MAX_HISTORY = 500
+_NAME_CLEAN = re.compile("[\x00-\x1f\x7f-\x9f\u2028-\u202e\u2066-\u2069\u200b-\u200f\ufeff]")
 
 
-def now_iso() -> str:
-    # Microseconds: drafts saved within one second still sort by time.
-    return datetime.now(timezone.utc).isoformat(timespec="microseconds")
+class DraftsFolderError(ConfigError, OSError):
+    """The drafts folder cannot be used safely (a symlinked or odd lock, a damaged file in the
+    way, a lock held too long). Exit 3; an ``OSError`` too, so the draft tool reports it."""
+
+
+class ReviewConflict(UsageError):
+    """A status change that needs ``force`` (the draft was already decided)."""
+
+
+def resolve_reviewer(explicit: str | None = None) -> str:
+    """Who is reviewing: ``explicit`` (the caller passes ``AGENTCLI_REVIEWER`` or ``reviewer``
+    from agentcli.toml) when it has any text, else the login name. Controls and line breaks are
+    removed, at most 64 characters; "unknown" when nothing is left."""
+    for cand in (explicit, os.environ.get("USER"), os.environ.get("LOGNAME")):
+        name = _NAME_CLEAN.sub("", cand or "").strip()[:64]
+        if name:
+            return name
+    try:
+        import pwd
+
+        name = _NAME_CLEAN.sub("", pwd.getpwuid(os.getuid()).pw_name).strip()[:64]
+    except (KeyError, ImportError, OSError):
+        name = ""
+    return name or "unknown"
 
 
 def _fsync_dir(directory: Path) -> None:
@@ -63,97 +85,48 @@ def _fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def draft_id(conversation_id: str, text: str) -> str:
-    h = hashlib.sha256(f"{conversation_id}\0{text}".encode("utf-8", "surrogatepass")).hexdigest()
-    return "d-" + h[:12]
-
-
-def text_hash(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-
-
-@dataclass
-class Draft:
-    meta: dict[str, Any]
-    text: str
-    path: Path
-
-    @property
-    def id(self) -> str:
-        return self.meta["id"]
-
-    @property
-    def edited(self) -> bool:
-        h = self.meta.get("text_sha256")
-        return bool(h) and h != text_hash(self.text)
-
-    def record(self) -> dict[str, Any]:
-        rec = {k: self.meta.get(k) for k in _META_ORDER if k in self.meta}
-        rec.update(path=str(self.path), text=self.text, edited=self.edited)
-        return rec
-
-
-def render(meta: dict[str, Any], text: str) -> str:
-    lines = ["---"]
-    keys = [k for k in _META_ORDER if k in meta] + sorted(k for k in meta if k not in _META_ORDER)
-    for k in keys:
-        lines.append(f"{k}: {json.dumps(meta[k], ensure_ascii=False)}")
-    lines.append("---")
-    return "\n".join(lines) + "\n" + text
-
-
-def parse(raw: str, path: Path) -> Draft:
-    if not raw.startswith("---\n"):
-        raise ValueError("no metadata header")
-    end = raw.find("\n---\n", 3)
-    if end < 0:
-        raise ValueError("unterminated metadata header")
-    meta: dict[str, Any] = {}
-    for line in raw[4:end].splitlines():
-        if not line.strip():
-            continue
-        key, sep, value = line.partition(": ")
-        if not sep:
-            raise ValueError(f"bad metadata line {line[:40]!r}")
-        meta[key.strip()] = json.loads(value)
-    _check_meta(meta, path)
-    return Draft(meta=meta, text=raw[end + 5:], path=path)
-
-
-def _check_meta(meta: dict[str, Any], path: Path) -> None:
-    """A hand-edited header must still be one we can show and sort: the id of its file name, a
-    known status, and text (or null) wherever we wrote text."""
-    did = meta.get("id")
-    if not isinstance(did, str) or not _ID_RE.match(did) or did != path.stem:
-        raise ValueError(f"its id is not {path.stem!r}")
-    if meta.get("status") not in STATUSES:
-        raise ValueError(f"its status is not one of {', '.join(STATUSES)}")
-    for k in _META_ORDER:
-        if meta.get(k) is not None and not isinstance(meta[k], str):
-            raise ValueError(f"{k!r} is not text")
-
-
 class DraftStore:
     def __init__(self, directory: Path | str):
         self.dir = Path(directory)
 
+    # ----------------------------------------------------------------- files
+
     def _ensure_dir(self) -> None:
         try:
-            self.dir.mkdir(parents=True, exist_ok=True)
+            self.dir.mkdir(mode=0o700, parents=True, exist_ok=True)  # ours: private
         except OSError as e:
             raise OSError(f"cannot create drafts directory: {e.strerror}") from None
 
     def path_for(self, did: str) -> Path:
-        if not _ID_RE.match(did):
+        if not isinstance(did, str) or not re.match(r"^d-[0-9a-f]{12}$", did):
             raise UsageError(f"not a draft id: {did!r} (ids look like d-3f2a9c1b7e04)")
         return self.dir / f"{did}.md"
 
+    def _sharing(self) -> tuple[int, int | None]:
+        """(mode, group) for new files: 0660 + the folder's group when the folder is
+        group-writable (and not world-writable), else 0600 and no group change."""
+        st = os.stat(self.dir)
+        # a world-writable folder is nobody's team folder: stay owner-only there
+        if st.st_mode & stat.S_IWGRP and not st.st_mode & stat.S_IWOTH:
+            return 0o660, st.st_gid
+        return 0o600, None
+
+    def _own(self, fd: int) -> None:
+        mode, gid = self._sharing()
+        if gid is not None and os.fstat(fd).st_gid != gid:
+            with contextlib.suppress(OSError):  # not a member of that group: keep ours
+                os.fchown(fd, -1, gid)
+        os.fchmod(fd, mode)  # after chown (which may clear mode bits); umask plays no part
+
     def _write_temp(self, content: str) -> str:
+        data = content.encode("utf-8", "surrogateescape")
+        if len(data) > MAX_FILE_BYTES:
+            raise UsageError(f"the draft would be larger than {MAX_FILE_BYTES} bytes")
         fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".md", dir=self.dir)
         try:
-            os.fchmod(fd, 0o600)
-            with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape") as f:
-                f.write(content)
+            self._own(fd)
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
                 f.flush()
                 os.fsync(f.fileno())
         except BaseException:
@@ -162,89 +135,251 @@ class DraftStore:
             raise
         return tmp
 
-    def save(self, *, text: str, conversation_id: str, order_code: str | None = None,
-             customer: str | None = None, question: str | None = None, model: str | None = None,
-             provider: str | None = None, session_id: str | None = None) -> tuple[Draft, bool]:
-        """Save a draft; returns (draft, created). An identical draft of this conversation is reused."""
-        self._ensure_dir()
-        did = draft_id(conversation_id, text)
-        path = self.dir / f"{did}.md"
-        if path.exists():
-            return self.get(did), False
-        meta = {
-            "id": did, "status": "pending_review", "created_at": now_iso(),
-            "order_code": order_code, "customer": customer, "question": question,
-            "model": model, "provider": provider, "session_id": session_id,
-            "conversation_id": conversation_id, "text_sha256": text_hash(text),
-        }
-        tmp = self._write_temp(render(meta, text))
+    def _rewrite(self, d: Draft) -> None:
+        """Replace a draft's file atomically (callers hold the lock)."""
+        tmp = self._write_temp(render(d.meta, d.text))
         try:
-            os.link(tmp, path)  # atomic create that never overwrites
-            created = True
-            _fsync_dir(self.dir)  # the new name survives a power loss too
-        except FileExistsError:
-            created = False
-        finally:
+            os.replace(tmp, d.path)
+        except BaseException:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
-        return (self.get(did), created)
+            raise
+        _fsync_dir(self.dir)
+
+    def _load(self, path: Path) -> Draft:
+        """ValueError (damaged), FileNotFoundError (missing)."""
+        return parse(read_regular(path), path)
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        self._ensure_dir()
+        lock = self.dir / ".lock"
+        flags = os.O_RDWR | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+        try:
+            try:
+                fd = os.open(lock, flags | os.O_CREAT | os.O_EXCL, 0o600)
+                try:
+                    self._own(fd)
+                except BaseException:
+                    os.close(fd)
+                    raise
+            except FileExistsError:
+                try:
+                    fd = os.open(lock, flags)
+                except PermissionError:  # a teammate's owner-only lock: flock needs no write
+                    fd = os.open(lock, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        except OSError as e:
+            why = "is a symbolic link" if e.errno == errno.ELOOP else f"cannot be opened ({e.strerror})"
+            raise DraftsFolderError(f"the drafts lock {lock} {why}; remove it and try again") from None
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise DraftsFolderError(f"the drafts lock {lock} is not a regular file; remove it")
+            deadline = time.monotonic() + LOCK_TIMEOUT
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() > deadline:
+                        raise DraftsFolderError(
+                            f"the drafts folder {self.dir} stayed locked by another process for "
+                            f"{LOCK_TIMEOUT:g} s; try again") from None
+                    time.sleep(0.02)
+            try:
+                yield
+            finally:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+        finally:
+            os.close(fd)
+
+    # ----------------------------------------------------------------- reading
 
     def get(self, did: str) -> Draft:
         path = self.path_for(did)
         try:
-            raw = path.read_text(encoding="utf-8", errors="surrogateescape")
+            return self._load(path)
         except FileNotFoundError:
             raise UsageError(f"no draft {did} in {self.dir}") from None
-        except OSError as e:
-            raise UsageError(f"cannot read draft file {path} ({e.strerror or e})") from None
-        try:
-            return parse(raw, path)
-        except (ValueError, json.JSONDecodeError) as e:
-            raise UsageError(f"draft file {path} is damaged ({e}); fix its header by hand") from None
+        except ValueError as e:
+            raise UsageError(f"draft file {path} is damaged ({e}); fix it by hand") from None
 
-    def iter(self) -> Iterator[Draft | tuple[Path, str]]:
-        """Every draft in the directory; unreadable files come out as (path, reason)."""
-        if not self.dir.is_dir():
+    def iter(self) -> Iterator[Draft | Damaged]:
+        """Every file named like a draft: a ``Draft``, or ``Damaged(path, reason)`` (which
+        unpacks as ``(path, reason)``) for one that cannot be read as a draft."""
+        try:
+            names = sorted(e.name for e in os.scandir(self.dir))
+        except (FileNotFoundError, NotADirectoryError):
             return
-        for path in self.dir.glob("d-*.md"):
+        for name in names:
+            if not (name.startswith("d-") and name.endswith(".md")):
+                continue
+            path = self.dir / name
             try:
-                yield parse(path.read_text(encoding="utf-8", errors="surrogateescape"), path)
-            except (OSError, ValueError) as e:
-                yield (path, str(e))
+                yield self._load(path)
+            except FileNotFoundError:
+                continue  # removed since the listing
+            except ValueError as e:
+                yield Damaged(path, str(e))
 
     def list(self) -> list[Draft]:
         drafts = [d for d in self.iter() if isinstance(d, Draft)]
         drafts.sort(key=lambda d: (d.meta.get("created_at") or "", d.id), reverse=True)
         return drafts
 
-    @contextlib.contextmanager
-    def _locked(self) -> Iterator[None]:
-        self._ensure_dir()
-        fd = os.open(self.dir / ".lock", os.O_CREAT | os.O_RDWR, 0o600)
+    def in_ticket(self, ticket: str) -> list[Draft]:
+        """The drafts of one ticket, oldest first (a cheap text match before parsing)."""
+        needle = dump_value(ticket)
+        out = []
+        for name in (self._names()):
+            path = self.dir / name
+            try:
+                raw = read_regular(path)
+                if needle not in raw:
+                    continue
+                d = parse(raw, path)
+            except (OSError, ValueError):
+                continue
+            if d.ticket == ticket:
+                out.append(d)
+        out.sort(key=lambda d: (d.meta.get("created_at") or "", d.id))
+        return out
+
+    def _names(self) -> list[str]:
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            yield
-        finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-            os.close(fd)
+            return sorted(e.name for e in os.scandir(self.dir)
+                          if e.name.startswith("d-") and e.name.endswith(".md"))
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+
+    # ----------------------------------------------------------------- writing
+
+    def save(self, *, text: str, ticket: str | None = None, conversation_id: str | None = None,
+             order_code: str | None = None, customer: str | None = None,
+             question: str | None = None, questions: list[str] | None = None,
+             lookups: list[dict[str, Any]] | None = None,
+             findings: list[dict[str, Any]] | None = None, model: str | None = None,
+             provider: str | None = None, session_id: str | None = None) -> tuple[Draft, bool]:
+        """Save a draft of ``ticket``; returns (draft, created). The same text in the same ticket
+        is the same draft (``created`` False; a superseded one becomes the live one again). A new
+        draft supersedes the ticket's earlier pending ones. ``ticket`` defaults to ``conversation_id``, then
+        ``session_id``."""
+        ticket = ticket if ticket is not None else (conversation_id or session_id or "")
+        if not isinstance(ticket, str) or len(ticket) > MAX_TICKET_CHARS:
+            raise UsageError(f"a ticket id is text of at most {MAX_TICKET_CHARS} characters")
+        ticket = no_surrogates(ticket)
+        text = no_surrogates(text)
+        self._ensure_dir()
+        did = draft_id(ticket, text)
+        path = self.dir / f"{did}.md"
+        with self._locked():
+            try:
+                existing = self._load(path)
+                if existing.meta.get("status") == "superseded":
+                    # saved again: the latest save of a ticket is its live draft
+                    _record(existing, "agentcli", "pending_review", "saved again in its ticket")
+                    existing.meta.pop("superseded_by", None)
+                    self._rewrite(existing)
+                    self._supersede(ticket, did)
+                    existing = self._load(path)
+                return existing, False
+            except FileNotFoundError:
+                pass
+            except ValueError as e:
+                raise DraftsFolderError(f"draft file {path} is in the way ({e}); move it "
+                                        "aside and try again") from None
+            meta: dict[str, Any] = {
+                "id": did, "status": "pending_review", "created_at": now_iso(), "ticket": ticket,
+                "order_code": order_code, "customer": customer, "question": question,
+                "model": model, "provider": provider, "session_id": session_id,
+                "conversation_id": conversation_id, "text_sha256": text_hash(text),
+                "questions": [no_surrogates(str(q)) for q in (questions or [])],
+                "lookups": [bounded(x) for x in (lookups or [])],
+                "findings": [bounded(x) for x in (findings or [])], "history": [],
+            }
+            for k in ("order_code", "customer", "question", "model", "provider", "session_id",
+                      "conversation_id"):
+                if isinstance(meta[k], str):
+                    meta[k] = no_surrogates(meta[k])
+            content = fit_provenance(meta, text)
+            tmp = self._write_temp(content)
+            try:
+                os.link(tmp, path)  # atomic create that never overwrites
+                created = True
+                _fsync_dir(self.dir)
+            except FileExistsError:  # a writer that does not take the lock (an older agentcli)
+                created = False
+            finally:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+            if created:
+                self._supersede(ticket, did)
+            return self._load(path), created
+
+    def _supersede(self, ticket: str, newer: str) -> None:
+        for d in self.in_ticket(ticket):
+            if d.id == newer or d.meta.get("status") != "pending_review":
+                continue
+            _reopen(d)
+            _record(d, "agentcli", "superseded", f"replaced by the newer draft {newer}")
+            d.meta["superseded_by"] = newer
+            self._rewrite(d)
 
     def set_status(self, did: str, status: str, *, reviewer: str | None,
-                   reason: str | None = None) -> tuple[Draft, bool]:
-        """Change a draft's status in place. Returns (draft, changed)."""
+                   reason: str | None = None, force: bool = False) -> tuple[Draft, bool]:
+        """Change a draft's status in place, atomically under the lock. Returns (draft, changed);
+        the same status again is a no-op (changed False). An approved, rejected or superseded
+        draft changes only with ``force`` (else ReviewConflict, exit 2)."""
         if status not in STATUSES:
             raise UsageError(f"unknown status {status!r}")
+        who = reviewer if reviewer is not None else resolve_reviewer()
         with self._locked():
             d = self.get(did)
-            if d.meta.get("status") == status:
+            current = d.meta.get("status")
+            if current == status and not d.reopened:
                 return d, False
-            d.meta["status"] = status
-            d.meta["reviewed_by"] = reviewer
-            d.meta["reviewed_at"] = now_iso()
-            if reason is not None:
-                d.meta["review_reason"] = reason
-            else:
-                d.meta.pop("review_reason", None)  # a reason belongs to the decision it explained
-            tmp = self._write_temp(render(d.meta, d.text))
-            os.replace(tmp, d.path)
-            _fsync_dir(self.dir)
-            return d, True
+            _reopen(d)
+            if current in FINAL and current != status and not force:
+                by = d.meta.get("reviewed_by")
+                extra = (f" by {d.meta['superseded_by']}" if current == "superseded"
+                         else f" by {by}" if by else "")
+                raise ReviewConflict(f"draft {did} is already {current}{extra}; use --force "
+                                     "to change it")
+            if current != status:
+                _record(d, who, status, reason)
+                if status != "superseded":
+                    d.meta["reviewed_by"] = who
+                    d.meta["reviewed_at"] = d.meta["history"][-1]["when"]
+                    if reason is not None:
+                        d.meta["review_reason"] = reason
+                    else:
+                        d.meta.pop("review_reason", None)  # a reason belongs to its decision
+                if status == "approved":
+                    d.meta["approved_sha256"] = text_hash(d.text)
+                    d.meta["approved_text"] = d.text
+            self._rewrite(d)
+            return self._load(d.path), True
+
+    def set_findings(self, did: str, findings: list[dict[str, Any]]) -> Draft:
+        """Store the grounding findings of a draft (replacing earlier ones), under the lock."""
+        with self._locked():
+            d = self.get(did)
+            _reopen(d)
+            d.meta["findings"] = [bounded(x) for x in findings]
+            self._rewrite(d)
+            return self._load(d.path)
+
+
+def _reopen(d: Draft) -> None:
+    """Persist what reading found: a hand edit after approval made the draft pending again."""
+    if d.reopened:
+        d.meta["status"] = "approved"  # what the file says
+        _record(d, "(hand edit)", "pending_review", "the text was edited after approval")
+        d.reopened = False
+
+
+def _record(d: Draft, who: str, to: str, reason: str | None) -> None:
+    hist = list(d.meta.get("history") or [])
+    hist.append({"who": who, "when": now_iso(), "from": d.meta.get("status"), "to": to,
+                 "reason": reason})
+    d.meta["history"] = hist[-MAX_HISTORY:]
+    d.meta["status"] = to

@@ -63,9 +63,10 @@ def ask(question=CUSTOMER_Q, **settings):
 
 
 def _save(store: DraftStore, monkeypatch, *, text_: str, created: datetime, order=None, customer=None,
-          session="20261101-000000-aaaaaa", conv="conv-1"):
+          session="20261101-000000-aaaaaa", conv=None):
     monkeypatch.setattr(drafts_mod, "now_iso", lambda: created.isoformat(timespec="seconds"))
-    d, created_ok = store.save(text=text_, conversation_id=conv, order_code=order, customer=customer,
+    # one ticket per text: drafts of one ticket supersede each other
+    d, created_ok = store.save(text=text_, conversation_id=conv or f"conv-{text_}", order_code=order, customer=customer,
                                question="q?", model="m", provider="offline", session_id=session)
     assert created_ok
     return d
