@@ -179,16 +179,17 @@ _STATUS_RES += [("shipped", _rx(r"\b(?:it|order|parcel|package)\s+shipped\b")),
 _PENDING_RE = _rx(r"\b(?:pending|awaiting|waiting\s+for)\s+(?:the\s+|your\s+|a\s+)?payment\b|\bpayment\s+(?:is\s+)?"
                   r"(?:still\s+)?(?:pending|outstanding)\b|\bnot\s+(?:yet\s+)?(?:been\s+)?(?:able\s+to\s+)?match(?:ed)?\b|"
                   r"\bpayment\s+(?:has|have|is|was)(?:n't|\s+not)\s+(?:yet\s+)?(?:been\s+)?(?:matched|confirmed|cleared)\b")
-_STATUS_FIELD_RE = _rx(r"\bstatus\s{0,3}(?:is\s+|:\s*|=\s*|of\s+\S{1,20}\s+is\s+)?(?:now\s+|still\s+)?[\"'\u201c]?"
+_STATUS_FIELD_RE = _rx(r"\bstatus\s{0,3}(?:is\s+|:\s*|=\s*|of\s+\S{1,20}\s+is\s+)?(?:now\s+|still\s+)?[\"\x27\u201c]?"
                        r"(pending[\s_]payment|paid|license[\s_]issued|shipped|delivered|cancell?ed|refunded)\b")
 _SKIP_SUBJECT = {"draft", "reply", "message", "email", "e-mail", "ticket", "request", "lookup", "search",
                  "license", "licence", "key", "code", "refund", "it's"}
 _PERSON = {"you", "i", "we", "they", "customer", "he", "she"}
+_LIC_OF = r"(?:\s+(?:for|of)\s+(?:your\s+|the\s+)?(?:order\s+)?[\w-]{1,14})?"
 _LIC_RES = [
-    _rx(r"\blicen[cs]e(?:\s+key)?s?\s+" + _AUX + r"(?:issued|sent|emailed|e-mailed|generated|activated|ready|available)\b"),
+    _rx(r"\blicen[cs]e(?:\s+key)?s?" + _LIC_OF + r"\s+" + _AUX + r"(?:issued|sent|emailed|e-mailed|generated|activated|ready|available)\b"),
     _rx(r"\b(?:issued|sent|emailed|e-mailed)\s+(?:you\s+)?(?:your|the)\s+licen[cs]e"),
     _rx(r"\b(?P<neg>no\s+)?licen[cs]e(?:\s+key)?\s+(?:(?:has|was)\s+(?:yet\s+)?(?:been\s+)?)?issued\b"),
-    _rx(r"\blicen[cs]e(?:\s+key)?\s+(?:is\s+|has\s+)?(?P<neg>yet\s+to\s+be|not\s+yet)\s+(?:issued|sent)\b"),
+    _rx(r"\blicen[cs]e(?:\s+key)?" + _LIC_OF + r"\s+(?:is\s+|has\s+)?(?P<neg>yet\s+to\s+be|not\s+yet)\s+(?:issued|sent)\b"),
 ]
 NOTFOUND_RE = _rx(r"\b(?:could\s+not|couldn't|can't|cannot|were\s+unable\s+to|was\s+unable\s+to|unable\s+to|"
                    r"did\s+not|didn't|not\s+able\s+to)\s+(?:find|locate)\b|\bnot\s+found\b|\bno\s+(?:such\s+)?order\s+"
