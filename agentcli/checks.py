@@ -215,8 +215,8 @@ class _Run:
                 groups.setdefault(owner(p), set()).add(st)
             for code, sts in groups.items():
                 rs = judge(code, "a status")
-                if rs and not any(r.get("status") in COMPAT.get(s, ()) or r.get("status") not in COMPAT
-                                  for r in rs for s in sts):
+                stat = [r.get("status") if isinstance(r.get("status"), str) else "" for r in rs or []]
+                if rs and not any(a in COMPAT.get(s, ()) or a not in COMPAT for a in stat for s in sts):
                     self.add("status_mismatch", ERROR, f"{label} says {code or 'the order'} is "
                              f"{'/'.join(sorted(sts))}, but the lookup says {one_line(rs[0].get('status'), 30)}",
                              code=code, result=rs[0], **ev)
@@ -288,8 +288,8 @@ class _Run:
 
     def items(self, where: str, label: str, shown: str, owner: Any, ev: dict) -> None:
         t = self.t
-        all_skus = {str(li.get("sku")) for r in t.found.values() for li in r.get("line_items") or []
-                    if isinstance(li, dict)}
+        all_skus = {str(li.get("sku")) for r in t.found.values()
+                    for li in (r.get("line_items") if isinstance(r.get("line_items"), list) else []) if isinstance(li, dict)}
         if not all_skus:
             return
         ctx = ITEM_CTX_RE.search(shown) is not None
@@ -324,7 +324,7 @@ class _Run:
                 clause = clause_of(sent, m.start(), m.end())
                 pre = clause[:max(0, clause.find(m.group(0)))] if m.group(0) in clause else ""
                 post = clause[clause.find(m.group(0)) + len(m.group(0)):] if m.group(0) in clause else ""
-                if hedged(HEDGE_PROMISE_PRE, pre + " " + m.group(0)[:0]) or hedged(HEDGE_PROMISE_POST, post):
+                if hedged(HEDGE_PROMISE_PRE, pre) or hedged(HEDGE_PROMISE_POST, post):
                     continue
                 if not FUTURE_RE.search(m.group(0)):
                     code = owner(m.start())

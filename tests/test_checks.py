@@ -252,3 +252,13 @@ def test_never_raises(answer, drafts, tools, questions, failed):
     for f in out:
         d = f.to_dict()
         assert d["severity"] in ("error", "warning") and "\n" not in d["message"]
+
+
+def test_odd_result_types_from_a_hostile_database():
+    odd = {"found": True, "order_code": "GH56JK78MN", "status": ["shipped"], "line_items": True,
+           "license_issued": "yes", "placed_on": {"x": 1}, "estimated_delivery": 20261203}
+    tools = [{"name": "get_order_status", "input": {"order_code": "GH56JK78MN"}, "result": odd, "is_error": False,
+              "outcome": "ok"}]
+    out = check_ticket(answer="GH56JK78MN has shipped; it contains 2 USB-KEY items and the license has been issued.",
+                       drafts=[], tool_results=tools, questions=["GH56JK78MN"])
+    assert all(f.kind != "status_mismatch" for f in out)  # an unknown status value is not compared
