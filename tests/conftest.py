@@ -1,8 +1,11 @@
-"""Shared fixtures: a fake Messages API server, a demo database, isolated homes, the real CLI.
+"""Shared fixtures: a fake Messages API server, a demo database, isolated homes, the CLI.
 
 Everything is real except the model: the real ``anthropic`` SDK talks HTTP to
 ``agentcli.testing.fake_anthropic.FakeAnthropic`` on 127.0.0.1, the database is a real SQLite
-file, drafts and session logs are real files, and CLI tests run the installed console script.
+file, drafts and session logs are real files. ``cli`` runs the command line in this process
+(``agentcli.cli.main(argv)``, with real files as standard input, output and error); ``cli_proc``
+runs the installed console script, for what only a real process shows (the entry point, signals,
+its exit status, pipes, the terminal).
 """
 
 from __future__ import annotations
@@ -114,8 +117,9 @@ def run_cli(args: list[str], env: dict[str, str], *, input: str | bytes | None =
 
 
 @pytest.fixture
-def cli():
-    """``cli(args, env, input=...)`` -> CompletedProcess with ``.out`` / ``.err`` as text."""
+def cli_proc():
+    """``cli_proc(args, env, input=...)``: the real console script in a subprocess ->
+    CompletedProcess with ``.out`` / ``.err`` as text."""
 
     def _run(args, env, **kw):
         p = run_cli(args, env, **kw)
@@ -124,3 +128,63 @@ def cli():
         return p
 
     return _run
+
+
+def run_in_process(args: list[str], env: dict[str, str], *, input: str | bytes | None = None,
+                   timeout: float = 60, cwd: str | Path | None = None) -> subprocess.CompletedProcess:
+    """``agentcli ARGS`` in this process, as the console script would run it: ``env`` is the
+    whole environment, standard input is a regular file holding ``input`` (or /dev/null), and
+    standard output and error are regular files (not terminals), read back as bytes."""
+    import io
+    import tempfile
+
+    from agentcli import redact
+    from agentcli.cli import main
+
+    data = input.encode() if isinstance(input, str) else input
+    saved_env, saved_cwd = dict(os.environ), os.getcwd()
+    saved_streams = sys.stdin, sys.stdout, sys.stderr
+    saved_secrets = set(redact._extra)
+    with tempfile.TemporaryFile() as fin, tempfile.TemporaryFile() as fout, \
+            tempfile.TemporaryFile() as ferr:
+        if data is not None:
+            fin.write(data)
+            fin.seek(0)
+        stdin = (io.TextIOWrapper(fin, encoding="utf-8", errors="surrogateescape")
+                 if data is not None else open(os.devnull, encoding="utf-8"))
+        out = io.TextIOWrapper(fout, encoding="utf-8", errors="strict", write_through=True)
+        err = io.TextIOWrapper(ferr, encoding="utf-8", errors="backslashreplace", write_through=True)
+        try:
+            os.environ.clear()
+            os.environ.update(env)
+            if cwd is not None:
+                os.chdir(cwd)
+            sys.stdin, sys.stdout, sys.stderr = stdin, out, err
+            code = main([os.fsdecode(a) if isinstance(a, bytes) else str(a) for a in args])
+        finally:
+            sys.stdin, sys.stdout, sys.stderr = saved_streams
+            os.chdir(saved_cwd)
+            os.environ.clear()
+            os.environ.update(saved_env)
+            redact._extra.clear()
+            redact._extra.update(saved_secrets)
+            for f in (out, err):
+                try:
+                    f.flush()
+                except (OSError, ValueError):
+                    pass
+            if data is None:
+                stdin.close()
+        fout.seek(0)
+        ferr.seek(0)
+        p = subprocess.CompletedProcess(["agentcli", *args], code, fout.read(), ferr.read())
+    p.out = p.stdout.decode("utf-8", "replace")
+    p.err = p.stderr.decode("utf-8", "replace")
+    return p
+
+
+@pytest.fixture
+def cli():
+    """``cli(args, env, input=...)``: the command line in this process -> CompletedProcess with
+    ``.returncode``, ``.stdout`` / ``.stderr`` (bytes) and ``.out`` / ``.err`` (text)."""
+    return run_in_process
