@@ -374,21 +374,6 @@ def test_log_show_unknown_or_unsafe_session(cli, cli_env, home):
 
 # =========================================================================== startup and terminal
 
-@pytest.mark.parametrize("args", [["drafts", "list"], ["log", "list"]])
-def test_list_commands_stay_light(args, cli_env):
-    code = (
-        "import sys\n"
-        f"sys.argv = ['agentcli', *{args!r}]\n"
-        "from agentcli.cli import app\n"
-        "try:\n    app()\nexcept SystemExit:\n    pass\n"
-        "heavy = sorted(m for m in sys.modules if m.split('.')[0] in "
-        "('anthropic', 'openai', 'prompt_toolkit', 'psycopg', 'httpx2', 'httpx') or m == 'rich.markdown')\n"
-        "sys.stderr.write('HEAVY=' + ','.join(heavy) + '\\n')\n"
-    )
-    p = subprocess.run([sys.executable, "-c", code], env=cli_env, capture_output=True, text=True, timeout=60)
-    assert "HEAVY=\n" in p.stderr, p.stderr
-
-
 def test_tables_on_a_terminal(cli_env):
     pexpect = pytest.importorskip("pexpect")
     r = ask()
