@@ -1,17 +1,10 @@
-"""Human review and audit: the drafts queue and session replay (no CLI, no heavy imports).
+"""Human review: the drafts queue (no CLI, no heavy imports; session replay is ``replay``).
 
-Drafts queue
     ``list_drafts`` filters and orders the draft files (newest first); ``provenance`` finds, in the
     draft's session log, the question and the tool calls/results that preceded its
     ``draft_saved`` event; ``review`` changes a status through ``DraftStore.set_status`` (which
     locks and replaces the file atomically). A hand-edited draft keeps its edit: the status
     change rewrites the header around the text as it is on disk.
-
-Session replay
-    ``list_sessions`` summarises every log (newest first); ``open_session`` resolves an id, a
-    unique prefix, ``last`` or a path; ``rebuild`` turns logged dicts back into event objects so
-    ``agentcli log show`` re-renders through the same ``TraceRenderer`` as a live session. A
-    damaged log line is skipped with a warning (``sessions.read_events``), never fatal.
 
 Only the standard library and agentcli's light modules are imported here: ``drafts list`` and
 ``log list`` must start fast.
@@ -28,13 +21,12 @@ from typing import Any, Iterable
 
 from .drafts import STATUSES, Draft, DraftStore
 from .errors import UsageError
-from .sessions import read_events
+from .sessions import SESSION_ID_RE, read_events
 
 STATUS_ALIASES = {"pending": "pending_review", "pending_review": "pending_review",
                   "approved": "approved", "approve": "approved",
                   "rejected": "rejected", "reject": "rejected"}
 _ID_PREFIX_RE = re.compile(r"^d-[0-9a-f]{4,12}$")
-_SESSION_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 _REL_RE = re.compile(r"^(\d+)\s*([mhdw])$")
 MAX_REASON_CHARS = 2000
 
@@ -191,7 +183,7 @@ def provenance(draft: Draft, sessions_dir: Path) -> dict[str, Any]:
     prov: dict[str, Any] = {"found": False, "session_id": sid, "log": None, "question": None,
                             "customer": None, "tool_calls": [], "original_text": None,
                             "answer": None, "note": None, "warnings": []}
-    if not isinstance(sid, str) or not _SESSION_RE.match(sid):
+    if not isinstance(sid, str) or not SESSION_ID_RE.match(sid):
         prov["note"] = "the draft names no session, so its provenance is unknown"
         return prov
     path = Path(sessions_dir) / f"{sid}.jsonl"
@@ -244,257 +236,3 @@ def provenance(draft: Draft, sessions_dir: Path) -> dict[str, Any]:
     prov.update(found=True, tool_calls=calls,
                 question=(question or {}).get("text"), customer=(question or {}).get("customer"))
     return prov
-
-
-# =========================================================================== session replay
-
-@dataclasses.dataclass
-class SessionSummary:
-    id: str
-    path: Path
-    started_at: str | None = None
-    question: str | None = None
-    questions: int = 0
-    provider: str | None = None
-    model: str | None = None
-    customer: str | None = None
-    tool_calls: int = 0
-    tool_errors: int = 0
-    tools: list[str] = dataclasses.field(default_factory=list)
-    drafts: list[str] = dataclasses.field(default_factory=list)
-    status: str = "empty"
-    errors: int = 0
-    usage: dict[str, int] = dataclasses.field(default_factory=dict)
-    damaged_lines: int = 0
-
-    def record(self) -> dict[str, Any]:
-        return {"id": self.id, "started_at": self.started_at, "question": self.question,
-                "questions": self.questions, "provider": self.provider, "model": self.model,
-                "customer": self.customer, "tool_calls": self.tool_calls,
-                "tool_errors": self.tool_errors, "tools": self.tools, "drafts": len(self.drafts),
-                "draft_ids": self.drafts, "status": self.status, "usage": self.usage,
-                "damaged_lines": self.damaged_lines, "path": str(self.path)}
-
-    @property
-    def has_errors(self) -> bool:
-        return self.tool_errors > 0 or self.errors > 0 or self.status not in ("ok", "empty")
-
-
-_SEVERITY = {"empty": 0, "ok": 1, "incomplete": 2, "unfinished": 3, "cancelled": 4, "error": 5}
-
-
-def _iso_from_ts(ts: Any) -> str | None:
-    if isinstance(ts, (int, float)):
-        try:
-            return datetime.fromtimestamp(ts, timezone.utc).isoformat(timespec="seconds")
-        except (OverflowError, OSError, ValueError):
-            return None
-    return None
-
-
-def _iso_from_id(sid: str) -> str | None:
-    m = re.match(r"^(\d{8}-\d{6})", sid)
-    if not m:
-        return None
-    try:
-        return datetime.strptime(m.group(1), "%Y%m%d-%H%M%S").replace(
-            tzinfo=timezone.utc).isoformat(timespec="seconds")
-    except ValueError:
-        return None
-
-
-def summarise(sid: str, events: Iterable[dict[str, Any]], path: Path) -> SessionSummary:
-    s = SessionSummary(id=sid, path=path, started_at=_iso_from_id(sid))
-    first_ts: str | None = None
-    open_question = False
-    worst = "empty"
-    usage = {"input_tokens": 0, "output_tokens": 0, "cache_read_input_tokens": 0,
-             "cache_creation_input_tokens": 0}
-
-    def mark(status: str) -> None:
-        nonlocal worst
-        if _SEVERITY.get(status, 5) > _SEVERITY.get(worst, 0):
-            worst = status
-
-    for ev in events:
-        t = ev.get("type")
-        if first_ts is None:
-            first_ts = _iso_from_ts(ev.get("ts"))
-        if t == "session_start":
-            s.provider = ev.get("provider") if isinstance(ev.get("provider"), str) else None
-            s.model = ev.get("model") if isinstance(ev.get("model"), str) else None
-            s.customer = ev.get("customer") if isinstance(ev.get("customer"), str) else None
-        elif t == "question":
-            s.questions += 1
-            if s.question is None and isinstance(ev.get("text"), str):
-                s.question = ev["text"]
-            if open_question:
-                mark("unfinished")
-            open_question = True
-        elif t == "tool_result":
-            s.tool_calls += 1
-            name = ev.get("name")
-            if isinstance(name, str) and name not in s.tools:
-                s.tools.append(name)
-            if ev.get("is_error"):
-                s.tool_errors += 1
-        elif t == "draft_saved":
-            did = ev.get("id")
-            if isinstance(did, str) and did not in s.drafts:
-                s.drafts.append(did)
-        elif t == "error":
-            s.errors += 1
-        elif t == "cancelled":
-            mark("cancelled")
-            open_question = False
-        elif t == "turn_finished":
-            st = ev.get("status")
-            mark(st if isinstance(st, str) and st in _SEVERITY else "error")
-            open_question = False
-            u = ev.get("usage")
-            if isinstance(u, dict):
-                for k in usage:
-                    v = u.get(k)
-                    if isinstance(v, (int, float)):
-                        usage[k] += int(v)
-    if open_question:
-        mark("unfinished")
-    s.status = worst
-    s.usage = usage
-    if s.started_at is None:
-        s.started_at = first_ts
-    return s
-
-
-def session_files(directory: Path) -> list[Path]:
-    """Session logs, newest first (ids start with their UTC start time)."""
-    d = Path(directory)
-    if not d.is_dir():
-        return []
-    files = [p for p in d.glob("*.jsonl") if _SESSION_RE.match(p.stem)]
-    files.sort(key=lambda p: (p.stem[:15], p.stat().st_mtime if p.exists() else 0, p.stem),
-               reverse=True)
-    return files
-
-
-def list_sessions(directory: Path, *, tool: str | None = None, errors_only: bool = False,
-                  limit: int | None = 20, warnings: list[str] | None = None) -> list[SessionSummary]:
-    out: list[SessionSummary] = []
-    for path in session_files(directory):
-        local: list[str] = []
-        try:
-            events = list(read_events(path, local))
-        except OSError as e:
-            if warnings is not None:
-                warnings.append(f"{path.name}: cannot read it ({e.strerror})")
-            continue
-        s = summarise(path.stem, events, path)
-        s.damaged_lines = len(local)
-        if warnings is not None:
-            warnings.extend(local)
-        if tool and tool not in s.tools:
-            continue
-        if errors_only and not s.has_errors:
-            continue
-        out.append(s)
-        if limit and len(out) >= limit:
-            break
-    return out
-
-
-def open_session(directory: Path, token: str) -> Path:
-    """A session log from an id, a unique id prefix, ``last`` / ``latest``, or a .jsonl path."""
-    t = (token or "").strip()
-    if not t:
-        raise UsageError("no session given: pass an id from `agentcli log list` (or `last`)")
-    if t.endswith(".jsonl") and Path(t).is_file():
-        return Path(t)  # a log copied from elsewhere (only .jsonl files: never an arbitrary file)
-    d = Path(directory)
-    if t.lower() in ("last", "latest"):
-        files = session_files(d)
-        if not files:
-            raise UsageError(f"no sessions recorded yet in {d}")
-        return files[0]
-    if t.endswith(".jsonl"):
-        t = t[:-6]
-    if not _SESSION_RE.match(t):
-        raise UsageError(f"not a session id: {token!r} (see `agentcli log list`)")
-    exact = d / f"{t}.jsonl"
-    if exact.is_file():
-        return exact
-    matches = [p for p in session_files(d) if p.stem.startswith(t)]
-    if len(matches) == 1:
-        return matches[0]
-    if len(matches) > 1:
-        raise UsageError(f"{t} matches {len(matches)} sessions "
-                         f"({', '.join(p.stem for p in matches[:3])}, …): give more of the id")
-    raise UsageError(f"no session {t} in {d} (see `agentcli log list`)")
-
-
-def filter_events(events: list[dict[str, Any]], *, tool: str | None = None,
-                  errors_only: bool = False) -> list[dict[str, Any]]:
-    """Keep questions, answers and stops; keep only the tool events the filters select."""
-    if not tool and not errors_only:
-        return events
-    error_ids = {ev.get("id") for ev in events
-                 if ev.get("type") == "tool_result" and ev.get("is_error")}
-    draft_ids_by_call = {}
-    for ev in events:
-        if ev.get("type") == "tool_result" and isinstance(ev.get("result"), dict):
-            draft_ids_by_call[ev["result"].get("draft_id")] = ev.get("name")
-
-    def keep(ev: dict[str, Any]) -> bool:
-        t = ev.get("type")
-        if t in ("tool_call", "tool_result"):
-            if tool and ev.get("name") != tool:
-                return False
-            if errors_only and ev.get("id") not in error_ids:
-                return False
-            return True
-        if t == "draft_saved":
-            return not errors_only and (not tool or tool == "draft_reply")
-        return True
-
-    return [ev for ev in events if keep(ev)]
-
-
-def _event_classes() -> dict[str, type]:
-    from . import events as E
-
-    return {"question": E.Question, "model_request": E.ModelRequest, "text_delta": E.TextDelta,
-            "model_response": E.ModelResponse, "retry": E.Retry, "tool_call": E.ToolCallStarted,
-            "tool_result": E.ToolResult, "draft_saved": E.DraftSaved,
-            "turn_finished": E.TurnFinished, "error": E.Error}
-
-
-def rebuild(d: dict[str, Any]) -> Any:
-    """The event object a logged dict came from (None for records that are not loop events).
-
-    Raises ValueError when the dict lacks a field the event needs.
-    """
-    cls = _event_classes().get(d.get("type"))  # type: ignore[arg-type]
-    if cls is None:
-        return None
-    names = {f.name for f in dataclasses.fields(cls)}
-    try:
-        return cls(**{k: v for k, v in d.items() if k in names})
-    except TypeError as e:
-        raise ValueError(f"{d.get('type')} record is incomplete ({e})") from None
-
-
-def format_time(iso: str | None) -> str:
-    """An ISO UTC time as local ``YYYY-MM-DD HH:MM`` for tables."""
-    if not iso:
-        return "?"
-    try:
-        return datetime.fromisoformat(iso).astimezone().strftime("%Y-%m-%d %H:%M")
-    except ValueError:
-        return iso
-
-
-def one_line(text: Any, limit: int = 60) -> str:
-    from .redact import clean_for_terminal
-
-    s = " ".join(("" if text is None else str(text)).split())
-    s = clean_for_terminal(s)
-    return s if len(s) <= limit else s[: limit - 1] + "…"

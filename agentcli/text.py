@@ -7,7 +7,10 @@ import it, it imports nothing of theirs.
 from __future__ import annotations
 
 from .errors import UsageError
-from .redact import replace_surrogates
+from datetime import datetime
+from typing import Any
+
+from .redact import clean_for_terminal, replace_surrogates
 
 MAX_QUESTION_CHARS = 100_000
 
@@ -31,3 +34,19 @@ def check_question(q: str) -> str:
         raise UsageError(f"the question is too long ({len(q)} characters; the limit is "
                          f"{MAX_QUESTION_CHARS}): trim quoted history from the email")
     return q.replace("\r\n", "\n").strip("\n")  # pasted CRLF emails read like any other
+
+
+def format_time(iso: str | None) -> str:
+    """An ISO UTC time as local ``YYYY-MM-DD HH:MM`` for tables."""
+    if not iso:
+        return "?"
+    try:
+        return datetime.fromisoformat(iso).astimezone().strftime("%Y-%m-%d %H:%M")
+    except ValueError:
+        return iso
+
+
+def one_line(text: Any, limit: int = 60) -> str:
+    s = " ".join(("" if text is None else str(text)).split())
+    s = clean_for_terminal(s)
+    return s if len(s) <= limit else s[: limit - 1] + "…"

@@ -153,6 +153,6 @@ def warn(lines: list[str]) -> None:
 
 def tsv(*cells: Any) -> str:
     """One tab-separated line for a pipe: every cell on one line, no tabs inside."""
-    from ..review import one_line
+    from ..text import one_line
 
     return "\t".join(one_line("" if c is None else c, 200).replace("\t", " ") for c in cells)

@@ -91,7 +91,7 @@ def _drafts_table(drafts: list, directory: Path) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    from ..review import format_time, one_line
+    from ..text import format_time, one_line
 
     t = Table(title=f"{len(drafts)} draft{'s' if len(drafts) != 1 else ''} in {directory}",
               title_justify="left", header_style="bold")
@@ -138,7 +138,7 @@ def _print_draft(d: Any, prov: dict[str, Any]) -> None:
 
     from ..redact import clean_for_terminal
     from ..render import tool_call_line, tool_result_line
-    from ..review import format_time
+    from ..text import format_time
 
     c = out_console()
     m = d.meta

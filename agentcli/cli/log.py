@@ -38,7 +38,7 @@ def log_list(
 
     def body() -> int:
         from ..config import sessions_dir
-        from ..review import list_sessions
+        from ..replay import list_sessions
 
         d = sessions_dir()
         warnings: list[str] = []
@@ -53,7 +53,7 @@ def log_list(
         if isatty(sys.stdout):
             _sessions_table(sessions, d)
         else:
-            from ..review import format_time
+            from ..text import format_time
 
             for s in sessions:
                 sys.stdout.write(tsv(s.id, format_time(s.started_at), f"{s.provider}/{s.model}",
@@ -72,7 +72,7 @@ def _sessions_table(sessions: list, directory: Path) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    from ..review import format_time, one_line
+    from ..text import format_time, one_line
 
     t = Table(title=f"sessions in {directory} (newest first)", title_justify="left", header_style="bold")
     for col in ("session", "started", "question", "provider/model", "tools", "drafts", "status"):
@@ -97,7 +97,7 @@ def log_show(
 
     def body() -> int:
         from ..config import sessions_dir
-        from ..review import filter_events, open_session
+        from ..replay import filter_events, open_session
         from ..sessions import read_events
 
         path = open_session(sessions_dir(), session)
@@ -125,7 +125,8 @@ def _replay(path: Path, events: list[dict[str, Any]], shown: list[dict[str, Any]
 
     from ..redact import clean_for_terminal
     from ..render import TraceRenderer
-    from ..review import format_time, rebuild, summarise
+    from ..replay import rebuild, summarise
+    from ..text import format_time
 
     c = out_console()
     r = TraceRenderer(c, live=True, quiet=False, err_console=c)
