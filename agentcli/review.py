@@ -17,7 +17,7 @@ import os
 import re
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from .drafts import STATUSES, Draft, DraftStore
 from .errors import UsageError

@@ -1,0 +1,136 @@
+"""Running cases through ``App.run`` and summing up the scores."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from typing import Any
+
+from .cases import Case
+from .scoring import Check, Score, draft_texts, score
+
+
+@dataclasses.dataclass
+class RunResult:
+    case: Case
+    score: Score
+    result: dict[str, Any] | None
+    time_s: float
+    api_error: str | None = None   # the model API failed (exit 4 material)
+    api_error_kind: str | None = None
+
+    @property
+    def passed(self) -> bool:
+        return self.score.passed
+
+    def record(self) -> dict[str, Any]:
+        r = self.result or {}
+        usage = r.get("usage") or {}
+        return {
+            "passed": self.score.passed, "skipped": self.score.skipped,
+            "reasons": self.score.reasons, "checks": [c.record() for c in self.score.checks],
+            "status": r.get("status"), "stop_reason": r.get("stop_reason"),
+            "turns": r.get("turns", 0), "tokens": tokens(usage), "usage": usage,
+            "time_s": round(self.time_s, 3), "session_id": r.get("session_id"),
+            "answer": r.get("answer"), "drafts": draft_texts(r) if r else [],
+            "tool_calls": [{"name": c.get("name"), "input": c.get("input"), "is_error": c.get("is_error")}
+                           for c in r.get("tool_calls") or [] if isinstance(c, dict)],
+            "error": r.get("error"),
+        }
+
+
+def tokens(usage: dict[str, Any]) -> int:
+    return int(usage.get("input_tokens") or 0) + int(usage.get("output_tokens") or 0)
+
+
+async def run_case(app: Any, case: Case, *, default_customer: str | None = None) -> RunResult:
+    """Run one case in a fresh conversation through ``App.run`` and score its result object."""
+    provider = app.provider.name
+    if case.needs_model and provider == "offline":
+        return RunResult(case, score(case, {}, provider=provider), None, 0.0)
+    customer = case.customer if case.customer_set else default_customer
+    conv = app.conversation(customer=customer)
+    t0 = time.perf_counter()
+    try:
+        builder = await app.run(conv, case.question, [])
+    finally:
+        app.log_for(conv).close()  # one log per case: do not keep its descriptor open
+    elapsed = time.perf_counter() - t0
+    result = builder.result()
+    sc = score(case, result, provider=provider)
+    err = builder.error
+    if err is not None and err.exit_code == 4:
+        return RunResult(case, sc, result, elapsed, api_error=err.message, api_error_kind=err.kind)
+    return RunResult(case, sc, result, elapsed)
+
+
+FATAL_API_KINDS = ("authentication", "permission", "not_found")
+
+
+async def run_suite(app: Any, cases: list[Case], *, repeat: int = 1,
+                    default_customer: str | None = None,
+                    progress: Any = None) -> tuple[list[list[RunResult]], str | None]:
+    """Run every case ``repeat`` times, in order. Returns (runs per case, fatal API error).
+
+    A crash inside one run is recorded as that run's failure (the suite goes on); an API error
+    that no retry can fix (bad key, unknown model) stops the suite.
+    """
+    out: list[list[RunResult]] = []
+    total = len(cases) * repeat
+    n = 0
+    for case in cases:
+        runs: list[RunResult] = []
+        out.append(runs)
+        for _ in range(repeat):
+            n += 1
+            try:
+                rr = await run_case(app, case, default_customer=default_customer)
+            except Exception as e:  # a bug must not end the suite or show a traceback
+                msg = f"the run crashed ({type(e).__name__}: {str(e)[:200]})"
+                rr = RunResult(case, Score(case.id, False, checks=[Check("run", False, msg)]), None, 0.0)
+            runs.append(rr)
+            if progress is not None:
+                progress(n, total, rr)
+            if rr.api_error and rr.api_error_kind in FATAL_API_KINDS:
+                return out, rr.api_error
+            if rr.score.skipped:
+                break  # a skipped case is skipped once, not K times
+    return out, None
+
+
+def summarise(per_case: list[list[RunResult]]) -> dict[str, Any]:
+    tasks = passed = failed = skipped = runs = runs_passed = tok = 0
+    t = 0.0
+    for runs_ in per_case:
+        if not runs_:
+            continue
+        tasks += 1
+        if all(r.score.skipped for r in runs_):
+            skipped += 1
+            continue
+        scored = [r for r in runs_ if not r.score.skipped]
+        runs += len(scored)
+        ok = sum(r.passed for r in scored)
+        runs_passed += ok
+        tok += sum(tokens((r.result or {}).get("usage") or {}) for r in scored)
+        t += sum(r.time_s for r in scored)
+        if ok == len(scored):
+            passed += 1
+        else:
+            failed += 1
+    return {"tasks": tasks, "passed": passed, "failed": failed, "skipped": skipped, "runs": runs,
+            "runs_passed": runs_passed, "pass_rate": round(runs_passed / runs, 4) if runs else None,
+            "tokens": tok, "time_s": round(t, 3)}
+
+
+def task_record(runs: list[RunResult]) -> dict[str, Any]:
+    c = runs[0].case
+    skipped = all(r.score.skipped for r in runs)
+    scored = [r for r in runs if not r.score.skipped]
+    ok = sum(r.passed for r in scored)
+    return {"id": c.id, "description": c.description, "tags": c.tags, "customer": c.customer,
+            "question": c.question, "needs_model": c.needs_model, "skipped": skipped,
+            "skip_reason": runs[0].score.skip_reason if skipped else None,
+            "passed": ok, "failed": len(scored) - ok,
+            "pass_rate": round(ok / len(scored), 4) if scored else None,
+            "runs": [r.record() for r in runs] if not skipped else []}
