@@ -60,7 +60,7 @@ def read_done(path: Path) -> set[str]:
         for raw in f:
             try:
                 rec = json.loads(raw)
-            except ValueError:
+            except (ValueError, RecursionError):  # cut by a kill, or not ours
                 continue
             if not isinstance(rec, dict) or "id" not in rec or rec.get("stop_reason") == DUPLICATE_ID:
                 continue

@@ -18,7 +18,7 @@ from typing import IO, Any, AsyncIterator, Callable
 
 from .errors import UsageError
 from .lines import FdLines, ThreadCaller
-from .text import check_question, clean_text
+from .text import check_question, customer_address
 
 # A line may hold a 100,000-character question written as JSON \uXXXX escapes (6 bytes each);
 # longer lines are input errors (and the question itself is checked against 100,000 characters).
@@ -56,6 +56,9 @@ def parse_line(line_no: int, raw: str) -> Item | None:
             return Item(line_no, line_no, error=f"line {line_no}: {e.message}")
     try:
         obj = json.loads(text)
+    except RecursionError:  # arrays or objects nested thousands deep, well under the size limit
+        return Item(line_no, line_no, error=f"line {line_no}: the JSON is nested too deeply; "
+                                            "expected {\"id\", \"question\", \"customer\"}")
     except ValueError as e:
         return Item(line_no, line_no, error=f"line {line_no}: not valid JSON ({e.msg} at column "
                                             f"{e.colno}); expected {{\"id\", \"question\", \"customer\"}}")
@@ -77,7 +80,12 @@ def parse_line(line_no: int, raw: str) -> Item | None:
         q = check_question(q)
     except UsageError as e:
         return Item(line_no, qid, error=f"line {line_no}: {e.message}")
-    return Item(line_no, qid, q, clean_text(cust or "").strip() or None)
+    if cust is None:
+        return Item(line_no, qid, q)
+    try:
+        return Item(line_no, qid, q, customer_address(cust))
+    except ValueError as e:
+        return Item(line_no, qid, error=f"line {line_no}: \"customer\" {e}")
 
 
 class LineSource:

@@ -74,17 +74,30 @@ CONFIG_KEYS: dict[str, tuple[type, ...]] = {
 }
 
 
-def load_config_file() -> dict[str, Any]:
+class ConfigValues(dict):
+    """The settings of ``agentcli.toml``, and the file they came from (for messages)."""
+    path: Path | None = None
+
+
+def load_config_file() -> ConfigValues:
     for path in config_file_candidates():
         if path.is_file():
             try:
                 with path.open("rb") as f:
                     data = tomllib.load(f)
             except (OSError, ValueError) as e:  # TOMLDecodeError, or bytes that are not UTF-8
-                raise ConfigError(f"cannot read {path}: {e}; fix or remove the file") from None
+                from .redact import clean_for_terminal
+
+                raise ConfigError(f"cannot read {path}: {clean_for_terminal(str(e))[:200]}; fix or "
+                                  "remove the file") from None
+            except RecursionError:  # tables or arrays nested thousands deep
+                raise ConfigError(f"cannot read {path}: it is nested too deeply; fix or remove "
+                                  "the file") from None
             section = data.get("agentcli", data)
-            return _check_config(section if isinstance(section, dict) else {}, path)
-    return {}
+            values = ConfigValues(_check_config(section if isinstance(section, dict) else {}, path))
+            values.path = path
+            return values
+    return ConfigValues()
 
 
 def _check_config(cfg: dict[str, Any], path: Path) -> dict[str, Any]:
@@ -97,7 +110,7 @@ def _check_config(cfg: dict[str, Any], path: Path) -> dict[str, Any]:
             continue
         if isinstance(value, bool) or not isinstance(value, kinds):
             want = {(str,): "text", (dict,): "a table", (int,): "a whole number"}.get(kinds, "a number")
-            raise ConfigError(f"{path}: {key} must be {want}, got {value!r}; fix or remove the setting")
+            raise ConfigError(f"{path}: {key} must be {want}, got {_shown(value)}; fix or remove the setting")
     return cfg
 
 
@@ -122,6 +135,12 @@ class Settings:
         return replace(self, **kw)
 
 
+def _shown(value: Any) -> str:
+    from .text import one_line
+
+    return one_line(repr(value), 80)
+
+
 def _pick(flag: Any, env_name: str | None, cfg: dict[str, Any], key: str) -> tuple[Any, str]:
     if flag is not None:
         return flag, "flag"
@@ -132,15 +151,28 @@ def _pick(flag: Any, env_name: str | None, cfg: dict[str, Any], key: str) -> tup
     return None, "default"
 
 
-def _number(value: Any, name: str, kind: type, minimum: float) -> Any:
+def _bad(source: str, key: str, env_name: str | None, cfg: dict[str, Any], why: str) -> Exception:
+    """A bad value, blamed on where it came from: a flag or environment variable is a usage
+    error (exit 2); agentcli.toml is a configuration error naming the file and the key (exit 3)."""
+    if source == "config":
+        where = getattr(cfg, "path", None) or "agentcli.toml"
+        return ConfigError(f"{where}: {key} {why}; fix or remove the setting")
+    flag = "--" + key.replace("_", "-")
+    name = f"{env_name} ({flag})" if source == "env" and env_name else flag
+    return UsageError(f"{name} {why}")
+
+
+def _number(value: Any, source: str, key: str, env_name: str | None, cfg: dict[str, Any],
+            kind: type, minimum: float) -> Any:
     try:
         v = kind(value)
+        ok = v == v and v not in (float("inf"), float("-inf"))  # nan compares unequal to itself
     except (TypeError, ValueError, OverflowError):  # OverflowError: int(inf)
-        raise UsageError(f"{name} must be a finite number, got {value!r}") from None
-    if v != v or v in (float("inf"), float("-inf")):  # nan compares unequal to itself
-        raise UsageError(f"{name} must be a finite number, got {value!r}")
+        ok = False
+    if not ok:
+        raise _bad(source, key, env_name, cfg, f"must be a finite number, got {_shown(value)}")
     if v < minimum:
-        raise UsageError(f"{name} must be at least {minimum}, got {value!r}")
+        raise _bad(source, key, env_name, cfg, f"must be at least {minimum}, got {_shown(value)}")
     return v
 
 
@@ -171,7 +203,7 @@ def resolve(
     cfg = load_config_file()
     s = Settings(stream=stream, json=json, quiet=quiet)
 
-    p, _ = _pick(provider, "AGENTCLI_PROVIDER", cfg, "provider")
+    p, src = _pick(provider, "AGENTCLI_PROVIDER", cfg, "provider")
     if p is None:
         if os.environ.get("ANTHROPIC_API_KEY"):
             p = "anthropic"
@@ -181,7 +213,8 @@ def resolve(
             p = "offline"
     p = str(p).strip().lower()
     if p not in PROVIDERS:
-        raise UsageError(f"unknown provider {p!r}: choose one of {', '.join(PROVIDERS)}")
+        raise _bad(src, "provider", "AGENTCLI_PROVIDER", cfg,
+                   f"is {_shown(p)}, not a provider: choose one of {', '.join(PROVIDERS)}")
     s.provider = p
 
     m, _ = _pick(model, "AGENTCLI_MODEL", cfg, "model")
@@ -196,21 +229,22 @@ def resolve(
 
     s.drafts_dir = resolve_drafts_dir(drafts_dir, cfg)
 
-    c, _ = _pick(customer, "AGENTCLI_CUSTOMER", cfg, "customer")
-    s.customer = str(c).strip() if c else None
+    c, src = _pick(customer, "AGENTCLI_CUSTOMER", cfg, "customer")
+    if c is not None:
+        from .text import customer_address
 
-    mt, _ = _pick(max_turns, None, cfg, "max_turns")
-    if mt is not None:
-        s.max_turns = _number(mt, "--max-turns", int, 1)
-    tt, _ = _pick(tool_timeout, None, cfg, "tool_timeout")
-    if tt is not None:
-        s.tool_timeout = _number(tt, "--tool-timeout", float, 0.001)
-    rt, _ = _pick(request_timeout, "AGENTCLI_REQUEST_TIMEOUT", cfg, "request_timeout")
-    if rt is not None:
-        s.request_timeout = _number(rt, "--request-timeout", float, 0.001)
-    rr, _ = _pick(retries, "AGENTCLI_RETRIES", cfg, "retries")
-    if rr is not None:
-        s.retries = _number(rr, "--retries", int, 0)
+        try:
+            s.customer = customer_address(c)
+        except ValueError as e:
+            raise _bad(src, "customer", "AGENTCLI_CUSTOMER", cfg, str(e)) from None
+
+    for key, flag, env_name, kind, minimum in (
+            ("max_turns", max_turns, None, int, 1), ("tool_timeout", tool_timeout, None, float, 0.001),
+            ("request_timeout", request_timeout, "AGENTCLI_REQUEST_TIMEOUT", float, 0.001),
+            ("retries", retries, "AGENTCLI_RETRIES", int, 0)):
+        value, src = _pick(flag, env_name, cfg, key)
+        if value is not None:
+            setattr(s, key, _number(value, src, key, env_name, cfg, kind, minimum))
     if isinstance(cfg.get("prices"), dict):
         s.prices = cfg["prices"]
     return s

@@ -49,19 +49,21 @@ def parse_since(value: str | None, *, now: datetime | None = None) -> datetime |
     v = value.strip()
     now = now or datetime.now(timezone.utc)
     m = _REL_RE.match(v.lower())
-    if m:
-        n, unit = int(m.group(1)), m.group(2)
-        delta = {"m": timedelta(minutes=n), "h": timedelta(hours=n), "d": timedelta(days=n),
-                 "w": timedelta(weeks=n)}[unit]
-        return now - delta
     try:
+        if m:
+            n, unit = int(m.group(1)), m.group(2)
+            delta = {"m": timedelta(minutes=n), "h": timedelta(hours=n), "d": timedelta(days=n),
+                     "w": timedelta(weeks=n)}[unit]
+            return now - delta
         dt = datetime.fromisoformat(v.replace("Z", "+00:00"))
-    except ValueError:
-        raise UsageError(f"--since {value!r}: use a date (2026-11-30), an ISO time "
-                         "(2026-11-30T09:00) or an age (30m, 12h, 7d, 2w)") from None
-    if dt.tzinfo is None:
-        dt = dt.astimezone()  # a local date/time, as a person means it
-    return dt
+        if dt.tzinfo is None:
+            dt = dt.astimezone()  # a local date/time, as a person means it
+        return dt
+    except (OverflowError, ValueError):  # an age beyond year 1, a date at its edge, not a date
+        from .text import one_line
+
+        raise UsageError(f"--since {one_line(value, 40)!r}: use a date (2026-11-30), an ISO time "
+                         "(2026-11-30T09:00) or an age (30m, 12h, 7d, 2w) within the calendar") from None
 
 
 def _created(d: Draft) -> datetime | None:

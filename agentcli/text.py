@@ -6,6 +6,8 @@ import it, it imports nothing of theirs.
 
 from __future__ import annotations
 
+import re
+
 from .errors import UsageError
 from datetime import datetime
 from typing import Any
@@ -23,6 +25,30 @@ def clean_text(s: str) -> str:
     if s.startswith("\ufeff"):
         s = s[1:]
     return replace_surrogates(s)
+
+
+# One address: no spaces, controls, brackets, quotes, commas or semicolons; one @ with text on
+# both sides. ``Name <address>`` (as pasted from a mail client) is reduced to the address.
+_ADDRESS_RE = re.compile(r"[^\s@<>\"',;()\[\]\\]+@[^\s@<>\"',;()\[\]\\]+")
+_NAMED_RE = re.compile(r"[^<>]*<([^<>]*)>")
+MAX_ADDRESS_CHARS = 254
+
+
+def customer_address(value: str) -> str:
+    """The customer's email address from ``value`` (``ana@example.com`` or ``Ana Silva
+    <ana@example.com>``); ValueError with a message for anything else, blank included: a
+    customer scope that silently meant "no scope" or "nobody" would fail open or look empty."""
+    v = clean_text(str(value)).strip()
+    m = _NAMED_RE.fullmatch(v)
+    if m:
+        v = m.group(1).strip()
+    if not v:
+        raise ValueError("is blank: give the customer's email address, or leave the setting out")
+    if len(v) > MAX_ADDRESS_CHARS or not _ADDRESS_RE.fullmatch(v):
+        shown = one_line(v, 60)
+        raise ValueError(f"{shown!r} is not an email address: give one like ana@example.com "
+                         "or 'Ana Silva <ana@example.com>'")
+    return v
 
 
 def check_question(q: str) -> str:

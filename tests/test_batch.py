@@ -507,3 +507,31 @@ def test_sigterm_stops_a_batch_cleanly(anthropic_env, fake_anthropic, tmp_path, 
 
     logs = [list(read_events(p)) for p in (home / "sessions").glob("*.jsonl")]
     assert any(any(e.get("type") == "cancelled" for e in evs) for evs in logs)  # in flight: cancelled
+
+
+def test_a_line_nested_too_deeply_is_an_error_record_and_resume_survives_it(cli, cli_env, tmp_path):
+    deep = '{"id": "deep", "question": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    src = tmp_path / "q.jsonl"
+    src.write_text("Where is GH56JK78MN?\n" + deep + "\n" + '{"id": 3, "question": "Where is ORD-20261234?"}\n')
+    out = tmp_path / "out.jsonl"
+    p = cli(["batch", str(src), "--output", str(out), "-q"], cli_env)
+    assert p.returncode == 1, p.err
+    recs = [json.loads(ln) for ln in p.out.splitlines()]
+    assert [r["status"] for r in recs] == ["ok", "error", "ok"]
+    assert "nested too deeply" in recs[1]["error"] and "Traceback" not in p.err
+    with open(out, "a") as f:  # a record file that holds such a line too
+        f.write(deep + "\n")
+    p = cli(["batch", str(src), "--output", str(out), "--resume", "-q"], cli_env)
+    assert p.returncode == 0, p.err
+    assert p.out == ""  # everything was already answered
+
+
+@pytest.mark.parametrize("customer", [" ", "Ana Silva", "ana@", 5])
+def test_a_batch_lines_bad_customer_is_an_error_record(customer):
+    it = parse_line(7, json.dumps({"id": "c", "question": "where is GH56JK78MN?", "customer": customer}))
+    assert it.question is None and it.error and "line 7" in it.error and "customer" in it.error
+
+
+def test_a_batch_lines_named_customer_is_reduced_to_the_address():
+    it = parse_line(1, json.dumps({"question": "q", "customer": "Ana Silva <ana.silva@example.com>"}))
+    assert it.customer == "ana.silva@example.com"

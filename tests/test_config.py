@@ -87,3 +87,48 @@ def test_config_file_oddities(cli_env, tmp_path, monkeypatch, capsys):
 def test_unusable_prices_give_no_estimate_rather_than_invalid_json():
     for v in (float("nan"), float("inf"), -1.0, "cheap"):
         assert estimate_cost("m", {"input_tokens": 10}, {"m": {"input": v}}) is None
+
+
+@pytest.mark.parametrize("toml,key", [
+    ("max_turns = 0", "max_turns"), ("tool_timeout = inf", "tool_timeout"),
+    ("retries = -1", "retries"), ('provider = "gpt"', "provider"), ('customer = " "', "customer"),
+    ('customer = "Ana Silva"', "customer"), ("request_timeout = nan", "request_timeout"),
+])
+def test_bad_values_in_the_config_file_name_the_file_and_the_key(cli_env, tmp_path, monkeypatch, toml, key):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "agentcli.toml").write_text(toml + "\n")
+    with pytest.raises(ConfigError) as e:
+        resolve()
+    assert e.value.exit_code == 3
+    assert str(tmp_path / "agentcli.toml") in e.value.message and f"{key} " in e.value.message
+    assert "--" not in e.value.message  # no flag was given: do not blame one
+
+
+def test_a_config_file_nested_too_deeply_is_a_configuration_error(cli_env, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "agentcli.toml").write_text("x = " + "[" * 100_000 + "]" * 100_000 + "\n")
+    with pytest.raises(ConfigError, match="nested too deeply"):
+        resolve()
+
+
+@pytest.mark.parametrize("value,expected", [
+    ("ana.silva@example.com", "ana.silva@example.com"),
+    ("  Ana Silva <ana.silva@example.com> ", "ana.silva@example.com"),
+    ('"Silva, Ana" <ana.silva@example.com>', "ana.silva@example.com"),
+])
+def test_a_customer_is_an_address_or_a_named_address(cli_env, monkeypatch, value, expected):
+    assert resolve(customer=value).customer == expected
+    monkeypatch.setenv("AGENTCLI_CUSTOMER", value)
+    assert resolve().customer == expected
+
+
+@pytest.mark.parametrize("value", [" ", "", "Ana Silva", "ana@", "@example.com", "a@b@c",
+                                   "ana silva@example.com", "Ana <>", "ana@example.com\u2028x",
+                                   "ana@example.com, ben@example.net", "x" * 300 + "@example.com"])
+def test_a_blank_or_malformed_customer_is_refused_everywhere(cli_env, monkeypatch, value):
+    with pytest.raises(UsageError, match="--customer"):
+        resolve(customer=value)
+    monkeypatch.setenv("AGENTCLI_CUSTOMER", value)
+    if value:  # an empty variable is the same as an unset one
+        with pytest.raises(UsageError, match="AGENTCLI_CUSTOMER"):
+            resolve()

@@ -485,26 +485,43 @@ def test_turn_limit_defaults_to_no(anthropic_env, fake_anthropic):
 # --------------------------------------------------------------------------- the console script
 
 def test_chat_on_a_pipe_is_one_ticket_line_by_line(cli, anthropic_env, fake_anthropic):
-    fake_anthropic.queue(LOOKUP(), text("It is waiting for payment."), text("Payment pending."))
+    fake_anthropic.queue(LOOKUP(), text("It is waiting for payment."), text("Payment pending."),
+                         text("Noted."))
     p = cli(["chat"], anthropic_env, input="Where is GH56JK78MN?\n\nmake it shorter\n/usage\n")
     assert p.returncode == 0, p.err
-    assert p.out.splitlines()[:2] == ["It is waiting for payment.", "Payment pending."]
-    assert "this ticket" in p.out  # the slash command ran
+    assert p.out.splitlines()[:3] == ["It is waiting for payment.", "Payment pending.", "Noted."]
+    assert "this ticket" not in p.out  # on a pipe a line starting with / is a question too
     assert "→ get_order_status" in p.err  # the trace goes to stderr
-    assert len(fake_anthropic.requests) == 3
+    assert len(fake_anthropic.requests) == 4
     assert len(fake_anthropic.requests[2]["messages"]) == 5
+    assert user_texts(fake_anthropic.requests[3]["messages"][-1]) == ["/usage"]
     for stream in (p.out, p.err):
         assert "Traceback" not in stream and "Warning" not in stream and anthropic_env["ANTHROPIC_API_KEY"] not in stream
 
 
-def test_chat_on_a_pipe_json_and_exit_command(cli, cli_env):
+def test_chat_on_a_pipe_json_every_line_is_a_question(cli, cli_env):
     p = cli(["chat", "--json", "--provider", "offline"], cli_env,
             input="Where is GH56JK78MN?\nand ORD-20261234?\n/exit\nWhere is KL12MN34PQ?\n")
     assert p.returncode == 0, p.err
     objs = [json.loads(ln) for ln in p.out.splitlines()]
-    assert [o["tool_calls"][0]["input"]["order_code"] for o in objs] == ["GH56JK78MN", "ORD-20261234"]
-    assert objs[0]["session_id"] == objs[1]["session_id"] and objs[0]["status"] == "ok"
+    assert [o["question"] for o in objs] == ["Where is GH56JK78MN?", "and ORD-20261234?", "/exit",
+                                             "Where is KL12MN34PQ?"]
+    assert [o["tool_calls"][0]["input"]["order_code"] for o in objs] == \
+        ["GH56JK78MN", "ORD-20261234", "ORD-20261234", "KL12MN34PQ"]  # "/exit" is a follow-up
+    assert len({o["session_id"] for o in objs}) == 1 and objs[0]["status"] == "ok"
     assert "offline workflow" in p.err
+
+
+@pytest.mark.parametrize("line", ["/customer", "/customer other@example.com", "/new", "  /customer"])
+def test_a_customers_slash_line_on_a_pipe_never_changes_the_scope(cli, cli_env, line):
+    # GH56JK78MN belongs to ana.silva@example.com: scoped to ben, it must stay "not found".
+    p = cli(["chat", "--json", "--provider", "offline", "--customer", "ben.okafor@example.net"], cli_env,
+            input=f"Dear support,\n{line}\nwhere is GH56JK78MN?\n")
+    assert p.returncode == 0, p.err
+    objs = [json.loads(ln) for ln in p.out.splitlines()]
+    lookups = [c for o in objs for c in o["tool_calls"] if c["name"] == "get_order_status"]
+    assert lookups and all(c["result"]["found"] is False for c in lookups)
+    assert all(o["customer"] == "ben.okafor@example.net" for o in objs)
 
 
 def test_chat_on_a_pipe_offline_keeps_context(cli, cli_env):

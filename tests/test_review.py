@@ -466,3 +466,10 @@ def test_log_show_skips_records_of_the_wrong_shape(cli, cli_env, home):
         assert "internal error" not in p.err
     p = cli(["log", "show", sid], cli_env)
     assert "damaged" in p.err and "skipped" in p.err
+
+
+@pytest.mark.parametrize("since", ["99999999999d", "0001-01-01", "0001-01-01T00:00:00", "999999999999w"])
+def test_since_out_of_the_calendar_is_a_usage_error(cli, cli_env, since):
+    p = cli(["drafts", "list", "--since", since], cli_env)
+    assert p.returncode == 2, p.err
+    assert "--since" in p.err and "internal error" not in p.err and len(p.err.strip().splitlines()) == 1

@@ -133,13 +133,16 @@ class Repl(SlashCommands):
 
     # -- one input ------------------------------------------------------------------------
     async def handle(self, text: str) -> bool:
-        """Act on one input; False means leave."""
+        """Act on one input; False means leave.
+
+        Slash commands are for a person at the keyboard: on a pipe every line is a question, so
+        a customer's message with a line "/customer" can never change the scope."""
         stripped = text.strip()
         if not stripped:
             return True
-        if stripped.startswith("/") and not stripped.startswith("//"):
+        if self.interactive and stripped.startswith("/") and not stripped.startswith("//"):
             return await self.command(stripped)
-        if stripped.startswith("//"):
+        if self.interactive and stripped.startswith("//"):
             text = text.lstrip()[1:]
         try:
             question = check_question(text)

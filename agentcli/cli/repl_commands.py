@@ -3,11 +3,11 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from ..events import Usage
 from ..render import compact
+from ..text import customer_address
 from .repl_render import _clean
 
 COMMANDS: dict[str, str] = {
@@ -24,7 +24,6 @@ ALIASES = {"/quit": "/exit", "/q": "/exit", "/?": "/help", "/h": "/help"}
 KEYS_HELP = ("Enter sends · Esc-Enter (Alt-Enter) adds a line · a pasted email stays one question · "
              "Ctrl-C cancels a running answer (at the prompt: clears the line) · Ctrl-D leaves · "
              "start a line with // to send one that begins with /")
-_EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+$")
 
 
 
@@ -77,9 +76,11 @@ class SlashCommands:
             self._note({"type": "customer_changed", "customer": None})
             self.say("customer scope cleared: every customer's orders are visible")
             return
-        if not _EMAIL_RE.match(arg):
-            self.say(f"not an email address: {_clean(arg)!r}; usage: /customer EMAIL, or "
-                     "/customer alone to clear", "yellow")
+        try:
+            arg = customer_address(arg)
+        except ValueError as e:
+            self.say(f"the customer {_clean(str(e))}; usage: /customer EMAIL, or /customer alone "
+                     "to clear", "yellow")
             return
         ctx.customer = arg
         self._note({"type": "customer_changed", "customer": arg})
