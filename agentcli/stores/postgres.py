@@ -12,7 +12,8 @@ belonging to the loop that made it (a new loop gets a new pool), sized for ``bat
 tool timeout, Ctrl-C) makes psycopg cancel that connection's query in the server, not the other
 lookups. A lost connection is dropped by the pool, the idle ones are re-checked.
 
-Secrets: a password never reaches an error, a banner or a log. A URL whose password holds a raw ``@``, ``/``, ``#`` or ``?`` is ambiguous (libpq and URL parsers split it differently,
+Secrets: a password never reaches an error, a banner or a log. A URL whose password holds a
+raw ``@``, ``/``, ``#`` or ``?`` is ambiguous (libpq and URL parsers split it differently,
 and libpq would echo a piece of the password as a host or database name): it is refused before
 anything connects, with the percent-encoding to use.
 """
