@@ -2,7 +2,7 @@
 
 A question goes through a hand-written tool-use loop (``agentcli.loop``) over a model provider
 (``agentcli.providers``) with two tools (``agentcli.tools``): a read-only order lookup
-(``agentcli.orders``) and a draft writer (``agentcli.drafts``). The loop yields events
+(``agentcli.stores``) and a draft writer (``agentcli.drafts``). The loop yields events
 (``agentcli.events``) that renderers (``agentcli.render``) and the session log
 (``agentcli.sessions``) consume. Nothing heavy is imported here.
 """

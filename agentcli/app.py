@@ -33,7 +33,7 @@ class App:
     def open(cls, settings: Settings, *, pool_size: int = 4, registry: Registry | None = None,
              store: Any = None) -> "App":
         """Open the database and build the provider; raises ConfigError (exit 3) on failure."""
-        from .orders import open_store
+        from .stores import open_store
         from .providers import make_provider
 
         registry = registry or default_registry()
@@ -105,9 +105,4 @@ class App:
             log.close()
         self._logs.clear()
         await self.provider.aclose()
-        aclose = getattr(self.store, "aclose", None)
-        close = getattr(self.store, "close", None)
-        if aclose:
-            await aclose()
-        elif close:
-            close()
+        await self.store.aclose()

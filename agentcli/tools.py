@@ -18,13 +18,11 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import threading
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable
 
 from .drafts import MAX_DRAFT_CHARS, DraftStore
 from .errors import StoreError
-from .orders import SlowQuery
 from .redact import redact
 
 READ_ONLY = "read_only"
@@ -32,7 +30,6 @@ DRAFT = "draft"
 EFFECT_CLASSES = (READ_ONLY, DRAFT)
 
 MAX_TOOL_INPUT_BYTES = 64_000
-INLINE_BUDGET_S = 0.05  # an on-loop lookup longer than this moves to a worker thread
 MAX_TOOL_RESULT_CHARS = 16_000
 
 ORDER_CODE_RE = re.compile(r"^(?:[A-Z0-9]{10}|ORD-[0-9]{8})$", re.ASCII)
@@ -205,50 +202,16 @@ async def get_order_status(args: dict[str, Any], ctx: ToolContext) -> dict[str, 
     check_input(args, {"order_code": (str, True), "include_line_items": (bool, False)})
     code = normalise_order_code(args["order_code"])
     include = bool(args.get("include_line_items") or False)
-    store = ctx.store
     try:
-        if hasattr(store, "aget_order"):
-            # An async driver (PostgreSQL): the query runs on the event loop, no thread hop;
-            # cancelling this task cancels the query in the server (only this one).
-            rec = await store.aget_order(code, ctx.customer, include)
-        elif getattr(store, "inline", False):
-            # A local indexed lookup (SQLite: ~15 µs) runs on the event loop: a hop to a
-            # worker thread would cost more than the query and dominate the tail latency.
-            # If it outlives a small budget, SQLite stops it and it moves to a thread.
-            try:
-                rec = store.get_order(code, ctx.customer, include, budget=INLINE_BUDGET_S)
-            except SlowQuery:
-                rec = await _in_thread(store, code, ctx.customer, include)
-        else:
-            rec = await _in_thread(store, code, ctx.customer, include)
+        # The store owns its strategy (SQLite: on the loop with a thread fallback; PostgreSQL:
+        # async); cancelling this task (the tool timeout, Ctrl-C) stops only this lookup.
+        rec = await ctx.store.get_order(code, ctx.customer, include)
     except StoreError:
         raise ToolFailure("the orders database is unavailable right now; try again shortly or "
                           "tell the person the lookup failed", outcome="tool_error") from None
     if rec is None:
         return {"found": False, "order_code": code}
     return rec
-
-
-async def _in_thread(store: Any, code: str, customer: str | None, include: bool) -> Any:
-    loop = asyncio.get_running_loop()
-    worker: dict[str, int] = {}
-
-    def lookup() -> Any:
-        worker["thread"] = threading.get_ident()
-        return store.get_order(code, customer, include)
-
-    fut = loop.run_in_executor(None, lookup)
-    try:
-        return await asyncio.shield(fut)
-    except asyncio.CancelledError:
-        # A timeout or Ctrl-C: stop this call's query in the database (only this one: other
-        # lookups in flight go on), off the event loop, and collect the call's eventual error
-        # so asyncio never prints it.
-        interrupt = getattr(store, "interrupt", None)
-        if interrupt and "thread" in worker:
-            loop.run_in_executor(None, interrupt, worker["thread"])
-        fut.add_done_callback(lambda f: f.cancelled() or f.exception())
-        raise
 
 
 async def draft_reply(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:

@@ -4,18 +4,18 @@
     /work/venv/bin/python bench/bench_lookup.py --reuse         # keep the databases of a previous run
     /work/venv/bin/python bench/bench_lookup.py --orders 100000 --no-pg
 
-Builds the demo database with N orders (SQLite with ``orders.init_sqlite``, PostgreSQL with
-``orders_pg.init_postgres`` and COPY) and reports how long that took; then looks up random codes
+Builds the demo database with N orders (SQLite with ``stores.init_sqlite``, PostgreSQL with
+``stores.init_postgres`` and COPY) and reports how long that took; then looks up random codes
 (half hits, half well-formed misses) on a warm cache and prints p50 / p99 per lookup for:
 
 - bare ``sqlite3``, one reused read-only connection (the floor), and one connection per lookup;
-- ``SQLiteStore.get_order``;
+- ``await SQLiteStore.get_order`` (the store's own fast path);
 - for reference, one round trip event loop -> worker thread -> event loop with no work: what a
   lookup would pay if the tool layer ran it in a worker thread (it no longer does: SQLite runs
   on the event loop within a small budget, PostgreSQL through psycopg's async pool);
 - the tool layer: ``tools.run_tool`` on ``get_order_status`` (input validation, the query, the
   result) plus ``json.dumps`` of the result, as the loop sends it;
-- bare psycopg on one connection, ``PostgresStore.get_order``, and the tool layer over PostgreSQL.
+- bare psycopg on one connection, ``await PostgresStore.get_order``, and the tool layer over PostgreSQL.
 
 PostgreSQL: ``--pg-dsn`` / ``AGENTCLI_BENCH_PG_DSN`` / ``AGENTCLI_TEST_PG_DSN`` (an admin DSN:
 the script creates database ``agentcli_bench``), else a throwaway server is started with
@@ -44,7 +44,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from agentcli.drafts import DraftStore  # noqa: E402
-from agentcli.orders import ORDER_SQL, SQLiteStore, init_sqlite  # noqa: E402
+from agentcli.stores import SQLiteStore, init_sqlite  # noqa: E402
+from agentcli.stores.records import ORDER_SQL  # noqa: E402
 from agentcli.tools import ToolContext, default_registry, run_tool  # noqa: E402
 
 TARGETS_P99_US = {
@@ -89,6 +90,24 @@ def time_calls(fn, codes: list[str]) -> list[int]:
         fn(c)
         out.append(clock() - t0)
     return out
+
+
+def time_store(store, codes: list[str]) -> list[int]:
+    """``await store.get_order`` on one loop, back to back (the store's own strategy)."""
+
+    async def main() -> list[int]:
+        for c in codes[:2000]:
+            await store.get_order(c, None, False)
+        gc.collect()
+        samples = []
+        clock = time.perf_counter_ns
+        for c in codes:
+            t0 = clock()
+            await store.get_order(c, None, False)
+            samples.append(clock() - t0)
+        return samples
+
+    return asyncio.run(main())
 
 
 def time_tool_layer(store, codes: list[str]) -> list[int]:
@@ -159,7 +178,7 @@ def pg_admin_dsn(args) -> tuple[str | None, object]:
 def pg_db(admin: str, n: int, reuse: bool) -> tuple[str, float | None]:
     import psycopg
 
-    from agentcli.orders_pg import init_postgres
+    from agentcli.stores import init_postgres
     from tests.pg import fresh_database, with_database
 
     url = with_database(admin, "agentcli_bench")
@@ -211,9 +230,9 @@ def main() -> None:
     add("sqlite3, a connection per lookup", time_calls(connect_each, codes[: max(1000, len(codes) // 10)]))
     add("(asyncio -> worker thread -> back, no query)", time_thread_hop(len(codes)))
     store = SQLiteStore(path)
-    add("SQLiteStore.get_order", time_calls(lambda c: store.get_order(c, None, False), codes))
+    add("SQLiteStore.get_order", time_store(store, codes))
     add("tool layer, SQLite", time_tool_layer(store, codes))
-    store.close()
+    asyncio.run(store.aclose())
 
     server = None
     if not args.no_pg:
@@ -224,8 +243,8 @@ def main() -> None:
             try:
                 import psycopg
 
-                from agentcli.orders import open_store
-                from agentcli.orders_pg import ORDER_SQL as PG_ORDER_SQL
+                from agentcli.stores import open_store
+                from agentcli.stores.postgres import ORDER_SQL as PG_ORDER_SQL
 
                 url, t = pg_db(admin, args.orders, args.reuse)
                 with psycopg.connect(admin) as c:
@@ -238,10 +257,10 @@ def main() -> None:
                         lambda c: pconn.execute(PG_ORDER_SQL, (c,)).fetchone(), codes))
                 pstore = open_store(url, pool_size=4)
                 try:
-                    add("PostgresStore.get_order", time_calls(lambda c: pstore.get_order(c, None, False), codes))
+                    add("PostgresStore.get_order", time_store(pstore, codes))
                     add("tool layer, PostgreSQL", time_tool_layer(pstore, codes))
                 finally:
-                    pstore.close()
+                    asyncio.run(pstore.aclose())
             finally:
                 if server is not None:
                     server.stop()

@@ -159,7 +159,7 @@ async def _run(reps: int, warmup: int, profile: bool, log) -> dict[str, Any]:
 
     from agentcli.app import App
     from agentcli.config import resolve
-    from agentcli.orders import SQLiteStore, init_sqlite
+    from agentcli.stores import SQLiteStore, init_sqlite
     from agentcli.render import TraceRenderer
     from agentcli.testing.fake_anthropic import FakeAnthropic
 
@@ -338,9 +338,9 @@ def _slow_store_class(base):
             super().__init__(path)
             self.delay = delay
 
-        def get_order(self, code, customer, include_lines):
+        def lookup(self, code, customer, include_lines):
             time.sleep(self.delay)
-            return super().get_order(code, customer, include_lines)
+            return super().lookup(code, customer, include_lines)
 
     return SlowStore
 
@@ -369,12 +369,12 @@ def _cache_checks(reqs: list[dict[str, Any]], history: list[Any]) -> dict[str, A
 
 
 def _max_result_bytes(db: Path) -> int:
-    from agentcli.orders import SQLiteStore
+    from agentcli.stores import SQLiteStore
 
     store = SQLiteStore(db)
     try:
         codes = [r[0] for r in sqlite3.connect(f"file:{db}?mode=ro", uri=True).execute("SELECT code FROM orders")]
-        return max(len(json.dumps(store.get_order(c, None, False), ensure_ascii=False).encode()) for c in codes)
+        return max(len(json.dumps(store.lookup(c, None, False), ensure_ascii=False).encode()) for c in codes)
     finally:
         close = getattr(store, "close", None)
         if close:

@@ -177,7 +177,7 @@ def setup_llm(venv: Path, log) -> tuple[str | None, str]:
 
 
 def measure(runs: int, llm: bool, llm_venv: str | None, log) -> dict[str, Any]:
-    from agentcli.orders import init_sqlite
+    from agentcli.stores import init_sqlite
     from agentcli.testing.fake_anthropic import FakeAnthropic
 
     tmp = Path(tempfile.mkdtemp(prefix="agentcli-bench-startup-"))

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from agentcli.orders import init_sqlite
+from agentcli.stores import init_sqlite
 from agentcli.testing.fake_anthropic import FakeAnthropic
 from agentcli.testing.fake_openai import FakeOpenAI
 

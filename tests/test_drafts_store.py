@@ -10,7 +10,7 @@ import pytest
 
 from agentcli.drafts import DraftStore, draft_id
 from agentcli.errors import ConfigError, UsageError
-from agentcli.orders import SQLiteStore, init_sqlite, mask_dsn, open_store
+from agentcli.stores import SQLiteStore, init_sqlite, mask_dsn, open_store
 
 
 def test_draft_file_is_readable_and_roundtrips(tmp_path):
@@ -90,13 +90,13 @@ def test_store_is_read_only(demo_db, tmp_path):
         conn.execute("UPDATE orders SET status = 'refunded'")
     with pytest.raises(sqlite3.OperationalError):
         conn.execute("DELETE FROM orders")
-    assert store.get_order("GH56JK78MN", None, False)["status"] == "pending_payment"
+    assert store.lookup("GH56JK78MN", None, False)["status"] == "pending_payment"
 
 
 def test_customer_filter_is_in_the_query(demo_db):
     store = SQLiteStore(demo_db)
-    assert store.get_order("GH56JK78MN", "ANA.SILVA@example.com", False)["found"]
-    assert store.get_order("GH56JK78MN", "ben.okafor@example.net", False) is None
+    assert store.lookup("GH56JK78MN", "ANA.SILVA@example.com", False)["found"]
+    assert store.lookup("GH56JK78MN", "ben.okafor@example.net", False) is None
 
 
 def test_missing_or_foreign_database_is_a_config_error(tmp_path):
@@ -124,10 +124,10 @@ def test_demo_database_has_every_status_and_the_spec_orders(tmp_path):
     assert conn.execute("SELECT count(DISTINCT customer_email) FROM orders").fetchone()[0] >= 5
     assert conn.execute("SELECT count(*) FROM order_lines").fetchone()[0] >= 300
     store = SQLiteStore(path)
-    gh = store.get_order("GH56JK78MN", None, False)
+    gh = store.lookup("GH56JK78MN", None, False)
     assert (gh["status"], gh["license_issued"]) == ("pending_payment", False)
     assert "not yet matched" in gh["status_detail"]
-    o = store.get_order("ORD-20261234", None, False)
+    o = store.lookup("ORD-20261234", None, False)
     assert o["status"] == "shipped" and o["estimated_delivery"]
     with pytest.raises(ConfigError, match="already exists"):
         init_sqlite(path, 10)

@@ -15,7 +15,7 @@ import pytest
 from agentcli import evals
 from agentcli.errors import UsageError
 from agentcli.evals import case_from_dict, fact_found, find_dates, refund_promises, run_case
-from agentcli.orders import STATUSES
+from agentcli.stores import STATUSES
 from agentcli.testing.fake_anthropic import Reply, error, message, text, text_block, tool_use_block
 
 

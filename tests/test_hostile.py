@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from agentcli.orders import init_sqlite
+from agentcli.stores import init_sqlite
 from agentcli.sessions import read_events
 from agentcli.testing.fake_anthropic import message, text, tool_use_block
 

@@ -12,7 +12,7 @@ import pytest
 from agentcli.app import App
 from agentcli.config import resolve
 from agentcli.events import DraftSaved, Retry, ToolCallStarted, ToolResult
-from agentcli.orders import SQLiteStore
+from agentcli.stores import SQLiteStore
 from agentcli.sessions import read_events
 from agentcli.testing.fake_anthropic import (message, redacted_thinking_block, stream_events, text,
                                              text_block, thinking_block, tool_results, tool_use_block)
@@ -57,11 +57,11 @@ class SlowStore(SQLiteStore):
         self.calls = 0
         self.lock = threading.Lock()
 
-    def get_order(self, code, customer, include_lines):
+    def lookup(self, code, customer, include_lines):
         with self.lock:
             self.calls += 1
         time.sleep(self.delay)
-        return super().get_order(code, customer, include_lines)
+        return super().lookup(code, customer, include_lines)
 
 
 # --------------------------------------------------------------------------- protocol

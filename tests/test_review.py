@@ -420,7 +420,7 @@ def test_hand_edited_headers_are_damaged_drafts_not_crashes(cli, cli_env, drafts
 def test_orders_show_redacts_secrets_held_in_the_database(cli, cli_env, tmp_path):
     import sqlite3
 
-    from agentcli.orders import init_sqlite
+    from agentcli.stores import init_sqlite
     from tests.conftest import TEST_KEY
 
     db = tmp_path / "leaky.sqlite3"

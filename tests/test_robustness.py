@@ -13,7 +13,7 @@ import pytest
 from agentcli.app import App
 from agentcli.config import resolve
 from agentcli.events import DraftSaved, ToolCallStarted
-from agentcli.orders import SQLiteStore, init_sqlite
+from agentcli.stores import SQLiteStore, init_sqlite
 from agentcli.sessions import read_events
 from agentcli.testing.fake_anthropic import message, text, tool_results, tool_use_block
 
@@ -196,9 +196,9 @@ def test_cancelling_after_a_draft_keeps_its_real_result(anthropic_env, fake_anth
     class Slow(SQLiteStore):
         inline = False
 
-        def get_order(self, *a):
+        def lookup(self, *a):
             time.sleep(2)
-            return super().get_order(*a)
+            return super().lookup(*a)
 
     fake_anthropic.queue(message(tool_use_block("draft_reply", {"text": "Hello"}, id="t_draft"),
                                  tool_use_block("get_order_status", {"order_code": "GH56JK78MN"}, id="t_slow")))

@@ -13,14 +13,13 @@ import os
 import sqlite3
 import tempfile
 import threading
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
 from agentcli.drafts import DraftStore
 from agentcli.errors import ConfigError
-from agentcli.orders import SQLiteStore, open_store
+from agentcli.stores import SQLiteStore, open_store
 from agentcli.tools import ToolContext, default_registry, run_tool
 
 # Until tests/conftest.py has `pytest_plugins = ["tests.pg"]`, take the fixture from here.
@@ -45,9 +44,16 @@ def _sorted_lines(rec):
 
 
 def tool(store, args, *, customer=None, timeout=10.0):
-    ctx = ToolContext(store=store, drafts=DraftStore(Path(tempfile.gettempdir()) / "agentcli-test-drafts"),
-                      customer=customer)
     return asyncio.run(atool(store, args, customer=customer, timeout=timeout))
+
+
+def get(store, code, customer, include_lines):
+    """One ``await get(store, ...)`` on a loop of its own (PostgreSQL: a pool of its own)."""
+    return asyncio.run(store.get_order(code, customer, include_lines))
+
+
+def close(store):
+    asyncio.run(store.aclose())
 
 
 async def atool(store, args, *, customer=None, timeout=10.0):
@@ -72,20 +78,22 @@ class SQLiteBackend:
     def write_through_store(self, store):
         store._conn().execute("UPDATE orders SET status = 'cancelled' WHERE code = 'GH56JK78MN'")
 
+    async def _traced(self, store, seen, coro):
+        conn = store._conn()  # the event loop thread's connection: the fast path's
+        conn.set_trace_callback(seen.append)
+        try:
+            return await coro
+        finally:
+            conn.set_trace_callback(None)
+
     def status_of(self, code):
         with sqlite3.connect(self.path) as c:
             return c.execute("SELECT status FROM orders WHERE code = ?", (code,)).fetchone()[0]
 
-    @contextmanager
-    def trace(self, store):
-        """Every SQL statement the store's connection runs (parameters expanded by SQLite)."""
+    def trace(self, store, coro):
+        """Run ``coro``; every SQL statement the store's connection ran (parameters expanded)."""
         seen: list[str] = []
-        conn = store._conn()
-        conn.set_trace_callback(seen.append)
-        try:
-            yield seen
-        finally:
-            conn.set_trace_callback(None)
+        return asyncio.run(self._traced(store, seen, coro)), seen
 
 
 class PostgresBackend:
@@ -99,8 +107,11 @@ class PostgresBackend:
         return open_store(self.url, pool_size=pool_size)
 
     def write_through_store(self, store):
-        with store.connection() as conn:
-            conn.execute("UPDATE orders SET status = 'cancelled' WHERE code = 'GH56JK78MN'")
+        async def write():
+            async with (await store._pool()).connection() as conn:
+                await conn.execute("UPDATE orders SET status = 'cancelled' WHERE code = 'GH56JK78MN'")
+
+        asyncio.run(write())
 
     def status_of(self, code):
         import psycopg
@@ -108,30 +119,38 @@ class PostgresBackend:
         with psycopg.connect(self.url) as c:
             return c.execute("SELECT status FROM orders WHERE code = %s", (code,)).fetchone()[0]
 
-    @contextmanager
-    def trace(self, store):
-        """The libpq protocol trace of the store's connection: Parse (SQL text) and Bind (values)."""
+    def trace(self, store, coro):
+        """Run ``coro``; the libpq protocol trace of the store's connection: Parse (SQL text)
+        and Bind (values)."""
         import psycopg
 
         assert store.pool_size == 1, "trace needs the single pooled connection"
         fd, name = tempfile.mkstemp(prefix="pgtrace-")
-        seen: list[str] = []
-        with store.connection() as conn:
-            conn.pgconn.trace(fd)
-            conn.pgconn.set_trace_flags(psycopg.pq.Trace.SUPPRESS_TIMESTAMPS)
+
+        async def traced():
+            pool = await store._pool()
+            async with pool.connection() as conn:
+                conn.pgconn.trace(fd)
+                conn.pgconn.set_trace_flags(psycopg.pq.Trace.SUPPRESS_TIMESTAMPS)
+            try:
+                return await coro
+            finally:
+                async with pool.connection() as conn:
+                    conn.pgconn.untrace()
+                await store.aclose()
+
         try:
-            yield seen
+            result = asyncio.run(traced())
         finally:
-            with store.connection() as conn:
-                conn.pgconn.untrace()
             os.close(fd)
-            seen.extend(Path(name).read_text(errors="replace").splitlines())
+            seen = Path(name).read_text(errors="replace").splitlines()
             os.unlink(name)
+        return result, seen
 
 
 @pytest.fixture(scope="session")
 def pg_demo_url(pg_dsn):
-    from agentcli.orders_pg import init_postgres
+    from agentcli.stores import init_postgres
 
     url = fresh_database(pg_dsn, "agentcli_test_demo")
     assert init_postgres(url, 300) == 300
@@ -149,20 +168,20 @@ def backend(request, demo_db):
 def store(backend):
     s = backend.open()
     yield s
-    s.close()
+    close(s)
 
 
 # --------------------------------------------------------------------------- store behaviour
 
 def test_found_returns_the_minimal_record(store):
-    assert store.get_order("GH56JK78MN", None, False) == GH56
+    assert get(store, "GH56JK78MN", None, False) == GH56
     out = tool(store, {"order_code": "  gh56jk78mn "})
     assert (out.is_error, out.outcome, out.result) == (False, "ok", GH56)
 
 
 def test_unknown_order_is_not_found_not_an_error(store):
-    assert store.get_order(MISSING, None, False) is None
-    assert store.get_order(MISSING, None, True) is None
+    assert get(store, MISSING, None, False) is None
+    assert get(store, MISSING, None, True) is None
     out = tool(store, {"order_code": MISSING.lower()})
     assert (out.is_error, out.outcome) == (False, "not_found")
     assert out.result == {"found": False, "order_code": MISSING}
@@ -170,13 +189,13 @@ def test_unknown_order_is_not_found_not_an_error(store):
 
 def test_customer_scope(store):
     owner, other = "ben.okafor@example.net", "ana.silva@example.com"
-    assert store.get_order("ORD-20261234", owner, False)["status"] == "shipped"
-    assert store.get_order("ORD-20261234", owner.upper(), False)["found"] is True
-    assert store.get_order("ORD-20261234", other, False) is None
-    assert store.get_order("ORD-20261234", other, True) is None
+    assert get(store, "ORD-20261234", owner, False)["status"] == "shipped"
+    assert get(store, "ORD-20261234", owner.upper(), False)["found"] is True
+    assert get(store, "ORD-20261234", other, False) is None
+    assert get(store, "ORD-20261234", other, True) is None
     # The customer is a bound value, never SQL text.
-    assert store.get_order("ORD-20261234", "x' OR '1'='1", False) is None
-    assert store.get_order("ORD-20261234", "') OR ('1'='1", True) is None
+    assert get(store, "ORD-20261234", "x' OR '1'='1", False) is None
+    assert get(store, "ORD-20261234", "') OR ('1'='1", True) is None
     out = tool(store, {"order_code": "ORD-20261234"}, customer=other)
     assert out.result == {"found": False, "order_code": "ORD-20261234"}
     assert tool(store, {"order_code": "ORD-20261234"}, customer=owner).result["found"] is True
@@ -185,10 +204,10 @@ def test_customer_scope(store):
 def test_customer_filter_is_in_the_sql(backend):
     s = backend.open(pool_size=1)
     try:
-        with backend.trace(s) as seen:
-            assert s.get_order("ORD-20261234", "ana.silva@example.com", False) is None
+        found, seen = backend.trace(s, s.get_order("ORD-20261234", "ana.silva@example.com", False))
+        assert found is None
     finally:
-        s.close()
+        close(s)
     text = "\n".join(seen)
     if backend.name == "sqlite":
         [stmt] = [x for x in seen if "FROM orders" in x]
@@ -203,9 +222,9 @@ def test_customer_filter_is_in_the_sql(backend):
 
 
 def test_line_items_only_on_request(store):
-    rec = store.get_order("ORD-20261234", None, False)
+    rec = get(store, "ORD-20261234", None, False)
     assert "line_items" not in rec
-    rec = store.get_order("ORD-20261234", None, True)
+    rec = get(store, "ORD-20261234", None, True)
     assert sorted(rec["line_items"], key=lambda li: li["sku"]) == ORD1234_LINES
     assert all(type(li["quantity"]) is int and type(li["unit_price_cents"]) is int
                for li in rec["line_items"])
@@ -215,12 +234,12 @@ def test_line_items_only_on_request(store):
 
 
 def test_dates_and_booleans(store):
-    shipped = store.get_order("ORD-20261234", None, False)
+    shipped = get(store, "ORD-20261234", None, False)
     assert (shipped["placed_on"], shipped["estimated_delivery"]) == ("2026-11-18", "2026-12-03")
     assert shipped["license_issued"] is True
-    issued = store.get_order("KL12MN34PQ", None, False)
+    issued = get(store, "KL12MN34PQ", None, False)
     assert issued["license_issued"] is True and issued["estimated_delivery"] is None
-    pending = store.get_order("GH56JK78MN", None, False)
+    pending = get(store, "GH56JK78MN", None, False)
     assert pending["license_issued"] is False
     # Through the tool layer the result is plain JSON: strings, null, true/false.
     out = tool(store, {"order_code": "ORD-20261234"})
@@ -234,7 +253,7 @@ def test_the_store_session_is_read_only(backend, store):
         backend.write_through_store(store)
     assert "read" in str(info.value).lower()  # "readonly database" / "read-only transaction"
     assert backend.status_of("GH56JK78MN") == before == "pending_payment"
-    assert store.get_order("GH56JK78MN", None, False) == GH56  # still usable
+    assert get(store, "GH56JK78MN", None, False) == GH56  # still usable
 
 
 def test_a_broken_or_missing_database_is_a_config_error(backend, tmp_path):
@@ -269,19 +288,15 @@ def _our_backends(admin, dbname):
 
 @pytest.mark.postgres
 def test_pg_lookups_reuse_the_pool(pg_demo_url, pg_dsn):
-    from concurrent.futures import ThreadPoolExecutor
-
     s = open_store(pg_demo_url, pool_size=3)
     try:
         with _admin(pg_dsn) as admin:
             before = _our_backends(admin, "agentcli_test_demo")
-            with ThreadPoolExecutor(8) as ex:  # more concurrent lookups than connections
-                found = list(ex.map(lambda i: s.get_order("GH56JK78MN", None, i % 2 == 0), range(60)))
-            assert all(r["found"] for r in found)
-            assert _our_backends(admin, "agentcli_test_demo") <= before  # none opened its own
 
-            async def many():  # the tool layer: the async pool of this loop, at most pool_size
-                assert hasattr(s, "aget_order")
+            async def many():  # more concurrent lookups than connections: at most pool_size
+                found = await asyncio.gather(*(s.get_order("GH56JK78MN", None, i % 2 == 0)
+                                               for i in range(60)))
+                assert all(r["found"] for r in found)
                 outs = await asyncio.gather(*(atool(s, {"order_code": "ORD-20261234",
                                                         "include_line_items": i % 2 == 0})
                                               for i in range(30)))
@@ -291,7 +306,7 @@ def test_pg_lookups_reuse_the_pool(pg_demo_url, pg_dsn):
             assert all(not o.is_error and o.result["found"] for o in outs)
             assert len(during - before) <= s.pool_size
     finally:
-        s.close()
+        close(s)
 
 
 @pytest.mark.postgres
@@ -302,9 +317,9 @@ def test_pg_async_path_is_read_only_and_scoped(pg_demo_url):
     s = open_store(pg_demo_url, pool_size=1)
 
     async def main():
-        assert await s.aget_order("GH56JK78MN", None, False) == GH56
-        assert await s.aget_order("ORD-20261234", "ana.silva@example.com", True) is None
-        rec = await s.aget_order("ORD-20261234", "BEN.okafor@example.net", True)
+        assert await s.get_order("GH56JK78MN", None, False) == GH56
+        assert await s.get_order("ORD-20261234", "ana.silva@example.com", True) is None
+        rec = await s.get_order("ORD-20261234", "BEN.okafor@example.net", True)
         assert _sorted_lines(rec)["line_items"] == ORD1234_LINES
         async with s._apool.connection() as conn:
             with pytest.raises(psycopg.errors.ReadOnlySqlTransaction):
@@ -314,12 +329,12 @@ def test_pg_async_path_is_read_only_and_scoped(pg_demo_url):
     try:
         asyncio.run(main())
     finally:
-        s.close()
+        close(s)
 
 
 @pytest.mark.postgres
 def test_pg_connection_loss_is_an_error_result_then_recovers(pg_dsn):
-    from agentcli.orders_pg import init_postgres
+    from agentcli.stores import init_postgres
 
     url = fresh_database(pg_dsn, "agentcli_test_loss")
     init_postgres(url, 20)
@@ -332,7 +347,7 @@ def test_pg_connection_loss_is_an_error_result_then_recovers(pg_dsn):
             killed = admin.execute(
                 "SELECT pid, pg_terminate_backend(pid, 5000) FROM pg_stat_activity "
                 "WHERE datname = 'agentcli_test_loss' AND application_name = 'agentcli'").fetchall()
-            assert len(killed) == 6 and all(ok for _, ok in killed)  # the sync pool's and ours
+            assert len(killed) == 3 and all(ok for _, ok in killed)  # the pool's (min 3 = pool_size)
             lost = await atool(s, {"order_code": "GH56JK78MN"})
             assert lost.is_error and lost.outcome == "tool_error"
             assert "unavailable" in lost.result and len(lost.result) < 200
@@ -348,13 +363,13 @@ def test_pg_connection_loss_is_an_error_result_then_recovers(pg_dsn):
     try:
         asyncio.run(main())
     finally:
-        s.close()
+        close(s)
 
 
 @pytest.mark.postgres
 def test_pg_tool_timeout_cancels_the_query_in_the_server(pg_dsn):
     """A view is enough for the schema; a slow one shows interrupt() cancels server-side."""
-    from agentcli.orders_pg import init_postgres
+    from agentcli.stores import init_postgres
 
     url = fresh_database(pg_dsn, "agentcli_test_slow")
     init_postgres(url, 20)
@@ -366,7 +381,6 @@ def test_pg_tool_timeout_cancels_the_query_in_the_server(pg_dsn):
     outcome = []
 
     async def main():
-        assert hasattr(s, "aget_order")  # the tool layer runs the query on the loop
         outcome.append(await atool(s, {"order_code": "GH56JK78MN"}, timeout=0.5))
         # The cancelled lookup gave its connection back: the (only) pooled one is usable.
         async with s._apool.connection(timeout=5) as conn:
@@ -392,13 +406,13 @@ def test_pg_tool_timeout_cancels_the_query_in_the_server(pg_dsn):
         assert out.is_error and out.outcome == "timeout"
         assert one == (1,)
     finally:
-        s.close()
+        close(s)
 
 
 @pytest.mark.postgres
 def test_pg_one_timeout_leaves_the_other_lookup_in_flight_alone(pg_dsn):
     """Two lookups at once; one times out: only its query is cancelled, the other one ends ok."""
-    from agentcli.orders_pg import init_postgres
+    from agentcli.stores import init_postgres
 
     url = fresh_database(pg_dsn, "agentcli_test_slow2")
     init_postgres(url, 20)
@@ -432,7 +446,7 @@ def test_pg_one_timeout_leaves_the_other_lookup_in_flight_alone(pg_dsn):
                 "AND application_name = 'agentcli' AND state = 'active'").fetchone()[0]
         assert active == 0
     finally:
-        s.close()
+        close(s)
 
 
 @pytest.mark.postgres
@@ -446,11 +460,11 @@ def test_pg_and_sqlite_agree(pg_demo_url, demo_db):
         for i, code in enumerate(codes + [MISSING, "ORD-00000000"]):
             lines = i % 3 == 0
             customer = "grace.lee@example.com" if i % 5 == 0 else None
-            assert _sorted_lines(pg.get_order(code, customer, lines)) == \
-                _sorted_lines(sq.get_order(code, customer, lines)), code
+            assert _sorted_lines(get(pg, code, customer, lines)) == \
+                _sorted_lines(get(sq, code, customer, lines)), code
     finally:
-        sq.close()
-        pg.close()
+        close(sq)
+        close(pg)
 
 
 @pytest.mark.postgres
@@ -469,7 +483,7 @@ def test_pg_unreachable_server_is_a_config_error(pg_dsn):
 
 @pytest.mark.postgres
 def test_pg_init_refuses_existing_tables_without_force(pg_dsn):
-    from agentcli.orders_pg import init_postgres
+    from agentcli.stores import init_postgres
 
     url = fresh_database(pg_dsn, "agentcli_test_init")
     assert init_postgres(url, 12) == 12
@@ -526,9 +540,9 @@ def test_cli_db_init(backend, cli, cli_env, tmp_path):
             assert secret not in text
     s = open_store(target)
     try:
-        assert s.get_order("GH56JK78MN", None, False) == GH56
+        assert get(s, "GH56JK78MN", None, False) == GH56
     finally:
-        s.close()
+        close(s)
     if backend.name == "sqlite":
         with sqlite3.connect(target) as c:
             assert c.execute("SELECT count(*) FROM orders").fetchone()[0] == 10

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentcli.drafts import DraftStore
-from agentcli.orders import SQLiteStore
+from agentcli.stores import SQLiteStore
 from agentcli.tools import (DRAFT, READ_ONLY, Registry, Tool, ToolContext, ToolFailure,
                             default_registry, normalise_order_code, run_tool)
 

@@ -33,17 +33,21 @@ def orders_show(
         from ..config import resolve
         from ..drafts import DraftStore
         from ..errors import ConfigError, UsageError
-        from ..orders import open_store
+        from ..stores import open_store
         from ..tools import ToolContext, default_registry, run_tool
 
         settings = resolve(db=db, customer=customer)
         store = open_store(settings.db)
-        try:
-            ctx = ToolContext(store=store, drafts=DraftStore(settings.drafts_dir), customer=settings.customer)
-            out = asyncio.run(run_tool(default_registry(), "get_order_status",
-                                       {"order_code": code, "include_line_items": lines}, ctx, 30.0))
-        finally:
-            store.close()
+
+        async def lookup():
+            try:
+                ctx = ToolContext(store=store, drafts=DraftStore(settings.drafts_dir), customer=settings.customer)
+                return await run_tool(default_registry(), "get_order_status",
+                                      {"order_code": code, "include_line_items": lines}, ctx, 30.0)
+            finally:
+                await store.aclose()
+
+        out = asyncio.run(lookup())
         if out.is_error:
             if out.outcome == "invalid_input":
                 raise UsageError(str(out.result))
@@ -101,12 +105,10 @@ def db_init(
         import time
 
         from ..config import default_db_path
-        from ..orders import init_sqlite, mask_dsn, sqlite_path
+        from ..stores import init_postgres, init_sqlite, is_postgres_url, mask_dsn, sqlite_path
 
         t0 = time.perf_counter()
-        if db and db.startswith(("postgresql://", "postgres://")):
-            from ..orders_pg import init_postgres
-
+        if is_postgres_url(db):
             n = init_postgres(db, orders, force=force)
             where = mask_dsn(db)
         else:

@@ -1,0 +1,110 @@
+"""What every store shares: the schema's column lists, the SQL (one copy of each query), the
+tool's record shape, and ``mask_dsn``.
+
+The queries are written once with ``?`` placeholders; ``for_driver`` gives the text a driver
+takes (``%s`` for psycopg). Every query is fixed text with parameters, and the customer filter is
+part of the SQL, so another customer's order is indistinguishable from a missing one.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+from typing import Any
+
+ORDER_COLUMNS = ("code", "customer_email", "status", "status_detail", "product", "placed_on",
+                 "estimated_delivery", "license_issued")
+LINE_COLUMNS = ("order_code", "sku", "name", "quantity", "unit_price_cents")
+STATUSES = ("pending_payment", "paid", "license_issued", "shipped", "delivered", "cancelled",
+            "refunded")
+
+ORDER_SQL = ("SELECT code, status, status_detail, product, placed_on, estimated_delivery, "
+             "license_issued FROM orders WHERE code = ?")
+ORDER_SQL_CUSTOMER = ORDER_SQL + " AND lower(customer_email) = lower(?)"
+# Line items in a stable order: SQLite keeps insertion order (rowid); PostgreSQL has no rowid
+# (and a view has no ctid), so there they come sorted by sku and name (``LINE_ORDER``).
+LINES_SQL = ("SELECT sku, name, quantity, unit_price_cents FROM order_lines "
+             "WHERE order_code = ? ORDER BY {order}")
+LINE_ORDER = {"sqlite": "rowid", "postgres": "sku, name"}
+
+
+def for_driver(driver: str) -> tuple[str, str, str]:
+    """``(order_sql, order_sql_customer, lines_sql)`` in ``driver``'s parameter style."""
+    lines = LINES_SQL.format(order=LINE_ORDER[driver])
+    queries = (ORDER_SQL, ORDER_SQL_CUSTOMER, lines)
+    if driver == "postgres":
+        return tuple(q.replace("?", "%s") for q in queries)  # type: ignore[return-value]
+    return queries
+
+
+def _iso(v: Any) -> str | None:
+    if v is None:
+        return None
+    if isinstance(v, date):
+        return v.isoformat()
+    return str(v)[:10]
+
+
+def _text(v: Any) -> str | None:
+    """Text columns as text, whatever a view or a loose SQLite column actually holds."""
+    if v is None or isinstance(v, str):
+        return v
+    if isinstance(v, (bytes, bytearray, memoryview)):
+        return bytes(v).decode("utf-8", "replace")
+    return str(v)
+
+
+def order_record(row: tuple, lines: list[tuple] | None) -> dict[str, Any]:
+    """The tool's output for one row: minimal fields, dates as yyyy-mm-dd, booleans as booleans."""
+    code, status, detail, product, placed_on, eta, lic = row
+    code, status, detail, product = _text(code), _text(status), _text(detail), _text(product)
+    rec: dict[str, Any] = {
+        "found": True,
+        "order_code": code,
+        "status": status,
+        "status_detail": detail,
+        "product": product,
+        "placed_on": _iso(placed_on),
+        "estimated_delivery": _iso(eta),
+        "license_issued": bool(lic),
+    }
+    if lines is not None:
+        rec["line_items"] = [
+            {"sku": _text(s), "name": _text(n), "quantity": int(q), "unit_price_cents": int(p)}
+            for s, n, q, p in lines
+        ]
+    return rec
+
+
+_SCHEME_RE = re.compile(r"^([A-Za-z][A-Za-z0-9+._-]*://)(.*)$", re.S)
+_PARAM_PW_RE = re.compile(r"(?i)(\bpassword\s*=\s*)('[^']*'|[^&\s]*)")
+
+
+def url_userinfo(url: str) -> tuple[str, str | None] | None:
+    """``(user, raw password)`` of a URL, read the cautious way: the userinfo is everything up to
+    the LAST ``@`` (a raw ``@``, ``/``, ``#`` or ``?`` in a password stays in it). None when the
+    URL has no userinfo; the password is None when the userinfo has no ``:``."""
+    m = _SCHEME_RE.match(url)
+    if not m or "@" not in m.group(2):
+        return None
+    userinfo = m.group(2).rsplit("@", 1)[0]
+    user, sep, password = userinfo.partition(":")
+    return user, (password if sep else None)
+
+
+def mask_dsn(url: str) -> str:
+    """``postgresql://user:secret@host/db`` -> ``postgresql://user:***@host/db``.
+
+    Never trusts a URL parser to find the password: everything between the user name and the
+    LAST ``@`` is masked (a raw ``@``, ``/``, ``#`` or ``?`` in a password is still masked), and so
+    is every ``password=`` parameter, in URL and in ``key=value`` form."""
+    from ..redact import redact
+
+    text = _PARAM_PW_RE.sub(lambda m: m.group(1) + "***", url)
+    m = _SCHEME_RE.match(text)
+    if m and "@" in m.group(2):
+        scheme, rest = m.groups()
+        userinfo, tail = rest.rsplit("@", 1)
+        if ":" in userinfo:
+            text = f"{scheme}{userinfo.split(':', 1)[0]}:***@{tail}"
+    return redact(text)
