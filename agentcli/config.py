@@ -214,7 +214,7 @@ def resolve(
     p = str(p).strip().lower()
     if p not in PROVIDERS:
         raise _bad(src, "provider", "AGENTCLI_PROVIDER", cfg,
-                   f"is {_shown(p)}, not a provider: choose one of {', '.join(PROVIDERS)}")
+                   f"names an unknown provider {_shown(p)}: choose one of {', '.join(PROVIDERS)}")
     s.provider = p
 
     m, _ = _pick(model, "AGENTCLI_MODEL", cfg, "model")

@@ -135,8 +135,9 @@ def _target(path: Path, force: bool) -> Path:
         st = os.lstat(path)
     except FileNotFoundError:
         return path
-    except OSError as e:
-        raise ConfigError(f"cannot inspect {path}: {e.strerror or e}") from None
+    except OSError as e:  # e.g. AGENTCLI_HOME is a file: the parent is not a directory
+        raise ConfigError(f"cannot use {path} ({e.strerror or e}); set AGENTCLI_HOME to a "
+                          "writable folder or pass --db") from None
     link = stat.S_ISLNK(st.st_mode)
     if link:
         try:
