@@ -38,8 +38,10 @@ from typing import Any, AsyncIterator
 from urllib.parse import urlsplit
 
 from ..errors import ConfigError, IncompleteResponse, ModelAPIError
-from ..events import TextDelta
+from ..events import Retry, TextDelta
 from . import ModelTurn, ToolCall
+from .bounds import MAX_INPUT_DEPTH, depth_exceeds, http_client, over_the_bound
+from .api_errors import Where, api_error, broken, broken_cause, error_code, is_context_overflow, short
 
 PLACEHOLDER_KEY = "not-needed"
 ERROR_PREFIX = "ERROR: "
@@ -53,8 +55,8 @@ STOP_MAP = {
     "content_filter": "refusal",
 }
 
-_CONTEXT_HINTS = ("context_length_exceeded", "context length", "context window", "context size",
-                  "maximum context", "exceed_context", "too many tokens", "prompt is too long")
+EMPTY_STREAM_NOTICE = ("the model server sent an empty stream (HTTP 200, no choices); asking again "
+                       "without streaming")
 
 
 # --------------------------------------------------------------------------- helpers
@@ -71,51 +73,39 @@ def _server_label(base_url: str | None) -> str:
         return "the configured server"
 
 
-def _short(e: Exception) -> str:
-    body = getattr(e, "body", None)
-    msg = None
-    if isinstance(body, dict):
-        err = body.get("error", body)
-        if isinstance(err, dict):
-            msg = err.get("message")
-        elif isinstance(err, str):
-            msg = err
-    msg = str(msg or getattr(e, "message", "") or type(e).__name__)
-    return " ".join(msg.split())[:200]
+class _Broken(Exception):
+    """The response is not what a Chat Completions server sends (why, for the error line)."""
 
 
-def _error_code(e: Exception) -> str:
-    body = getattr(e, "body", None)
-    parts = [str(getattr(e, "code", "") or ""), str(getattr(e, "type", "") or "")]
-    if isinstance(body, dict):
-        err = body.get("error", body)
-        if isinstance(err, dict):
-            parts += [str(err.get("code") or ""), str(err.get("type") or "")]
-    return " ".join(parts).lower()
+def _get(obj: Any, name: str) -> Any:
+    return obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
 
 
-def _is_context_overflow(openai: Any, e: Exception) -> bool:
-    if not isinstance(e, openai.BadRequestError):
-        return False
-    text = f"{_error_code(e)} {_short(e)}".lower()
-    return any(h in text for h in _CONTEXT_HINTS)
+def _count(v: Any, name: str) -> int:
+    if v is None:
+        return 0
+    if type(v) is not int or not 0 <= v < 2**53:
+        raise _Broken(f"usage {name} is not a token count")
+    return v
+
+
+def _text(v: Any, what: str) -> str | None:
+    if v is None or isinstance(v, str):
+        return v
+    raise _Broken(f"{what} is {type(v).__name__}, not a string")
 
 
 def _usage(u: Any) -> dict[str, int]:
     """OpenAI usage -> the Anthropic-shaped counts the rest of agentcli adds up."""
     if u is None:
         return {}
-
-    def get(obj: Any, name: str) -> Any:
-        return obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
-
-    prompt = int(get(u, "prompt_tokens") or 0)
-    details = get(u, "prompt_tokens_details")
-    cached = int((get(details, "cached_tokens") if details is not None else 0) or 0)
+    prompt = _count(_get(u, "prompt_tokens"), "prompt_tokens")
+    details = _get(u, "prompt_tokens_details")
+    cached = _count(_get(details, "cached_tokens") if details is not None else 0, "cached_tokens")
     cached = min(cached, prompt)
     return {
         "input_tokens": prompt - cached,
-        "output_tokens": int(get(u, "completion_tokens") or 0),
+        "output_tokens": _count(_get(u, "completion_tokens"), "completion_tokens"),
         "cache_read_input_tokens": cached,
         "cache_creation_input_tokens": 0,
     }
@@ -199,6 +189,10 @@ class _Calls:
         return calls, entries
 
 
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
 def _parse_arguments(raw: str, name: str) -> tuple[Any, str | None]:
     """(arguments, None) or (None, the error the model hears)."""
     if not name:
@@ -207,11 +201,15 @@ def _parse_arguments(raw: str, name: str) -> tuple[Any, str | None]:
     if not raw.strip():
         return {}, None
     try:
-        value = json.loads(raw)
+        value = json.loads(raw, parse_constant=_no_constant)
+    except RecursionError:
+        raise _Broken(f"the arguments of a {name} call nest too deeply") from None
     except ValueError as e:
         return None, (f"the arguments of this {name} call are not valid JSON ({getattr(e, 'msg', e)} "
                       f"at character {getattr(e, 'pos', '?')}); nothing was run: call {name} again "
                       "with complete JSON arguments")
+    if depth_exceeds(value):
+        raise _Broken(f"the arguments of a {name} call nest deeper than {MAX_INPUT_DEPTH} levels")
     if not isinstance(value, dict):
         return None, (f"the arguments of this {name} call must be a JSON object, not "
                       f"{type(value).__name__}; nothing was run: call {name} again with a JSON object")
@@ -227,6 +225,36 @@ def _stop_reason(finish: str, has_calls: bool, refusal: bool, text: str) -> str:
 
 
 # --------------------------------------------------------------------------- provider
+
+class _Overflow(Exception):
+    """The prompt does not fit the model's context: the turn ends for a person to review."""
+
+
+class _Response:
+    """What one response said so far."""
+
+    def __init__(self) -> None:
+        self.text: list[str] = []
+        self.refusal: list[str] = []
+        self.calls = _Calls()
+        self.finish: str | None = None
+        self.usage: Any = None
+        self.saw_choice = False
+
+    def add_calls(self, tool_calls: Any, *, positional: bool) -> None:
+        if tool_calls is None:
+            return
+        if not isinstance(tool_calls, list):
+            raise _Broken("tool_calls is not a list")
+        for i, tc in enumerate(tool_calls):
+            fn = _get(tc, "function")
+            name = _text(_get(fn, "name") if fn is not None else None, "a tool call's name")
+            cid = _get(tc, "id")
+            if cid is not None and not isinstance(cid, (str, int)):
+                raise _Broken("a tool call's id is not a string")
+            index = i if positional else _get(tc, "index")
+            self.calls.add(index, cid, name, _get(fn, "arguments") if fn is not None else None)
+
 
 class OpenAIProvider:
     name = "openai"
@@ -248,6 +276,15 @@ class OpenAIProvider:
         self.max_tokens = settings.max_tokens
         self.retries = settings.retries
         self.where = _server_label(base_url)
+        self.at = Where(
+            label=f"the model server at {self.where}", key_env="OPENAI_API_KEY",
+            url_env="OPENAI_BASE_URL",
+            not_found_hint="--model (is the model pulled/loaded?) and OPENAI_BASE_URL (it usually "
+                           "ends in /v1)",
+            timeout_hint="check that it is running, or raise --request-timeout (local models can "
+                         "be slow to load)",
+            connection_hint="check that it is running and OPENAI_BASE_URL",
+            overloaded=(502, 503, 529))
         import openai
 
         self._sdk = openai
@@ -256,6 +293,7 @@ class OpenAIProvider:
             base_url=base_url,
             max_retries=settings.retries,
             timeout=settings.request_timeout,
+            http_client=http_client(openai, settings.request_timeout),
         )
         self.tools = [_tool_schema(s) for s in registry.schemas()]
         self.system = {"role": "system", "content": system_prompt}
@@ -284,146 +322,146 @@ class OpenAIProvider:
         p: dict[str, Any] = {"model": self.model, "max_tokens": self.max_tokens,
                              "messages": [self.system, *history]}
         if self.tools:
+            # Explicit: some servers (llama-cpp-python) leave the tools out of the prompt without it.
             p["tools"] = self.tools
+            p["tool_choice"] = "auto"
         if stream:
             p["stream"] = True
             p["stream_options"] = {"include_usage": True}
         return p
 
     async def respond(self, history: list[Any], *, stream: bool) -> AsyncIterator[TextDelta | ModelTurn]:
-        openai = self._sdk
-        params = self._params(history, stream)
-        opened = False  # True once the response has started: the SDK no longer retries after that
-        text: list[str] = []
-        refusal: list[str] = []
-        calls = _Calls()
-        finish: str | None = None
-        usage: Any = None
+        """One model call. A stream that brings no choice at all (HTTP 200 and an empty body,
+        only ``[DONE]``, only a usage chunk: llama-cpp-python does this when the model picks a
+        tool) is asked again once without streaming; that is announced by a ``Retry`` event
+        (``turn`` 0: the loop knows the turn) before the turn."""
+        r = _Response()
         try:
             if stream:
-                s = await self.client.chat.completions.create(**params)
-                opened = True
-                try:
-                    async for chunk in s:
-                        if getattr(chunk, "usage", None) is not None:
-                            usage = chunk.usage
-                        for choice in chunk.choices or []:
-                            if getattr(choice, "index", 0) not in (0, None):
-                                continue
-                            delta = choice.delta
-                            if delta is not None:
-                                if delta.content:
-                                    text.append(delta.content)
-                                    yield TextDelta(delta.content)
-                                if getattr(delta, "refusal", None):
-                                    refusal.append(delta.refusal)
-                                    yield TextDelta(delta.refusal)
-                                for tc in delta.tool_calls or []:
-                                    fn = getattr(tc, "function", None)
-                                    calls.add(getattr(tc, "index", None), getattr(tc, "id", None),
-                                              getattr(fn, "name", None), getattr(fn, "arguments", None))
-                            if choice.finish_reason:
-                                finish = choice.finish_reason
-                finally:
-                    await s.close()
+                async for delta in self._read_stream(r, self._params(history, True)):
+                    yield TextDelta(delta)
+                if not r.saw_choice:
+                    yield Retry(0, 1, EMPTY_STREAM_NOTICE, 0.0)
+                    r = _Response()
+                    await self._read_json(r, self._params(history, False))
             else:
-                resp = await self.client.chat.completions.create(**params)
-                usage = getattr(resp, "usage", None)
-                choice = resp.choices[0] if resp.choices else None
-                if choice is not None:
-                    msg = choice.message
-                    if msg is not None:
-                        if msg.content:
-                            text.append(msg.content)
-                        if getattr(msg, "refusal", None):
-                            refusal.append(msg.refusal)
-                        for i, tc in enumerate(msg.tool_calls or []):
-                            fn = getattr(tc, "function", None)
-                            calls.add(i, getattr(tc, "id", None), getattr(fn, "name", None),
-                                      getattr(fn, "arguments", None))
-                    finish = choice.finish_reason
-        except openai.APIStatusError as e:
-            if _is_context_overflow(openai, e):
-                yield ModelTurn("model_context_window_exceeded", "", [], {}, None,
-                                raw_stop_reason="context_length_exceeded")
-                return
-            raise self._api_error(e, 0 if opened else self.retries) from None
-        except openai.APIConnectionError as e:  # APITimeoutError included
-            if opened:
-                raise IncompleteResponse(f"the model's response stream broke ({type(e).__name__})") from None
-            raise self._api_error(e, self.retries) from None
-        except openai.APIResponseValidationError:
-            raise IncompleteResponse("the model's response could not be read (malformed)") from None
-        except openai.APIError as e:
-            # An error object inside a 200 stream (vLLM, llama.cpp and others send these).
-            raise self._stream_error(e) from None
-        except (openai.OpenAIError, ValueError, RuntimeError, OSError, AssertionError,
-                AttributeError, TypeError) as e:
-            # Malformed JSON in a chunk, a truncated body, an odd chunk shape: incomplete.
-            raise IncompleteResponse(f"the model's response stream broke ({type(e).__name__})") from None
-        except Exception as e:
-            if type(e).__module__.split(".")[0] in ("httpx", "httpx2", "httpcore", "httpcore2", "anyio", "h11"):
-                raise IncompleteResponse(f"the model's response stream broke ({type(e).__name__})") from None
-            raise
-        if not finish:
+                await self._read_json(r, self._params(history, False))
+        except _Overflow:
+            yield ModelTurn("model_context_window_exceeded", "", [], {}, None)
+            return
+        if not r.finish:
             raise IncompleteResponse("the model's response ended without a finish_reason "
                                      "(the stream was cut short)")
-        yield self._turn(finish, "".join(text), "".join(refusal), calls, usage)
+        try:
+            turn = self._turn(r.finish, "".join(r.text), "".join(r.refusal), r.calls, r.usage)
+        except _Broken as e:
+            raise broken(self.at, str(e)) from None
+        yield turn
 
-    def _turn(self, finish: str, text: str, refusal: str, calls: _Calls, usage: Any) -> ModelTurn:
+    async def _read_stream(self, r: "_Response", params: dict[str, Any]) -> AsyncIterator[str]:
+        openai = self._sdk
+        opened = False  # True once the response has started: the SDK no longer retries after that
+        try:
+            s = await self.client.chat.completions.create(**params)
+            opened = True
+            try:
+                async for chunk in s:
+                    if getattr(chunk, "usage", None) is not None:
+                        r.usage = chunk.usage
+                    choices = getattr(chunk, "choices", None)
+                    if choices is not None and not isinstance(choices, list):
+                        raise _Broken("choices is not a list")
+                    for choice in choices or []:
+                        if _get(choice, "index") not in (0, None):
+                            continue
+                        r.saw_choice = True
+                        delta = _get(choice, "delta")
+                        if delta is not None:
+                            content = _text(_get(delta, "content"), "a content delta")
+                            if content:
+                                r.text.append(content)
+                                yield content
+                            refusal = _text(_get(delta, "refusal"), "a refusal delta")
+                            if refusal:
+                                r.refusal.append(refusal)
+                                yield refusal
+                            r.add_calls(_get(delta, "tool_calls"), positional=False)
+                        finish = _text(_get(choice, "finish_reason"), "finish_reason")
+                        if finish:
+                            r.finish = finish
+            finally:
+                await s.close()
+        except Exception as e:
+            raise self._failure(e, opened) from None
+
+    async def _read_json(self, r: "_Response", params: dict[str, Any]) -> None:
+        try:
+            resp = await self.client.chat.completions.create(**params)
+            if not isinstance(getattr(resp, "choices", None), list):
+                raise _Broken("not a chat completion (no list of choices)")
+            r.usage = getattr(resp, "usage", None)
+            choice = resp.choices[0] if resp.choices else None
+            if choice is not None:
+                r.saw_choice = True
+                msg = _get(choice, "message")
+                if msg is not None:
+                    content = _text(_get(msg, "content"), "the message content")
+                    if content:
+                        r.text.append(content)
+                    refusal = _text(_get(msg, "refusal"), "the refusal")
+                    if refusal:
+                        r.refusal.append(refusal)
+                    r.add_calls(_get(msg, "tool_calls"), positional=True)
+                r.finish = _text(_get(choice, "finish_reason"), "finish_reason")
+        except Exception as e:
+            raise self._failure(e, False) from None
+
+    def _failure(self, e: Exception, opened: bool) -> Exception:
+        """The exception to raise for ``e`` caught while calling or reading the response."""
+        openai = self._sdk
+        if isinstance(e, _Broken):
+            return broken(self.at, str(e))
+        if isinstance(e, openai.APIStatusError):
+            if is_context_overflow(openai, e):
+                return _Overflow()
+            return api_error(openai, e, 0 if opened else self.retries, self.at)
+        if isinstance(e, openai.APIConnectionError) and not opened:  # APITimeoutError included
+            return api_error(openai, e, self.retries, self.at)
+        if isinstance(e, openai.APIResponseValidationError):
+            return broken(self.at, "not a chat completion")
+        if isinstance(e, openai.APIError) and not isinstance(e, openai.APIConnectionError):
+            # An error object inside a 200 stream (vLLM, llama.cpp and others send these).
+            return self._stream_error(e)
+        if not opened and not isinstance(e, (openai.OpenAIError, ValueError, RuntimeError, OSError,
+                                             AssertionError, AttributeError, TypeError, KeyError,
+                                             RecursionError)) \
+                and type(e).__module__.split(".")[0] not in ("httpx", "httpx2", "httpcore",
+                                                             "httpcore2", "anyio", "h11"):
+            return e  # a bug of ours: let it surface as one
+        # Malformed JSON in a chunk, a truncated body, an odd chunk shape, a bound exceeded:
+        # the response is incomplete and nothing of it may run.
+        cause = broken_cause(e)
+        if not opened and isinstance(e, (AttributeError, TypeError, KeyError, ValueError)):
+            return broken(self.at, f"not a chat completion ({type(e).__name__})")
+        return IncompleteResponse(f"the model's response broke: {cause}" if cause else
+                                  f"the model's response stream broke ({type(e).__name__})")
+
+    def _turn(self, finish: str, text: str, refusal: str, calls: "_Calls", usage: Any) -> ModelTurn:
         tool_calls, entries = calls.finish()
+        over_the_bound(tool_calls)
         stop = _stop_reason(finish, bool(tool_calls), bool(refusal), text)
         shown = text or refusal
-        message: dict[str, Any] = {"role": "assistant", "content": text or None}
-        if not entries and message["content"] is None:
-            message["content"] = shown or ""
+        # "" rather than null: some servers (llama-cpp-python) answer 500 to a null content.
+        message: dict[str, Any] = {"role": "assistant", "content": text or ("" if entries else shown)}
         if entries:
             message["tool_calls"] = entries
         return ModelTurn(stop_reason=stop, text=shown, tool_calls=tool_calls, usage=_usage(usage),
-                         message=message, raw_stop_reason=finish)
+                         message=message)
 
     # -- errors ---------------------------------------------------------------------------
-    def _api_error(self, e: Exception, retries: int) -> ModelAPIError:
-        openai = self._sdk
-        after = f" after {retries} retries" if retries else ""
-        at = self.where
-        if isinstance(e, openai.AuthenticationError):
-            return ModelAPIError(f"the model server at {at} rejected the API key (401): check "
-                                 "OPENAI_API_KEY", kind="authentication")
-        if isinstance(e, openai.PermissionDeniedError):
-            return ModelAPIError(f"the model server at {at} refused access (403): check the key's "
-                                 "permissions", kind="permission")
-        if isinstance(e, openai.NotFoundError):
-            return ModelAPIError(f"the model server at {at} answered 404: check --model (is the model "
-                                 "pulled/loaded?) and OPENAI_BASE_URL (it usually ends in /v1)",
-                                 kind="not_found")
-        if isinstance(e, openai.RateLimitError):
-            return ModelAPIError(f"rate limited by the model server at {at} (429){after}; wait a "
-                                 "minute or lower batch --concurrency", kind="rate_limited")
-        if isinstance(e, openai.APIStatusError) and e.status_code in (502, 503, 529):
-            return ModelAPIError(f"the model server at {at} is overloaded or unavailable "
-                                 f"({e.status_code}){after}; try again shortly", kind="overloaded")
-        if isinstance(e, openai.APIStatusError) and e.status_code >= 500:
-            return ModelAPIError(f"the model server at {at} failed ({e.status_code}){after}; try "
-                                 "again shortly", kind="server_error")
-        if isinstance(e, (openai.BadRequestError, openai.UnprocessableEntityError)):
-            return ModelAPIError(f"the model server at {at} refused the request "
-                                 f"({e.status_code}): {_short(e)}", kind="bad_request")
-        if isinstance(e, openai.APIStatusError):
-            return ModelAPIError(f"the model server at {at} answered {e.status_code}: {_short(e)}",
-                                 kind="api_error")
-        if isinstance(e, openai.APITimeoutError):
-            return ModelAPIError(f"the model server at {at} did not answer in time{after}; check "
-                                 "that it is running, or raise --request-timeout (local models can "
-                                 "be slow to load)", kind="timeout")
-        if isinstance(e, openai.APIConnectionError):
-            return ModelAPIError(f"cannot reach the model server at {at}{after}; check that it is "
-                                 "running and OPENAI_BASE_URL", kind="connection")
-        return ModelAPIError(f"the model server at {at} failed ({type(e).__name__})", kind="api_error")
-
     def _stream_error(self, e: Exception) -> ModelAPIError:
-        code = _error_code(e)
-        msg = f"the model server at {self.where} reported an error mid-response: {_short(e)}"
+        code = error_code(e)
+        msg = f"the model server at {self.where} reported an error mid-response: {short(e)}"
         if "rate" in code or "429" in code:
             return ModelAPIError(msg, kind="rate_limited", retryable=True)
         if any(w in code for w in ("invalid_request", "bad_request", "400", "401", "403", "404")):
