@@ -87,14 +87,15 @@ class _BoundedStream(httpx2.AsyncByteStream):
             await close()
 
 
-def bound_response(idle: float, *, max_bytes: int = MAX_RESPONSE_BYTES,
-                   max_seconds: float = MAX_RESPONSE_SECONDS) -> Callable[[Any], Any]:
-    """An ``httpx2`` async response hook applying the bounds (``idle`` = --request-timeout)."""
+def bound_response(idle: float) -> Callable[[Any], Any]:
+    """An ``httpx2`` async response hook applying the bounds (``idle`` = --request-timeout;
+    the module's constants are read per response)."""
 
     async def hook(response: httpx2.Response) -> None:
         ctype = response.headers.get("content-type", "").lower()
         response.stream = _BoundedStream(response.stream, sse=ctype.startswith("text/event-stream"),
-                                         idle=idle, max_bytes=max_bytes, max_seconds=max_seconds)
+                                         idle=idle, max_bytes=MAX_RESPONSE_BYTES,
+                                         max_seconds=MAX_RESPONSE_SECONDS)
 
     return hook
 
