@@ -491,3 +491,54 @@ def test_cli_rejected_key_is_exit_4_without_the_key(openai_env, fake_openai, cli
     assert p.returncode == 4
     assert "OPENAI_API_KEY" in p.err and SECRET_KEY not in p.err + p.out
     assert fake_openai.request_headers[0]["authorization"] == f"Bearer {SECRET_KEY}"
+
+
+# --------------------------------------------------------------------------- what every server accepts
+
+def test_tool_choice_auto_and_empty_string_content_on_tool_call_messages(openai_env, fake_openai):
+    fake_openai.queue(completion(tool_call("get_order_status", {"order_code": "GH56JK78MN"})),
+                      text("It is on its way."))
+    _, b, _ = ask_once("Where is GH56JK78MN?")
+    assert b.exit_code == 0
+    first, second = fake_openai.requests
+    assert first["tool_choice"] == "auto" and second["tool_choice"] == "auto"
+    (assistant,) = [m for m in second["messages"] if m["role"] == "assistant"]
+    assert assistant["content"] == "" and assistant["tool_calls"]
+
+
+@pytest.mark.parametrize("body", [b"", b"data: [DONE]\n\n",
+                                  b'data: {"id": "c", "object": "chat.completion.chunk", "created": 0, '
+                                  b'"model": "m", "choices": [], "usage": {"prompt_tokens": 3, '
+                                  b'"completion_tokens": 0, "total_tokens": 3}}\n\ndata: [DONE]\n\n'],
+                         ids=["no_body", "only_done", "only_usage"])
+def test_an_empty_stream_falls_back_once_to_a_plain_request(openai_env, fake_openai, drafts_dir, body):
+    from agentcli.testing.fake_openai import raw
+
+    fake_openai.queue(raw(body, "text/event-stream"),
+                      completion(tool_call("get_order_status", {"order_code": "GH56JK78MN"})),
+                      text("It is on its way."))
+    _, b, events = ask_once("Where is GH56JK78MN?")
+    assert b.exit_code == 0 and b.result()["answer"] == "It is on its way."
+    assert [c["name"] for c in b.result()["tool_calls"]] == ["get_order_status"]
+    streamed = [r.get("stream") is True for r in fake_openai.requests]
+    assert streamed == [True, False, True]  # one fallback, then streaming again
+
+
+def test_the_empty_stream_fallback_is_announced_by_the_provider(openai_env, fake_openai):
+    from agentcli.testing.fake_openai import raw
+
+    fake_openai.queue(raw(b"", "text/event-stream"), text("hello"))
+
+    async def go():
+        app = make_app()
+        try:
+            history: list = []
+            app.provider.add_user_text(history, "hi")
+            return [item async for item in app.provider.respond(history, stream=True)]
+        finally:
+            await app.aclose()
+
+    items = asyncio.run(go())
+    (notice,) = [i for i in items if isinstance(i, Retry)]
+    assert "empty stream" in notice.reason and "without streaming" in notice.reason
+    assert items[-1].text == "hello" and items[-1].stop_reason == "end_turn"

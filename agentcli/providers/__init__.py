@@ -13,7 +13,7 @@ A ``ModelTurn`` whose ``stop_reason`` is None is incomplete: the loop never runs
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, AsyncIterator, Iterator, Protocol
 
 from ..events import TextDelta
@@ -36,8 +36,6 @@ class ModelTurn:
     tool_calls: list[ToolCall]
     usage: dict[str, int]
     message: Any  # provider-format assistant message(s), appended to the history as-is
-    raw_stop_reason: str | None = None  # the provider's own word (e.g. OpenAI finish_reason)
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 class Provider(Protocol):

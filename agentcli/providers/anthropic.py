@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import copy
+import json
 import os
 from typing import Any, AsyncIterator
 
@@ -24,9 +25,13 @@ import anthropic
 from ..errors import ConfigError, IncompleteResponse, ModelAPIError
 from ..events import TextDelta
 from . import ModelTurn, ToolCall
+from .api_errors import Where, api_error, broken, broken_cause, is_context_overflow
+from .bounds import MAX_INPUT_DEPTH, depth_exceeds, http_client, over_the_bound
 from .messages_format import MessagesHistory
 
 _CACHE = {"type": "ephemeral"}
+_USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_read_input_tokens",
+                 "cache_creation_input_tokens")
 
 
 def _block_to_param(block: Any) -> dict[str, Any]:
@@ -53,70 +58,92 @@ def _block_to_param(block: Any) -> dict[str, Any]:
 def _usage(u: Any) -> dict[str, int]:
     if u is None:
         return {}
-    return {
-        "input_tokens": int(getattr(u, "input_tokens", 0) or 0),
-        "output_tokens": int(getattr(u, "output_tokens", 0) or 0),
-        "cache_read_input_tokens": int(getattr(u, "cache_read_input_tokens", 0) or 0),
-        "cache_creation_input_tokens": int(getattr(u, "cache_creation_input_tokens", 0) or 0),
-    }
+    return {k: getattr(u, k, None) or 0 for k in _USAGE_FIELDS}
 
 
-def _api_error(e: Exception, retries: int) -> ModelAPIError:
-    after = f" after {retries} retries" if retries else ""
-    if isinstance(e, anthropic.AuthenticationError):
-        return ModelAPIError("the Anthropic API rejected the API key (401): check ANTHROPIC_API_KEY",
-                             kind="authentication")
-    if isinstance(e, anthropic.PermissionDeniedError):
-        return ModelAPIError("the Anthropic API refused access (403): check the key's permissions",
-                             kind="permission")
-    if isinstance(e, anthropic.NotFoundError):
-        return ModelAPIError("the Anthropic API answered 404: check --model and ANTHROPIC_BASE_URL",
-                             kind="not_found")
-    if isinstance(e, anthropic.RateLimitError):
-        return ModelAPIError(f"rate limited by the Anthropic API (429){after}; wait a minute or "
-                             "lower batch --concurrency", kind="rate_limited")
-    if isinstance(e, anthropic.APIStatusError) and e.status_code == 529:
-        return ModelAPIError(f"the Anthropic API is overloaded (529){after}; try again shortly",
-                             kind="overloaded")
-    if isinstance(e, anthropic.APIStatusError) and e.status_code >= 500:
-        return ModelAPIError(f"the Anthropic API failed ({e.status_code}){after}; try again shortly",
-                             kind="server_error")
-    if isinstance(e, anthropic.BadRequestError):
-        return ModelAPIError(f"the Anthropic API refused the request (400): {_short(e)}",
-                             kind="bad_request")
-    if isinstance(e, anthropic.APIStatusError):
-        return ModelAPIError(f"the Anthropic API answered {e.status_code}: {_short(e)}",
-                             kind="api_error")
-    if isinstance(e, anthropic.APITimeoutError):
-        return ModelAPIError(f"the Anthropic API did not answer in time{after}; check the network "
-                             "or raise --request-timeout", kind="timeout")
-    if isinstance(e, anthropic.APIConnectionError):
-        return ModelAPIError(f"cannot reach the Anthropic API{after}; check the network and "
-                             "ANTHROPIC_BASE_URL", kind="connection")
-    return ModelAPIError(f"the Anthropic API failed ({type(e).__name__})", kind="api_error")
+def _strict_json(raw: str) -> Any:
+    """``raw`` parsed strictly (no NaN/Infinity); ValueError when it is not complete JSON."""
+    def no_constant(name: str) -> Any:
+        raise ValueError(f"{name} is not JSON")
+
+    try:
+        return json.loads(raw, parse_constant=no_constant)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
 
 
-def _short(e: Exception) -> str:
-    body = getattr(e, "body", None)
-    msg = None
-    if isinstance(body, dict):
-        err = body.get("error")
-        if isinstance(err, dict):
-            msg = err.get("message")
-    msg = str(msg or getattr(e, "message", "") or type(e).__name__)
-    return " ".join(msg.split())[:200]
-
-
-def _error_type(e: Exception) -> str | None:
-    body = getattr(e, "body", None)
-    if isinstance(body, dict) and isinstance(body.get("error"), dict):
-        return body["error"].get("type")
+def _problem(msg: Any) -> str | None:
+    """Why ``msg`` (as the SDK built it, unvalidated) is not a Messages API message, or None."""
+    content = getattr(msg, "content", None)
+    if not isinstance(content, list):
+        return f"the content is {type(content).__name__}, not a list of blocks"
+    for b in content:
+        t = getattr(b, "type", None)
+        if not isinstance(t, str):
+            return "a content block has no type"
+        if t == "text" and not isinstance(getattr(b, "text", None), str):
+            return "a text block has no text"
+        if t == "tool_use":
+            if not (isinstance(getattr(b, "id", None), str) and b.id
+                    and isinstance(getattr(b, "name", None), str)):
+                return "a tool_use block has no id or name"
+            if depth_exceeds(getattr(b, "input", None)):
+                return f"a tool input nests deeper than {MAX_INPUT_DEPTH} levels"
+        if t == "thinking" and not (isinstance(getattr(b, "thinking", None), str)
+                                    and isinstance(getattr(b, "signature", None), str)):
+            return "a thinking block has no text or signature"
+    if not isinstance(getattr(msg, "stop_reason", None), (str, type(None))):
+        return "the stop reason is not a string"
+    u = getattr(msg, "usage", None)
+    for k in _USAGE_FIELDS:
+        v = getattr(u, k, None) if u is not None else None
+        if v is not None and (type(v) is not int or not 0 <= v < 2**53):
+            return f"usage {k} is not a token count"
     return None
 
 
-def _is_context_overflow(e: Exception) -> bool:
-    return isinstance(e, anthropic.BadRequestError) and (
-        "prompt is too long" in _short(e).lower() or "context window" in _short(e).lower())
+WHERE = Where(label="the Anthropic API", key_env="ANTHROPIC_API_KEY", url_env="ANTHROPIC_BASE_URL",
+              not_found_hint="--model and ANTHROPIC_BASE_URL")
+
+
+class _ToolInputs:
+    """What a stream said about each tool_use block: its input JSON and whether it closed."""
+
+    def __init__(self) -> None:
+        self.parts: dict[int, list[str]] = {}
+        self.closed: set[int] = set()
+
+    def see(self, ev: Any) -> None:
+        t = ev.type
+        if t == "content_block_delta" and getattr(ev.delta, "type", None) == "input_json_delta":
+            self.parts.setdefault(ev.index, []).append(ev.delta.partial_json)
+        elif t == "content_block_stop":
+            self.closed.add(ev.index)
+
+    def problem(self, msg: Any) -> str | None:
+        """Replace each streamed tool input by its strict parse; why not, when one is broken."""
+        for i, b in enumerate(msg.content):
+            if b.type != "tool_use":
+                continue
+            if i not in self.closed:
+                return f"the input of tool call {b.name!r} never closed"
+            raw = "".join(p for p in self.parts.get(i, []) if isinstance(p, str))
+            try:
+                value = _strict_json(raw) if raw.strip() else {}
+            except ValueError:
+                return f"the input of tool call {b.name!r} is not complete JSON"
+            if not isinstance(value, dict):
+                return f"the input of tool call {b.name!r} is not a JSON object"
+            if depth_exceeds(value):
+                return f"a tool input nests deeper than {MAX_INPUT_DEPTH} levels"
+            b.input = value
+        return None
+
+
+def _incomplete(e: BaseException) -> IncompleteResponse:
+    cause = broken_cause(e)
+    return IncompleteResponse(f"the model's response broke: {cause}" if cause else
+                              f"the model's response stream broke ({type(e).__name__})")
 
 
 class AnthropicProvider(MessagesHistory):
@@ -134,6 +161,7 @@ class AnthropicProvider(MessagesHistory):
             api_key=os.environ.get("ANTHROPIC_API_KEY") or None,
             max_retries=settings.retries,
             timeout=settings.request_timeout,
+            http_client=http_client(anthropic, settings.request_timeout),
         )
         tools = copy.deepcopy(registry.schemas())
         if tools:
@@ -165,46 +193,59 @@ class AnthropicProvider(MessagesHistory):
         params = self._params(history)
         opened = False  # True once the response has started: the SDK no longer retries after that
         stopped = not stream  # a stream is complete only once message_stop has arrived
+        inputs = _ToolInputs() if stream else None
         try:
             if stream:
                 async with self.client.messages.stream(**params) as s:
                     opened = True
                     async for ev in s:
+                        inputs.see(ev)
                         if ev.type == "text":
-                            yield TextDelta(ev.text)
+                            if isinstance(ev.text, str):
+                                yield TextDelta(ev.text)
                         elif ev.type == "message_stop":
                             stopped = True
                     msg = await s.get_final_message()
             else:
                 msg = await self.client.messages.create(**params)
         except anthropic.APIStatusError as e:
-            if _is_context_overflow(e):
+            if is_context_overflow(anthropic, e):
                 yield ModelTurn("model_context_window_exceeded", "", [], {}, None)
                 return
             if opened:
                 # An ``error`` event inside a 200 stream (e.g. overloaded): retry the turn.
-                etype = _error_type(e)
+                body = getattr(e, "body", None)
+                err = body.get("error") if isinstance(body, dict) else None
+                etype = err.get("type") if isinstance(err, dict) else None
                 if etype in ("overloaded_error", "api_error", "rate_limit_error", "timeout_error"):
                     raise ModelAPIError(f"the Anthropic API failed mid-response ({etype})",
                                         kind=etype.removesuffix("_error"), retryable=True) from None
-            raise _api_error(e, 0 if opened else self.retries) from None
+            raise api_error(anthropic, e, 0 if opened else self.retries, WHERE) from None
+        except anthropic.APIResponseValidationError:
+            raise broken(WHERE, "not a Messages API response") from None
         except anthropic.APIConnectionError as e:
             if opened:
-                raise IncompleteResponse(f"the model's response stream broke ({type(e).__name__})") from None
-            raise _api_error(e, self.retries) from None
-        except (anthropic.AnthropicError, ValueError, RuntimeError, OSError, AssertionError) as e:
-            # Raw transport errors (httpx2), malformed JSON in an event, an out-of-order stream:
-            # the response is incomplete and nothing of it may run.
-            raise IncompleteResponse(f"the model's response stream broke ({type(e).__name__})") from None
+                raise _incomplete(e) from None
+            raise api_error(anthropic, e, self.retries, WHERE) from None
+        except (anthropic.AnthropicError, ValueError, RuntimeError, OSError, AssertionError,
+                TypeError, AttributeError, KeyError, RecursionError) as e:
+            # Raw transport errors (httpx2), malformed JSON in an event, an out-of-order stream,
+            # an event whose fields are not what the API sends: incomplete, nothing of it runs.
+            raise _incomplete(e) from None
         except Exception as e:
             # Once the response has started, anything the SDK raises while reading it (a raw
             # transport error, an event that does not fit the message so far) means the
             # response is incomplete: nothing of it runs, the turn is retried.
             if opened or type(e).__module__.split(".")[0] in ("httpx", "httpx2", "httpcore", "anyio", "h11"):
-                raise IncompleteResponse(f"the model's response stream broke ({type(e).__name__})") from None
+                raise _incomplete(e) from None
             raise
         if not stopped:
             raise IncompleteResponse("the model's response stream ended without message_stop")
+        why = _problem(msg)
+        if why is None and inputs is not None:
+            why = inputs.problem(msg)
+        if why is not None:
+            raise broken(WHERE, why)
         if msg.stop_reason is None:
             raise IncompleteResponse("the model's response ended without a stop reason "
                                      "(the stream was cut short)")
@@ -214,6 +255,7 @@ class AnthropicProvider(MessagesHistory):
         content = [_block_to_param(b) for b in msg.content]
         text = "".join(b.text for b in msg.content if b.type == "text")
         calls = [ToolCall(b.id, b.name, b.input) for b in msg.content if b.type == "tool_use"]
+        over_the_bound(calls)
         return ModelTurn(
             stop_reason=msg.stop_reason,
             text=text,

@@ -7,8 +7,11 @@ usable (and demonstrable) with no API key and no network:
 2. if the question reads like a customer's message, draft a short factual reply from the results;
 3. answer the support agent with what was found (and the draft id).
 
-The draft is built only from structured fields (status, dates, product, license flag), never
-from the free-text ``status_detail``, so text planted in the database cannot reach a customer.
+The draft is built only from structured fields (the order code, the status as one of the known
+words, an ISO delivery date, the license flag), never from database free text (``product``,
+``status_detail``): a product named "... your full refund has been approved ..." would otherwise
+reach a customer as our sentence. A field that does not have its expected shape is left out,
+not quoted. The support agent's summary (not a draft) still shows the free text.
 It speaks the Anthropic message format, so histories look the same as with the real provider.
 """
 
@@ -49,20 +52,24 @@ def find_codes(text: str) -> list[str]:
     return seen[:5]
 
 
+_DATE_RE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
 def _customer_sentence(r: dict[str, Any]) -> str:
-    code = r.get("order_code", "?")
+    code = r.get("order_code")
+    code = code if isinstance(code, str) and CODE_RE.fullmatch(code) else "you asked about"
     if not r.get("found"):
         return (f"We could not find an order with the code {code}. Could you double-check the "
                 "code from your confirmation email?")
     status = r.get("status")
-    product = r.get("product") or "your order"
-    s = f"Your order {code} ({product}) {STATUS_TEXT.get(status, 'is being processed')}."
+    s = f"Your order {code} {STATUS_TEXT.get(status, 'is being processed')}."
     if status == "pending_payment":
         s += (" We have not yet been able to match your payment to the order; the license is "
               "issued as soon as the payment is confirmed. A colleague is checking it.")
     elif status == "paid" and not r.get("license_issued"):
         s += " The license has not been issued yet; it follows once processing is complete."
-    if r.get("estimated_delivery") and status in ("paid", "license_issued", "shipped"):
+    eta = r.get("estimated_delivery")
+    if isinstance(eta, str) and _DATE_RE.fullmatch(eta) and status in ("paid", "license_issued", "shipped"):
         s += f" The estimated delivery date is {r['estimated_delivery']}."
     if r.get("license_issued") and status not in ("license_issued", "refunded", "cancelled"):
         s += " Your license has been issued."

@@ -38,6 +38,12 @@ def split(s: str, n: int) -> list[str]:
     return out
 
 
+def _with(reply: Any, **changes: Any) -> Any:
+    import dataclasses
+
+    return dataclasses.replace(reply, **changes)
+
+
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
@@ -246,7 +252,47 @@ class FakeServer:
             return
         if reply.malformed_after is not None:
             raw = raw[: max(1, len(raw) // 2)]
+        if getattr(reply, "trickle", 0.0):
+            reply = _with(reply, raw=raw, raw_type="application/json")
+            self._send_raw(h, reply)
+            return
         self._send_json(h, reply.status, None, reply.headers, raw=raw)
+
+    def _send_raw(self, h: _Handler, reply: Any) -> None:
+        """The reply's ``raw`` bytes as the whole body (chunked, with the ``trickle`` fault)."""
+        h.send_response(reply.status)
+        h.send_header("content-type", reply.raw_type)
+        h.send_header("transfer-encoding", "chunked")
+        h.send_header(self.request_id_header, self._request_id())
+        for k, v in reply.headers.items():
+            h.send_header(k, v)
+        h.end_headers()
+        self._write_chunks(h, reply, [reply.raw] if reply.raw else [])
+        h.wfile.write(b"0\r\n\r\n")
+        h.wfile.flush()
+
+    def _write_chunks(self, h: _Handler, reply: Any, chunks: list[bytes]) -> None:
+        """Each of ``chunks`` as HTTP chunks; with ``trickle`` > 0, one byte per ``trickle`` s;
+        with ``endless`` set, that payload is then sent again and again until the client leaves
+        or the server stops."""
+        w = h.wfile
+        step = getattr(reply, "trickle", 0.0) or 0.0
+        for c in chunks:
+            if step and c:
+                for i in range(len(c)):
+                    self._sleep(step)
+                    if self._stopping.is_set():
+                        return
+                    w.write(b"1\r\n%s\r\n" % c[i:i + 1])
+                    w.flush()
+            else:
+                w.write(b"%x\r\n%s\r\n" % (len(c), c))
+                w.flush()
+        endless = getattr(reply, "endless", None)
+        while endless and not self._stopping.is_set():
+            self._sleep(max(step, 0.01))
+            w.write(b"%x\r\n%s\r\n" % (len(endless), endless))
+            w.flush()
 
     def _send_stream(self, h: _Handler, reply: Any, chunks: list[bytes], ending: str) -> None:
         """SSE ``chunks`` in a chunked body; ``ending`` is "clean", "drop" or "stall"."""
@@ -259,9 +305,10 @@ class FakeServer:
             h.send_header(k, v)
         h.end_headers()
         w = h.wfile
-        for c in chunks:
-            w.write(b"%x\r\n%s\r\n" % (len(c), c))
-            w.flush()
+        self._write_chunks(h, reply, chunks)
+        if self._stopping.is_set():
+            h.close_connection = True
+            return
         if ending == "clean":
             w.write(b"0\r\n\r\n")
             w.flush()
@@ -316,5 +363,8 @@ class FakeServer:
             return
         if reply.is_error:
             self._send_json(h, reply.status, reply.body, reply.headers)
+            return
+        if getattr(reply, "raw", None) is not None:
+            self._send_raw(h, reply)
             return
         self._respond(h, body, reply)

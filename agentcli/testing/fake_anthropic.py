@@ -65,6 +65,7 @@ __all__ = [
     "message",
     "text",
     "error",
+    "raw",
     "stream_events",
     "tool_results",
     "ERROR_TYPES",
@@ -107,10 +108,15 @@ class Reply:
     omit_message_stop: bool = False
     omit_only_message_stop: bool = False
     stream_error: tuple[str, str] | None = None
+    # byte-level faults (see `raw`): a body sent as is, bytes trickled, a payload repeated forever
+    raw: bytes | None = None
+    raw_type: str = "application/json"
+    trickle: float = 0.0
+    endless: bytes | None = None
 
     @property
     def is_error(self) -> bool:
-        return self.message is None
+        return self.message is None and self.raw is None
 
 
 def _new_id(prefix: str) -> str:
@@ -235,6 +241,26 @@ def message(
 def text(s: str, stop_reason: Any = "end_turn", **kw: Any) -> Reply:
     """Shorthand for ``message(text_block(s), stop_reason=..., **kw)``."""
     return message(text_block(s), stop_reason=stop_reason, **kw)
+
+
+def raw(body: bytes | str | Any, content_type: str = "application/json", status: int = 200, *,
+        trickle: float = 0.0, endless: bytes | None = None, delay: float = 0.0) -> Reply:
+    """A reply whose body is exactly ``body`` (bytes, a str, or any JSON value), whatever the
+    request asked for: an HTML page from a proxy, a JSON list, a message of the wrong shape, a
+    hand-written SSE stream (``content_type="text/event-stream"``).
+
+    Byte-level faults, which also apply to any other reply through ``dataclasses.replace``:
+    ``trickle=S`` sends the body one byte every S seconds; ``endless=B`` then sends the bytes
+    ``B`` again and again (every ``trickle`` s, at least 10 ms) until the client leaves.
+    """
+    if isinstance(body, str):
+        data = body.encode()
+    elif isinstance(body, (bytes, bytearray)):
+        data = bytes(body)
+    else:
+        data = json.dumps(body).encode()
+    return Reply(status=status, raw=data, raw_type=content_type, trickle=trickle, endless=endless,
+                 delay=delay)
 
 
 def error(

@@ -78,6 +78,7 @@ __all__ = [
     "completion",
     "text",
     "error",
+    "raw",
     "stream_chunks",
     "tool_messages",
     "ERROR_TYPES",
@@ -125,10 +126,15 @@ class Reply:
     omit_finish_reason: bool = False
     omit_done: bool = False
     stream_error: tuple[str, str] | None = None
+    # byte-level faults (see `raw`): a body sent as is, bytes trickled, a payload repeated forever
+    raw: bytes | None = None
+    raw_type: str = "application/json"
+    trickle: float = 0.0
+    endless: bytes | None = None
 
     @property
     def is_error(self) -> bool:
-        return self.message is None and self.chunks is None
+        return self.message is None and self.chunks is None and self.raw is None
 
 
 def _new_id(prefix: str) -> str:
@@ -203,6 +209,26 @@ def completion(
 def text(s: str, finish_reason: Any = "stop", **kw: Any) -> Reply:
     """Shorthand for ``completion(content=s, finish_reason=..., **kw)``."""
     return completion(content=s, finish_reason=finish_reason, **kw)
+
+
+def raw(body: bytes | str | Any, content_type: str = "application/json", status: int = 200, *,
+        trickle: float = 0.0, endless: bytes | None = None, delay: float = 0.0) -> Reply:
+    """A reply whose body is exactly ``body`` (bytes, a str, or any JSON value), whatever the
+    request asked for: an HTML page from a proxy, a JSON list, a message of the wrong shape, a
+    hand-written SSE stream (``content_type="text/event-stream"``).
+
+    Byte-level faults, which also apply to any other reply through ``dataclasses.replace``:
+    ``trickle=S`` sends the body one byte every S seconds; ``endless=B`` then sends the bytes
+    ``B`` again and again (every ``trickle`` s, at least 10 ms) until the client leaves.
+    """
+    if isinstance(body, str):
+        data = body.encode()
+    elif isinstance(body, (bytes, bytearray)):
+        data = bytes(body)
+    else:
+        data = json.dumps(body).encode()
+    return Reply(status=status, raw=data, raw_type=content_type, trickle=trickle, endless=endless,
+                 delay=delay)
 
 
 def error(status: int, message: str = "fake error", type: str | None = None,  # noqa: A002

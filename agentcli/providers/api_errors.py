@@ -1,0 +1,175 @@
+"""One mapping from an SDK exception to the one-line ``ModelAPIError`` a person reads.
+
+Both provider SDKs (``anthropic`` and ``openai``) are generated from the same template and share
+the exception names (``AuthenticationError``, ``RateLimitError``, ``APIStatusError``, ...), so
+one function maps either; the provider passes its SDK module and a :class:`Where` that says
+how to name the server and which settings to check. Importing this module imports no SDK.
+
+Every line carries the server's own message when it sent one (cleaned of control characters
+and line separators, one line, cut to :data:`MAX_SERVER_MESSAGE` characters, secrets removed),
+because a 500 whose body names the wrong field is worth more than "try again shortly".
+"""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import ModelAPIError
+from ..redact import redact
+
+MAX_SERVER_MESSAGE = 200  # characters of the server's own message kept in an error line
+
+CONTEXT_HINTS = ("context_length_exceeded", "context length", "context window", "context size",
+                 "maximum context", "exceed_context", "too many tokens", "prompt is too long")
+
+
+@dataclass(frozen=True)
+class Where:
+    """How the error lines name the server and what they advise to check."""
+
+    label: str  # "the Anthropic API" / "the model server at localhost:8080"
+    key_env: str  # "ANTHROPIC_API_KEY"
+    url_env: str  # "ANTHROPIC_BASE_URL"
+    not_found_hint: str  # what a 404 asks to check
+    timeout_hint: str = "check the network or raise --request-timeout"
+    connection_hint: str = ""  # defaults to "check the network and <url_env>"
+    overloaded: tuple[int, ...] = (529,)  # statuses reported as "overloaded"
+
+
+def one_line(text: Any, limit: int = MAX_SERVER_MESSAGE) -> str:
+    """``text`` as one printable line: control, format and separator characters (C0/C1, bidi
+    overrides, U+0085, U+2028, U+2029, ...) become spaces, runs of space collapse, cut."""
+    s = text if isinstance(text, str) else str(text)
+    s = s[: limit * 8]  # bounded work on a huge body
+    out = []
+    for ch in s:
+        cat = unicodedata.category(ch)
+        out.append(" " if cat in ("Cc", "Cf", "Zl", "Zp", "Cs") or ch.isspace() else ch)
+    s = " ".join("".join(out).split())
+    s = redact(s)
+    return s if len(s) <= limit else s[: limit - 1].rstrip() + "…"
+
+
+def _message_in(body: Any) -> str | None:
+    """The human message inside an API error body, whatever the server's dialect."""
+    if isinstance(body, (bytes, bytearray)):
+        body = body.decode("utf-8", "replace")
+    if isinstance(body, str):
+        try:
+            body = json.loads(body)
+        except (ValueError, RecursionError):
+            return body or None
+    if isinstance(body, dict):
+        err = body.get("error", body)
+        if isinstance(err, dict):
+            for k in ("message", "detail", "msg"):
+                if isinstance(err.get(k), str) and err[k].strip():
+                    return err[k]
+        elif isinstance(err, str) and err.strip():
+            return err
+        for k in ("message", "detail"):
+            if isinstance(body.get(k), str) and body[k].strip():
+                return body[k]
+    return None
+
+
+def server_message(e: Exception) -> str:
+    """The server's own words for ``e`` (one clean line), or "" when it sent none."""
+    msg = _message_in(getattr(e, "body", None))
+    if msg is None:
+        resp = getattr(e, "response", None)
+        try:
+            msg = _message_in(resp.text) if resp is not None else None
+        except Exception:  # a body that was never read or cannot be decoded
+            msg = None
+    return one_line(msg) if msg else ""
+
+
+def short(e: Exception) -> str:
+    """The server's message, else the SDK's, else the exception's type."""
+    return server_message(e) or one_line(getattr(e, "message", "") or type(e).__name__)
+
+
+def error_code(e: Exception) -> str:
+    """Every code/type word the error carries, lower-cased, space separated."""
+    body = getattr(e, "body", None)
+    parts = [str(getattr(e, "code", "") or ""), str(getattr(e, "type", "") or "")]
+    if isinstance(body, dict):
+        err = body.get("error", body)
+        if isinstance(err, dict):
+            parts += [str(err.get("code") or ""), str(err.get("type") or "")]
+    return " ".join(parts).lower()
+
+
+def is_context_overflow(sdk: Any, e: Exception) -> bool:
+    """A 400 (or a 413/500 from local servers) saying the prompt does not fit the context."""
+    if not isinstance(e, sdk.APIStatusError) or e.status_code not in (400, 413, 422, 500):
+        return False
+    text = f"{error_code(e)} {short(e)}".lower()
+    return any(h in text for h in CONTEXT_HINTS)
+
+
+def _said(e: Exception) -> str:
+    m = server_message(e)
+    return f": {m}" if m else ""
+
+
+def api_error(sdk: Any, e: Exception, retries: int, where: Where) -> ModelAPIError:
+    """The one-line error for an SDK exception raised before the response started."""
+    after = f" after {retries} retries" if retries else ""
+    at = where.label
+    if isinstance(e, sdk.AuthenticationError):
+        return ModelAPIError(f"{at} rejected the API key (401): check {where.key_env}",
+                             kind="authentication")
+    if isinstance(e, sdk.PermissionDeniedError):
+        return ModelAPIError(f"{at} refused access (403){_said(e)}; check the key's permissions",
+                             kind="permission")
+    if isinstance(e, sdk.NotFoundError):
+        return ModelAPIError(f"{at} answered 404{_said(e)}; check {where.not_found_hint}",
+                             kind="not_found")
+    if isinstance(e, sdk.RateLimitError):
+        return ModelAPIError(f"rate limited by {at} (429){after}{_said(e)}; wait a minute or "
+                             "lower batch --concurrency", kind="rate_limited")
+    if isinstance(e, sdk.APIStatusError) and e.status_code in where.overloaded:
+        return ModelAPIError(f"{at} is overloaded ({e.status_code}){after}{_said(e)}; try again "
+                             "shortly", kind="overloaded")
+    if isinstance(e, sdk.APIStatusError) and e.status_code >= 500:
+        return ModelAPIError(f"{at} failed ({e.status_code}){after}{_said(e)}; try again shortly",
+                             kind="server_error")
+    if isinstance(e, sdk.APIStatusError) and e.status_code in (400, 422):
+        return ModelAPIError(f"{at} refused the request ({e.status_code}): {short(e)}",
+                             kind="bad_request")
+    if isinstance(e, sdk.APIStatusError):
+        return ModelAPIError(f"{at} answered {e.status_code}: {short(e)}", kind="api_error")
+    if isinstance(e, sdk.APITimeoutError):
+        return ModelAPIError(f"{at} did not answer in time{after}; {where.timeout_hint}",
+                             kind="timeout")
+    if isinstance(e, sdk.APIConnectionError):
+        cause = broken_cause(e)
+        if cause is not None:
+            return ModelAPIError(f"{at} sent a broken response{after}: {cause}", kind="bad_response")
+        hint = where.connection_hint or f"check the network and {where.url_env}"
+        return ModelAPIError(f"cannot reach {at}{after}; {hint}", kind="connection")
+    if isinstance(e, sdk.APIResponseValidationError):
+        return broken(where, "not a response of the API's shape")
+    return ModelAPIError(f"{at} failed ({type(e).__name__})", kind="api_error")
+
+
+def broken(where: Where, why: str) -> ModelAPIError:
+    """A 200 response that is not what the API sends: a failed call (retried as a fresh one)."""
+    return ModelAPIError(f"{where.label} sent a broken response: {one_line(why)}",
+                         kind="bad_response", retryable=True)
+
+
+def broken_cause(e: BaseException) -> str | None:
+    """The message of a :class:`~agentcli.providers.bounds.ResponseBoundExceeded` behind ``e``."""
+    seen = 0
+    while e is not None and seen < 8:
+        if getattr(e, "agentcli_bound", False):
+            return str(e)
+        e = e.__cause__ or e.__context__  # type: ignore[assignment]
+        seen += 1
+    return None

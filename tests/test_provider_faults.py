@@ -1,0 +1,298 @@
+"""Broken, slow and hostile responses, for both providers, through the real SDKs against the
+fake servers on 127.0.0.1: nothing of a broken response runs, every wait is bounded, and every
+failure is one line with exit 4 (never "internal error")."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+
+import pytest
+
+from agentcli.app import App
+from agentcli.config import resolve
+from agentcli.events import Retry, ToolResult
+from agentcli.providers import bounds
+from agentcli.testing import fake_anthropic as fa
+from agentcli.testing import fake_openai as fo
+
+
+def ask_once(provider: str, question: str, **overrides):
+    async def go():
+        app = App.open(resolve(provider=provider, **overrides))
+        try:
+            conv = app.conversation()
+            conv.retry_base_delay = 0.0
+            events: list = []
+            builder = await app.run(conv, question, [events.append])
+            return builder, events
+        finally:
+            await app.aclose()
+
+    return asyncio.run(go())
+
+
+def drafts(drafts_dir) -> list:
+    return sorted(p for p in drafts_dir.glob("*.md")) if drafts_dir.exists() else []
+
+
+def sse(events: list[tuple[str, dict]]) -> bytes:
+    return b"".join(f"event: {n}\ndata: {json.dumps(d)}\n\n".encode() for n, d in events)
+
+
+def one_line_api_failure(b) -> None:
+    assert b.exit_code == 4 and b.result()["status"] == "error"
+    msg = b.error.message
+    assert "\n" not in msg and "internal error" not in msg and len(msg) < 400
+
+
+def nested(depth: int) -> dict:
+    v: dict = {"order_code": "GH56JK78MN"}
+    for _ in range(depth):
+        v = {"x": v}
+    return v
+
+
+# --------------------------------------------------------------------------- anthropic: tool inputs
+
+def _unclosed_tool_stream(partial: str, *, close: bool) -> bytes:
+    """message_start, a draft_reply tool_use whose input is ``partial``, then stop_reason
+    tool_use and message_stop, with or without its content_block_stop."""
+    ok = fa.message(fa.tool_use_block("draft_reply", {"text": "x"}, id="toolu_CUT"))
+    evs = [e for e in fa.stream_events(ok) if e[0] != "content_block_delta"]
+    out = []
+    for name, data in evs:
+        if name == "content_block_stop":
+            out.append(("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {
+                "type": "input_json_delta", "partial_json": partial}}))
+            if not close:
+                continue
+        out.append((name, data))
+    return sse(out)
+
+
+@pytest.mark.parametrize("partial,close", [
+    ('{"text": "Your refund is on its way", "order_code": "GH5', False),
+    ('{"text": "Your refund is on its way", "order_code": "GH56JK78MN"}', False),
+    ('{"text": "Your refund is on its way", "order_code": "GH5', True),
+    ('{"text": "hi", "order_code": NaN}', True),
+    ('{"text": "hi"} {"text": "again"}', True),
+], ids=["cut_unclosed", "complete_json_unclosed", "cut_closed", "nan", "two_objects"])
+def test_an_unfinished_streamed_tool_input_never_runs(anthropic_env, fake_anthropic, drafts_dir,
+                                                      partial, close):
+    fake_anthropic.queue(fa.raw(_unclosed_tool_stream(partial, close=close), "text/event-stream"),
+                         fa.text("Recovered."))
+    b, events = ask_once("anthropic", "Reply to the customer about GH56JK78MN")
+    assert drafts(drafts_dir) == [] and b.result()["tool_calls"] == []
+    assert not any(isinstance(e, ToolResult) for e in events)
+    (retry,) = [e for e in events if isinstance(e, Retry)]
+    assert "tool call" in retry.reason and "broken" in retry.reason
+    assert b.exit_code == 0 and b.result()["answer"] == "Recovered."
+    assert len(fake_anthropic.requests) == 2
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+def test_tool_calls_past_the_bound_are_answered_not_run(provider, cli_env, monkeypatch, drafts_dir,
+                                                       fake_anthropic, fake_openai):
+    n = bounds.MAX_TOOL_CALLS + 4
+    texts = [f"Draft number {i} for GH56JK78MN." for i in range(n)]
+    if provider == "anthropic":
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_anthropic.url)
+        fake_anthropic.queue(fa.message(*(fa.tool_use_block("draft_reply", {"text": t}) for t in texts)),
+                             fa.text("done"))
+    else:
+        monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
+        fake_openai.queue(fo.completion(*(fo.tool_call("draft_reply", {"text": t}) for t in texts)),
+                          fo.text("done"))
+    b, events = ask_once(provider, "Draft replies", model="m")
+    calls = b.result()["tool_calls"]
+    assert len(calls) == n
+    assert [c["is_error"] for c in calls] == [False] * bounds.MAX_TOOL_CALLS + [True] * 4
+    assert all(c["outcome"] == "invalid_input" and "at most" in c["result"]
+               for c in calls[bounds.MAX_TOOL_CALLS:])
+    assert len(drafts(drafts_dir)) == bounds.MAX_TOOL_CALLS
+    second = (fake_anthropic if provider == "anthropic" else fake_openai).requests[1]
+    answered = (fa.tool_results(second) if provider == "anthropic" else fo.tool_messages(second))
+    assert len(answered) == n  # every call paired with a result
+
+
+# --------------------------------------------------------------------------- bounds on waiting
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "no_stream"])
+def test_a_trickling_response_is_bounded_by_the_request_timeout(provider, stream, cli_env,
+                                                                monkeypatch, fake_anthropic,
+                                                                fake_openai):
+    """One byte every 0.1 s never trips a per-read timeout of 0.6 s; no event completes in it."""
+    if provider == "anthropic":
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_anthropic.url)
+        fake, slow, ok = fake_anthropic, fa.text("This answer arrives one byte at a time."), fa.text("ok")
+    else:
+        monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
+        fake, slow, ok = fake_openai, fo.text("This answer arrives one byte at a time."), fo.text("ok")
+    fake.queue(dataclasses.replace(slow, trickle=0.1), ok)
+    b, events = ask_once(provider, "hello?", model="m", request_timeout=0.6, retries=1, stream=stream)
+    assert b.exit_code == 0 and b.result()["answer"] == "ok"
+    assert len(fake.requests) == 2
+    if stream:
+        (retry,) = [e for e in events if isinstance(e, Retry)]
+        assert "--request-timeout" in retry.reason
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+def test_a_stream_that_never_ends_is_cut_at_the_overall_bound(provider, cli_env, monkeypatch,
+                                                              fake_anthropic, fake_openai):
+    monkeypatch.setattr(bounds, "MAX_RESPONSE_SECONDS", 1.5)
+    if provider == "anthropic":
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_anthropic.url)
+        start = [e for e in fa.stream_events(fa.text("hello")) if e[0] != "message_delta"
+                 and e[0] != "message_stop" and e[0] != "content_block_stop"]
+        again = sse([("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                              "delta": {"type": "text_delta", "text": "la "}})])
+        fake = fake_anthropic
+        fake.queue(fa.raw(sse(start), "text/event-stream", endless=again), fa.text("ok"))
+    else:
+        monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
+        again = b'data: {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "m", ' \
+                b'"choices": [{"index": 0, "delta": {"content": "la "}, "finish_reason": null}]}\n\n'
+        fake = fake_openai
+        fake.queue(fo.raw(b"", "text/event-stream", endless=again), fo.text("ok"))
+    b, events = ask_once(provider, "hello?", model="m", request_timeout=5, retries=1)
+    assert b.exit_code == 0 and b.result()["answer"] == "ok"
+    (retry,) = [e for e in events if isinstance(e, Retry)]
+    assert "more than 1.5 s" in retry.reason
+
+
+def test_a_response_over_the_size_bound_is_broken(anthropic_env, fake_anthropic, monkeypatch):
+    monkeypatch.setattr(bounds, "MAX_RESPONSE_BYTES", 4096)
+    fake_anthropic.queue(*(fa.text("x" * 10_000) for _ in range(2)))
+    b, _ = ask_once("anthropic", "hello?", stream=False)
+    one_line_api_failure(b)
+    assert "larger than" in b.error.message
+
+
+# --------------------------------------------------------------------------- not a Message
+
+def _anthropic_broken(kind: str, stream: bool) -> fa.Reply:
+    good = fa.message(fa.text_block("hello"), fa.tool_use_block("get_order_status",
+                                                                {"order_code": "GH56JK78MN"}))
+    if kind == "html":
+        return fa.raw("<html><body><h1>502 Bad Gateway</h1></body></html>", "text/html")
+    if kind == "list":
+        return fa.raw([{"type": "message"}])
+    if not stream:
+        body = json.loads(json.dumps(good.message))
+        if kind == "content_null":
+            body["content"] = None
+        elif kind == "text_null":
+            body["content"][0]["text"] = None
+        elif kind == "usage_many":
+            body["usage"]["output_tokens"] = "many"
+        elif kind == "tool_input_deep":
+            body["content"][1]["input"] = nested(300)
+        data = json.dumps(body)
+        if kind == "usage_1e400":
+            data = data.replace('"output_tokens": ', '"output_tokens": 1e400, "x": ', 1)
+        return fa.raw(data)
+    evs = json.loads(json.dumps(fa.stream_events(good)))
+    for name, d in evs:
+        if kind == "content_null" and name == "message_start":
+            d["message"]["content"] = None
+        if kind == "text_null" and name == "content_block_delta" and d["index"] == 0:
+            d["delta"]["text"] = None
+        if kind == "usage_many" and name == "message_delta":
+            d["usage"]["output_tokens"] = "many"
+        if kind == "tool_input_deep" and name == "content_block_delta" and d["index"] == 1:
+            d["delta"]["partial_json"] = ""
+    data = sse([tuple(e) for e in evs])
+    if kind == "tool_input_deep":
+        deep = json.dumps(nested(300))
+        data = data.replace(b'"partial_json": ""', b'"partial_json": ' + json.dumps(deep).encode(), 1)
+    if kind == "usage_1e400":
+        data = data.replace(b'"usage": {"output_tokens": ', b'"usage": {"output_tokens": 1e400, "x": ')
+    return fa.raw(data, "text/event-stream")
+
+
+def _openai_broken(kind: str, stream: bool) -> fo.Reply:
+    if kind == "html":
+        return fo.raw("<html><body><h1>502 Bad Gateway</h1></body></html>", "text/html")
+    if kind == "list":
+        return fo.raw([{"object": "chat.completion"}])
+    msg = {"role": "assistant", "content": "hello", "tool_calls": [
+        {"id": "call_1", "type": "function",
+         "function": {"name": "get_order_status", "arguments": '{"order_code": "GH56JK78MN"}'}}]}
+    usage: dict = {"prompt_tokens": 5, "completion_tokens": 3, "total_tokens": 8}
+    if kind == "content_null":  # no choices at all
+        body = {"id": "c", "object": "chat.completion", "created": 0, "model": "m", "choices": None}
+    else:
+        if kind == "text_null":
+            msg["content"] = {"text": None}
+        if kind == "usage_many":
+            usage["completion_tokens"] = "many"
+        if kind == "tool_input_deep":
+            msg["tool_calls"][0]["function"]["arguments"] = json.dumps(nested(300))
+        body = {"id": "c", "object": "chat.completion", "created": 0, "model": "m", "usage": usage,
+                "choices": [{"index": 0, "message": msg, "finish_reason": "tool_calls"}]}
+    if not stream:
+        data = json.dumps(body)
+    else:
+        chunk = {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "m"}
+        if body["choices"] is None:
+            chunks = [{**chunk, "choices": None}]
+        else:
+            delta = {k: v for k, v in msg.items()}
+            delta["tool_calls"] = [{**tc, "index": 0} for tc in msg["tool_calls"]]
+            chunks = [{**chunk, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
+                      {**chunk, "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
+                      {**chunk, "choices": [], "usage": usage}]
+        data = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
+    if kind == "usage_1e400":
+        data = data.replace('"completion_tokens": 3', '"completion_tokens": 1e400')
+    return fo.raw(data, "text/event-stream" if stream else "application/json")
+
+
+KINDS = ["html", "list", "content_null", "text_null", "usage_many", "usage_1e400", "tool_input_deep"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "no_stream"])
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+def test_a_200_that_is_not_a_message_is_a_failed_api_call(provider, stream, kind, cli_env,
+                                                          monkeypatch, fake_anthropic, fake_openai,
+                                                          drafts_dir):
+    if provider == "anthropic":
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_anthropic.url)
+        fake_anthropic.queue(*(_anthropic_broken(kind, stream) for _ in range(2)))
+    else:
+        monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
+        fake_openai.queue(*(_openai_broken(kind, stream) for _ in range(3)))
+    b, events = ask_once(provider, "Where is GH56JK78MN?", model="m", retries=1, stream=stream)
+    one_line_api_failure(b)
+    assert not any(isinstance(e, ToolResult) for e in events)
+
+
+# --------------------------------------------------------------------------- error lines
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+@pytest.mark.parametrize("status", [500, 400, 403])
+def test_error_lines_carry_the_servers_own_words_cleaned(provider, status, cli_env, monkeypatch,
+                                                         fake_anthropic, fake_openai):
+    words = ("messages.3.content: \x1b[2Jexpected a string\u2028got null\u0085 (field "
+             "'content')" + " padding" * 100)
+    if provider == "anthropic":
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_anthropic.url)
+        fake_anthropic.queue(*(fa.error(status, words) for _ in range(2)))
+    else:
+        monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
+        fake_openai.queue(*(fo.error(status, words) for _ in range(2)))
+    b, _ = ask_once(provider, "hello?", model="m", retries=1)
+    one_line_api_failure(b)
+    msg = b.error.message
+    assert "expected a string got null (field 'content')" in msg
+    assert not any(c in msg for c in "\x1b\u2028\u0085") and len(msg) < 320
