@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import random
 import re
 import secrets
@@ -145,8 +146,10 @@ class Conversation:
                             async for item in stream:
                                 if isinstance(item, TextDelta):
                                     yield item
-                                else:
+                                elif isinstance(item, ModelTurn):
                                     mt = item
+                                elif isinstance(item, Retry):  # a provider's own notice (a fallback)
+                                    yield dataclasses.replace(item, turn=turn)
                         break
                     except ModelAPIError as e:
                         if not e.retryable or attempt > self.retries:

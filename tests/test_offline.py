@@ -67,7 +67,7 @@ def test_no_code_and_other_customers_order(cli_env):
 def test_database_free_text_never_reaches_a_draft_as_a_sentence(cli_env, drafts_dir, tmp_path, monkeypatch):
     import sqlite3
 
-    from agentcli.orders import init_sqlite
+    from agentcli.stores import init_sqlite
 
     db = tmp_path / "planted.sqlite3"
     init_sqlite(db, 20)
