@@ -13,45 +13,11 @@ A ``ModelTurn`` whose ``stop_reason`` is None is incomplete: the loop never runs
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass
-from typing import Any, AsyncIterator, Iterator, Protocol
+from typing import Any, Iterator
 
-from ..events import TextDelta
+from .base import ModelTurn, Provider, ToolCall
 
-
-@dataclass
-class ToolCall:
-    id: str
-    name: str
-    input: Any
-    # Set when the provider could not decode the arguments (e.g. invalid JSON): the call is
-    # answered with this error and never executed.
-    input_error: str | None = None
-
-
-@dataclass
-class ModelTurn:
-    stop_reason: str | None
-    text: str
-    tool_calls: list[ToolCall]
-    usage: dict[str, int]
-    message: Any  # provider-format assistant message(s), appended to the history as-is
-
-
-class Provider(Protocol):
-    name: str
-    model: str
-
-    def add_user_text(self, history: list[Any], text: str) -> None: ...
-
-    def add_assistant(self, history: list[Any], turn: ModelTurn) -> None: ...
-
-    def add_tool_results(self, history: list[Any],
-                         results: list[tuple[ToolCall, Any, bool]]) -> None: ...
-
-    def respond(self, history: list[Any], *, stream: bool) -> AsyncIterator[TextDelta | ModelTurn]: ...
-
-    async def aclose(self) -> None: ...
+__all__ = ["ModelTurn", "Provider", "ToolCall", "make_provider"]
 
 
 @contextlib.contextmanager

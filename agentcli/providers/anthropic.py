@@ -24,7 +24,7 @@ import anthropic
 
 from ..errors import ConfigError, IncompleteResponse, ModelAPIError
 from ..events import TextDelta
-from . import ModelTurn, ToolCall
+from .base import ModelTurn, ToolCall
 from .api_errors import Where, api_error, broken, broken_cause, is_context_overflow
 from .bounds import MAX_INPUT_DEPTH, depth_exceeds, http_client, over_the_bound
 from .messages_format import MessagesHistory

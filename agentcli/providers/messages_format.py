@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from . import ModelTurn, ToolCall
+from .base import ModelTurn, ToolCall
 
 
 class MessagesHistory:

@@ -22,7 +22,7 @@ import re
 from typing import Any, AsyncIterator
 
 from ..events import TextDelta
-from . import ModelTurn, ToolCall
+from .base import ModelTurn, ToolCall
 from .messages_format import MessagesHistory
 
 CODE_RE = re.compile(r"(?<![A-Za-z0-9-])(ORD-\d{8}|(?=[A-Za-z0-9]*\d)(?=[A-Za-z0-9]*[A-Za-z])[A-Za-z0-9]{10})(?![A-Za-z0-9-])",

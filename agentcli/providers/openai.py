@@ -37,7 +37,7 @@ from typing import Any, AsyncIterator
 
 from ..errors import ConfigError, IncompleteResponse, ModelAPIError
 from ..events import Retry, TextDelta
-from . import ModelTurn, ToolCall
+from .base import ModelTurn, ToolCall
 from .bounds import http_client, over_the_bound
 from .api_errors import Where, api_error, broken, broken_cause, error_code, is_context_overflow, short
 from .openai_wire import (STOP_MAP, _Broken, _Calls, _get, _Overflow, _Response,  # noqa: F401

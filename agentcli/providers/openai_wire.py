@@ -10,7 +10,7 @@ import secrets
 from typing import Any
 from urllib.parse import urlsplit
 
-from . import ToolCall
+from .base import ToolCall
 from .bounds import MAX_INPUT_DEPTH, depth_exceeds
 
 MAX_SHOWN_ARGS = 2000  # characters of invalid arguments kept for the trace
