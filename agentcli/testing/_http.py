@@ -368,3 +368,20 @@ class FakeServer:
             self._send_raw(h, reply)
             return
         self._respond(h, body, reply)
+
+
+def raw_body(body: bytes | str | Any) -> bytes:
+    """The bytes of a fake server's raw reply: ``body`` as it is (bytes, or a str), or any JSON
+    value encoded. A raw reply is for what a real API never sends but a proxy or a broken server
+    does: an HTML page, a JSON list, a message of the wrong shape, a hand-written SSE stream
+    (``content_type="text/event-stream"``).
+
+    Byte-level faults, which also apply to any other reply through ``dataclasses.replace``:
+    ``trickle=S`` sends the body one byte every S seconds; ``endless=B`` then sends the bytes
+    ``B`` again and again (every ``trickle`` s, at least 10 ms) until the client leaves.
+    """
+    if isinstance(body, str):
+        return body.encode()
+    if isinstance(body, (bytes, bytearray)):
+        return bytes(body)
+    return json.dumps(body).encode()

@@ -68,7 +68,7 @@ import time
 import uuid
 from typing import Any, Callable
 
-from agentcli.testing._http import FakeServer
+from agentcli.testing._http import FakeServer, raw_body
 from agentcli.testing._http import split as _split
 
 __all__ = [
@@ -213,22 +213,10 @@ def text(s: str, finish_reason: Any = "stop", **kw: Any) -> Reply:
 
 def raw(body: bytes | str | Any, content_type: str = "application/json", status: int = 200, *,
         trickle: float = 0.0, endless: bytes | None = None, delay: float = 0.0) -> Reply:
-    """A reply whose body is exactly ``body`` (bytes, a str, or any JSON value), whatever the
-    request asked for: an HTML page from a proxy, a JSON list, a message of the wrong shape, a
-    hand-written SSE stream (``content_type="text/event-stream"``).
-
-    Byte-level faults, which also apply to any other reply through ``dataclasses.replace``:
-    ``trickle=S`` sends the body one byte every S seconds; ``endless=B`` then sends the bytes
-    ``B`` again and again (every ``trickle`` s, at least 10 ms) until the client leaves.
-    """
-    if isinstance(body, str):
-        data = body.encode()
-    elif isinstance(body, (bytes, bytearray)):
-        data = bytes(body)
-    else:
-        data = json.dumps(body).encode()
-    return Reply(status=status, raw=data, raw_type=content_type, trickle=trickle, endless=endless,
-                 delay=delay)
+    """A reply whose body is exactly ``body``, whatever the request asked for (see
+    ``agentcli.testing._http.raw_body`` for the forms and the byte-level faults)."""
+    return Reply(status=status, raw=raw_body(body), raw_type=content_type, trickle=trickle,
+                 endless=endless, delay=delay)
 
 
 def error(status: int, message: str = "fake error", type: str | None = None,  # noqa: A002
