@@ -221,11 +221,6 @@ class DraftStore:
             except ValueError as e:
                 yield Damaged(path, str(e))
 
-    def list(self) -> list[Draft]:
-        drafts = [d for d in self.iter() if isinstance(d, Draft)]
-        drafts.sort(key=lambda d: (d.meta.get("created_at") or "", d.id), reverse=True)
-        return drafts
-
     def in_ticket(self, ticket: str) -> list[Draft]:
         """The drafts of one ticket, oldest first (a cheap text match before parsing)."""
         needle = dump_value(ticket)

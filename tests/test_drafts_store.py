@@ -8,7 +8,7 @@ import sqlite3
 
 import pytest
 
-from agentcli.drafts import DraftStore, draft_id
+from agentcli.drafts import Draft, DraftStore, draft_id
 from agentcli.errors import ConfigError, UsageError
 from agentcli.stores import SQLiteStore, init_sqlite, mask_dsn, open_store
 
@@ -70,7 +70,7 @@ def test_concurrent_processes_never_clobber_or_duplicate(tmp_path):
         p.join(30)
         assert p.exitcode == 0
     ds = DraftStore(tmp_path)
-    drafts = ds.list()
+    drafts = [d for d in ds.iter() if isinstance(d, Draft)]
     # 30 shared-text drafts dedupe to 10 texts x 3 conversations; plus 4 x 30 unique ones.
     assert len(drafts) == 30 + 120
     for d in drafts:
