@@ -21,6 +21,7 @@ from typing import Any, AsyncIterator
 
 import anthropic
 
+from .. import ratelimit
 from ..errors import ConfigError, IncompleteResponse, ModelAPIError
 from ..events import TextDelta
 from . import ModelTurn, ToolCall
@@ -130,10 +131,13 @@ class AnthropicProvider(MessagesHistory):
         self.model = settings.model
         self.max_tokens = settings.max_tokens
         self.retries = settings.retries
+        self.gate = ratelimit.Gate()
         self.client = anthropic.AsyncAnthropic(
             api_key=os.environ.get("ANTHROPIC_API_KEY") or None,
             max_retries=settings.retries,
             timeout=settings.request_timeout,
+            # every request waits at the shared rate-limit gate; every answer feeds it
+            http_client=anthropic.DefaultAsyncHttpxClient(event_hooks=ratelimit.event_hooks(self)),
         )
         tools = copy.deepcopy(registry.schemas())
         if tools:

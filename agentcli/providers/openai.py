@@ -37,6 +37,7 @@ import secrets
 from typing import Any, AsyncIterator
 from urllib.parse import urlsplit
 
+from .. import ratelimit
 from ..errors import ConfigError, IncompleteResponse, ModelAPIError
 from ..events import TextDelta
 from . import ModelTurn, ToolCall
@@ -251,11 +252,14 @@ class OpenAIProvider:
         import openai
 
         self._sdk = openai
+        self.gate = ratelimit.Gate()
         self.client = openai.AsyncOpenAI(
             api_key=key or PLACEHOLDER_KEY,
             base_url=base_url,
             max_retries=settings.retries,
             timeout=settings.request_timeout,
+            # every request waits at the shared rate-limit gate; every answer feeds it
+            http_client=openai.DefaultAsyncHttpxClient(event_hooks=ratelimit.event_hooks(self)),
         )
         self.tools = [_tool_schema(s) for s in registry.schemas()]
         self.system = {"role": "system", "content": system_prompt}
