@@ -83,14 +83,14 @@ MAX_LIMITED = 100  # limit answers one model call may absorb in a batch (the sta
 
 def _limit_hits(provider: Any) -> int:
     gate = getattr(provider, "gate", None)
-    return gate.limit_hits if gate is not None else 0
+    return gate.handed_over if gate is not None else 0
 
 
 def _rate_limit_wait(provider: Any, e: ModelAPIError, hits: int) -> tuple[str | None, float] | None:
     """For a 429/529 the provider's gate saw during this call (``hits``: its count before):
     (why the question stops, or None; the wait before trying again)."""
     gate = getattr(provider, "gate", None)
-    if gate is None or e.kind not in RATE_KINDS or gate.limit_hits == hits:
+    if gate is None or e.kind not in RATE_KINDS or gate.handed_over == hits:
         return None  # e.g. a rate-limit error inside a 200 stream: the ordinary retries
     why = gate.check_stall()
     if why is not None and not gate.batch:

@@ -8,6 +8,7 @@ gate, and every response tells the gate what the API said about its limits.
   ``retry-after`` has passed (without one: a shared backoff, 0.5 s doubling up to 30 s). The
   SDK is told not to retry such an answer itself (``x-should-retry: false``): it would sleep a
   retry-after of hours without a word; the loop retries instead, visibly (a ``Retry`` event).
+  Outside a batch a wait under a second stays the SDK's own (quiet) retry.
 - **Pacing.** The rate-limit headers of every response (Anthropic's
   ``anthropic-ratelimit-{requests,tokens,input-tokens,output-tokens}-{limit,remaining,reset}``,
   OpenAI-compatible ``x-ratelimit-{limit,remaining,reset}-{requests,tokens}``) feed one bucket
@@ -152,6 +153,7 @@ class Gate:
         self.paused_until = 0.0
         self.limited_s = 0.0          # wall time some wait (pause or pacing) was in force
         self.limit_hits = 0           # 429/529 answers seen
+        self.handed_over = 0          # of those, the ones the SDK was told to leave to the loop
         self.stopped: str | None = None
         self.listener: Callable[["Gate"], None] | None = None
         self._limited_end = 0.0
@@ -309,8 +311,10 @@ def event_hooks(owner: Any) -> dict[str, list[Callable[..., Any]]]:
         if gate is None:
             return
         gate.after_response(response.status_code, response.headers)
-        if response.status_code in LIMIT_STATUSES:
-            # The gate and the loop retry it (shared, bounded, visible), not the SDK's sleep.
+        if response.status_code in LIMIT_STATUSES and (gate.batch or (retry_after(response.headers) or 0) >= 1):
+            # The gate and the loop retry it (shared, bounded, visible), not the SDK's silent
+            # sleep (which would sleep a quota's hours); a short wait in ask stays the SDK's.
             response.headers["x-should-retry"] = "false"
+            gate.handed_over += 1
 
     return {"request": [on_request], "response": [on_response]}

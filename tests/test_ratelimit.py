@@ -164,3 +164,42 @@ def test_header_formats_of_both_apis():
     got = read_limits({"x-ratelimit-limit-requests": "60", "x-ratelimit-remaining-requests": "59",
                        "x-ratelimit-reset-requests": "1s"})
     assert got == {"requests": (60.0, 59.0, 1.0)}
+
+
+def test_ask_shows_a_rate_limit_wait_and_counts_it_down(anthropic_env, fake_anthropic):
+    import io
+
+    from rich.console import Console
+
+    from agentcli.app import App
+    from agentcli.config import resolve
+    from agentcli.events import Retry, TurnFinished
+    from agentcli.render import TraceRenderer
+
+    fake_anthropic.queue(fa.error(429, "slow down", headers={"retry-after-ms": "1100"}),
+                         fa.text("answered"))
+    buf = io.StringIO()
+    renderer = TraceRenderer(Console(file=buf, force_terminal=True, width=120))
+    seen: list = []
+    shown: list[bool] = []
+
+    def consumer(ev):
+        renderer(ev)
+        seen.append(ev)
+        if isinstance(ev, Retry):
+            shown.append(renderer._countdown is not None)
+
+    async def main():
+        app = App.open(resolve(retries=1), pool_size=1)
+        try:
+            await app.run(app.conversation(), "where is my order?", [consumer])
+        finally:
+            await app.aclose()
+
+    asyncio.run(main())
+    retries = [e for e in seen if isinstance(e, Retry)]
+    assert len(retries) == 1 and retries[0].wait_s > 1.0  # the server's retry-after, not a guess
+    assert shown == [True] and renderer._countdown is None  # counted down, then gone
+    assert "waiting 1 s before retrying" in buf.getvalue()
+    assert [e.status for e in seen if isinstance(e, TurnFinished)] == ["ok"]
+    assert len(fake_anthropic.requests) == 2  # the SDK did not retry the 429 on its own
