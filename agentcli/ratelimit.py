@@ -15,8 +15,9 @@ gate, and every response tells the gate what the API said about its limits.
   per dimension; a request whose cost (1 request; its body's size / 4 as input tokens) the
   bucket does not hold waits until it refills, instead of discovering the limit by failing.
 - **Adaptive concurrency** (a batch): ``acquire``/``release`` admit at most ``limit`` questions;
-  the limit starts at the ``--concurrency`` ceiling, drops by a quarter on a limit answer (once
-  per pause) and grows by one per round of clear answers.
+  the limit starts at the ``--concurrency`` ceiling, drops on a limit answer (once per pause:
+  an eighth when the answer carries rate-limit headers the pacing uses, else a quarter) and
+  grows by one per round of clear answers.
 - **Quota stop.** A retry-after above ``max_wait`` (a daily quota) or no answer getting through
   for ``stall_s`` while limited sets ``stopped`` (one line, why): the batch stops dispatching.
 
@@ -116,18 +117,23 @@ class _Bucket:
         self.level: float | None = None
         self.rate = 0.0
         self.t = 0.0
+        self.full_at = 0.0
 
     def now_level(self, now: float) -> float:
         assert self.level is not None
         return min(self.limit, self.level + self.rate * (now - self.t))
 
     def update(self, limit: float, remaining: float, reset_s: float, now: float) -> None:
-        if limit > remaining and reset_s > 0:
-            self.rate = (limit - remaining) / reset_s
+        span = limit - remaining
+        if span >= 1 and reset_s > 0:
+            # remaining is a whole number, rounded down: one unit less keeps the rate from
+            # being overestimated (pacing a little fast meets the limit again and again)
+            self.rate = (span - 1 if span > 1 else span) / reset_s
         elif not self.rate:
             self.rate = limit / 60.0  # both APIs state their limits per minute
         mine = self.now_level(now) if self.level is not None else remaining
         self.limit, self.level, self.t = limit, min(mine, remaining), now
+        self.full_at = now + reset_s
 
     def reserve(self, n: float, now: float) -> float:
         """Take ``n`` units; the seconds until they are really there (0: now)."""
@@ -138,7 +144,9 @@ class _Bucket:
         self.level, self.t = lvl - n, now
         if lvl >= n:
             return 0.0
-        return min((n - lvl) / self.rate, 3600.0) if self.rate > 0 else 60.0
+        wait = (n - lvl) / self.rate if self.rate > 0 else 60.0
+        # by the API's own word the bucket is full at its reset: never wait beyond that
+        return min(wait, max(self.full_at - now, 0.05))
 
 
 class Gate:
@@ -232,7 +240,8 @@ class Gate:
 
     def after_response(self, status: int, headers: Any) -> None:
         now = self.clock()
-        for dim, (lim, rem, reset) in read_limits(headers).items():
+        limits = read_limits(headers)
+        for dim, (lim, rem, reset) in limits.items():
             self._buckets.setdefault(dim, _Bucket()).update(lim, rem, reset, now)
         if status in LIMIT_STATUSES:
             self.limit_hits += 1
@@ -249,7 +258,9 @@ class Gate:
                 self.paused_until = until
             self._mark_limited(now, until)
             if now - self._last_drop > max(after, 0.5) and self.limit > 1:
-                self.limit = max(1, (self.limit * 3) // 4)
+                # With the limit's headers the pacing holds the rate: a gentle step down.
+                # Without (a blind 429, a 529 overload) fewer in flight is the only brake.
+                self.limit = max(1, self.limit - max(1, self.limit // (8 if limits else 4)))
                 self._last_drop = now
                 self._credit = 0.0
             self._changed()

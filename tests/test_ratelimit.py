@@ -129,10 +129,10 @@ def test_no_progress_for_the_stall_bound_stops():
 def test_pacing_from_headers_waits_before_the_limit_is_hit():
     now = [0.0]
     gate = Gate(8, clock=lambda: now[0])
-    # 10 requests per second: 1 left, full again in 0.9 s
+    # 10 requests per second: 1 left (rounded down), full again in 0.8 s
     gate.after_response(200, {"anthropic-ratelimit-requests-limit": "10",
                               "anthropic-ratelimit-requests-remaining": "1",
-                              "anthropic-ratelimit-requests-reset": "0.9"})
+                              "anthropic-ratelimit-requests-reset": "0.8"})
     b = gate._buckets["requests"]
     assert b.reserve(1, 0.0) == 0.0
     assert math.isclose(b.reserve(1, 0.0), 0.1)   # the next one waits for one refill
