@@ -112,6 +112,7 @@ class Summary:
     exit_code: int = EXIT_OK
     elapsed_s: float = 0.0
     stopped: str | None = None  # why dispatching stopped early (a fatal API error)
+    limits: str | None = None   # time rate-limited and concurrency, when a limit was met
 
     def add(self, rec: dict[str, Any], code: int) -> None:
         self.total += 1
@@ -133,6 +134,8 @@ class Summary:
              f"{self.errors} failed) in {self.elapsed_s:.2f} s ({rate:.1f}/s)")
         if self.skipped:
             s += f"; {self.skipped} skipped (already in the output file)"
+        if self.limits:
+            s += f"; {self.limits}"
         return s
 
 
@@ -159,6 +162,18 @@ class BatchRunner:
         self._ready: dict[int, str] = {}
         self._head = 0
         self._stop: str | None = None
+        # the provider's rate-limit gate (agentcli.ratelimit): shared pause, pacing, adaptive
+        # concurrency under the --concurrency ceiling, and the quota stop
+        self.gate = getattr(app.provider, "gate", None)
+        if self.gate is not None:
+            self.gate.configure(concurrency, batch=True)
+            if progress is not None:
+                self.gate.listener = lambda g: progress.limits(g.status())
+
+    def _stopped(self) -> str | None:
+        if self._stop is None and self.gate is not None and self.gate.stopped is not None:
+            self._stop = self.gate.stopped
+        return self._stop
 
     # -- one question ---------------------------------------------------------------
     async def _answer(self, item: Item) -> tuple[dict[str, Any], int]:
@@ -216,7 +231,8 @@ class BatchRunner:
     async def run(self, items: AsyncIterator[Item] | Iterable[Item]) -> Summary:
         t0 = time.perf_counter()
         window = asyncio.Semaphore(self.window)       # records not yet printed
-        slots = asyncio.Semaphore(self.concurrency)   # questions in flight
+        # questions in flight: the gate's adaptive limit, or a fixed one
+        slots: Any = self.gate if self.gate is not None else asyncio.Semaphore(self.concurrency)
         tasks: set[asyncio.Task] = set()
         seq = 0
 
@@ -252,9 +268,9 @@ class BatchRunner:
                         self.progress.advance(skipped=True)
                     continue
                 await window.acquire()
-                if self._stop is None or item.error is not None:
+                if self._stopped() is None or item.error is not None:
                     await slots.acquire()
-                    if self._stop is None or item.error is not None:
+                    if self._stopped() is None or item.error is not None:
                         t = asyncio.create_task(one(seq, item))
                         tasks.add(t)
                         t.add_done_callback(tasks.discard)
@@ -277,7 +293,9 @@ class BatchRunner:
                     t.cancel()
                 await asyncio.gather(*list(tasks), return_exceptions=True)
             self.summary.elapsed_s = time.perf_counter() - t0
-        if self._stop is not None:
+            if self.gate is not None:
+                self.summary.limits = self.gate.status() if self.gate.limit_hits or self.gate.limited_s else None
+        if self._stopped() is not None:
             self.summary.stopped = self._stop
             self.summary.exit_code = EXIT_API
         return self.summary

@@ -31,6 +31,7 @@ from .errors import EXIT_API, ModelAPIError
 from .events import (DraftSaved, Error, Event, ModelRequest, ModelResponse, Question, Retry,
                      TextDelta, ToolCallStarted, ToolResult, TurnFinished, Usage)
 from .providers import ModelTurn, Provider, ToolCall
+from .ratelimit import RATE_KINDS
 from .tools import DRAFT, CallOutcome, Registry, ToolContext, run_tool
 
 SYSTEM_PROMPT = """\
@@ -76,6 +77,26 @@ def _without_surrogates(mt: ModelTurn) -> None:
     mt.text = replace_surrogates(mt.text)
     for c in mt.tool_calls:
         c.input = replace_surrogates(c.input)
+
+
+MAX_LIMITED = 100  # limit answers one model call may absorb in a batch (the stall bound aside)
+
+
+def _limit_hits(provider: Any) -> int:
+    gate = getattr(provider, "gate", None)
+    return gate.handed_over if gate is not None else 0
+
+
+def _rate_limit_wait(provider: Any, e: ModelAPIError, hits: int) -> tuple[str | None, float] | None:
+    """For a 429/529 the provider's gate saw during this call (``hits``: its count before):
+    (why the question stops, or None; the wait before trying again)."""
+    gate = getattr(provider, "gate", None)
+    if gate is None or e.kind not in RATE_KINDS or gate.handed_over == hits:
+        return None  # e.g. a rate-limit error inside a 200 stream: the ordinary retries
+    why = gate.check_stall()
+    if why is not None and not gate.batch:
+        gate.clear_stop()  # ask / the REPL: this question stops; the next one may try again
+    return why, (0.0 if why else gate.pause_left())
 
 
 def _safe_stop(stop: str | None) -> str | None:
@@ -137,7 +158,10 @@ class Conversation:
                     return
                 turn += 1
                 mt = None
-                for attempt in range(1, self.retries + 2):
+                attempt = absorbed = 0
+                while True:
+                    attempt += 1
+                    hits = _limit_hits(self.provider)
                     yield ModelRequest(turn, attempt)
                     try:
                         # aclosing: a cancelled turn closes the HTTP stream now, not at GC.
@@ -152,7 +176,16 @@ class Conversation:
                                     yield dataclasses.replace(item, turn=turn)
                         break
                     except ModelAPIError as e:
-                        if not e.retryable or attempt > self.retries:
+                        limited = _rate_limit_wait(self.provider, e, hits)
+                        if limited is not None and limited[0] is not None:
+                            e = ModelAPIError(limited[0], kind=e.kind)  # a quota: stop, say why
+                        elif limited is not None and self.provider.gate.batch and absorbed < MAX_LIMITED:
+                            # The batch's shared gate: a rate-limit answer costs no --retries
+                            # while the batch gets through (its stall bound stops it otherwise).
+                            attempt -= 1
+                            absorbed += 1
+                        retryable = e.retryable if limited is None else limited[0] is None
+                        if not retryable or attempt > self.retries:
                             # Keep the ticket usable: a question that got no answer at all
                             # is rolled back, so the next one does not carry it.
                             self._repair(start_len, pending)
@@ -160,7 +193,8 @@ class Conversation:
                             yield Error(e.kind, e.message, EXIT_API)
                             yield self._finish(q_usage, "error", e.kind, answer_parts, turn, e.message)
                             return
-                        wait = e.retry_after or self.retry_base_delay * (2 ** (attempt - 1)) * (0.75 + random.random() / 2)
+                        wait = limited[1] if limited is not None else (
+                            e.retry_after or self.retry_base_delay * (2 ** (attempt - 1)) * (0.75 + random.random() / 2))
                         yield Retry(turn, attempt + 1, e.message, round(wait, 3))
                         await asyncio.sleep(wait)
                 assert mt is not None

@@ -66,6 +66,7 @@ class TraceRenderer:
         self._mid_line = False
         self._turn_text: list[str] = []
         self._held = ""  # streamed text not yet shown: the tail after the last whitespace
+        self._countdown: Any = None  # a rich Live counting a retry wait down (terminal only)
 
     # -- helpers ------------------------------------------------------------------------
     def _line(self, text: str, style: str | None = None, *, force: bool = False) -> None:
@@ -102,6 +103,9 @@ class TraceRenderer:
 
     # -- the consumer -------------------------------------------------------------------
     def __call__(self, ev: Event) -> None:
+        if self._countdown is not None:  # the wait is over: whatever comes next replaces it
+            self._countdown.stop()
+            self._countdown = None
         if isinstance(ev, Question):
             return
         if isinstance(ev, ModelRequest):
@@ -123,6 +127,12 @@ class TraceRenderer:
         if isinstance(ev, Retry):
             self._line(f"! model call {ev.turn} failed ({clean_for_terminal(ev.reason)}); "
                        f"retrying in {ev.wait_s:.1f} s", "yellow")
+            if ev.wait_s >= 1 and not self.quiet and getattr(self.console, "is_terminal", False):
+                from rich.live import Live
+
+                self._countdown = Live(_Countdown(ev.wait_s), console=self.console,
+                                       refresh_per_second=4, transient=True)
+                self._countdown.start()
             return
         if isinstance(ev, ToolCallStarted):
             self._line(*tool_call_line(ev.name, ev.input))
@@ -149,4 +159,23 @@ class TraceRenderer:
             return
 
     def close(self) -> None:
+        if self._countdown is not None:
+            self._countdown.stop()
+            self._countdown = None
         self._end_text()
+
+
+class _Countdown:
+    """``waiting 12 s…``, recomputed at each refresh of the Live that shows it."""
+
+    def __init__(self, wait_s: float):
+        import time
+
+        self.clock = time.monotonic
+        self.until = self.clock() + wait_s
+
+    def __rich__(self) -> Any:
+        from rich.text import Text
+
+        left = max(0.0, self.until - self.clock())
+        return Text(f"  waiting {left:.0f} s before retrying…", style="yellow")

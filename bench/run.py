@@ -51,7 +51,13 @@ FOREIGN = {
         "dir_option": "--dir",
     },
 }
-ORDER = ("startup", "overhead", "batch", "lookup")
+FOREIGN["ratelimit"] = {
+    "script": "bench_ratelimit.py",
+    "title": "Batch at the API's limits; realistic latency (bench/bench_ratelimit.py, issue 17)",
+    "default": ["--questions", "200", "--concurrency", "16,50,100"],
+    "quick": ["--questions", "60", "--concurrency", "16"],
+}
+ORDER = ("startup", "overhead", "batch", "ratelimit", "lookup")
 
 
 def machine() -> list[str]:

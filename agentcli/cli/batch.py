@@ -82,10 +82,10 @@ class Progress:
         cols = [SpinnerColumn(), TextColumn("batch"), BarColumn(),
                 MofNCompleteColumn() if total is not None else TextColumn("{task.completed}"),
                 TextColumn("{task.fields[rate]}"), TextColumn("{task.fields[failed]}"),
-                TimeElapsedColumn()]
+                TextColumn("{task.fields[limits]}"), TimeElapsedColumn()]
         self.p = RichProgress(*cols, console=self.console, redirect_stdout=False,
                               redirect_stderr=False, transient=False)
-        self.task = self.p.add_task("batch", total=total, rate="", failed="0 failed")
+        self.task = self.p.add_task("batch", total=total, rate="", failed="0 failed", limits="")
         self.done = 0
         self.failed = 0
         self.t0 = time.perf_counter()
@@ -103,6 +103,10 @@ class Progress:
         dt = time.perf_counter() - self.t0
         rate = f"{self.done / dt:.1f}/s" if dt > 0 and self.done else ""
         self.p.update(self.task, advance=1, rate=rate, failed=f"{self.failed} failed")
+
+    def limits(self, status: str) -> None:
+        """The rate-limit gate changed: time limited so far, concurrency now."""
+        self.p.update(self.task, limits=status)
 
     def print_line(self, line: str) -> None:
         """A record for a stdout that is the same terminal: printed above the bar."""

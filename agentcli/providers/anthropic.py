@@ -22,6 +22,7 @@ from typing import Any, AsyncIterator
 
 import anthropic
 
+from .. import ratelimit
 from ..errors import ConfigError, IncompleteResponse, ModelAPIError
 from ..events import TextDelta
 from .base import ModelTurn, ToolCall
@@ -157,11 +158,13 @@ class AnthropicProvider(MessagesHistory):
         self.model = settings.model
         self.max_tokens = settings.max_tokens
         self.retries = settings.retries
+        self.gate = ratelimit.Gate()
         self.client = anthropic.AsyncAnthropic(
             api_key=os.environ.get("ANTHROPIC_API_KEY") or None,
             max_retries=settings.retries,
             timeout=settings.request_timeout,
-            http_client=http_client(anthropic, settings.request_timeout),
+            # every request waits at the shared rate-limit gate; every answer feeds it and is bounded
+            http_client=http_client(anthropic, settings.request_timeout, ratelimit.event_hooks(self)),
         )
         tools = copy.deepcopy(registry.schemas())
         if tools:

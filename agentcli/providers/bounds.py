@@ -100,9 +100,14 @@ def bound_response(idle: float) -> Callable[[Any], Any]:
     return hook
 
 
-def http_client(sdk: Any, idle: float) -> Any:
-    """The SDK's own default async client (its limits, keep-alive, proxies) with the bounds."""
-    return sdk.DefaultAsyncHttpxClient(event_hooks={"response": [bound_response(idle)]})
+def http_client(sdk: Any, idle: float, hooks: dict[str, list[Any]] | None = None) -> Any:
+    """The SDK's own default async client (its limits, keep-alive, proxies) with the bounds,
+    and any other event ``hooks`` (the rate-limit gate's)."""
+    events: dict[str, list[Any]] = {"request": [], "response": []}
+    for kind, fns in (hooks or {}).items():
+        events.setdefault(kind, []).extend(fns)
+    events["response"].append(bound_response(idle))
+    return sdk.DefaultAsyncHttpxClient(event_hooks=events)
 
 
 def depth_exceeds(value: Any, limit: int = MAX_INPUT_DEPTH) -> bool:

@@ -35,6 +35,7 @@ import json
 import os
 from typing import Any, AsyncIterator
 
+from .. import ratelimit
 from ..errors import ConfigError, IncompleteResponse, ModelAPIError
 from ..events import Retry, TextDelta
 from .base import ModelTurn, ToolCall
@@ -81,12 +82,14 @@ class OpenAIProvider:
         import openai
 
         self._sdk = openai
+        self.gate = ratelimit.Gate()
         self.client = openai.AsyncOpenAI(
             api_key=key or PLACEHOLDER_KEY,
             base_url=base_url,
             max_retries=settings.retries,
             timeout=settings.request_timeout,
-            http_client=http_client(openai, settings.request_timeout),
+            # every request waits at the shared rate-limit gate; every answer feeds it and is bounded
+            http_client=http_client(openai, settings.request_timeout, ratelimit.event_hooks(self)),
         )
         self.tools = [_tool_schema(s) for s in registry.schemas()]
         self.system = {"role": "system", "content": system_prompt}

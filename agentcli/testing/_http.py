@@ -12,6 +12,7 @@ Standard library only; must not import anything else from ``agentcli``.
 from __future__ import annotations
 
 import collections
+import dataclasses
 import json
 import socket
 import sys
@@ -116,6 +117,7 @@ class FakeServer:
         self._thread: threading.Thread | None = None
         self._conns: set[socket.socket] = set()
         self._served = 0  # requests answered so far (numbering survives record=False)
+        self.limits: Any = None  # agentcli.testing.limits.Limits: rate limits with 429s
 
     # -- lifecycle
     def start(self) -> Any:
@@ -333,6 +335,12 @@ class FakeServer:
             self._send_json(h, 400, self._error_body(400, f"fake: bad JSON body: {e}"), {})
             return
 
+        limit_headers: dict[str, str] = {}
+        if self.limits is not None:
+            ok, limit_headers = self.limits.check(len(raw), "openai" if "OpenAI" in self.name else "anthropic")
+            if not ok:
+                self._send_json(h, 429, self._error_body(429, "fake: rate limit exceeded"), limit_headers)
+                return
         with self._lock:
             if self.record:
                 self.requests.append(body)
@@ -357,6 +365,8 @@ class FakeServer:
                 500, f"{self.name} script exhausted: no reply queued for request #{n} and no handler set",
                 {"x-should-retry": "false"})
 
+        if limit_headers:
+            reply = dataclasses.replace(reply, headers={**limit_headers, **reply.headers})
         self._sleep(self.latency + reply.delay)
         if self._stopping.is_set():
             h.close_connection = True

@@ -1,0 +1,331 @@
+"""The rate-limit gate: one view of the API's limits, shared by every request of a process.
+
+A provider owns one ``Gate`` and hands the SDK an HTTP client whose event hooks consult it
+(:func:`event_hooks`): every HTTP request, the SDK's own retries included, first waits at the
+gate, and every response tells the gate what the API said about its limits.
+
+- **Pause.** A 429 or 529 pauses *all* new requests until its ``retry-after-ms`` /
+  ``retry-after`` has passed (without one: a shared backoff, 0.5 s doubling up to 30 s). The
+  SDK is told not to retry such an answer itself (``x-should-retry: false``): it would sleep a
+  retry-after of hours without a word; the loop retries instead, visibly (a ``Retry`` event).
+  Outside a batch a wait under a second stays the SDK's own (quiet) retry.
+- **Pacing.** The rate-limit headers of every response (Anthropic's
+  ``anthropic-ratelimit-{requests,tokens,input-tokens,output-tokens}-{limit,remaining,reset}``,
+  OpenAI-compatible ``x-ratelimit-{limit,remaining,reset}-{requests,tokens}``) feed one bucket
+  per dimension; a request whose cost (1 request; its body's size / 4 as input tokens) the
+  bucket does not hold waits until it refills, instead of discovering the limit by failing.
+- **Adaptive concurrency** (a batch): ``acquire``/``release`` admit at most ``limit`` questions;
+  the limit starts at the ``--concurrency`` ceiling, drops on a limit answer (once per pause:
+  an eighth when the answer carries rate-limit headers the pacing uses, else a quarter) and
+  grows by one per round of clear answers.
+- **Quota stop.** A retry-after above ``max_wait`` (a daily quota) or no answer getting through
+  for ``stall_s`` while limited sets ``stopped`` (one line, why): the batch stops dispatching.
+
+Header values are untrusted: unparsable, negative, NaN or huge values are ignored or clamped.
+Standard library only (imported by the providers, never at ``--help``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import math
+import re
+import time
+from datetime import datetime
+from typing import Any, Callable
+
+RATE_KINDS = ("rate_limited", "rate_limit", "overloaded")  # ModelAPIError kinds the gate handles
+LIMIT_STATUSES = (429, 529)
+MAX_WAIT_S = 900.0   # a retry-after longer than this is a quota, not a rate: stop
+STALL_S = 900.0      # limited and no answer through for this long: stop
+MAX_BACKOFF_S = 30.0
+_DIMS = ("requests", "tokens", "input-tokens", "output-tokens")
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
+
+
+def _num(v: Any, hi: float = 1e12) -> float | None:
+    try:
+        x = float(str(v).strip()[:40])
+    except (TypeError, ValueError):
+        return None
+    return x if math.isfinite(x) and 0 <= x <= hi else None
+
+
+def parse_reset(v: Any, now_wall: float | None = None) -> float | None:
+    """Seconds until a reset: RFC 3339 time (Anthropic), ``6m0.5s``/``120ms`` or plain seconds."""
+    if v is None:
+        return None
+    s = str(v).strip()[:64]
+    x = _num(s, 86400.0)
+    if x is not None:
+        return x
+    if "T" in s:
+        try:
+            ts = datetime.fromisoformat(s.replace("Z", "+00:00")).timestamp()
+        except ValueError:
+            return None
+        return min(max(0.0, ts - (time.time() if now_wall is None else now_wall)), 86400.0)
+    total, pos = 0.0, 0
+    for m in _DURATION.finditer(s):
+        if m.start() != pos:
+            return None
+        pos = m.end()
+        total += float(m.group(1)) * {"ms": 0.001, "s": 1, "m": 60, "h": 3600}[m.group(2)]
+    return min(total, 86400.0) if pos == len(s) and pos else None
+
+
+def retry_after(headers: Any) -> float | None:
+    """``retry-after-ms`` or ``retry-after`` (seconds or an HTTP date) in seconds, or None."""
+    ms = _num(headers.get("retry-after-ms"), 1e10)
+    if ms is not None:
+        return ms / 1000.0
+    v = headers.get("retry-after")
+    if v is None:
+        return None
+    x = _num(v, 1e7)
+    if x is not None:
+        return x
+    try:
+        from email.utils import parsedate_to_datetime
+
+        return max(0.0, parsedate_to_datetime(str(v)[:64]).timestamp() - time.time())
+    except (TypeError, ValueError, IndexError):
+        return None
+
+
+def read_limits(headers: Any) -> dict[str, tuple[float, float, float]]:
+    """{dimension: (limit, remaining, seconds to reset)} from either API's headers."""
+    out: dict[str, tuple[float, float, float]] = {}
+    for dim in _DIMS:
+        for pre, get in ((f"anthropic-ratelimit-{dim}-", lambda p, k: f"{p}{k}"),
+                         ("x-ratelimit-", lambda p, k, d=dim: f"{p}{k}-{d}")):
+            lim = _num(headers.get(get(pre, "limit")))
+            rem = _num(headers.get(get(pre, "remaining")))
+            reset = parse_reset(headers.get(get(pre, "reset")))
+            if lim and rem is not None and reset is not None:
+                out[dim] = (lim, min(rem, lim), reset)
+                break
+    return out
+
+
+class _Bucket:
+    """What we know of one limit: a level that refills at ``rate`` units/s up to ``limit``."""
+
+    def __init__(self) -> None:
+        self.limit = 0.0
+        self.level: float | None = None
+        self.rate = 0.0
+        self.t = 0.0
+        self.full_at = 0.0
+
+    def now_level(self, now: float) -> float:
+        assert self.level is not None
+        return min(self.limit, self.level + self.rate * (now - self.t))
+
+    def update(self, limit: float, remaining: float, reset_s: float, now: float) -> None:
+        span = limit - remaining
+        if span >= 1 and reset_s > 0:
+            # remaining is a whole number, rounded down: one unit less keeps the rate from
+            # being overestimated (pacing a little fast meets the limit again and again)
+            self.rate = (span - 1 if span > 1 else span) / reset_s
+        elif not self.rate:
+            self.rate = limit / 60.0  # both APIs state their limits per minute
+        mine = self.now_level(now) if self.level is not None else remaining
+        self.limit, self.level, self.t = limit, min(mine, remaining), now
+        self.full_at = now + reset_s
+
+    def reserve(self, n: float, now: float) -> float:
+        """Take ``n`` units; the seconds until they are really there (0: now)."""
+        if self.level is None or n <= 0:
+            return 0.0
+        n = min(n, self.limit)  # a request bigger than the limit still goes once it is full
+        lvl = self.now_level(now)
+        self.level, self.t = lvl - n, now
+        if lvl >= n:
+            return 0.0
+        wait = (n - lvl) / self.rate if self.rate > 0 else 60.0
+        # by the API's own word the bucket is full at its reset: never wait beyond that
+        return min(wait, max(self.full_at - now, 0.05))
+
+
+class Gate:
+    """See the module docstring. ``batch=True`` once a batch engine owns it."""
+
+    def __init__(self, ceiling: int = 1, *, batch: bool = False, max_wait: float = MAX_WAIT_S,
+                 stall_s: float = STALL_S, clock: Callable[[], float] = time.monotonic):
+        self.clock = clock
+        self.max_wait = max_wait
+        self.stall_s = stall_s
+        self.configure(ceiling, batch=batch)
+        self.paused_until = 0.0
+        self.limited_s = 0.0          # wall time some wait (pause or pacing) was in force
+        self.limit_hits = 0           # 429/529 answers seen
+        self.handed_over = 0          # of those, the ones the SDK was told to leave to the loop
+        self.stopped: str | None = None
+        self.listener: Callable[["Gate"], None] | None = None
+        self._limited_end = 0.0
+        self._buckets: dict[str, _Bucket] = {}
+        self._strikes = 0             # limit answers since the last clear one
+        self._last_drop = -math.inf
+        self._credit = 0.0
+        self._in_flight = 0
+        self._waiters: collections.deque[asyncio.Future] = collections.deque()
+        self.last_ok = clock()
+
+    def configure(self, ceiling: int, *, batch: bool = True) -> None:
+        self.ceiling = max(1, int(ceiling))
+        self.limit = self.ceiling
+        self.batch = batch
+        self.last_ok = self.clock()
+
+    # -- what the rest of agentcli reads -------------------------------------------------
+    def pause_left(self) -> float:
+        return max(0.0, self.paused_until - self.clock())
+
+    def status(self) -> str:
+        """``limited 3.2 s · concurrency 6/16`` for the progress bar and the summary."""
+        return f"limited {self.limited_s:.1f} s · concurrency {self.limit}/{self.ceiling}"
+
+    def _changed(self) -> None:
+        if self.listener is not None:
+            try:
+                self.listener(self)
+            except Exception:
+                pass
+
+    def _mark_limited(self, now: float, until: float) -> None:
+        start = max(now, self._limited_end)
+        if until > start:
+            self.limited_s += until - start
+            self._limited_end = until
+
+    def _stop(self, why: str) -> None:
+        if self.stopped is None:
+            self.stopped = why
+            self._wake(all_=True)
+            self._changed()
+
+    def clear_stop(self) -> None:
+        self.stopped = None
+        self.paused_until = 0.0
+        self._strikes = 0
+        self.last_ok = self.clock()
+
+    def check_stall(self) -> str | None:
+        """Stop when limited and nothing got through for ``stall_s``; the reason, or None."""
+        now = self.clock()
+        if self.stopped is None and self.limit_hits and now - self.last_ok > self.stall_s:
+            self._stop(f"the model API's rate limit has not let an answer through for "
+                       f"{now - self.last_ok:.0f} s")
+        return self.stopped
+
+    # -- the HTTP hooks ------------------------------------------------------------------
+    async def before_request(self, body_size: int = 0) -> None:
+        """Wait until a request may go: after any pause, then for the buckets to hold its cost."""
+        while self.stopped is None and self.check_stall() is None:
+            left = self.pause_left()
+            if left <= 0:
+                break
+            await asyncio.sleep(left)
+        if self.stopped is not None:
+            return  # let it go: its answer (a 429) ends the question without a long wait
+        now = self.clock()
+        costs = {"requests": 1.0, "input-tokens": body_size / 4, "tokens": body_size / 4,
+                 "output-tokens": 1.0}
+        wait = max((b.reserve(costs[d], now) for d, b in self._buckets.items()), default=0.0)
+        if wait > 0:
+            self._mark_limited(now, now + wait)
+            await asyncio.sleep(wait)
+
+    def after_response(self, status: int, headers: Any) -> None:
+        now = self.clock()
+        limits = read_limits(headers)
+        for dim, (lim, rem, reset) in limits.items():
+            self._buckets.setdefault(dim, _Bucket()).update(lim, rem, reset, now)
+        if status in LIMIT_STATUSES:
+            self.limit_hits += 1
+            self._strikes += 1
+            after = retry_after(headers)
+            if after is not None and after > self.max_wait:
+                self._stop(f"the model API's rate limit does not lift: it asks to wait "
+                           f"{_human(after)} (a daily or monthly quota?)")
+                return
+            if after is None:
+                after = min(MAX_BACKOFF_S, 0.5 * 2 ** min(self._strikes - 1, 10))
+            until = now + after
+            if until > self.paused_until:
+                self.paused_until = until
+            self._mark_limited(now, until)
+            if now - self._last_drop > max(after, 0.5) and self.limit > 1:
+                # With the limit's headers the pacing holds the rate: a gentle step down.
+                # Without (a blind 429, a 529 overload) fewer in flight is the only brake.
+                self.limit = max(1, self.limit - max(1, self.limit // (8 if limits else 4)))
+                self._last_drop = now
+                self._credit = 0.0
+            self._changed()
+        elif 200 <= status < 300:
+            self.last_ok = now
+            self._strikes = 0
+            if self.limit < self.ceiling and now >= self.paused_until:
+                self._credit += 1.0 / self.limit
+                if self._credit >= 1.0:
+                    self._credit = 0.0
+                    self.limit += 1
+                    self._wake()
+                    self._changed()
+
+    # -- adaptive concurrency (the batch's question slots) -------------------------------
+    async def acquire(self) -> None:
+        while self._in_flight >= self.limit and self.stopped is None:
+            fut = asyncio.get_running_loop().create_future()
+            self._waiters.append(fut)
+            try:
+                await fut
+            except asyncio.CancelledError:
+                if fut in self._waiters:
+                    self._waiters.remove(fut)
+                raise
+        self._in_flight += 1
+
+    def release(self) -> None:
+        self._in_flight -= 1
+        self._wake()
+
+    def _wake(self, all_: bool = False) -> None:
+        free = len(self._waiters) if all_ else max(0, self.limit - self._in_flight)
+        while self._waiters and free > 0:
+            fut = self._waiters.popleft()
+            if not fut.done():
+                fut.set_result(None)
+                free -= 1
+
+
+def _human(s: float) -> str:
+    return f"{s / 3600:.1f} h" if s >= 3600 else f"{s / 60:.0f} min" if s >= 60 else f"{s:.0f} s"
+
+
+def event_hooks(owner: Any) -> dict[str, list[Callable[..., Any]]]:
+    """httpx event hooks that consult ``owner.gate`` (read at each request: a batch may swap it)."""
+
+    async def on_request(request: Any) -> None:
+        gate = getattr(owner, "gate", None)
+        if gate is not None:
+            try:
+                size = len(request.content)
+            except Exception:  # a streamed body: no size to estimate from
+                size = 0
+            await gate.before_request(size)
+
+    async def on_response(response: Any) -> None:
+        gate = getattr(owner, "gate", None)
+        if gate is None:
+            return
+        gate.after_response(response.status_code, response.headers)
+        if response.status_code in LIMIT_STATUSES and (gate.batch or (retry_after(response.headers) or 0) >= 1):
+            # The gate and the loop retry it (shared, bounded, visible), not the SDK's silent
+            # sleep (which would sleep a quota's hours); a short wait in ask stays the SDK's.
+            response.headers["x-should-retry"] = "false"
+            gate.handed_over += 1
+
+    return {"request": [on_request], "response": [on_response]}

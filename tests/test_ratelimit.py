@@ -1,0 +1,205 @@
+"""Issue 17: a batch at the API's real limits slows down, never loses a question.
+
+The real SDKs over HTTP against the fake servers with ``agentcli.testing.limits`` enforcing a
+request rate / a quota (429 + retry-after-ms + the rate-limit headers); the gate itself with a
+controlled clock. No timing assertions: small retry-after values keep the tests short.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+
+import pytest
+
+from agentcli.batch import BatchRunner, Item
+from agentcli.ratelimit import Gate, parse_reset, read_limits, retry_after
+from agentcli.testing import fake_anthropic as fa
+from agentcli.testing import fake_openai as fo
+from agentcli.testing.limits import Limits
+
+
+def _run_batch(n: int, concurrency: int, retries: int = 0):
+    from agentcli.app import App
+    from agentcli.config import resolve
+
+    out: list[str] = []
+
+    async def main():
+        app = App.open(resolve(retries=retries), pool_size=concurrency)
+        try:
+            runner = BatchRunner(app, concurrency=concurrency, emit=out.append)
+            items = [Item(i, i, f"question number {i}") for i in range(1, n + 1)]
+            return await runner.run(items), runner.gate
+        finally:
+            await app.aclose()
+
+    summary, gate = asyncio.run(main())
+    return summary, gate, [json.loads(x) for x in out]
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+def test_no_question_lost_under_a_request_rate_limit(provider, request):
+    # 2-request burst, 40 requests/s, 8 questions at once and --retries 0: without the shared
+    # gate the first wave alone fails six questions (429 with no retry left).
+    env = request.getfixturevalue(f"{provider}_env")
+    fake = request.getfixturevalue(f"fake_{provider}")
+    mod = fa if provider == "anthropic" else fo
+    fake.handler = lambda req: mod.text("answered")
+    fake.limits = Limits(requests_per_s=40, burst=2)
+    summary, gate, recs = _run_batch(24, concurrency=8, retries=0)
+    assert env
+    assert fake.limits.rejected > 0, "the limit was never met: the test proves nothing"
+    assert [r["status"] for r in recs] == ["ok"] * 24
+    assert [r["id"] for r in recs] == list(range(1, 25))
+    assert summary.exit_code == 0 and summary.stopped is None
+    assert gate.limit_hits == fake.limits.rejected
+    assert summary.limits is not None and "concurrency" in summary.line()
+
+
+def test_quota_stops_the_batch_and_resume_finishes_it(anthropic_env, fake_anthropic, cli, tmp_path):
+    fake_anthropic.handler = lambda req: fa.text("answered")
+    fake_anthropic.limits = Limits(quota=3, quota_retry_after=7200)
+    questions = "".join(f"question {i}\n" for i in range(1, 9))
+    out = tmp_path / "out.jsonl"
+    p = cli(["batch", "--concurrency", "1", "--output", str(out), "-"], anthropic_env, input=questions)
+    assert p.returncode == 4, p.err
+    assert "Traceback" not in p.err
+    recs = [json.loads(x) for x in p.out.splitlines()]
+    assert [r["status"] for r in recs] == ["ok"] * 3 + ["error"] * 5
+    assert "does not lift" in recs[3]["error"]
+    assert all(r["error"].startswith("not attempted") for r in recs[4:])
+    stopped = [ln for ln in p.err.splitlines() if "batch stopped" in ln]
+    assert len(stopped) == 1 and "2.0 h" in stopped[0] and "--resume" in stopped[0]
+    # the quota 429s were not retried by the SDK into an hours-long sleep: 4 requests admitted
+    # or refused in all (3 answers, 1 refusal), then nothing more
+    assert fake_anthropic.limits.admitted == 3 and fake_anthropic.limits.rejected == 1
+
+    fake_anthropic.limits = None  # the next day
+    fake_anthropic.reset()
+    fake_anthropic.handler = lambda req: fa.text("answered")
+    p2 = cli(["batch", "--concurrency", "2", "--output", str(out), "--resume", "-"], anthropic_env,
+             input=questions)
+    assert p2.returncode == 0, p2.err
+    assert sorted(r["id"] for r in map(json.loads, p2.out.splitlines())) == [4, 5, 6, 7, 8]
+    assert len(fake_anthropic.requests) == 5
+
+
+def test_a_429_pauses_every_question_not_only_its_own():
+    gate = Gate(4, batch=True)
+    gate.after_response(429, {"retry-after-ms": "150"})
+    assert gate.pause_left() > 0
+    assert gate.limit == 3  # adaptive: a quarter less in flight
+
+    async def main():
+        others = [asyncio.create_task(gate.before_request(100)) for _ in range(3)]
+        await asyncio.sleep(0.01)
+        held = [not t.done() for t in others]
+        await asyncio.gather(*others)
+        return held
+
+    assert asyncio.run(main()) == [True, True, True]
+    assert gate.limited_s > 0
+
+
+def test_concurrency_drops_on_a_limit_and_climbs_back_when_clear():
+    now = [0.0]
+    gate = Gate(16, batch=True, clock=lambda: now[0])
+    gate.after_response(429, {"retry-after": "1"})
+    gate.after_response(429, {"retry-after": "1"})  # the same burst: one drop, not two
+    assert gate.limit == 12
+    now[0] = 2.0
+    for _ in range(12 * 4 + 13 + 14 + 15):
+        gate.after_response(200, {})
+    assert gate.limit == 16
+    gate.after_response(200, {})
+    assert gate.limit == 16  # never above the --concurrency ceiling
+
+
+def test_no_progress_for_the_stall_bound_stops():
+    now = [0.0]
+    gate = Gate(4, batch=True, stall_s=30, clock=lambda: now[0])
+    gate.after_response(429, {"retry-after-ms": "500"})
+    assert gate.check_stall() is None
+    now[0] = 31.0
+    assert "has not let an answer through" in gate.check_stall()
+
+
+def test_pacing_from_headers_waits_before_the_limit_is_hit():
+    now = [0.0]
+    gate = Gate(8, clock=lambda: now[0])
+    # 10 requests per second: 1 left (rounded down), full again in 0.8 s
+    gate.after_response(200, {"anthropic-ratelimit-requests-limit": "10",
+                              "anthropic-ratelimit-requests-remaining": "1",
+                              "anthropic-ratelimit-requests-reset": "0.8"})
+    b = gate._buckets["requests"]
+    assert b.reserve(1, 0.0) == 0.0
+    assert math.isclose(b.reserve(1, 0.0), 0.1)   # the next one waits for one refill
+    assert math.isclose(b.reserve(1, 0.0), 0.2)   # and the one after it queues behind
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-5", "1e400", "\x1b[31m", "9" * 100, "", "1s2",
+                                   "2026-13-99T99:99:99Z", None])
+def test_hostile_header_values_are_ignored(value):
+    h = {"retry-after": value, "retry-after-ms": value,
+         "anthropic-ratelimit-requests-limit": value, "anthropic-ratelimit-requests-remaining": "1",
+         "anthropic-ratelimit-requests-reset": value,
+         "x-ratelimit-limit-tokens": "100", "x-ratelimit-remaining-tokens": value,
+         "x-ratelimit-reset-tokens": value}
+    h = {k: v for k, v in h.items() if v is not None}
+    assert retry_after(h) is None
+    assert read_limits(h) == {}
+    gate = Gate(4, batch=True)
+    gate.after_response(429, h)  # no retry-after: a short shared backoff, never a crash
+    assert 0 < gate.pause_left() <= 30
+
+
+def test_header_formats_of_both_apis():
+    assert parse_reset("6m0.5s") == 360.5
+    assert parse_reset("120ms") == 0.12
+    assert parse_reset("2") == 2.0
+    assert parse_reset("1970-01-01T00:00:10Z", now_wall=4.0) == 6.0
+    assert retry_after({"retry-after-ms": "250", "retry-after": "9"}) == 0.25
+    got = read_limits({"x-ratelimit-limit-requests": "60", "x-ratelimit-remaining-requests": "59",
+                       "x-ratelimit-reset-requests": "1s"})
+    assert got == {"requests": (60.0, 59.0, 1.0)}
+
+
+def test_ask_shows_a_rate_limit_wait_and_counts_it_down(anthropic_env, fake_anthropic):
+    import io
+
+    from rich.console import Console
+
+    from agentcli.app import App
+    from agentcli.config import resolve
+    from agentcli.events import Retry, TurnFinished
+    from agentcli.render import TraceRenderer
+
+    fake_anthropic.queue(fa.error(429, "slow down", headers={"retry-after-ms": "1100"}),
+                         fa.text("answered"))
+    buf = io.StringIO()
+    renderer = TraceRenderer(Console(file=buf, force_terminal=True, width=120))
+    seen: list = []
+    shown: list[bool] = []
+
+    def consumer(ev):
+        renderer(ev)
+        seen.append(ev)
+        if isinstance(ev, Retry):
+            shown.append(renderer._countdown is not None)
+
+    async def main():
+        app = App.open(resolve(retries=1), pool_size=1)
+        try:
+            await app.run(app.conversation(), "where is my order?", [consumer])
+        finally:
+            await app.aclose()
+
+    asyncio.run(main())
+    retries = [e for e in seen if isinstance(e, Retry)]
+    assert len(retries) == 1 and retries[0].wait_s > 1.0  # the server's retry-after, not a guess
+    assert shown == [True] and renderer._countdown is None  # counted down, then gone
+    assert "waiting 1 s before retrying" in buf.getvalue()
+    assert [e.status for e in seen if isinstance(e, TurnFinished)] == ["ok"]
+    assert len(fake_anthropic.requests) == 2  # the SDK did not retry the 429 on its own
