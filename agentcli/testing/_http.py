@@ -380,6 +380,27 @@ class FakeServer:
         self._respond(h, body, reply)
 
 
+@dataclasses.dataclass
+class Faults:
+    """What every fake server's reply record has: the status, an error body, headers, a delay,
+    and the faults both servers can inject (a stream dropped, garbled or stalled after N events,
+    an error event mid-stream; a raw body, trickled or repeated forever: see ``raw_body``)."""
+
+    status: int = 200
+    body: dict[str, Any] | None = None  # the error body (None for a successful reply)
+    headers: dict[str, str] = dataclasses.field(default_factory=dict)
+    delay: float = 0.0
+    drop_after: int | None = None
+    malformed_after: int | None = None
+    stall_after: int | None = None
+    stall_seconds: float = 30.0
+    stream_error: tuple[str, str] | None = None
+    raw: bytes | None = None
+    raw_type: str = "application/json"
+    trickle: float = 0.0
+    endless: bytes | None = None
+
+
 def raw_body(body: bytes | str | Any) -> bytes:
     """The bytes of a fake server's raw reply: ``body`` as it is (bytes, or a str), or any JSON
     value encoded. A raw reply is for what a real API never sends but a proxy or a broken server

@@ -47,12 +47,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import signal
-import threading
 import uuid
 from typing import Any, Callable, Iterable
 
-from agentcli.testing._http import FakeServer, raw_body
+from agentcli.testing._http import FakeServer, Faults, raw_body
 from agentcli.testing._http import split as _split
 
 __all__ = [
@@ -92,27 +90,13 @@ _AUTO = object()  # sentinel: stop_reason inferred from the blocks
 
 
 @dataclasses.dataclass
-class Reply:
+class Reply(Faults):
     """One scripted answer.  Build it with :func:`message`, :func:`text` or :func:`error`."""
 
-    status: int = 200
     message: dict[str, Any] | None = None  # a full Message body (None for an error reply)
-    body: dict[str, Any] | None = None  # the error body (None for a message reply)
-    headers: dict[str, str] = dataclasses.field(default_factory=dict)
-    delay: float = 0.0
-    # streaming faults (see `message`)
-    drop_after: int | None = None
-    malformed_after: int | None = None
-    stall_after: int | None = None
-    stall_seconds: float = 30.0
+    # streaming faults beyond the shared ones (see `message`)
     omit_message_stop: bool = False
     omit_only_message_stop: bool = False
-    stream_error: tuple[str, str] | None = None
-    # byte-level faults (see `raw`): a body sent as is, bytes trickled, a payload repeated forever
-    raw: bytes | None = None
-    raw_type: str = "application/json"
-    trickle: float = 0.0
-    endless: bytes | None = None
 
     @property
     def is_error(self) -> bool:
@@ -430,60 +414,11 @@ class FakeAnthropic(FakeServer):
 # --------------------------------------------------------------------------- own process
 
 
-def _load_handler(spec: str) -> Callable[[dict[str, Any]], Reply]:
-    """``package.module:function`` or ``path/to/file.py:function``."""
-    import importlib
-    import importlib.util
-    import os
-
-    target, sep, attr = spec.rpartition(":")
-    if not sep or not target or not attr:
-        raise SystemExit(f"--handler wants MODULE:FUNCTION or FILE.py:FUNCTION, got {spec!r}")
-    if target.endswith(".py") or os.sep in target:
-        name = "_fake_anthropic_handler_" + os.path.splitext(os.path.basename(target))[0]
-        mod_spec = importlib.util.spec_from_file_location(name, target)
-        if mod_spec is None or mod_spec.loader is None:
-            raise SystemExit(f"--handler: cannot load {target}")
-        mod = importlib.util.module_from_spec(mod_spec)
-        mod_spec.loader.exec_module(mod)
-    else:
-        mod = importlib.import_module(target)
-    return getattr(mod, attr)
-
-
 def serve(argv: list[str] | None = None) -> None:
     """``python -m agentcli.testing.fake_anthropic --serve ...``: see the module docstring."""
-    import argparse
-    import sys
+    from agentcli.testing.serve import serve_until_stdin_closes
 
-    ap = argparse.ArgumentParser(prog="python -m agentcli.testing.fake_anthropic",
-                                 description="Serve FakeAnthropic in this process until stdin closes.")
-    ap.add_argument("--serve", action="store_true", help="(accepted for clarity; serving is the only mode)")
-    ap.add_argument("--latency", type=float, default=0.0, help="seconds slept before each answer")
-    ap.add_argument("--handler", help="MODULE:FUNCTION or FILE.py:FUNCTION answering every request")
-    ap.add_argument("--no-record", action="store_true", help="keep no request bodies (long runs)")
-    args = ap.parse_args(argv)
-    handler = _load_handler(args.handler) if args.handler else None
-    fake = FakeAnthropic(latency=args.latency, handler=handler, record=not args.no_record)
-    done = threading.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: done.set())
-
-    def watch_stdin() -> None:
-        try:
-            while sys.stdin.buffer.read(65536):
-                pass
-        except (OSError, ValueError):
-            pass
-        done.set()
-
-    with fake:
-        print(fake.url, flush=True)
-        threading.Thread(target=watch_stdin, name="stdin-watch", daemon=True).start()
-        while not done.wait(1.0):
-            pass
-        if fake.errors:
-            print(fake.errors[-1], file=sys.stderr)
+    serve_until_stdin_closes(FakeAnthropic, "python -m agentcli.testing.fake_anthropic", argv)
 
 
 if __name__ == "__main__":

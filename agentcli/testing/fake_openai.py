@@ -68,7 +68,7 @@ import time
 import uuid
 from typing import Any, Callable
 
-from agentcli.testing._http import FakeServer, raw_body
+from agentcli.testing._http import FakeServer, Faults, raw_body
 from agentcli.testing._http import split as _split
 
 __all__ = [
@@ -100,17 +100,13 @@ _AUTO = object()  # sentinel: finish_reason inferred from the tool calls
 
 
 @dataclasses.dataclass
-class Reply:
+class Reply(Faults):
     """One scripted answer. Build it with :func:`completion`, :func:`text` or :func:`error`."""
 
-    status: int = 200
     message: dict[str, Any] | None = None  # the assistant message (None for an error reply)
     finish_reason: str | None = None
     usage: dict[str, Any] | None = None
     model: str = "fake-model"
-    body: dict[str, Any] | None = None  # the error body (None for a completion reply)
-    headers: dict[str, str] = dataclasses.field(default_factory=dict)
-    delay: float = 0.0
     send_usage: bool = True
     # stream shapes
     fragments: int = 3
@@ -118,19 +114,9 @@ class Reply:
     whole_calls: bool = False
     omit_index: bool = False
     chunks: list[dict[str, Any]] | None = None
-    # faults
-    drop_after: int | None = None
-    malformed_after: int | None = None
-    stall_after: int | None = None
-    stall_seconds: float = 30.0
+    # faults beyond the shared ones
     omit_finish_reason: bool = False
     omit_done: bool = False
-    stream_error: tuple[str, str] | None = None
-    # byte-level faults (see `raw`): a body sent as is, bytes trickled, a payload repeated forever
-    raw: bytes | None = None
-    raw_type: str = "application/json"
-    trickle: float = 0.0
-    endless: bytes | None = None
 
     @property
     def is_error(self) -> bool:
