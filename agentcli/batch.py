@@ -215,6 +215,9 @@ class BatchRunner:
 
     # -- output ---------------------------------------------------------------------
     def _done(self, seq: int, rec: dict[str, Any], code: int, window: asyncio.Semaphore) -> None:
+        from .redact import redact_obj  # every record, whatever path made it (issue 14.4)
+
+        rec = redact_obj(rec)
         line = json.dumps(rec, ensure_ascii=False)
         if self.output is not None:
             self.output.write((line + "\n").encode("utf-8", "surrogateescape"))

@@ -1,64 +1,238 @@
 """Secrets never reach output, logs or drafts; terminal text never carries control sequences.
 
-``redact`` replaces every known secret (API keys from the environment, database passwords
-registered at open time) and anything shaped like an Anthropic/OpenAI key or a DSN password.
-``clean_for_terminal`` neutralises ANSI escape sequences and control characters coming from the
-model, the database or the question, so no text can move the cursor, retitle the window or hide
-what is on screen.
+What counts as a secret (the rule, also in the README):
+
+- A *configured* value (``ANTHROPIC_API_KEY``, ``ANTHROPIC_AUTH_TOKEN``, ``OPENAI_API_KEY``,
+  ``PGPASSWORD``, a database password registered with ``add_secret``) is replaced wherever it
+  appears only when it **looks like a key** (``looks_like_secret``): at least 6 characters, not a
+  known placeholder of a local server (``ollama``, ``lm-studio``, ``none``, ``EMPTY``,
+  ``sk-no-key-required``...), not word-like (letters with ``-``, ``_``, ``.`` or spaces between
+  words: ``test-key``, ``my local key``), and either mixing two kinds of character (lower, upper,
+  digits, symbols) or at least 16 characters long. A placeholder is not a secret: replacing
+  ``ollama`` everywhere would corrupt customers' words and paths. Its JSON- and URL-escaped forms
+  are replaced too, and so is any run of 16+ characters copied out of one of 24+ (half a key
+  is still a leak).
+- Anything **shaped like a credential** is replaced whatever its source (model, database,
+  question, file): Anthropic/OpenAI keys (``sk-ant-…``, ``sk-…`` with a non-word-like body),
+  GitHub, AWS, Slack, Stripe and Google keys, private-key blocks, ``Bearer`` tokens and
+  ``x-api-key:`` headers, and passwords *in context*: ``scheme://user:PASSWORD@host`` (up to the
+  last ``@``, so a raw ``@`` in it is covered), ``password=…`` / ``api_key=…`` parameters. A weak
+  password such as ``postgres`` is thus hidden where it is a password, never in prose.
+
+Text is matched as it will be *seen*: escape sequences, control characters and invisible format
+characters (zero-width spaces, soft hyphens, bidi marks) are skipped when looking for a secret, so
+``sk-\\x1b[0mant-api03-…`` is a key and is replaced whole, junk included; what is not a secret is
+left byte for byte as it was.
+
+``clean_for_terminal`` redacts and then neutralises ANSI escape sequences and control characters
+coming from the model, the database or the question, so no text can move the cursor, retitle the
+window or hide what is on screen - and no terminal text can carry a secret.
 """
 
 from __future__ import annotations
 
+import bisect
+import json
 import os
 import re
 from typing import Any
+from urllib.parse import quote, quote_plus
 
 _SECRET_ENV = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "PGPASSWORD")
 _extra: set[str] = set()
-_KEY_RE = re.compile(r"\b(sk-ant-[A-Za-z0-9_\-]{8,}|sk-[A-Za-z0-9_\-]{16,})")
-_DSN_PW_RE = re.compile(r"(\b[a-z][a-z0-9+._-]*://[^:/@\s]*:)([^@\s]+)(@)", re.IGNORECASE)
-# libpq key=value connection strings and URL query parameters: password=... / password='...'
-_KV_PW_RE = re.compile(r"(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&]+)", re.IGNORECASE)
+MASK = "***"
 
+# Keys that local servers accept (or ignore) and docs tell people to set: never secrets.
+PLACEHOLDERS = frozenset({
+    "ollama", "lm-studio", "lmstudio", "none", "null", "nil", "test", "testing", "empty", "dummy",
+    "placeholder", "changeme", "key", "api-key", "apikey", "secret", "token", "local", "localhost",
+    "fake", "x", "xx", "xxx", "na", "n/a", "no-key", "nokey", "not-needed", "sk-no-key-required",
+    "sk-xxx", "sk-1234", "sk-12345", "sk-fake", "sk-test", "sk-dummy", "vllm", "llamacpp",
+    "llama.cpp", "koboldcpp", "jan", "openai", "anthropic", "123", "1234", "12345", "123456",
+})
+_WORDLIKE_RE = re.compile(r"[A-Za-z]{1,15}(?:[-_. ]+[A-Za-z]{1,15})*")
+MIN_SECRET = 6
+FRAGMENT = 12  # a run this long copied out of a known secret is a leak (secrets of 24+ chars)
+
+
+def looks_like_secret(value: str | None) -> bool:
+    """Whether a configured value is secret enough to be replaced wherever it appears."""
+    v = (value or "").strip()
+    if len(v) < MIN_SECRET or v.lower() in PLACEHOLDERS or _WORDLIKE_RE.fullmatch(v):
+        return False
+    if len(set(v)) < 4:
+        return False
+    kinds = (any(c.islower() for c in v), any(c.isupper() for c in v),
+             any(c.isdigit() for c in v), any(not c.isalnum() and c not in "-_. " for c in v))
+    return sum(kinds) >= 2 or len(v) >= 16
+
+
+def add_secret(value: str | None) -> None:
+    """Register a value (a database password) to be hidden, if it ``looks_like_secret``."""
+    if value and looks_like_secret(value):
+        _extra.add(value)
+
+
+def _forms(v: str) -> set[str]:
+    """A secret as it can appear in text: raw, JSON-escaped, percent-encoded."""
+    out = {v, quote(v, safe=""), quote_plus(v, safe="")}
+    out.add(json.dumps(v)[1:-1])
+    out.add(json.dumps(v, ensure_ascii=False)[1:-1])
+    return {f for f in out if len(f) >= MIN_SECRET}
+
+
+_cache: dict[frozenset[str], list[str]] = {}
+
+
+def _secrets() -> list[str]:
+    vals = frozenset(v for v in [*(os.environ.get(k) for k in _SECRET_ENV), *_extra] if v)
+    if vals not in _cache:
+        forms: set[str] = set()
+        for v in vals:
+            if looks_like_secret(v):
+                forms |= _forms(v.strip())
+        if len(_cache) > 16:
+            _cache.clear()
+        _cache[vals] = sorted(forms, key=len, reverse=True)
+    return _cache[vals]
+
+
+# -- credential shapes -----------------------------------------------------------------------
+_B = r"(?<![A-Za-z0-9])"   # not in the middle of a word
+_KEY_RE = re.compile(
+    r"sk-ant-[A-Za-z0-9_\-]{8,}"
+    rf"|{_B}(?:gh[pousr]_[A-Za-z0-9]{{20,}}|github_pat_[A-Za-z0-9_]{{20,}}|AKIA[0-9A-Z]{{16}}"
+    rf"|xox[abposr]-[A-Za-z0-9\-]{{10,}}|[sr]k_(?:live|test)_[A-Za-z0-9]{{16,}}"
+    rf"|AIza[0-9A-Za-z_\-]{{30,}})"
+    r"|-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)")
+_SK_RE = re.compile(rf"{_B}sk-([A-Za-z0-9_\-]{{16,}})")
+# scheme://user:PASSWORD@host - the password runs to the LAST '@' of the address.
+_DSN_PW_RE = re.compile(r"\b[a-z][a-z0-9+._-]*://[^:/@\s]*:(\S+)@[^@\s]*", re.IGNORECASE)
+# key=value parameters (libpq strings, URL queries) and auth headers.
+_KV_PW_RE = re.compile(
+    r"\b(?:password|passwd|pwd|api[-_]?key|access[-_]?token|auth[-_]?token|client[-_]?secret)"
+    r"\s*=\s*('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|[^\s&'\"]+)", re.IGNORECASE)
+_HEADER_RE = re.compile(r"\b(?:authorization\s*:\s*(?:bearer\s+|basic\s+)?|bearer\s+|x-api-key\s*:\s*)"
+                        r"([A-Za-z0-9._~+/\-]{8,}=*)", re.IGNORECASE)
+_CHEAP = ("sk-", "://", "=", "-----BEGIN", "_", "AKIA", "AIza", "xox", "earer", "EARER", "-key",
+          "-KEY", "uthorization", "UTHORIZATION")
+
+# -- what is skipped when matching (it does not show, or shows as nothing) -------------------
 # ESC sequences (CSI, OSC, and two-char), then any remaining C0/C1 control except \n and \t.
 _ANSI_RE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]?|\x9b[0-?]*[ -/]*[@-~]")
 # C0/C1 controls, and the bidirectional overrides/isolates that can reorder what is shown.
 _CTRL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_INVISIBLE = (r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f"
+              r"\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufe00-\ufe0f\ufeff]")
+_SKIP_RE = re.compile(_ANSI_RE.pattern + "|" + _INVISIBLE + "+")
 
 
-def add_secret(value: str | None) -> None:
-    if value and len(value) >= 4:
-        _extra.add(value)
+def _view(text: str) -> tuple[str, list[int], list[int]]:
+    """``text`` as seen, and the segments (start in view, start in text) that map it back."""
+    parts, vstarts, tstarts = [], [], []
+    pos = vlen = 0
+    for m in _SKIP_RE.finditer(text):
+        if m.start() > pos:
+            parts.append(text[pos:m.start()])
+            vstarts.append(vlen)
+            tstarts.append(pos)
+            vlen += m.start() - pos
+        pos = m.end()
+    if pos < len(text):
+        parts.append(text[pos:])
+        vstarts.append(vlen)
+        tstarts.append(pos)
+    return "".join(parts), vstarts, tstarts
 
 
-def _secrets() -> list[str]:
-    vals = {os.environ.get(k) for k in _SECRET_ENV} | _extra
-    return sorted((v for v in vals if v and len(v) >= 4), key=len, reverse=True)
+def _spans(view: str, secrets: list[str]) -> list[tuple[int, int]]:
+    spans: list[tuple[int, int]] = []
+    for s in secrets:
+        i = view.find(s)
+        while i >= 0:
+            spans.append((i, i + len(s)))
+            i = view.find(s, i + len(s))
+        if len(s) >= 2 * FRAGMENT:  # a piece of a long key is a leak too
+            for k in range(0, len(s) - FRAGMENT + 1, FRAGMENT // 3):
+                w = s[k:k + FRAGMENT]
+                i = view.find(w)
+                while i >= 0:
+                    a, b, ka, kb = i, i + FRAGMENT, k, k + FRAGMENT
+                    while a > 0 and ka > 0 and view[a - 1] == s[ka - 1]:
+                        a, ka = a - 1, ka - 1
+                    while b < len(view) and kb < len(s) and view[b] == s[kb]:
+                        b, kb = b + 1, kb + 1
+                    spans.append((a, b))
+                    i = view.find(w, b)
+    if any(c in view for c in _CHEAP):
+        spans += [m.span() for m in _KEY_RE.finditer(view)]
+        spans += [m.span() for m in _SK_RE.finditer(view) if not _WORDLIKE_RE.fullmatch(m.group(1))]
+        for rx in (_DSN_PW_RE, _KV_PW_RE):  # a password in context, however weak
+            spans += [m.span(1) for m in rx.finditer(view) if m.group(1).strip("'\"") != MASK]
+        spans += [m.span(1) for m in _HEADER_RE.finditer(view) if not _WORDLIKE_RE.fullmatch(m.group(1))]
+    return spans
 
 
 def redact(text: str, secrets: list[str] | None = None) -> str:
-    for s in _secrets() if secrets is None else secrets:
-        if s in text:
-            text = text.replace(s, "***")
-    if "sk-" in text:  # every key pattern match contains it
-        text = _KEY_RE.sub("***", text)
-    if "://" in text:
-        text = _DSN_PW_RE.sub(r"\1***\3", text)
-    if "assword" in text or "ASSWORD" in text:
-        text = _KV_PW_RE.sub(r"\1***", text)
-    return text
+    """``text`` with every secret (see the module docstring) replaced by ``***``."""
+    if not text:
+        return text
+    secrets = _secrets() if secrets is None else secrets
+    skipped = _SKIP_RE.search(text) is not None
+    view, vstarts, tstarts = _view(text) if skipped else (text, [0], [0])
+    spans = _spans(view, secrets)
+    if not spans:
+        return text
+
+    def to_text(v: int, end: bool) -> int:
+        if not skipped:
+            return v
+        k = bisect.bisect_right(vstarts, v - 1 if end else v) - 1
+        return tstarts[k] + (v - vstarts[k])
+
+    out, pos = [], 0
+    for a, b in sorted(spans):
+        ta, tb = to_text(a, False), to_text(b, True)
+        if ta < pos:  # overlaps the previous span: extend it
+            if tb > pos:
+                pos = tb
+            continue
+        out += [text[pos:ta], MASK]
+        pos = tb
+    out.append(text[pos:])
+    return "".join(out)
 
 
 def redact_obj(obj: Any, secrets: list[str] | None = None) -> Any:
+    """A JSON-like value with every string in it, dictionary keys included, redacted. Iterative:
+    the deepest value a JSON parser accepts never raises ``RecursionError`` here."""
     if secrets is None:
         secrets = _secrets()  # once per object, not once per string
     if isinstance(obj, str):
         return redact(obj, secrets)
-    if isinstance(obj, dict):
-        return {k: redact_obj(v, secrets) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [redact_obj(v, secrets) for v in obj]
-    return obj
+    if not isinstance(obj, (dict, list, tuple)):
+        return obj
+    root: list[Any] = [None]
+    stack: list[tuple[Any, Any, Any]] = [(obj, root, 0)]  # (value, parent container, slot)
+    while stack:
+        value, parent, slot = stack.pop()
+        if isinstance(value, str):
+            new: Any = redact(value, secrets)
+        elif isinstance(value, dict):
+            new = {}
+            for k, v in value.items():
+                key = redact(k, secrets) if isinstance(k, str) else k
+                while key in new:  # two keys that redact alike stay two entries
+                    key = f"{key}*"
+                new[key] = None
+                stack.append((v, new, key))
+        elif isinstance(value, (list, tuple)):
+            new = [None] * len(value)
+            stack.extend((v, new, i) for i, v in enumerate(value))
+        else:
+            new = value
+        parent[slot] = new
+    return root[0]
 
 
 _SURROGATE_RE = re.compile("[\ud800-\udfff]")
@@ -78,6 +252,8 @@ def replace_surrogates(obj: Any) -> Any:
 
 
 def clean_for_terminal(text: str) -> str:
-    text = _ANSI_RE.sub("", text)
+    """Text safe to show: redacted, then without escape sequences or control characters (and
+    redacted once more as shown, in case cleaning joined pieces of a secret)."""
+    text = _ANSI_RE.sub("", redact(text))
     text = text.replace("\r\n", "\n").replace("\r", "\n")
-    return _CTRL_RE.sub("\ufffd", text)
+    return redact(_CTRL_RE.sub("\ufffd", text))

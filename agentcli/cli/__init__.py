@@ -8,9 +8,11 @@ top-level ``--help`` itself); ``main(argv)`` runs in-process and returns the exi
 
 
 import sys
-from typing import Annotated, Optional, Sequence
+from contextlib import contextmanager
+from typing import Annotated, Any, Iterator, Optional, Sequence
 
 import typer
+from typer.core import TyperGroup
 
 from .. import __version__
 from ..stdio import isatty, silence_stdout
@@ -19,7 +21,33 @@ from . import eval as eval_command
 from .common import fail
 from .options import ModelOptions, model_options
 
+class _Group(TyperGroup):
+    """The root group: a usage error quotes what was typed (``Invalid value for '--max-turns':
+    'sk-ant-…'``), so its message is redacted and cleaned before typer prints it."""
+
+    def make_context(self, *args: Any, **kwargs: Any) -> Any:
+        with _cleaned_usage_errors():
+            return super().make_context(*args, **kwargs)
+
+    def invoke(self, ctx: Any) -> Any:
+        with _cleaned_usage_errors():
+            return super().invoke(ctx)
+
+
+@contextmanager
+def _cleaned_usage_errors() -> Iterator[None]:
+    try:
+        yield
+    except Exception as e:  # click's exceptions are not public in typer: recognised by shape
+        if isinstance(getattr(e, "message", None), str) and hasattr(e, "show"):
+            from ..redact import clean_for_terminal
+
+            e.message = clean_for_terminal(e.message)
+        raise
+
+
 app = typer.Typer(
+    cls=_Group,
     name="agentcli",
     help="A terminal assistant for customer-support staff: answers order questions with a model "
          "that can look orders up (read-only) and save reply drafts for a human to review.\n\n"

@@ -159,7 +159,9 @@ async def run_batch(settings: Any, *, source: Any, concurrency: int,
                 rec_file.close()
             source.close()
     if summary.stopped:
-        sys.stderr.write(f"agentcli: batch stopped: {summary.stopped}; fix it and rerun"
+        from ..redact import clean_for_terminal
+
+        sys.stderr.write(f"agentcli: batch stopped: {clean_for_terminal(summary.stopped)}; fix it and rerun"
                          + (" with --resume" if output is not None else "") + "\n")
     if not quiet:
         sys.stderr.write(f"agentcli: {summary.line()}\n")

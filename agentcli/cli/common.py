@@ -138,7 +138,9 @@ def dump_json(obj: Any) -> None:
     """One JSON document on one line of stdout."""
     import json
 
-    sys.stdout.write(json.dumps(obj, ensure_ascii=False) + "\n")
+    from ..redact import redact_obj
+
+    sys.stdout.write(json.dumps(redact_obj(obj), ensure_ascii=False) + "\n")
     sys.stdout.flush()
 
 
