@@ -137,8 +137,8 @@ class Summary:
     def line(self) -> str:
         rate = self.total / self.elapsed_s if self.elapsed_s > 0 else 0.0
         s = (f"batch: {self.total} answered ({self.ok} ok, {self.incomplete} incomplete, "
-             f"{self.errors} failed; {self.flagged} flagged by grounding checks, {self.warned} with "
-             f"warnings) in {self.elapsed_s:.2f} s ({rate:.1f}/s)")
+             f"{self.errors} failed) in {self.elapsed_s:.2f} s ({rate:.1f}/s); grounding checks: "
+             f"{self.flagged} flagged, {self.warned} ok with warnings")
         if self.skipped:
             s += f"; {self.skipped} skipped (already in the output file)"
         return s

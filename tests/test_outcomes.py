@@ -222,7 +222,7 @@ def test_batch_records_carry_checks_and_the_summary_counts_them(cli, cli_env, tm
     assert p.returncode == 0, p.err
     recs = [json.loads(ln) for ln in p.out.splitlines()]
     assert all(r["checks"] == [] and r["status"] == "ok" for r in recs)
-    assert "0 flagged by grounding checks" in p.err
+    assert "grounding checks: 0 flagged, 0 ok with warnings" in p.err
 
 
 def test_batch_summary_line_counts_grounding_apart():
@@ -235,7 +235,7 @@ def test_batch_summary_line_counts_grounding_apart():
     s.add({"status": "incomplete", "stop_reason": "turn_limit", "checks": []}, 1)
     line = s.line()
     assert "2 ok" in line and "2 incomplete" in line
-    assert "1 flagged by grounding checks" in line and "1 with warnings" in line
+    assert "grounding checks: 1 flagged, 1 ok with warnings" in line
 
 
 # ----------------------------------------------------------------------------- false alarms
