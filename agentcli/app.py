@@ -127,7 +127,9 @@ class App:
         findings = [x.to_dict() for x in found]
         status, stop, message = verdict(f, builder.finished_calls(), findings)
         if live is not None:
-            own = [x for x in findings if x.get("where") == live["id"]]
+            from .redact import redact_obj
+
+            own = redact_obj([x for x in findings if x.get("where") == live["id"]])
             if own != ticket.stored.get(live["id"], []):
                 try:
                     await asyncio.get_running_loop().run_in_executor(
