@@ -12,13 +12,43 @@ from typing import Any, Callable, Iterable
 
 from .config import Settings, sessions_dir
 from .drafts import DraftStore
-from .events import Event
+from .errors import AgentcliError
+from .events import Checked, Event, Question, ToolResult
 from .loop import SYSTEM_PROMPT, Conversation
 from .result import ResultBuilder
 from .sessions import SessionLog
 from .tools import Registry, ToolContext, default_registry
 
 Consumer = Callable[[Event], None]
+MAX_TICKET_CALLS = 1000  # tool calls of one ticket the grounding checks look at (the latest)
+
+
+class _Ticket:
+    """What the grounding checks need of one ticket across its questions."""
+
+    def __init__(self, session_id: str) -> None:
+        self.session_id = session_id
+        self.questions: list[str] = []
+        self.calls: list[dict[str, Any]] = []
+        self.stored: dict[str, list] = {}  # draft id -> findings last stored on it
+
+    def __call__(self, ev: Event) -> None:
+        if isinstance(ev, Question):
+            self.questions = (self.questions + [ev.text])[-100:]
+        elif isinstance(ev, ToolResult):
+            self.calls.append(ev.record())
+            del self.calls[:-MAX_TICKET_CALLS]
+
+    def live_draft(self) -> dict[str, Any] | None:
+        """The ticket's live draft: the latest one saved (each save supersedes the earlier ones)."""
+        for c in reversed(self.calls):
+            res, inp = c.get("result"), c.get("input")
+            if c.get("name") == "draft_reply" and c.get("outcome") == "ok" and isinstance(res, dict) \
+                    and isinstance(res.get("draft_id"), str) and isinstance(inp, dict):
+                return {"id": res["draft_id"], "text": inp.get("text") if isinstance(inp.get("text"), str) else "",
+                        "order_code": inp.get("order_code")}
+        return None
+
 
 class App:
     def __init__(self, settings: Settings, store: Any, provider: Any, registry: Registry):
@@ -28,6 +58,7 @@ class App:
         self.registry = registry
         self.drafts = DraftStore(settings.drafts_dir)
         self._logs: dict[int, SessionLog] = {}
+        self._tickets: dict[int, _Ticket] = {}
 
     @classmethod
     def open(cls, settings: Settings, *, pool_size: int = 4, registry: Registry | None = None,
@@ -71,8 +102,42 @@ class App:
     def close_conversation(self, conv: Conversation) -> None:
         """Close this ticket's session log (a long batch must not hold a descriptor each)."""
         log = self._logs.pop(id(conv), None)
+        self._tickets.pop(id(conv), None)
         if log is not None:
             log.close()
+
+    def _ticket(self, conv: Conversation) -> _Ticket:
+        t = self._tickets.get(id(conv))
+        if t is None or t.session_id != conv.session_id:  # a new ticket (/new)
+            t = self._tickets[id(conv)] = _Ticket(conv.session_id)
+        return t
+
+    async def _check(self, ticket: _Ticket, builder: ResultBuilder) -> Checked | None:
+        """The grounding checks over the whole ticket, after a question; their findings are
+        stored on the ticket's live draft (for the review queue)."""
+        from .checks import check_ticket
+        from .result import verdict
+
+        f = builder.finished
+        if f is None or builder.error is not None or f.status not in ("ok", "incomplete"):
+            return None
+        live = ticket.live_draft()
+        found = check_ticket(answer=f.answer, drafts=[live] if live else [], tool_results=ticket.calls,
+                             questions=ticket.questions)
+        findings = [x.to_dict() for x in found]
+        status, stop, message = verdict(f, builder.finished_calls(), findings)
+        if live is not None:
+            from .redact import redact_obj
+
+            own = redact_obj([x for x in findings if x.get("where") == live["id"]])
+            if own != ticket.stored.get(live["id"], []):
+                try:
+                    await asyncio.get_running_loop().run_in_executor(
+                        None, self.drafts.set_findings, live["id"], own)
+                    ticket.stored[live["id"]] = own
+                except (OSError, ValueError, LookupError, AgentcliError):
+                    pass  # the draft is gone or unreadable: the findings are still in the log and --json
+        return Checked(findings, status, stop, message)
 
     async def run(self, conv: Conversation, question: str, consumers: Iterable[Consumer] = (), *,
                   max_turns: int | None = None, resume: bool = False) -> ResultBuilder:
@@ -83,12 +148,17 @@ class App:
         if resume:
             builder.question, builder.customer = conv.ctx.question, conv.ctx.customer
             builder.session_id = conv.session_id
-        sinks = [log, builder, *consumers]
+        ticket = self._ticket(conv)
+        sinks = [log, builder, ticket, *consumers]
         events = conv.ask(question, max_turns=max_turns, resume=resume)
         try:
             async for ev in events:
                 for sink in sinks:
                     sink(ev)
+            checked = await self._check(ticket, builder)
+            if checked is not None:
+                for sink in sinks:
+                    sink(checked)
         except (asyncio.CancelledError, KeyboardInterrupt):
             log.record({"type": "cancelled", "session_id": conv.session_id,
                         "message": "cancelled by the person"})

@@ -99,7 +99,7 @@ def error_record(item: Item, message: str, *, stop_reason: str | None, provider:
     return {"id": item.id, "question": item.question, "customer": item.customer, "answer": "",
             "status": "error", "stop_reason": stop_reason, "error": message, "turns": 0,
             "tool_calls": [], "drafts": [], "usage": dict(USAGE_ZERO), "provider": provider,
-            "model": model, "session_id": None}
+            "model": model, "session_id": None, "checks": []}
 
 
 @dataclass
@@ -109,6 +109,8 @@ class Summary:
     incomplete: int = 0
     errors: int = 0
     skipped: int = 0
+    flagged: int = 0   # incomplete because of an error-level grounding finding
+    warned: int = 0    # ok, with warning-level findings listed
     exit_code: int = EXIT_OK
     elapsed_s: float = 0.0
     stopped: str | None = None  # why dispatching stopped early (a fatal API error)
@@ -123,6 +125,11 @@ class Summary:
             self.incomplete += 1
         else:
             self.errors += 1
+        checks = rec.get("checks") if isinstance(rec.get("checks"), list) else []
+        if st == "incomplete" and rec.get("stop_reason") == "grounding":
+            self.flagged += 1
+        elif st == "ok" and any(isinstance(c, dict) and c.get("severity") == "warning" for c in checks):
+            self.warned += 1
         if code == EXIT_API:
             self.exit_code = EXIT_API
         elif code != EXIT_OK and self.exit_code == EXIT_OK:
@@ -131,7 +138,8 @@ class Summary:
     def line(self) -> str:
         rate = self.total / self.elapsed_s if self.elapsed_s > 0 else 0.0
         s = (f"batch: {self.total} answered ({self.ok} ok, {self.incomplete} incomplete, "
-             f"{self.errors} failed) in {self.elapsed_s:.2f} s ({rate:.1f}/s)")
+             f"{self.errors} failed) in {self.elapsed_s:.2f} s ({rate:.1f}/s); grounding checks: "
+             f"{self.flagged} flagged, {self.warned} ok with warnings")
         if self.skipped:
             s += f"; {self.skipped} skipped (already in the output file)"
         if self.limits:

@@ -135,8 +135,20 @@ class Error:
     type: str = "error"
 
 
+@dataclass(slots=True)
+class Checked:
+    """The grounding findings of a question over its whole ticket (``Finding.to_dict()`` each),
+    and the question's status and stop reason once they are taken into account (after
+    ``TurnFinished``; an ``ok`` question becomes ``incomplete`` when a person must look)."""
+    findings: list[dict[str, Any]]
+    status: str
+    stop_reason: str | None
+    message: str | None = None
+    type: str = "checked"
+
+
 Event = Union[Question, ModelRequest, TextDelta, ModelResponse, Retry, ToolCallStarted,
-              ToolResult, DraftSaved, TurnFinished, Error]
+              ToolResult, DraftSaved, TurnFinished, Error, Checked]
 
 
 def to_dict(event: Event) -> dict[str, Any]:

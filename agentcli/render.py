@@ -17,8 +17,8 @@ from __future__ import annotations
 import json
 from typing import IO, Any
 
-from .events import (DraftSaved, Error, Event, ModelRequest, ModelResponse, Question, Retry,
-                     TextDelta, ToolCallStarted, ToolResult, TurnFinished)
+from .events import (Checked, DraftSaved, Error, Event, ModelRequest, ModelResponse, Question,
+                     Retry, TextDelta, ToolCallStarted, ToolResult, TurnFinished)
 from .redact import clean_for_terminal, redact
 
 FOLD_CHARS = 600
@@ -53,6 +53,15 @@ def tool_result_line(name: Any, outcome: Any, is_error: bool, duration_ms: Any,
     """The line shown when a tool call ends (result or error, and duration), and its style."""
     head, style = tool_result_head(name, outcome, is_error, duration_ms)
     return f"{head}: {compact(result)}", style
+
+
+def finding_line(finding: Any) -> tuple[str, str]:
+    """"⚑ grounding: kind: message" for one grounding finding, and its style (errors stand out)."""
+    f = finding if isinstance(finding, dict) else {}
+    sev = "error" if f.get("severity") == "error" else "warning"
+    text = compact(f"{f.get('kind')}: {f.get('message')}", 300)
+    return (f"⚑ grounding: {text}" if sev == "error" else f"⚑ grounding (warning): {text}",
+            "bold magenta" if sev == "error" else "yellow")
 
 
 class TraceRenderer:
@@ -147,6 +156,16 @@ class TraceRenderer:
             return
         if isinstance(ev, Error):
             self._line(f"error: {clean_for_terminal(redact(ev.message))}", "bold red", force=True)
+            return
+        if isinstance(ev, Checked):
+            for f in ev.findings[:20]:
+                self._line(*finding_line(f), force=isinstance(f, dict) and f.get("severity") == "error")
+            if len(ev.findings) > 20:
+                self._line(f"⚑ grounding: {len(ev.findings) - 20} more finding(s) in --json and the session log",
+                           "bold magenta", force=True)
+            if ev.status == "incomplete" and ev.stop_reason in ("draft_not_saved", "lookup_failed", "grounding"):
+                self._line(f"incomplete ({clean_for_terminal(str(ev.stop_reason))}): "
+                           f"{clean_for_terminal(redact(str(ev.message or '')))}", "bold yellow", force=True)
             return
         if isinstance(ev, TurnFinished):
             self._end_text()

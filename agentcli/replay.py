@@ -117,6 +117,10 @@ def summarise(sid: str, events: Iterable[dict[str, Any]], path: Path) -> Session
         elif t == "cancelled":
             mark("cancelled")
             open_question = False
+        elif t == "checked":  # the grounding checks' verdict on the question just finished
+            st = ev.get("status")
+            if isinstance(st, str) and st in _SEVERITY:
+                mark(st)
         elif t == "turn_finished":
             st = ev.get("status")
             mark(st if isinstance(st, str) and st in _SEVERITY else "error")
@@ -234,7 +238,7 @@ def _event_classes() -> dict[str, type]:
     return {"question": E.Question, "model_request": E.ModelRequest, "text_delta": E.TextDelta,
             "model_response": E.ModelResponse, "retry": E.Retry, "tool_call": E.ToolCallStarted,
             "tool_result": E.ToolResult, "draft_saved": E.DraftSaved,
-            "turn_finished": E.TurnFinished, "error": E.Error}
+            "turn_finished": E.TurnFinished, "error": E.Error, "checked": E.Checked}
 
 
 def rebuild(d: dict[str, Any]) -> Any:

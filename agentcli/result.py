@@ -7,10 +7,59 @@ Both hold tool calls in one shape: ``ToolResult.record()``.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
-from .events import DraftSaved, Error, Event, Question, ToolCallStarted, ToolResult, TurnFinished
+from .events import (Checked, DraftSaved, Error, Event, Question, ToolCallStarted, ToolResult,
+                     TurnFinished)
 from .pricing import estimate_cost
+
+# stop_reason of an "ok" question that the checks turned "incomplete" (a person must look), in
+# the order they are chosen when several apply
+DRAFT_NOT_SAVED, LOOKUP_FAILED, GROUNDING = "draft_not_saved", "lookup_failed", "grounding"
+OUR_SIDE = ("timeout", "tool_error")  # a lookup that failed on our side, not the model's input
+
+
+def failed_lookups(calls: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """(order code, outcome) of the lookups that failed on our side (timeout, database) with no
+    later successful lookup of the same order, in the calls of one question."""
+    out: dict[str, str] = {}
+    for c in calls:
+        if not isinstance(c, dict) or c.get("name") != "get_order_status":
+            continue
+        inp = c.get("input")
+        code = inp.get("order_code") if isinstance(inp, dict) else None
+        code = code.strip().upper() if isinstance(code, str) else "?"
+        if c.get("outcome") in OUR_SIDE:
+            out[code] = str(c.get("outcome"))
+        elif c.get("outcome") in ("ok", "not_found"):
+            out.pop(code, None)
+    return list(out.items())
+
+
+def verdict(finished: TurnFinished | None, calls: list[dict[str, Any]],
+            findings: list[dict[str, Any]]) -> tuple[str, str | None, str | None]:
+    """(status, stop_reason, message) of a question once its checks are known: an "ok" question
+    is "incomplete" when a draft could not be saved, a lookup failed on our side and was never
+    answered, or an error-level finding stands. Warnings leave it ok; other statuses stay."""
+    if finished is None:
+        return "error", None, None
+    if finished.status != "ok":
+        return finished.status, finished.stop_reason, finished.message
+    errors = [f for f in findings if isinstance(f, dict) and f.get("severity") == "error"]
+    if any(f.get("kind") == DRAFT_NOT_SAVED for f in errors):
+        return "incomplete", DRAFT_NOT_SAVED, ("a draft could not be saved: the reply is not in the "
+                                               "review queue; a person must look")
+    failed = failed_lookups(calls)
+    if failed:
+        what = ", ".join(f"{code} ({why})" for code, why in failed[:3])
+        return "incomplete", LOOKUP_FAILED, (f"the lookup of {what} failed on our side and was not "
+                                             "answered later; a person must look")
+    if errors:
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        return "incomplete", GROUNDING, (f"{errors[0].get('kind')}: {errors[0].get('message')}{more}; "
+                                         "a person must look")
+    return finished.status, finished.stop_reason, finished.message
 
 
 class ResultBuilder:
@@ -30,6 +79,7 @@ class ResultBuilder:
         self.drafts: list[dict[str, Any]] = []
         self.finished: TurnFinished | None = None
         self.error: Error | None = None
+        self.checks: list[dict[str, Any]] = []  # the grounding findings (a ``Checked`` event)
 
     def __call__(self, ev: Event) -> None:
         if isinstance(ev, Question):
@@ -51,6 +101,12 @@ class ResultBuilder:
             self.error = ev
         elif isinstance(ev, TurnFinished):
             self.finished = ev
+        elif isinstance(ev, Checked):
+            self.checks = list(ev.findings)
+            f = self.finished
+            if f is not None and (ev.status, ev.stop_reason) != (f.status, f.stop_reason):
+                self.finished = dataclasses.replace(f, status=ev.status, stop_reason=ev.stop_reason,
+                                                    message=ev.message)
 
     def finished_calls(self) -> list[dict[str, Any]]:
         """The calls that have a result (one cut short by Ctrl-C has none), in the order asked."""
@@ -90,6 +146,7 @@ class ResultBuilder:
             "provider": self.provider,
             "model": self.model,
             "session_id": self.session_id,
+            "checks": self.checks,
             # Beyond the spec's fields (issue 9): the usage priced with agentcli.pricing.
             "estimated_cost_usd": estimate_cost(self.model, usage, self.prices),
         })

@@ -48,7 +48,11 @@ class SessionLog:
         # ASCII JSON: any text (lone surrogates from a model included) encodes, and one
         # os.write per event keeps lines whole.
         line = json.dumps(redact_obj(d), ensure_ascii=True, default=str) + "\n"
-        os.write(self._fd, line.encode("ascii"))  # type: ignore[arg-type]
+        try:
+            os.write(self._fd, line.encode("ascii"))  # type: ignore[arg-type]
+        except OSError as e:  # a full disk mid-run: name the session log, not "the output"
+            raise ConfigError(f"cannot write the session log {self.path} ({e.strerror or e}); "
+                              "free some space or set AGENTCLI_HOME to another folder") from None
 
     def __call__(self, event: Event) -> None:
         if event.type == "text_delta":

@@ -13,7 +13,7 @@ from agentcli.testing.fake_anthropic import error, message, text, tool_use_block
 from .conftest import TEST_KEY
 
 SPEC_KEYS = {"question", "customer", "answer", "status", "stop_reason", "error", "turns",
-             "tool_calls", "drafts", "usage", "provider", "model", "session_id",
+             "tool_calls", "drafts", "usage", "provider", "model", "session_id", "checks",
              "estimated_cost_usd"}  # the one field beyond the spec (issue 9)
 QUICKSTART_Q = "Why does order GH56JK78MN have no license yet?"
 

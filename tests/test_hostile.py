@@ -57,8 +57,8 @@ def test_huge_database_text_is_bounded_in_the_tool_result(cli, cli_env, hostile_
 def test_model_text_escape_sequences_are_neutralised(cli, anthropic_env, fake_anthropic):
     fake_anthropic.queue(text("Done." + PLANTED))
     p = cli(["ask", "hello"], anthropic_env)
-    assert p.returncode == 0
-    assert "\x1b" not in p.out and "\x07" not in p.out and "Done." in p.out
+    assert p.returncode == 1 and "forbidden_promise" in p.err  # the planted refund is flagged
+    assert "\x1b" not in p.out and "\x1b" not in p.err and "\x07" not in p.out and "Done." in p.out
 
 
 def test_system_prompt_never_contains_question_or_database_text(anthropic_env, fake_anthropic, cli, hostile_db):

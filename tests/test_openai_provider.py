@@ -497,7 +497,7 @@ def test_cli_rejected_key_is_exit_4_without_the_key(openai_env, fake_openai, cli
 
 def test_tool_choice_auto_and_empty_string_content_on_tool_call_messages(openai_env, fake_openai):
     fake_openai.queue(completion(tool_call("get_order_status", {"order_code": "GH56JK78MN"})),
-                      text("It is on its way."))
+                      text("It is waiting for payment."))
     _, b, _ = ask_once("Where is GH56JK78MN?")
     assert b.exit_code == 0
     first, second = fake_openai.requests
@@ -516,9 +516,9 @@ def test_an_empty_stream_falls_back_once_to_a_plain_request(openai_env, fake_ope
 
     fake_openai.queue(raw(body, "text/event-stream"),
                       completion(tool_call("get_order_status", {"order_code": "GH56JK78MN"})),
-                      text("It is on its way."))
+                      text("It is waiting for payment."))
     _, b, events = ask_once("Where is GH56JK78MN?")
-    assert b.exit_code == 0 and b.result()["answer"] == "It is on its way."
+    assert b.exit_code == 0 and b.result()["answer"] == "It is waiting for payment."
     assert [c["name"] for c in b.result()["tool_calls"]] == ["get_order_status"]
     streamed = [r.get("stream") is True for r in fake_openai.requests]
     assert streamed == [True, False, True]  # one fallback, then streaming again

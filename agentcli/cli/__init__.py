@@ -16,7 +16,7 @@ from typer.core import TyperGroup
 
 from .. import __version__
 from ..stdio import isatty, silence_stdout
-from . import ask, batch, chat, drafts, log, orders
+from . import ask, batch, chat, doctor, drafts, log, orders
 from . import eval as eval_command
 from .common import fail
 from .options import ModelOptions, model_options
@@ -86,7 +86,7 @@ def _root(ctx: typer.Context,
         ask.ask_main(None, opts)
 
 
-for _module in (ask, chat, batch, eval_command, orders, drafts, log):
+for _module in (ask, chat, batch, eval_command, orders, drafts, log, doctor):
     _module.register(app)
 
 

@@ -7,7 +7,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from .common import err_console, error_line, offline_notice, out_console, read_question, run
+from .common import (err_console, error_line, offline_notice, out_console, preflight,
+                     read_question, run)
 from .options import ModelOptions, model_options
 
 
@@ -15,6 +16,7 @@ def ask_main(question: Optional[str], opts: ModelOptions) -> None:
     def body():
         settings = opts.settings()
         q = read_question(question)
+        preflight(settings, opts)
         offline_notice(settings)
         return _ask(settings, q)
 

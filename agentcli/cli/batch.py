@@ -13,7 +13,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from .common import offline_notice, run
+from .common import offline_notice, preflight, run
 from .options import ModelOptions, model_options
 
 DEFAULT_CONCURRENCY = 8  # keep in step with agentcli.batch.DEFAULT_CONCURRENCY
@@ -60,6 +60,7 @@ def batch_main(file: Optional[str], opts: ModelOptions, *, concurrency: int = DE
             raise UsageError("no input: pass a FILE with one question per line (or JSON Lines), "
                              "or pipe the questions in (agentcli batch < questions.txt)")
         source = LineSource.open(file)
+        preflight(settings, opts)
         offline_notice(settings)
         return run_batch(settings, source=source, concurrency=concurrency, output=output,
                          resume=resume, quiet=opts.quiet)

@@ -12,7 +12,7 @@ from typing import Any
 import typer
 
 from ..stdio import isatty
-from .common import err_console, offline_notice, out_console, run
+from .common import err_console, offline_notice, out_console, preflight, run
 from .options import ModelOptions, model_options
 
 
@@ -20,7 +20,9 @@ def chat_main(opts: ModelOptions) -> None:
     """Start the REPL (interactive on a terminal, line by line otherwise); exits via typer.Exit."""
 
     def body():
-        return _chat(opts.settings(), isatty(sys.stdin) and isatty(sys.stdout))
+        settings = opts.settings()
+        preflight(settings, opts)
+        return _chat(settings, isatty(sys.stdin) and isatty(sys.stdout))
 
     raise typer.Exit(run(body))
 

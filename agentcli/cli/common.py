@@ -134,6 +134,13 @@ def offline_notice(settings: Any) -> None:
         sys.stderr.flush()
 
 
+def preflight(settings: Any, opts: Any) -> None:
+    """Check before spending (agentcli.preflight): a failing check is exit 3, one line."""
+    from ..preflight import provider_chosen, require
+
+    require(settings, chosen=provider_chosen(opts))
+
+
 def dump_json(obj: Any) -> None:
     """One JSON document on one line of stdout."""
     import json

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from .common import dump_json, error_line, offline_notice, out_console, run, tsv
+from .common import dump_json, error_line, offline_notice, out_console, preflight, run, tsv
 from .options import ModelOptions, model_options
 
 
@@ -74,6 +74,7 @@ async def _eval(suite: list, *, source: str, opts: ModelOptions, builtin: bool,
         # Eval drafts must not land in the team's review queue.
         tmp = tempfile.TemporaryDirectory(prefix="agentcli-eval-drafts-")
         settings = settings.with_(drafts_dir=Path(tmp.name))
+    preflight(settings, opts)
     offline_notice(settings)
     application = App.open(settings)
     try:

@@ -403,6 +403,19 @@ class FakeAnthropic(FakeServer):
     def _text_reply(self, s: str) -> Reply:
         return text(s)
 
+    models_status = 200  # GET /v1/models answers with this status (agentcli doctor --api)
+
+    def _serve_get(self, h: Any) -> None:
+        if h.path.split("?", 1)[0].rstrip("/") == "/v1/models":
+            if self.models_status != 200:
+                self._send_json(h, self.models_status, self._error_body(self.models_status, "fake: models"), {})
+                return
+            self._send_json(h, 200, {"data": [{"type": "model", "id": "claude-sonnet-5-5", "display_name": "fake",
+                                               "created_at": "2026-01-01T00:00:00Z"}], "has_more": False,
+                                     "first_id": "claude-sonnet-5-5", "last_id": "claude-sonnet-5-5"}, {})
+            return
+        super()._serve_get(h)
+
     def _respond(self, h: Any, body: dict[str, Any], reply: Reply) -> None:
         if body.get("stream") is True:
             chunks, ending = _stream_plan(reply)

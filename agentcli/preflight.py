@@ -1,0 +1,224 @@
+"""Check before spending: what a run needs, tried for real before the first model call.
+
+    folder_check(name, path, fix)   the folder exists or can be created, and a file can be
+                                    created in it and removed again (really tried)
+    key_check(settings, chosen)     the provider's key is present, not blank, one clean token
+    database_check(settings)        the orders database opens and has the schema (open_store)
+    provider_check(settings)        the provider can be built from the settings (no network)
+    await api_check(settings)       opt-in (``doctor --api``): the models list endpoint answers
+                                    (GET /v1/models: no tokens, no cost)
+    require(settings, chosen=...)   what ``ask``, ``chat``, ``batch`` and ``eval`` run first: the
+                                    first failing local check becomes a ConfigError (exit 3, one line)
+
+Each check returns a ``Check`` (name, ok, detail, fix); ``doctor`` prints them all. Nothing here
+leaves anything behind: a probe file is removed, folders created only to be probed are removed.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import AgentcliError, ConfigError
+
+KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    ok: bool
+    detail: str
+    fix: str | None = None
+
+    def line(self) -> str:
+        """The one line a failed check ends a run with."""
+        return f"{self.name}: {self.detail}" + (f"; {self.fix}" if self.fix else "")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "ok": self.ok, "detail": self.detail, "fix": self.fix}
+
+
+def _shown(path: Any) -> str:
+    from .text import one_line
+
+    return one_line(str(path), 200)
+
+
+def folder_check(name: str, path: Path, fix: str) -> Check:
+    """Can files be created in PATH? Tried: create (the folder if need be) + a probe file, remove."""
+    path = Path(path)
+    created: list[Path] = []
+    try:
+        p = path
+        while not p.exists() and not p.is_symlink() and p != p.parent:
+            created.append(p)
+            p = p.parent
+        if created and not p.is_dir():
+            return Check(name, False, f"{_shown(path)} cannot be created: {_shown(p)} is not a folder", fix)
+        if not created and not path.is_dir():
+            return Check(name, False, f"{_shown(path)} is not a folder", fix)
+        for d in reversed(created):
+            os.mkdir(d, 0o700)
+        fd, probe = tempfile.mkstemp(prefix=".agentcli-probe-", dir=path)
+        try:
+            os.write(fd, b"probe\n")
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+            os.unlink(probe)
+    except OSError as e:
+        why = e.strerror or type(e).__name__
+        what = "cannot be created" if created and not path.is_dir() else "is not writable"
+        return Check(name, False, f"{_shown(path)} {what} ({why})", fix)
+    finally:
+        for d in created:  # deepest first: only what this check made
+            try:
+                os.rmdir(d)
+            except OSError:
+                pass
+    return Check(name, True, f"{_shown(path)} is writable" + (" (will be created)" if created else ""))
+
+
+def drafts_check(settings: Any) -> Check:
+    return folder_check("drafts folder", settings.drafts_dir,
+                        "set --drafts-dir (or AGENTCLI_DRAFTS_DIR) to a folder agentcli can write")
+
+
+def sessions_check() -> Check:
+    from .config import sessions_dir
+
+    try:
+        d = sessions_dir()
+    except AgentcliError as e:
+        return Check("sessions folder", False, e.message, "set AGENTCLI_HOME to a writable folder")
+    return folder_check("sessions folder", d, "set AGENTCLI_HOME to a writable folder")
+
+
+def provider_chosen(opts: Any) -> bool:
+    """Was the provider named (flag, environment, config file), rather than defaulted?"""
+    if getattr(opts, "provider", None) is not None or os.environ.get("AGENTCLI_PROVIDER"):
+        return True
+    try:
+        from .config import load_config_file
+
+        return "provider" in load_config_file()
+    except Exception:
+        return False
+
+
+def _bad_chars(v: str) -> bool:
+    return v != v.strip() or any(c.isspace() or not c.isprintable() for c in v)
+
+
+def key_check(settings: Any, chosen: bool = True) -> Check:
+    p = settings.provider
+    env = os.environ
+    if p == "offline":
+        v = env.get("ANTHROPIC_API_KEY")
+        if not chosen and v is not None and not v.strip():
+            return Check("provider key", False, "ANTHROPIC_API_KEY is set but empty (so the offline "
+                         "workflow would answer instead of the model)",
+                         "set it to your key, or unset it, or pass --provider offline")
+        return Check("provider key", True, "offline workflow: no key needed")
+    if p == "anthropic":
+        v = env.get("ANTHROPIC_API_KEY")
+        if v is None and env.get("ANTHROPIC_AUTH_TOKEN", "").strip():
+            v = env["ANTHROPIC_AUTH_TOKEN"]
+        if v is None:
+            return Check("provider key", False, "ANTHROPIC_API_KEY is not set",
+                         "set it to your Anthropic API key, or use --provider offline")
+        if not v.strip():
+            return Check("provider key", False, "ANTHROPIC_API_KEY is set but empty",
+                         "set it to your Anthropic API key, or use --provider offline")
+        if _bad_chars(v):
+            return Check("provider key", False, "ANTHROPIC_API_KEY holds spaces or control characters",
+                         "set it again without the spaces or line breaks around the key")
+        return Check("provider key", True, "ANTHROPIC_API_KEY is set")
+    v = env.get("OPENAI_API_KEY")
+    base = env.get("OPENAI_BASE_URL", "").strip()
+    if v is not None and v.strip() and _bad_chars(v):
+        return Check("provider key", False, "OPENAI_API_KEY holds spaces or control characters",
+                     "set it again without the spaces or line breaks around the key")
+    if v is not None and not v.strip() and not base:
+        return Check("provider key", False, "OPENAI_API_KEY is set but empty and OPENAI_BASE_URL is not set",
+                     "set OPENAI_API_KEY (api.openai.com) or OPENAI_BASE_URL (a local server)")
+    if not base and v is None:
+        return Check("provider key", False, "neither OPENAI_API_KEY nor OPENAI_BASE_URL is set",
+                     "set OPENAI_API_KEY (api.openai.com) or OPENAI_BASE_URL (a local server)")
+    return Check("provider key", True, "OPENAI_API_KEY is set" if v and v.strip()
+                 else "no key (a local server at OPENAI_BASE_URL needs none)")
+
+
+def local_checks(settings: Any, *, chosen: bool = True, drafts: bool = True) -> list[Check]:
+    out = [drafts_check(settings)] if drafts else []
+    out += [sessions_check(), key_check(settings, chosen)]
+    return out
+
+
+def require(settings: Any, *, chosen: bool = True, drafts: bool = True) -> None:
+    """Stop before the first model call when the run cannot succeed (ConfigError, exit 3)."""
+    for c in local_checks(settings, chosen=chosen, drafts=drafts):
+        if not c.ok:
+            raise ConfigError(c.line())
+
+
+def database_check(settings: Any) -> tuple[Check, Any]:
+    """(check, the open store or None); the caller closes the store."""
+    from .stores import open_store
+
+    try:
+        store = open_store(settings.db, pool_size=1)
+    except AgentcliError as e:
+        return Check("database", False, e.message, None), None
+    return Check("database", True, f"{getattr(store, 'description', '?')} opens and has the schema"), store
+
+
+def provider_check(settings: Any) -> tuple[Check, Any]:
+    from .loop import SYSTEM_PROMPT
+    from .providers import make_provider
+    from .tools import default_registry
+
+    try:
+        prov = make_provider(settings, default_registry(), SYSTEM_PROMPT)
+    except AgentcliError as e:
+        return Check("provider", False, e.message, None), None
+    return Check("provider", True, f"{prov.name}" + (f" / {prov.model}" if prov.model else "")), prov
+
+
+async def api_check(settings: Any, provider: Any) -> Check:
+    """The model API answers: GET /v1/models (lists models; no tokens, no cost)."""
+    import asyncio
+
+    name = "model API"
+    if provider is None or provider.name == "offline":
+        return Check(name, True, "offline workflow: no model API to reach")
+    timeout = min(float(settings.request_timeout), 30.0)
+    try:
+        if provider.name == "anthropic":
+            import anthropic as sdk
+
+            from .providers.anthropic import WHERE as where
+            page = await asyncio.wait_for(provider.client.models.list(limit=1), timeout)
+        else:
+            import openai as sdk
+
+            where = provider.at
+            page = await asyncio.wait_for(provider.client.models.list(), timeout)
+    except asyncio.TimeoutError:
+        return Check(name, False, f"the models list did not answer within {timeout:g} s",
+                     "check the network, the base URL, or raise --request-timeout")
+    except Exception as e:
+        from .providers.api_errors import api_error
+
+        try:
+            msg = api_error(sdk, e, 0, where).message
+        except Exception:
+            msg = f"the models list failed ({type(e).__name__})"
+        return Check(name, False, msg, None)
+    ids = [getattr(m, "id", "") for m in (getattr(page, "data", None) or [])][:3]
+    shown = ", ".join(_shown(i)[:60] for i in ids if isinstance(i, str))
+    return Check(name, True, "GET /v1/models answered" + (f" ({shown})" if shown else ""))
