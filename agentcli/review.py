@@ -33,6 +33,20 @@ MAX_REASON_CHARS = 2000
 
 # =========================================================================== drafts queue
 
+def ticket_arg(value: str | None, what: str = "--ticket") -> str | None:
+    """A helpdesk ticket id given by a person: printable text, at most 200 characters (no
+    control or line-separator characters: it is shown in lists and file headers)."""
+    if value is None:
+        return None
+    v = value.strip()
+    if not v or len(v) > 200 or not v.isprintable():
+        from .text import one_line
+
+        raise UsageError(f"{what} {one_line(value, 40)!r}: a ticket id is 1 to 200 printable "
+                         "characters (e.g. T-1042)")
+    return v
+
+
 def normalise_status(value: str | None) -> str | None:
     if value is None:
         return None
