@@ -8,6 +8,7 @@ they feed ``App.run`` and which consumers (renderers) they pass.
 from __future__ import annotations
 
 import asyncio
+import os
 from typing import Any, Callable, Iterable
 
 from .config import Settings, sessions_dir
@@ -63,7 +64,7 @@ class App:
                 log.close()
             log = SessionLog(sessions_dir(), conv.session_id, meta={
                 "provider": self.provider.name, "model": self.provider.model,
-                "db": self.db_description, "drafts_dir": str(self.settings.drafts_dir),
+                "db": self.db_description, "drafts_dir": os.path.abspath(self.settings.drafts_dir),
                 "customer": conv.ctx.customer, "ticket": conv.ctx.ticket, **(meta or {})})
             self._logs[id(conv)] = log
         return log
