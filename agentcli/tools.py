@@ -79,14 +79,17 @@ class ToolContext:
         self.order_customers.clear()
 
     def draft_customer(self, order_code: str | None) -> str | None:
-        """The scope; else the customer of the draft's order; else the one customer of every
-        order looked up in the ticket (never a guess between two)."""
+        """The scope; else the customer of the draft's order; else the one customer of the
+        orders the model had seen looked up (never a guess between two)."""
         if self.customer:
             return self.customer
         if order_code and order_code in self.order_customers:
             return self.order_customers[order_code]
-        found = {c.lower() for c in self.order_customers.values()}
-        return next(iter(self.order_customers.values())) if len(found) == 1 else None
+        seen = {x["result"].get("order_code") for x in self.lookups
+                if isinstance(x.get("result"), dict) and x["result"].get("found")}
+        found = {self.order_customers[c].lower(): self.order_customers[c]
+                 for c in seen if c in self.order_customers}
+        return next(iter(found.values())) if len(found) == 1 else None
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ import typer
 
 from .. import __version__
 from ..stdio import isatty, silence_stdout
-from . import ask, batch, chat, drafts, log, orders
+from . import ask, batch, chat, drafts, log, orders, review_cmd
 from . import eval as eval_command
 from .common import fail
 from .options import ModelOptions, model_options
@@ -59,7 +59,7 @@ def _root(ctx: typer.Context,
         ask.ask_main(None, opts, ticket)
 
 
-for _module in (ask, chat, batch, eval_command, orders, drafts, log):
+for _module in (ask, chat, batch, eval_command, orders, drafts, review_cmd, log):
     _module.register(app)
 
 

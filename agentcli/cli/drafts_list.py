@@ -87,7 +87,8 @@ def print_table(rows: list[Any], *, shown: int, total: int, directory: Path) -> 
             status.append(f" ⚑{c['findings']}", style="bold red")
         cells: list[Any] = [Text(c["id"]), status]
         if not compact:
-            when = format_time(c["created"]) if c["created"] else "—"
+            # created_at is text from a file: cleaned like every other cell
+            when = one_line(format_time(c["created"]), 20) if c["created"] else "—"
             cells.append(Text(when if full or when == "—" else when[5:]))
         cells.append(Text(one_line(c["ticket"] or "—", 40)))
         if full:

@@ -49,21 +49,21 @@ def decide(store, status: str, ids: list[str], filters: tuple, *, reason: str | 
         targets = list(dict.fromkeys(resolve(store, t) if t.strip().lower() == "last"
                                      else resolve_draft_id(store, t) for t in ids))
     verb = "approve" if status == "approved" else "reject"
-    if len(targets) > 1 or by_filter:
-        if not yes:
-            if not (isatty(sys.stdin) and isatty(sys.stderr)):
-                raise UsageError(f"{len(targets)} drafts selected: add --yes to {verb} them from "
-                                 "a script")
-            for did in targets[:20]:
-                d = store.get(did)
-                sys.stderr.write(clean_for_terminal(
-                    f"  {did}  {d.meta.get('status')}  {one_line(d.ticket or '-', 30)}  "
-                    f"{one_line(d.text, 50)}\n"))
-            if len(targets) > 20:
-                sys.stderr.write(f"  … and {len(targets) - 20} more\n")
-            if not _confirm(f"{verb} {len(targets)} draft{'s' if len(targets) != 1 else ''}?"):
-                sys.stderr.write("agentcli: nothing changed\n")
-                return 0
+    terminal = isatty(sys.stdin) and isatty(sys.stderr)
+    if (by_filter or (len(targets) > 1 and terminal)) and not yes:
+        if not terminal:  # a filter from a script: say so explicitly
+            raise UsageError(f"{len(targets)} drafts selected: add --yes to {verb} them from "
+                             "a script")
+        for did in targets[:20]:
+            d = store.get(did)
+            sys.stderr.write(clean_for_terminal(
+                f"  {did}  {d.meta.get('status')}  {one_line(d.ticket or '-', 30)}  "
+                f"{one_line(d.text, 50)}\n"))
+        if len(targets) > 20:
+            sys.stderr.write(f"  … and {len(targets) - 20} more\n")
+        if not _confirm(f"{verb} {len(targets)} draft{'s' if len(targets) != 1 else ''}?"):
+            sys.stderr.write("agentcli: nothing changed\n")
+            return 0
     failed = 0
     for did in targets:
         try:

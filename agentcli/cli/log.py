@@ -84,7 +84,7 @@ def _sessions_table(sessions: list, directory: Path) -> None:
               title_justify="left", header_style="bold")
     for col in LIST_COLUMNS:  # the same columns as the pipe format
         t.add_column(col, no_wrap=col != "question", overflow="fold" if col == "question" else "ellipsis",
-                     min_width=len(s.id) if col == "session" and (s := sessions[0]) else None)
+                     min_width=28 if col == "session" else None)  # a whole session id
     for s in sessions:
         t.add_row(Text(s.id), format_time(s.started_at), Text(one_line(s.question or "—", 60)),
                   str(s.questions), Text(one_line(f"{s.provider}/{s.model}", 32)), str(s.tool_calls),
