@@ -8,6 +8,7 @@ they feed ``App.run`` and which consumers (renderers) they pass.
 from __future__ import annotations
 
 import asyncio
+import os
 from typing import Any, Callable, Iterable
 
 from .config import Settings, sessions_dir
@@ -77,11 +78,11 @@ class App:
     def db_description(self) -> str:
         return getattr(self.store, "description", "?")
 
-    def conversation(self, customer: str | None = None) -> Conversation:
+    def conversation(self, customer: str | None = None, ticket: str | None = None) -> Conversation:
         s = self.settings
         ctx = ToolContext(store=self.store, drafts=self.drafts,
                           customer=customer if customer is not None else s.customer,
-                          model=self.provider.model, provider=self.provider.name)
+                          model=self.provider.model, provider=self.provider.name, ticket=ticket)
         return Conversation(self.provider, self.registry, ctx, max_turns=s.max_turns,
                             tool_timeout=s.tool_timeout, retries=s.retries, stream=s.stream)
 
@@ -94,8 +95,8 @@ class App:
                 log.close()
             log = SessionLog(sessions_dir(), conv.session_id, meta={
                 "provider": self.provider.name, "model": self.provider.model,
-                "db": self.db_description, "drafts_dir": str(self.settings.drafts_dir),
-                "customer": conv.ctx.customer, **(meta or {})})
+                "db": self.db_description, "drafts_dir": os.path.abspath(self.settings.drafts_dir),
+                "customer": conv.ctx.customer, "ticket": conv.ctx.ticket, **(meta or {})})
             self._logs[id(conv)] = log
         return log
 

@@ -94,6 +94,19 @@ class RecordFile:
 # --------------------------------------------------------------------------- records
 
 
+def line_ticket(item: Item) -> str:
+    """The ticket of a batch line: its ``id`` (so ``--resume`` re-running the question reuses the
+    draft it made); a line without an id: its number and question, stable across re-runs of the
+    same input and apart from other inputs' line N."""
+    import hashlib
+
+    qh = hashlib.sha256((item.question or "").encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    if isinstance(item.id, int) and item.id == item.line:
+        return f"line-{item.line}-{qh}"
+    t = str(item.id)
+    return t if len(t) <= 200 and t.isprintable() else f"id-{hashlib.sha256(t.encode('utf-8', 'surrogatepass')).hexdigest()[:24]}"
+
+
 def error_record(item: Item, message: str, *, stop_reason: str | None, provider: str | None,
                  model: str | None) -> dict[str, Any]:
     return {"id": item.id, "question": item.question, "customer": item.customer, "answer": "",
@@ -191,7 +204,7 @@ class BatchRunner:
         if item.error is not None:
             return error_record(item, item.error, stop_reason=item.error_kind, provider=prov,
                                 model=model), EXIT_INCOMPLETE
-        conv = app.conversation(customer=item.customer)
+        conv = app.conversation(customer=item.customer, ticket=line_ticket(item))
         try:
             builder = await app.run(conv, item.question, [])
             rec = {"id": item.id, **builder.result()}

@@ -70,7 +70,7 @@ def config_file_candidates() -> list[Path]:
 CONFIG_KEYS: dict[str, tuple[type, ...]] = {
     "provider": (str,), "model": (str,), "db": (str,), "drafts_dir": (str,), "customer": (str,),
     "max_turns": (int,), "retries": (int,), "tool_timeout": (int, float),
-    "request_timeout": (int, float), "prices": (dict,),
+    "request_timeout": (int, float), "prices": (dict,), "reviewer": (str,),
 }
 
 
@@ -174,6 +174,13 @@ def _number(value: Any, source: str, key: str, env_name: str | None, cfg: dict[s
     if v < minimum:
         raise _bad(source, key, env_name, cfg, f"must be at least {minimum}, got {_shown(value)}")
     return v
+
+
+def reviewer_setting() -> str | None:
+    """Who reviews, as configured: AGENTCLI_REVIEWER > ``reviewer`` in agentcli.toml (None: the
+    caller falls back to the login name, ``drafts.resolve_reviewer``)."""
+    value, _ = _pick(None, "AGENTCLI_REVIEWER", load_config_file(), "reviewer")
+    return value if isinstance(value, str) and value.strip() else None
 
 
 def resolve_drafts_dir(flag: str | Path | None = None, cfg: dict[str, Any] | None = None) -> Path:

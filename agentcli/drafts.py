@@ -354,6 +354,29 @@ class DraftStore:
             self._rewrite(d)
             return self._load(d.path), True
 
+    def set_text(self, did: str, text: str, *, reviewer: str | None = None) -> tuple[Draft, bool]:
+        """Replace a draft's reply text (``drafts edit``, ``review``'s edit), under the lock;
+        recorded in its history. Like a hand edit, an edit of an approved draft puts it back to
+        pending_review (``approved_text`` keeps what was approved). Returns (draft, changed)."""
+        text = no_surrogates(text)
+        if len(text) > MAX_DRAFT_CHARS:
+            raise UsageError(f"the edited text is too long ({len(text)} characters; the limit is "
+                             f"{MAX_DRAFT_CHARS})")
+        who = reviewer if reviewer is not None else resolve_reviewer()
+        with self._locked():
+            d = self.get(did)
+            _reopen(d)
+            if text == d.text:
+                return d, False
+            d.text = text
+            st = d.meta.get("status")
+            if st == "approved":
+                _record(d, who, "pending_review", "the text was edited after approval")
+            else:
+                _record(d, who, st, "edited the text")
+            self._rewrite(d)
+            return self._load(d.path), True
+
     def set_findings(self, did: str, findings: list[dict[str, Any]]) -> Draft:
         """Store the grounding findings of a draft (replacing earlier ones), under the lock."""
         with self._locked():

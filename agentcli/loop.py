@@ -143,6 +143,7 @@ class Conversation:
         start_len = len(self.history)
         if not resume:
             self.ctx.question = question
+            self.ctx.questions.append(question)
             yield Question(question, self.ctx.customer, self.session_id)
             self.provider.add_user_text(self.history, question)
         q_usage = Usage()
@@ -217,6 +218,7 @@ class Conversation:
                         async for ev in tools:
                             yield ev
                     self.provider.add_tool_results(self.history, results)
+                    self.ctx.seen_results(results)  # a later draft's provenance
                     pending = []
                     answer_parts = []  # the answer is what the model says after the last tools
                     continue
@@ -320,6 +322,7 @@ class Conversation:
     def reset(self) -> None:
         """Start a new ticket: fresh history and session id."""
         self.history.clear()
+        self.ctx.new_ticket()
         self.session_id = new_session_id()
         self.ctx.session_id = self.session_id
         self.ctx.conversation_id = self.session_id

@@ -19,19 +19,33 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from .drafts import STATUSES, Draft, DraftStore
+from .drafts import STATUSES, Damaged, Draft, DraftStore
 from .errors import UsageError
 from .sessions import SESSION_ID_RE, read_events
 
 STATUS_ALIASES = {"pending": "pending_review", "pending_review": "pending_review",
                   "approved": "approved", "approve": "approved",
-                  "rejected": "rejected", "reject": "rejected"}
+                  "rejected": "rejected", "reject": "rejected", "superseded": "superseded"}
 _ID_PREFIX_RE = re.compile(r"^d-[0-9a-f]{4,12}$")
 _REL_RE = re.compile(r"^(\d+)\s*([mhdw])$")
 MAX_REASON_CHARS = 2000
 
 
 # =========================================================================== drafts queue
+
+def ticket_arg(value: str | None, what: str = "--ticket") -> str | None:
+    """A helpdesk ticket id given by a person: printable text, at most 200 characters (no
+    control or line-separator characters: it is shown in lists and file headers)."""
+    if value is None:
+        return None
+    v = value.strip()
+    if not v or len(v) > 200 or not v.isprintable():
+        from .text import one_line
+
+        raise UsageError(f"{what} {one_line(value, 40)!r}: a ticket id is 1 to 200 printable "
+                         "characters (e.g. T-1042)")
+    return v
+
 
 def normalise_status(value: str | None) -> str | None:
     if value is None:
@@ -77,39 +91,105 @@ def _created(d: Draft) -> datetime | None:
     return dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)
 
 
-def list_drafts(store: DraftStore, *, status: str | None = None, order: str | None = None,
-                customer: str | None = None, since: datetime | None = None,
-                limit: int | None = None,
-                warnings: list[str] | None = None) -> list[Draft]:
-    """Drafts newest first, filtered; damaged files are reported in ``warnings`` and skipped."""
-    status = normalise_status(status)
-    order_n = order.strip().upper() if order else None
-    cust_n = customer.strip().lower() if customer else None
+@dataclasses.dataclass
+class Query:
+    """What ``drafts list`` (and ``review``, and approve/reject by filter) select."""
+    status: str | None = None
+    order: str | None = None
+    customer: str | None = None
+    since: datetime | None = None
+    ticket: str | None = None
+    flagged: bool = False        # only drafts with grounding findings
+    all: bool = False            # superseded drafts too (hidden unless asked for)
+
+    @property
+    def filtered(self) -> bool:
+        return any(v not in (None, False) for v in (self.status, self.order, self.customer,
+                                                     self.since, self.ticket, self.flagged))
+
+    def matches(self, d: Draft) -> bool:
+        st = d.meta.get("status")
+        if self.status:
+            if st != self.status:
+                return False
+        elif st == "superseded" and not self.all:
+            return False
+        if self.order and str(d.meta.get("order_code") or "").upper() != self.order.strip().upper():
+            return False
+        if self.customer and str(d.meta.get("customer") or "").lower() != self.customer.strip().lower():
+            return False
+        if self.ticket is not None and d.ticket != self.ticket:
+            return False
+        if self.flagged and not d.meta.get("findings"):
+            return False
+        if self.since is not None:
+            c = _created(d)
+            if c is None or c < self.since:
+                return False
+        return True
+
+
+@dataclasses.dataclass
+class Selection:
+    drafts: list[Draft]          # every match, newest first
+    damaged: list[Damaged]       # files named like drafts that cannot be read as one (never dropped)
+
+
+def select(store: DraftStore, q: Query) -> Selection:
     out: list[Draft] = []
+    damaged: list[Damaged] = []
     for item in store.iter():
         if not isinstance(item, Draft):
-            path, why = item
-            if warnings is not None:
-                warnings.append(f"skipped damaged draft file {path.name} ({why})")
-            continue
-        d = item
-        if "id" not in d.meta:
-            if warnings is not None:
-                warnings.append(f"skipped draft file {d.path.name} (no id in its header)")
-            continue
-        if status and d.meta.get("status") != status:
-            continue
-        if order_n and str(d.meta.get("order_code") or "").upper() != order_n:
-            continue
-        if cust_n and str(d.meta.get("customer") or "").lower() != cust_n:
-            continue
-        if since is not None:
-            c = _created(d)
-            if c is None or c < since:
-                continue
-        out.append(d)
+            damaged.append(item)
+        elif q.matches(item):
+            out.append(item)
     out.sort(key=lambda d: (d.meta.get("created_at") or "", d.id), reverse=True)
-    return out[:limit] if limit else out
+    return Selection(out, damaged)
+
+
+def damaged_record(item: Damaged) -> dict[str, Any]:
+    """A damaged file as a ``drafts list --json`` record: the same keys, status ``damaged``."""
+    return {"id": item.id, "status": "damaged", "path": str(item.path), "damaged": item.reason,
+            "order_code": None, "created_at": None, "text": None, "ticket": None, "findings": []}
+
+
+def list_drafts(store: DraftStore, *, status: str | None = None, order: str | None = None,
+                customer: str | None = None, since: datetime | None = None,
+                limit: int | None = None, ticket: str | None = None, flagged: bool = False,
+                all: bool = False, warnings: list[str] | None = None) -> list[Draft]:
+    """Drafts newest first, filtered; damaged files are reported in ``warnings``."""
+    sel = select(store, Query(normalise_status(status), order, customer, since, ticket, flagged, all))
+    if warnings is not None:
+        warnings.extend(f"damaged draft file {path.name} ({why})" for path, why in sel.damaged)
+    return sel.drafts[:limit] if limit else sel.drafts
+
+
+def last_drafts_location(sessions_dir: Path, max_logs: int = 200) -> tuple[str, str] | None:
+    """(drafts folder, session id) of the most recent session log that saved a draft (else that
+    named a drafts folder), from the newest ``max_logs`` logs; None when there is none."""
+    try:
+        names = sorted((e.name for e in os.scandir(sessions_dir)
+                        if e.name.endswith(".jsonl") and e.is_file(follow_symlinks=False)),
+                       reverse=True)[:max_logs]
+    except OSError:
+        return None
+    fallback: tuple[str, str] | None = None
+    for name in names:
+        folder: str | None = None
+        saved: str | None = None
+        try:
+            for ev in read_events(Path(sessions_dir) / name):
+                if ev.get("type") == "session_start" and isinstance(ev.get("drafts_dir"), str):
+                    folder = ev["drafts_dir"]
+                elif ev.get("type") == "draft_saved" and isinstance(ev.get("path"), str):
+                    saved = str(Path(ev["path"]).parent)
+        except OSError:
+            continue
+        if saved:
+            return saved, name[:-6]
+        if folder and fallback is None:
+            fallback = (folder, name[:-6])
+    return fallback
 
 
 def resolve_draft_id(store: DraftStore, token: str) -> str:
@@ -136,17 +216,12 @@ def resolve_draft_id(store: DraftStore, token: str) -> str:
 
 
 def reviewer() -> str:
-    """Who is reviewing: ``$USER`` (then ``$LOGNAME``, then the login name)."""
-    name = os.environ.get("USER") or os.environ.get("LOGNAME")
-    if not name:
-        try:
-            import getpass
+    """Who is reviewing: AGENTCLI_REVIEWER, else ``reviewer`` in agentcli.toml, else the login
+    name (cleaned of control characters, at most 64 characters)."""
+    from .config import reviewer_setting
+    from .drafts import resolve_reviewer
 
-            name = getpass.getuser()
-        except Exception:
-            name = "unknown"
-    name = re.sub(r"[\x00-\x1f\x7f-\x9f]", "", name).strip()[:64]
-    return name or "unknown"
+    return resolve_reviewer(reviewer_setting())
 
 
 @dataclasses.dataclass
@@ -156,21 +231,27 @@ class ReviewOutcome:
     previous: str | None
 
 
+def check_reason(reason: str | None) -> str | None:
+    if reason is None:
+        return None
+    reason = reason.strip()
+    if len(reason) > MAX_REASON_CHARS:
+        raise UsageError(f"--reason is too long ({len(reason)} characters; the limit is "
+                         f"{MAX_REASON_CHARS})")
+    return reason or None
+
+
 def review(store: DraftStore, token: str, status: str, *, reason: str | None = None,
-           who: str | None = None) -> ReviewOutcome:
+           who: str | None = None, force: bool = False) -> ReviewOutcome:
     """Approve or reject a draft in place (atomic, under the store's lock). Nothing is sent."""
     status = normalise_status(status) or ""
-    if reason is not None:
-        reason = reason.strip()
-        if len(reason) > MAX_REASON_CHARS:
-            raise UsageError(f"--reason is too long ({len(reason)} characters; the limit is "
-                             f"{MAX_REASON_CHARS})")
-        reason = reason or None
+    reason = check_reason(reason)
     did = resolve_draft_id(store, token)
     previous = store.get(did).meta.get("status")
     # ``changed`` is decided under the store's lock: of two concurrent approvals exactly one
     # changes the file. ``previous`` (read before the lock) is only used for a note.
-    draft, changed = store.set_status(did, status, reviewer=who or reviewer(), reason=reason)
+    draft, changed = store.set_status(did, status, reviewer=who or reviewer(), reason=reason,
+                                      force=force)
     return ReviewOutcome(draft, changed, previous)
 
 
@@ -238,3 +319,39 @@ def provenance(draft: Draft, sessions_dir: Path) -> dict[str, Any]:
     prov.update(found=True, tool_calls=calls,
                 question=(question or {}).get("text"), customer=(question or {}).get("customer"))
     return prov
+
+
+# =========================================================================== for the commands
+
+def store_for(flag: Any):
+    """The drafts store, its folder resolved like every command's (flag > env > agentcli.toml)."""
+    from .config import resolve_drafts_dir
+    from .drafts import DraftStore
+
+    return DraftStore(resolve_drafts_dir(flag))
+
+
+def query(status, order, customer, since, ticket, flagged, all_):
+    return Query(status=normalise_status(status), order=order, customer=customer,
+                 since=parse_since(since), ticket=ticket_arg(ticket), flagged=flagged, all=all_)
+
+
+def require_folder(store) -> None:
+    """A missing drafts folder is a configuration error (exit 3), never an empty queue: say
+    where the session logs say the most recent drafts were written."""
+    if store.dir.is_dir():
+        return
+    from .config import sessions_dir
+    from .errors import ConfigError
+    from .review import last_drafts_location
+    from .text import one_line
+
+    where = one_line(str(store.dir), 200)
+    msg = f"the drafts folder {where} does not exist"
+    last = last_drafts_location(sessions_dir())
+    if last is not None:
+        msg += (f"; the most recent drafts were written to {one_line(last[0], 200)} (session "
+                f"{one_line(last[1], 40)}): use --drafts-dir or AGENTCLI_DRAFTS_DIR")
+    else:
+        msg += "; use --drafts-dir or AGENTCLI_DRAFTS_DIR to point at the team's drafts folder"
+    raise ConfigError(msg)

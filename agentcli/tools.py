@@ -18,10 +18,11 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable
 
 from .drafts import MAX_DRAFT_CHARS, DraftStore
+from .drafts_format import depth_ok
 from .errors import StoreError
 from .redact import redact
 
@@ -31,6 +32,7 @@ EFFECT_CLASSES = (READ_ONLY, DRAFT)
 
 MAX_TOOL_INPUT_BYTES = 64_000
 MAX_TOOL_RESULT_CHARS = 16_000
+MAX_TICKET_LOOKUPS = 200  # lookups a draft's provenance keeps (the newest)
 
 ORDER_CODE_RE = re.compile(r"^(?:[A-Z0-9]{10}|ORD-[0-9]{8})$", re.ASCII)
 
@@ -55,6 +57,39 @@ class ToolContext:
     question: str | None = None
     model: str | None = None
     provider: str | None = None
+    # The helpdesk ticket (``--ticket``, ``/ticket``, a batch line's id); None: the conversation.
+    ticket: str | None = None
+    questions: list[str] = field(default_factory=list)  # every question of the ticket so far
+    # get_order_status calls of the ticket whose results the model has seen (earlier turns only:
+    # the loop adds a turn's results after the whole turn ran), and each order's customer.
+    lookups: list[dict[str, Any]] = field(default_factory=list)
+    order_customers: dict[str, str] = field(default_factory=dict)
+
+    def seen_results(self, results: list[tuple[Any, Any, bool]]) -> None:
+        """The loop hands over one turn's ``(call, result, is_error)`` once the model gets them."""
+        for call, result, is_error in results:
+            if getattr(call, "name", None) == "get_order_status":
+                self.lookups.append({"input": call.input, "result": result, "is_error": bool(is_error)})
+        del self.lookups[:-MAX_TICKET_LOOKUPS]
+
+    def new_ticket(self) -> None:
+        self.ticket = None
+        self.questions.clear()
+        self.lookups.clear()
+        self.order_customers.clear()
+
+    def draft_customer(self, order_code: str | None) -> str | None:
+        """The scope; else the customer of the draft's order; else the one customer of the
+        orders the model had seen looked up (never a guess between two)."""
+        if self.customer:
+            return self.customer
+        if order_code and order_code in self.order_customers:
+            return self.order_customers[order_code]
+        seen = {x["result"].get("order_code") for x in self.lookups
+                if isinstance(x.get("result"), dict) and x["result"].get("found")}
+        found = {self.order_customers[c].lower(): self.order_customers[c]
+                 for c in seen if c in self.order_customers}
+        return next(iter(found.values())) if len(found) == 1 else None
 
 
 @dataclass(frozen=True)
@@ -211,7 +246,10 @@ async def get_order_status(args: dict[str, Any], ctx: ToolContext) -> dict[str, 
                           "tell the person the lookup failed", outcome="tool_error") from None
     if rec is None:
         return {"found": False, "order_code": code}
-    return rec
+    email = getattr(rec, "customer_email", None)  # our code's metadata, never shown to the model
+    if isinstance(email, str) and email.strip():
+        ctx.order_customers[code] = email.strip()
+    return dict(rec)
 
 
 async def draft_reply(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
@@ -224,10 +262,14 @@ async def draft_reply(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
                           f"{MAX_DRAFT_CHARS}): write a shorter reply")
     code = normalise_order_code(args["order_code"]) if args.get("order_code") is not None else None
     try:
+        customer = ctx.draft_customer(code)
         draft, created = await asyncio.to_thread(
-            ctx.drafts.save, text=text, conversation_id=ctx.conversation_id, order_code=code,
-            customer=redact(ctx.customer) if ctx.customer else None,
-            question=redact(ctx.question) if ctx.question else None, model=ctx.model, provider=ctx.provider,
+            ctx.drafts.save, text=text, ticket=ctx.ticket or ctx.conversation_id,
+            conversation_id=ctx.conversation_id, order_code=code,
+            customer=redact(customer) if customer else None,
+            question=redact(ctx.question) if ctx.question else None,
+            questions=[redact(q) for q in ctx.questions] or None,
+            lookups=[_redacted(x) for x in ctx.lookups], model=ctx.model, provider=ctx.provider,
             session_id=ctx.session_id)
     except OSError:
         raise ToolFailure("the draft could not be saved (drafts directory not writable); tell "
@@ -235,6 +277,19 @@ async def draft_reply(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     return ToolOutput({"status": draft.meta.get("status", "pending_review"), "draft_id": draft.id,
                        "path": str(draft.path)},
                       SavedDraft(draft.id, str(draft.path), code, bool(created)))
+
+
+def _redacted(value: Any) -> Any:
+    """A lookup as stored in a draft: every string redacted (a key in a database field)."""
+    if not depth_ok(value, 32):
+        return {"omitted": "nested too deeply to store"}
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {str(k): _redacted(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redacted(v) for v in value]
+    return value
 
 
 def default_registry() -> Registry:

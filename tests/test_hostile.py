@@ -11,6 +11,8 @@ import time
 
 import pytest
 
+from agentcli.drafts import parse
+
 from agentcli.stores import init_sqlite
 from agentcli.sessions import read_events
 from agentcli.testing.fake_anthropic import message, text, tool_use_block
@@ -39,9 +41,10 @@ def test_database_text_is_data_and_never_reaches_the_terminal_raw(cli, cli_env, 
     assert p.returncode == 0, p.err
     assert "\x1b" not in p.out + p.err and "\x07" not in p.out + p.err
     (draft,) = drafts_dir.glob("d-*.md")
-    body = draft.read_text()
+    body = parse(draft.read_text(), draft).text  # the header keeps the lookups (provenance), escaped
     # The offline workflow builds the customer's draft from structured fields only.
     assert "IGNORE" not in body and "refund" not in body.lower()
+    assert "\x1b" not in draft.read_text()
 
 
 def test_huge_database_text_is_bounded_in_the_tool_result(cli, cli_env, hostile_db):

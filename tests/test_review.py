@@ -112,23 +112,26 @@ def test_drafts_list_newest_first_filters_and_pipe_format(cli, cli_env, drafts_d
     assert ids(since=parse_since("3w")) == [new.id, mid.id, old.id]
     assert ids(limit=1) == [new.id]
 
-    # In a pipe: one tab-separated line per draft, text on one line, no table borders.
+    # In a pipe: a header line, then one tab-separated line per draft, text on one line.
     p = cli(["drafts", "list"], cli_env)
     assert p.returncode == 0, p.err
-    lines = p.out.splitlines()
+    header, *lines = p.out.splitlines()
+    assert header.split("\t") == ["id", "status", "created", "ticket", "order", "customer",
+                                   "reviewed_by", "edited", "findings", "text"]
     assert [ln.split("\t")[0] for ln in lines] == [new.id, mid.id, old.id]
-    assert all(len(ln.split("\t")) == 7 for ln in lines)
-    assert "Middle reply with a tab" in lines[1]
+    assert all(len(ln.split("\t")) == 10 for ln in lines)
+    assert "Middle reply with a tab" in lines[1] and lines[1].split("\t")[6] == "kim"
 
 
 def test_drafts_list_empty_damaged_and_bad_filters(cli, cli_env, drafts_dir):
+    drafts_dir.mkdir(parents=True, exist_ok=True)
     p = cli(["drafts", "list"], cli_env)
     assert p.returncode == 0 and p.out == "" and "no drafts" in p.err
 
-    drafts_dir.mkdir(parents=True, exist_ok=True)
     (drafts_dir / "d-0123456789ab.md").write_text("not a draft at all")
     p = cli(["drafts", "list", "--json"], cli_env)
-    assert p.returncode == 0 and json.loads(p.out) == []
+    assert p.returncode == 0
+    assert [(r["id"], r["status"]) for r in json.loads(p.out)] == [("d-0123456789ab", "damaged")]
     assert "d-0123456789ab.md" in p.err and "warning" in p.err
     _no_traceback(p)
 
@@ -159,7 +162,7 @@ def test_drafts_show_has_text_metadata_and_provenance(cli, cli_env):
     p = cli(["drafts", "show", did[:8]], cli_env)  # a unique prefix is enough
     assert p.returncode == 0, p.err
     for needle in (did, "pending_review", CUSTOMER_Q, "→ get_order_status", '"status": "shipped"',
-                   "ms)", rec["text"].splitlines()[-1], "nothing has been sent", r["session_id"]):
+                   rec["text"].splitlines()[-1], "nothing has been sent", r["session_id"]):
         assert needle in p.out, needle
     assert "EDITED" not in p.out
 
@@ -329,10 +332,12 @@ def test_log_list_newest_first_counts_and_filters(cli, cli_env, anthropic_env, f
 
     p = cli(["log", "list", "--tool", "get_order_status"], cli_env)  # pipe: tab-separated, newest first
     assert p.returncode == 0
-    rows = [ln.split("\t") for ln in p.out.splitlines()]
+    header, *rows = [ln.split("\t") for ln in p.out.splitlines()]
+    assert header == ["session", "started", "question", "questions", "provider/model", "tools",
+                      "failed", "drafts", "status"]  # the table's columns
     assert [r[0] for r in rows] == [scripted["session_id"], incomplete["session_id"]]
-    assert rows[0][7] == "ok" and rows[1][7] == "incomplete"
-    assert rows[0][2].startswith("anthropic/") and rows[0][4:7] == ["3", "1", "1"]
+    assert rows[0][8] == "ok" and rows[1][8] == "incomplete"
+    assert rows[0][4].startswith("anthropic/") and rows[0][5:8] == ["3", "1", "1"]
 
 
 def test_damaged_log_lines_are_skipped_with_a_warning(cli, cli_env, home):
@@ -408,7 +413,9 @@ def test_hand_edited_headers_are_damaged_drafts_not_crashes(cli, cli_env, drafts
     (drafts_dir / "d-00000000000f.md").mkdir()
     p = cli(["drafts", "list", "--json"], cli_env)
     assert p.returncode == 0, p.err
-    assert [d["id"] for d in json.loads(p.out)] == ["d-00000000000a"]
+    recs = json.loads(p.out)
+    assert [d["id"] for d in recs if d["status"] != "damaged"] == ["d-00000000000a"]
+    assert sorted(d["id"] for d in recs if d["status"] == "damaged") == sorted([*bad, "d-00000000000f"])
     assert all(name in p.err for name in bad)
     _no_traceback(p)
     for name in [*bad, "d-00000000000f"]:

@@ -16,7 +16,7 @@ from typer.core import TyperGroup
 
 from .. import __version__
 from ..stdio import isatty, silence_stdout
-from . import ask, batch, chat, doctor, drafts, log, orders
+from . import ask, batch, chat, doctor, drafts, log, orders, review_cmd
 from . import eval as eval_command
 from .common import fail
 from .options import ModelOptions, model_options
@@ -72,21 +72,22 @@ def _version(value: bool) -> None:
 def _root(ctx: typer.Context,
           version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
                                                 help="print the version and exit")] = False,
+          ticket: ask.TicketOpt = None,
           *, opts: ModelOptions) -> None:
     if ctx.invoked_subcommand is not None:
-        given = opts.given()
+        given = opts.given() + (["--ticket"] if ticket is not None else [])
         if given:  # `agentcli --json drafts list` would silently drop --json: say so
             raise fail(f"{given[0]} before a command does nothing: options go after the command "
                        f"(agentcli {ctx.invoked_subcommand} --help lists its own)", 2)
         return
     if isatty(sys.stdin):
-        chat.chat_main(opts)
+        chat.chat_main(opts, ticket)
     else:
         # A pipe on standard input: behave as `agentcli ask` (a REPL never starts on a pipe).
-        ask.ask_main(None, opts)
+        ask.ask_main(None, opts, ticket)
 
 
-for _module in (ask, chat, batch, eval_command, orders, drafts, log, doctor):
+for _module in (ask, chat, batch, eval_command, orders, drafts, review_cmd, log, doctor):
     _module.register(app)
 
 

@@ -12,24 +12,32 @@ from .common import (err_console, error_line, offline_notice, out_console, prefl
 from .options import ModelOptions, model_options
 
 
-def ask_main(question: Optional[str], opts: ModelOptions) -> None:
+TicketOpt = Annotated[Optional[str], typer.Option(
+    "--ticket", help="the helpdesk ticket id recorded on every draft [default: the session id]",
+    show_default=False)]
+
+
+def ask_main(question: Optional[str], opts: ModelOptions, ticket: Optional[str] = None) -> None:
     def body():
+        from ..review import ticket_arg
+
+        t = ticket_arg(ticket)
         settings = opts.settings()
         q = read_question(question)
         preflight(settings, opts)
         offline_notice(settings)
-        return _ask(settings, q)
+        return _ask(settings, q, t)
 
     raise typer.Exit(run(body))
 
 
-async def _ask(settings, question: str) -> int:
+async def _ask(settings, question: str, ticket: Optional[str] = None) -> int:
     from ..app import App
     from ..render import TraceRenderer
 
     application = App.open(settings)
     try:
-        conv = application.conversation()
+        conv = application.conversation(ticket=ticket)
         consumers = []
         if not settings.json:
             live = sys.stdout.isatty()
@@ -56,7 +64,8 @@ def register(app: typer.Typer) -> None:
     def ask(
         question: Annotated[Optional[str], typer.Argument(
             help="the question; '-' or none reads the whole of standard input", show_default=False)] = None,
+        ticket: TicketOpt = None,
         *, opts: ModelOptions,
     ) -> None:
         """Answer one question and exit."""
-        ask_main(question, opts)
+        ask_main(question, opts, ticket)

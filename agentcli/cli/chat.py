@@ -7,27 +7,31 @@ standard input is one turn of the same ticket.
 
 
 import sys
-from typing import Any
+from typing import Any, Optional
 
 import typer
 
 from ..stdio import isatty
+from .ask import TicketOpt
 from .common import err_console, offline_notice, out_console, preflight, run
 from .options import ModelOptions, model_options
 
 
-def chat_main(opts: ModelOptions) -> None:
+def chat_main(opts: ModelOptions, ticket: Optional[str] = None) -> None:
     """Start the REPL (interactive on a terminal, line by line otherwise); exits via typer.Exit."""
 
     def body():
+        from ..review import ticket_arg
+
+        t = ticket_arg(ticket)
         settings = opts.settings()
         preflight(settings, opts)
-        return _chat(settings, isatty(sys.stdin) and isatty(sys.stdout))
+        return _chat(settings, isatty(sys.stdin) and isatty(sys.stdout), t)
 
     raise typer.Exit(run(body))
 
 
-async def _chat(settings: Any, interactive: bool) -> int:
+async def _chat(settings: Any, interactive: bool, ticket: Optional[str] = None) -> int:
     from ..app import App
     from .repl import Repl
 
@@ -37,12 +41,14 @@ async def _chat(settings: Any, interactive: bool) -> int:
             repl = Repl(application, console=out_console(), err_console=err_console(),
                         interactive=True, live=True, json_out=settings.json,
                         answer_file=sys.stdout if settings.json else None)
+            repl.conv.ctx.ticket = ticket
             return await repl.run()
         offline_notice(settings)  # the banner says it on a terminal
         live = isatty(sys.stdout)
         repl = Repl(application, console=out_console(), err_console=err_console(),
                     interactive=False, live=live and not settings.json, json_out=settings.json,
                     answer_file=None if live and not settings.json else sys.stdout, spinner=False)
+        repl.conv.ctx.ticket = ticket
         try:
             fd = sys.stdin.fileno()
         except (AttributeError, ValueError, OSError):
@@ -55,7 +61,7 @@ async def _chat(settings: Any, interactive: bool) -> int:
 def register(app: typer.Typer) -> None:
     @app.command("chat")
     @model_options
-    def chat(*, opts: ModelOptions) -> None:
+    def chat(ticket: TicketOpt = None, *, opts: ModelOptions) -> None:
         """The REPL: one ticket at a time; follow-ups keep context.
 
         Inside, /help lists the commands (/new, /customer, /model, /drafts, /usage, /history).
@@ -63,4 +69,4 @@ def register(app: typer.Typer) -> None:
         When standard input is not a terminal, each line is one question (or slash command) of
         the same ticket, and the command exits 0 at end of input.
         """
-        chat_main(opts)
+        chat_main(opts, ticket)

@@ -1,18 +1,20 @@
-"""``agentcli drafts``: the human review queue (list, show, approve, reject). Nothing is sent.
+"""``agentcli drafts``: the human review queue (list, show, edit, approve, reject). Nothing is sent.
 
 Cold start matters for ``drafts list``: only typer and the standard library load with this module;
-the queue logic (``review``) and rich are imported inside the command bodies.
+the queue logic (``review``) and rich are imported inside the command bodies. The bodies live in
+``drafts_list`` (list output), ``drafts_show`` (show, edit) and ``drafts_review`` (approve/reject).
 """
 
 
 import sys
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, List, Optional
 
 import typer
 
 from ..stdio import isatty
-from .common import dump_json, out_console, run, tsv, warn
+from ..review import query, require_folder, store_for
+from .common import dump_json, run, warn
 from .options import Json
 
 drafts_app = typer.Typer(help="The human review queue for drafts (nothing is ever sent).",
@@ -21,223 +23,127 @@ drafts_app = typer.Typer(help="The human review queue for drafts (nothing is eve
 DraftsDirOpt = Annotated[Optional[Path], typer.Option(
     "--drafts-dir", help="the drafts directory [env AGENTCLI_DRAFTS_DIR; default ./drafts]",
     show_default=False)]
-DraftId = Annotated[str, typer.Argument(help="draft id (d-3f2a9c1b7e04) or a unique prefix of it",
-                                        show_default=False)]
+DraftId = Annotated[str, typer.Argument(help="draft id (d-3f2a9c1b7e04), a unique prefix of it, "
+                                             "or `last`", show_default=False)]
+DraftIds = Annotated[Optional[List[str]], typer.Argument(
+    help="draft ids (or unique prefixes); none: the drafts the filters select", show_default=False)]
+
+# The filters of `drafts list`, shared by `review` and by approve/reject.
+StatusOpt = Annotated[Optional[str], typer.Option(
+    "--status", help="pending_review (or pending), approved, rejected or superseded", show_default=False)]
+OrderOpt = Annotated[Optional[str], typer.Option("--order", help="only drafts about this order code",
+                                                 show_default=False)]
+CustomerOpt = Annotated[Optional[str], typer.Option("--customer", help="only drafts for this customer email",
+                                                    show_default=False)]
+SinceOpt = Annotated[Optional[str], typer.Option(
+    "--since", help="created since a date (2026-11-30), a time, or an age (30m, 12h, 7d, 2w)",
+    show_default=False)]
+TicketFilter = Annotated[Optional[str], typer.Option("--ticket", help="only drafts of this ticket",
+                                                     show_default=False)]
+FlaggedOpt = Annotated[bool, typer.Option("--flagged", help="only drafts with grounding findings")]
+AllOpt = Annotated[bool, typer.Option("--all", help="superseded drafts too (hidden by default)")]
+YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="no confirmation (for scripts)")]
+ForceOpt = Annotated[bool, typer.Option("--force", help="change a draft already approved, rejected "
+                                                        "or superseded")]
 
 
 def register(app: typer.Typer) -> None:
     app.add_typer(drafts_app, name="drafts")
 
 
-def _store(flag: Optional[Path]):
-    """The drafts store, its folder resolved like every command's (flag > env > agentcli.toml)."""
-    from ..config import resolve_drafts_dir
-    from ..drafts import DraftStore
-
-    return DraftStore(resolve_drafts_dir(flag))
-
-
 @drafts_app.command("list")
 def drafts_list(
-    status: Annotated[Optional[str], typer.Option(
-        "--status", help="pending_review (or pending), approved or rejected", show_default=False)] = None,
-    order: Annotated[Optional[str], typer.Option("--order", help="only drafts about this order code",
-                                                 show_default=False)] = None,
-    customer: Annotated[Optional[str], typer.Option("--customer", help="only drafts for this customer email",
-                                                    show_default=False)] = None,
-    since: Annotated[Optional[str], typer.Option(
-        "--since", help="created since a date (2026-11-30), a time, or an age (30m, 12h, 7d, 2w)",
-        show_default=False)] = None,
+    status: StatusOpt = None, order: OrderOpt = None, customer: CustomerOpt = None,
+    since: SinceOpt = None, ticket: TicketFilter = None, flagged: FlaggedOpt = False,
+    all_: AllOpt = False,
     limit: Annotated[Optional[int], typer.Option("-n", "--limit", min=1, help="show at most N drafts",
                                                  show_default=False)] = None,
     drafts_dir: DraftsDirOpt = None,
     json_: Json = False,
 ) -> None:
-    """List drafts, newest first (a table on a terminal, tab-separated lines in a pipe)."""
+    """List drafts, newest first (a table on a terminal, tab-separated lines with a header in a
+    pipe); superseded drafts only with --all; damaged files are listed as damaged."""
 
     def body() -> int:
-        from ..review import list_drafts, normalise_status, parse_since
+        from ..review import damaged_record, select
+        from .drafts_list import print_table, write_pipe
 
-        store = _store(drafts_dir)
-        st = normalise_status(status)
-        since_dt = parse_since(since)
-        warnings: list[str] = []
-        drafts = list_drafts(store, status=st, order=order, customer=customer, since=since_dt,
-                             limit=limit, warnings=warnings)
-        warn(warnings)
+        store = store_for(drafts_dir)
+        q = query(status, order, customer, since, ticket, flagged, all_)
+        require_folder(store)
+        sel = select(store, q)
+        drafts = sel.drafts[:limit] if limit else sel.drafts
+        total = len(sel.drafts)
+        warn([f"damaged draft file {d.path.name} ({d.reason})" for d in sel.damaged])
         if json_:
-            dump_json([d.record() for d in drafts])
+            dump_json([d.record() for d in drafts] + [damaged_record(d) for d in sel.damaged])
             return 0
-        if not drafts:
-            filtered = any(v is not None for v in (status, order, customer, since))
-            sys.stderr.write(f"agentcli: no drafts{' match' if filtered else ''} in {store.dir}\n")
+        rows = [*drafts, *sel.damaged]
+        if not rows:
+            from ..text import one_line
+
+            sys.stderr.write(f"agentcli: no drafts{' match' if q.filtered else ''} in "
+                             f"{one_line(str(store.dir), 200)}\n")
             return 0
         if isatty(sys.stdout):
-            _drafts_table(drafts, store.dir)
+            print_table(rows, shown=len(drafts), total=total, directory=store.dir)
         else:
-            for d in drafts:
-                m = d.meta
-                sys.stdout.write(tsv(d.id, m.get("status"), m.get("created_at"), m.get("order_code") or "-",
-                                      m.get("customer") or "-", "edited" if d.edited else "-", d.text) + "\n")
+            write_pipe(rows)
+            if len(drafts) < total:
+                sys.stderr.write(f"agentcli: {len(drafts)} of {total} drafts\n")
         return 0
 
     raise typer.Exit(run(body))
-
-
-_STATUS_STYLE = {"pending_review": "yellow", "approved": "green", "rejected": "red"}
-
-
-def _drafts_table(drafts: list, directory: Path) -> None:
-    from rich.table import Table
-    from rich.text import Text
-
-    from ..text import format_time, one_line
-
-    t = Table(title=f"{len(drafts)} draft{'s' if len(drafts) != 1 else ''} in {directory}",
-              title_justify="left", header_style="bold")
-    for col in ("id", "status", "created", "order", "customer", "reviewed by", "text"):
-        t.add_column(col, overflow="fold" if col == "text" else "ellipsis",
-                     no_wrap=col != "text")
-    for d in drafts:
-        m = d.meta
-        st = str(m.get("status") or "?")
-        status = Text(st, style=_STATUS_STYLE.get(st, ""))
-        if d.edited:
-            status.append(" ✎ edited", style="magenta")
-        t.add_row(d.id, status, format_time(m.get("created_at")), Text(one_line(m.get("order_code") or "—", 20)),
-                  Text(one_line(m.get("customer") or "—", 32)), Text(one_line(m.get("reviewed_by") or "—", 20)),
-                  Text(one_line(d.text, 70)))
-    out_console().print(t)
 
 
 @drafts_app.command("show")
-def drafts_show(did: DraftId, drafts_dir: DraftsDirOpt = None, json_: Json = False) -> None:
-    """Show a draft: its text, metadata, and provenance (the question and the tool calls it relied on)."""
+def drafts_show(did: DraftId, drafts_dir: DraftsDirOpt = None, json_: Json = False,
+                text: Annotated[bool, typer.Option("--text", help="print exactly the reply text "
+                                                             "(for the clipboard or a helpdesk)")] = False) -> None:
+    """Show a draft: grounding findings, its ticket's questions and the lookups it relied on, the
+    text, and its review history."""
+    from .drafts_show import show_body
 
-    def body() -> int:
-        from ..config import sessions_dir
-        from ..review import provenance, resolve_draft_id
-
-        store = _store(drafts_dir)
-        d = store.get(resolve_draft_id(store, did))
-        prov = provenance(d, sessions_dir())
-        warn(prov.get("warnings") or [])
-        if json_:
-            dump_json({**d.record(), "provenance": prov})
-            return 0
-        _print_draft(d, prov)
-        return 0
-
-    raise typer.Exit(run(body))
+    raise typer.Exit(run(lambda: show_body(store_for(drafts_dir), did, json_=json_, text_only=text)))
 
 
-def _print_draft(d: Any, prov: dict[str, Any]) -> None:
-    import difflib
+@drafts_app.command("edit")
+def drafts_edit(did: DraftId, drafts_dir: DraftsDirOpt = None) -> None:
+    """Edit a draft's text in $VISUAL or $EDITOR; the edit is kept (and shown as a diff)."""
+    from .drafts_show import edit_body
 
-    from rich.text import Text
-
-    from ..redact import clean_for_terminal
-    from ..render import tool_call_line, tool_result_line
-    from ..text import format_time
-
-    c = out_console()
-    m = d.meta
-
-    def line(text: str, style: str = "") -> None:
-        c.print(Text(clean_for_terminal(text), style=style), soft_wrap=True, highlight=False)
-
-    st = clean_for_terminal(str(m.get("status") or "?"))  # parse() checked both; belt and braces
-    head = Text(f"draft {clean_for_terminal(d.id)} · ", style="bold")
-    head.append(st, style="bold " + _STATUS_STYLE.get(st, ""))
-    if d.edited:
-        head.append(" · ✎ EDITED by hand after it was saved", style="bold magenta")
-    c.print(head, soft_wrap=True, highlight=False)
-    fields = [("created", format_time(m.get("created_at")) + f"  ({m.get('created_at')})"),
-              ("order", m.get("order_code")), ("customer", m.get("customer")),
-              ("model", f"{m.get('model')} ({m.get('provider')})" if m.get("model") else None),
-              ("session", m.get("session_id")), ("file", str(d.path))]
-    if m.get("reviewed_at"):
-        fields.append(("reviewed", f"{m.get('status')} by {m.get('reviewed_by')} at {m.get('reviewed_at')}"))
-    if m.get("review_reason"):
-        fields.append(("reason", m.get("review_reason")))
-    for k, v in fields:
-        line(f"  {k:<9} {'—' if v in (None, '') else v}")
-
-    c.print()
-    line("provenance", "bold")
-    q = prov.get("question") if prov.get("found") else m.get("question")
-    line(f"  question: {q if q else '—'}")
-    if prov.get("found"):
-        calls = prov.get("tool_calls") or []
-        if not calls:
-            line("  tool calls: none before the draft (nothing was looked up)", "yellow")
-        for call in calls:
-            text, style = tool_call_line(call.get("name"), call.get("input"))
-            line("  " + text, style)
-            text, style = tool_result_line(call.get("name"), call.get("outcome"), bool(call.get("is_error")),
-                                           call.get("duration_ms"), call.get("result"))
-            line("  " + text, style)
-        line(f"  (from session log {prov.get('session_id')}: agentcli log show {prov.get('session_id')})", "dim")
-    else:
-        line(f"  {prov.get('note')}", "yellow")
-
-    c.print()
-    line("text" + (" (as edited)" if d.edited else ""), "bold")
-    c.file.write(clean_for_terminal(d.text))
-    if not d.text.endswith("\n"):
-        c.file.write("\n")
-    c.file.flush()
-    orig = prov.get("original_text")
-    if d.edited and isinstance(orig, str):
-        c.print()
-        line("edit (model's text → file)", "bold magenta")
-        for dl in difflib.unified_diff(orig.splitlines(), d.text.splitlines(), "model", "file",
-                                       lineterm="", n=1):
-            style = "green" if dl.startswith("+") else "red" if dl.startswith("-") else "dim"
-            line(dl, style)
-    c.print()
-    line("nothing has been sent" + (f"; review with: agentcli drafts approve {d.id}  |  "
-                                    f"agentcli drafts reject {d.id} --reason ..."
-                                    if st == "pending_review" else ""), "dim")
-
-
-def _review(did: str, status: str, drafts_dir: Optional[Path], reason: Optional[str]) -> None:
-    def body() -> int:
-        from ..redact import clean_for_terminal
-        from ..review import review
-
-        store = _store(drafts_dir)
-        res = review(store, did, status, reason=reason)
-        d = res.draft
-        m = d.meta
-        verb = "approved" if status == "approved" else "rejected"
-        if not res.changed:
-            sys.stderr.write(clean_for_terminal(
-                f"agentcli: note: {d.id} is already {verb} (by {m.get('reviewed_by') or '?'} at "
-                f"{m.get('reviewed_at') or '?'}); nothing changed\n"))
-            return 0
-        was = f" (was {res.previous})" if res.previous and res.previous != "pending_review" else ""
-        extra = " — the file keeps its hand edit" if d.edited else ""
-        tail = ("nothing was sent: copy the text into your helpdesk to reply"
-                if status == "approved" else "nothing was sent")
-        sys.stdout.write(clean_for_terminal(
-            f"{verb} {d.id}{was} by {m.get('reviewed_by')} at {m.get('reviewed_at')}{extra}; {tail}\n"))
-        return 0
-
-    raise typer.Exit(run(body))
+    raise typer.Exit(run(lambda: edit_body(store_for(drafts_dir), did)))
 
 
 @drafts_app.command("approve")
-def drafts_approve(did: DraftId, drafts_dir: DraftsDirOpt = None) -> None:
-    """Mark a draft approved (in place, atomically; reviewer from $USER). Nothing is sent."""
-    _review(did, "approved", drafts_dir, None)
+def drafts_approve(
+    ids: DraftIds = None, status: StatusOpt = None, order: OrderOpt = None,
+    customer: CustomerOpt = None, since: SinceOpt = None, ticket: TicketFilter = None,
+    flagged: FlaggedOpt = False, yes: YesOpt = False, force: ForceOpt = False,
+    drafts_dir: DraftsDirOpt = None,
+) -> None:
+    """Mark drafts approved: by id, or every draft the filters select (pending ones unless
+    --status says otherwise). In place, atomically; nothing is sent."""
+    from .drafts_review import decide
+
+    raise typer.Exit(run(lambda: decide(
+        store_for(drafts_dir), "approved", ids or [],
+        (status, order, customer, since, ticket, flagged), reason=None, yes=yes, force=force)))
 
 
 @drafts_app.command("reject")
 def drafts_reject(
-    did: DraftId, drafts_dir: DraftsDirOpt = None,
-    reason: Annotated[Optional[str], typer.Option("--reason", help="why (kept in the draft file)",
+    ids: DraftIds = None,
+    reason: Annotated[Optional[str], typer.Option("--reason", help="why (kept in the draft's history)",
                                                   show_default=False)] = None,
+    status: StatusOpt = None, order: OrderOpt = None,
+    customer: CustomerOpt = None, since: SinceOpt = None, ticket: TicketFilter = None,
+    flagged: FlaggedOpt = False, yes: YesOpt = False, force: ForceOpt = False,
+    drafts_dir: DraftsDirOpt = None,
 ) -> None:
-    """Mark a draft rejected, with an optional reason. Nothing is sent."""
-    _review(did, "rejected", drafts_dir, reason)
+    """Mark drafts rejected, with an optional reason: by id or by filter. Nothing is sent."""
+    from .drafts_review import decide
+
+    raise typer.Exit(run(lambda: decide(
+        store_for(drafts_dir), "rejected", ids or [],
+        (status, order, customer, since, ticket, flagged), reason=reason, yes=yes, force=force)))

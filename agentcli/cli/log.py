@@ -55,15 +55,19 @@ def log_list(
         else:
             from ..text import format_time
 
+            # a header, then the table's columns (numbers as numbers; questions: how many)
+            sys.stdout.write("\t".join(LIST_COLUMNS) + "\n")
             for s in sessions:
-                sys.stdout.write(tsv(s.id, format_time(s.started_at), f"{s.provider}/{s.model}",
-                                      s.questions, s.tool_calls, s.tool_errors, len(s.drafts), s.status,
-                                      s.question) + "\n")
+                sys.stdout.write(tsv(s.id, format_time(s.started_at), s.question, s.questions,
+                                     f"{s.provider}/{s.model}", s.tool_calls, s.tool_errors,
+                                     len(s.drafts), s.status) + "\n")
         return 0
 
     raise typer.Exit(run(body))
 
 
+LIST_COLUMNS = ("session", "started", "question", "questions", "provider/model", "tools", "failed",
+                "drafts", "status")
 _SESSION_STYLE = {"ok": "green", "incomplete": "yellow", "unfinished": "yellow", "cancelled": "yellow",
                   "error": "red"}
 
@@ -74,15 +78,18 @@ def _sessions_table(sessions: list, directory: Path) -> None:
 
     from ..text import format_time, one_line
 
-    t = Table(title=f"sessions in {directory} (newest first)", title_justify="left", header_style="bold")
-    for col in ("session", "started", "question", "provider/model", "tools", "drafts", "status"):
-        t.add_column(col, no_wrap=col != "question", overflow="fold" if col == "question" else "ellipsis")
+    from ..redact import clean_for_terminal
+
+    t = Table(title=Text(f"sessions in {one_line(clean_for_terminal(str(directory)), 120)} (newest first)"),
+              title_justify="left", header_style="bold")
+    for col in LIST_COLUMNS:  # the same columns as the pipe format
+        t.add_column(col, no_wrap=col != "question", overflow="fold" if col == "question" else "ellipsis",
+                     min_width=28 if col == "session" else None)  # a whole session id
     for s in sessions:
-        tools = str(s.tool_calls) + (f" ({s.tool_errors} failed)" if s.tool_errors else "")
-        q = one_line(s.question or "—", 60) + (f"  (+{s.questions - 1})" if s.questions > 1 else "")
-        t.add_row(s.id, format_time(s.started_at), Text(q), Text(one_line(f"{s.provider}/{s.model}", 32)),
-                  Text(tools, style="red" if s.tool_errors else ""), str(len(s.drafts)),
-                  Text(s.status, style=_SESSION_STYLE.get(s.status, "")))
+        t.add_row(Text(s.id), format_time(s.started_at), Text(one_line(s.question or "—", 60)),
+                  str(s.questions), Text(one_line(f"{s.provider}/{s.model}", 32)), str(s.tool_calls),
+                  Text(str(s.tool_errors), style="red" if s.tool_errors else ""), str(len(s.drafts)),
+                  Text(one_line(s.status, 20), style=_SESSION_STYLE.get(s.status, "")))
     out_console().print(t)
 
 

@@ -91,7 +91,7 @@ class Repl(SlashCommands):
         t.add_row("drafts", Text(_clean(os.path.abspath(s.drafts_dir))))
         t.add_row("customer", Text(_clean(self.conv.ctx.customer) if self.conv.ctx.customer
                                    else "none: every customer's orders are visible (/customer EMAIL)"))
-        t.add_row("ticket", Text(self.conv.session_id))
+        t.add_row("ticket", Text(_clean(self.conv.ctx.ticket or self.conv.session_id)))
         self.info.print(t, highlight=False)
         if p.name == "offline":
             from .common import OFFLINE_NOTICE

@@ -13,6 +13,7 @@ from .repl_render import _clean
 COMMANDS: dict[str, str] = {
     "/help": "this list",
     "/new": "start a new ticket (fresh history, new session id)",
+    "/ticket": "/ticket ID records the helpdesk ticket id on this ticket's drafts; alone: shows it",
     "/customer": "/customer EMAIL scopes lookups to that customer; /customer alone clears it",
     "/model": "/model NAME switches the model (from the next question on)",
     "/drafts": "the drafts saved in this ticket, with their paths",
@@ -42,7 +43,7 @@ class SlashCommands:
         handler = {
             "/help": self.cmd_help, "/new": self.cmd_new, "/customer": self.cmd_customer,
             "/model": self.cmd_model, "/drafts": self.cmd_drafts, "/usage": self.cmd_usage,
-            "/history": self.cmd_history,
+            "/history": self.cmd_history, "/ticket": self.cmd_ticket,
         }.get(name)
         if handler is None:
             self.say(f"unknown command {_clean(name)}; commands: {' '.join(COMMANDS)}", "yellow")
@@ -65,6 +66,23 @@ class SlashCommands:
         scope = f"customer scope still {_clean(c)} (/customer to change or clear)" if c \
             else "no customer scope"
         self.say(f"new ticket #{self.ticket_no}: session {self.conv.session_id}; {scope}", "bold")
+
+    def cmd_ticket(self, arg: str) -> None:
+        from ..errors import UsageError
+        from ..review import ticket_arg
+
+        ctx = self.conv.ctx
+        if not arg:
+            self.say(f"ticket: {_clean(ctx.ticket or self.conv.session_id)}"
+                     f"{'' if ctx.ticket else ' (the session id; /ticket ID to set one)'}")
+            return
+        try:
+            ctx.ticket = ticket_arg(arg, "/ticket")
+        except UsageError as e:
+            self.say(_clean(e.message), "yellow")
+            return
+        self._note({"type": "ticket_changed", "ticket": ctx.ticket})
+        self.say(f"ticket: {_clean(ctx.ticket)}; drafts from now on are saved in it")
 
     def cmd_customer(self, arg: str) -> None:
         ctx = self.conv.ctx

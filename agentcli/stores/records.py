@@ -19,7 +19,7 @@ STATUSES = ("pending_payment", "paid", "license_issued", "shipped", "delivered",
             "refunded")
 
 ORDER_SQL = ("SELECT code, status, status_detail, product, placed_on, estimated_delivery, "
-             "license_issued FROM orders WHERE code = ?")
+             "license_issued, customer_email FROM orders WHERE code = ?")
 ORDER_SQL_CUSTOMER = ORDER_SQL + " AND lower(customer_email) = lower(?)"
 # Line items in a stable order: SQLite keeps insertion order (rowid); PostgreSQL has no rowid
 # (and a view has no ctid), so there they come sorted by sku and name (``LINE_ORDER``).
@@ -54,11 +54,17 @@ def _text(v: Any) -> str | None:
     return str(v)
 
 
+class OrderRecord(dict):
+    """The tool's output, plus the order's customer as an attribute: our code's metadata (a
+    draft's customer), never part of what the model or a JSON output sees."""
+    customer_email: str | None = None
+
+
 def order_record(row: tuple, lines: list[tuple] | None) -> dict[str, Any]:
     """The tool's output for one row: minimal fields, dates as yyyy-mm-dd, booleans as booleans."""
-    code, status, detail, product, placed_on, eta, lic = row
+    code, status, detail, product, placed_on, eta, lic, *rest = row
     code, status, detail, product = _text(code), _text(status), _text(detail), _text(product)
-    rec: dict[str, Any] = {
+    rec = OrderRecord({
         "found": True,
         "order_code": code,
         "status": status,
@@ -67,7 +73,8 @@ def order_record(row: tuple, lines: list[tuple] | None) -> dict[str, Any]:
         "placed_on": _iso(placed_on),
         "estimated_delivery": _iso(eta),
         "license_issued": bool(lic),
-    }
+    })
+    rec.customer_email = _text(rest[0]) if rest else None
     if lines is not None:
         rec["line_items"] = [
             {"sku": _text(s), "name": _text(n), "quantity": int(q), "unit_price_cents": int(p)}
