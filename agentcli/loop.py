@@ -11,7 +11,9 @@ exactly as received and every tool result. ``ask(question)`` runs one question:
 - A response without a stop reason (broken or cut stream) is never executed from; the turn is
   retried as a fresh request (nothing of it has run) up to ``retries`` times, then exit 4.
 - Read-only calls of a turn run concurrently, draft calls one at a time in the order asked; the
-  results go back in call order, each paired with its ``tool_use_id``.
+  results go back in call order, each paired with its ``tool_use_id``. A draft call that shares
+  its response with other calls is refused (an error result asking to draft after reading the
+  results): it was written before those results existed.
 - Cancellation (Ctrl-C) at any point leaves a history the API accepts: every ``tool_use`` gets a
   result (``cancelled``), and a question that got no answer at all is rolled back.
 """
@@ -84,6 +86,14 @@ def _safe_stop(stop: str | None) -> str | None:
     if stop is None or (isinstance(stop, str) and _STOP_RE.fullmatch(stop)):
         return stop
     return "unknown"
+
+
+def premature_draft_message(other_names: Any) -> str:
+    """The result of a draft call refused because it shared a response with other calls."""
+    names = ", ".join(sorted({str(n)[:64] for n in other_names})) or "other tools"
+    return (f"not saved: this draft was written in the same response as {names} calls, before "
+            "their results existed. Read the results, then call draft_reply again (alone) with "
+            "a reply that states only what they returned.")
 
 
 def new_session_id() -> str:
@@ -233,9 +243,19 @@ class Conversation:
         slots: list[Any] = [None] * len(calls)
         self._finished = {}
 
+        effect = {t.name: t.effect for t in self.registry}
+        drafts = [(i, c) for i, c in enumerate(calls) if effect.get(c.name) == DRAFT]
+        others = [(i, c) for i, c in enumerate(calls) if effect.get(c.name) != DRAFT]
+        # A draft asked for in the same response as other calls was written before their results
+        # existed: its provenance would be untrue. Our code refuses it; the model drafts next turn.
+        premature = {i for i, _ in drafts} if others else set()  # by position: ids may repeat
+
         async def run_one(i: int, call: ToolCall) -> None:
             await queue.put(ToolCallStarted(call.id, str(call.name), call.input))
-            if call.input_error:
+            if i in premature:
+                out = CallOutcome(premature_draft_message(c.name for _, c in others), True,
+                                  "invalid_input", 0.0)
+            elif call.input_error:
                 out = CallOutcome(call.input_error, True, "invalid_input", 0.0)
             else:
                 try:
@@ -251,9 +271,6 @@ class Conversation:
             for i, call in items:
                 await run_one(i, call)
 
-        effect = {t.name: t.effect for t in self.registry}
-        drafts = [(i, c) for i, c in enumerate(calls) if effect.get(c.name) == DRAFT]
-        others = [(i, c) for i, c in enumerate(calls) if effect.get(c.name) != DRAFT]
         tasks = [asyncio.create_task(run_one(i, c)) for i, c in others]
         if drafts:
             tasks.append(asyncio.create_task(run_drafts(drafts)))

@@ -1,0 +1,88 @@
+"""A draft is only saved from a response that did not also ask for lookups (issue 19 item 3):
+such a draft was written before the lookups' results existed, so its provenance would be untrue.
+Scripted model, real tools, real SQLite, real draft files and session logs."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from agentcli.app import App
+from agentcli.config import resolve, sessions_dir
+from agentcli.drafts import DraftStore
+from agentcli.review import provenance
+from agentcli.testing.scripted import Reply, ScriptedProvider
+from agentcli.tools import default_registry
+
+
+@pytest.fixture(autouse=True)
+def _env(cli_env):
+    return cli_env
+
+
+def run(provider, question):
+    async def go():
+        app = App.open(resolve(provider="offline"), registry=default_registry())
+        app.provider = provider
+        conv = app.conversation()
+        events: list = []
+        b = await app.run(conv, question, [events.append])
+        await app.aclose()
+        return b, events, app.settings.drafts_dir
+
+    return asyncio.run(go())
+
+
+def test_a_draft_beside_a_lookup_is_refused_and_the_next_turn_drafts_from_the_result(drafts_dir):
+    def model(history, turn):
+        if turn == 1:
+            return Reply(calls=[("get_order_status", {"order_code": "GH56JK78MN"}),
+                                ("draft_reply", {"text": "Your order has not been paid yet?",
+                                                 "order_code": "GH56JK78MN"})])
+        if turn == 2:
+            return Reply(calls=[("draft_reply", {"text": "Your order is waiting for payment.",
+                                                 "order_code": "GH56JK78MN"})])
+        return Reply("Saved a draft.")
+
+    provider = ScriptedProvider(model)
+    b, events, ddir = run(provider, "Customer: why no license for GH56JK78MN?")
+    r = b.result()
+    assert r["status"] == "ok"
+    first_draft = [c for c in r["tool_calls"] if c["name"] == "draft_reply"][0]
+    assert first_draft["is_error"] and first_draft["outcome"] == "invalid_input"
+    assert "get_order_status" in first_draft["result"] and "again" in first_draft["result"]
+    # the model heard it, paired with its call
+    results = provider.requests[1][-1]["content"]
+    assert [x["is_error"] for x in results if x.get("is_error")] == [True]
+    # exactly one draft on disk: the one written after the lookup result
+    drafts = DraftStore(ddir).list()
+    assert [d.text.strip() for d in drafts] == ["Your order is waiting for payment."]
+    prov = provenance(drafts[0], sessions_dir())
+    assert prov["found"]
+    lookups = [c for c in prov["tool_calls"] if c["name"] == "get_order_status"]
+    assert lookups and lookups[0]["result"]["status"] == "pending_payment"
+
+
+def test_every_draft_of_a_mixed_response_is_refused_whatever_the_order(drafts_dir):
+    # draft first, then an unknown tool and an invalid lookup: still not results the model had seen
+    provider = ScriptedProvider([
+        Reply(calls=[("draft_reply", {"text": "A"}), ("draft_reply", {"text": "B"}),
+                     ("no_such_tool", {}), ("get_order_status", {"order_code": 7})]),
+        Reply("ok"),
+    ])
+    b, events, ddir = run(provider, "q")
+    drafts = [c for c in b.result()["tool_calls"] if c["name"] == "draft_reply"]
+    assert len(drafts) == 2 and all(c["is_error"] for c in drafts)
+    assert DraftStore(ddir).list() == []
+    assert not [e for e in events if getattr(e, "type", "") == "draft_saved"]
+
+
+def test_drafts_alone_in_a_response_are_saved(drafts_dir):
+    provider = ScriptedProvider([
+        Reply(calls=[("draft_reply", {"text": "First reply"}), ("draft_reply", {"text": "Second reply"})]),
+        Reply("ok"),
+    ])
+    b, events, ddir = run(provider, "q")
+    assert not any(c["is_error"] for c in b.result()["tool_calls"])
+    assert sorted(d.text.strip() for d in DraftStore(ddir).list()) == ["First reply", "Second reply"]
