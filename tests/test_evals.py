@@ -281,6 +281,18 @@ def test_eval_scores_a_team_case_file_through_the_api(cli, anthropic_env, fake_a
     s = r["summary"]
     assert (s["tasks"], s["passed"], s["failed"], s["runs"], s["runs_passed"], s["exit_code"]) == \
         (2, 0, 2, 6, 4, 1)
+    # pass^k (tau-bench): 2 of 3 tries pass -> pass^1 2/3, pass^2 C(2,2)/C(3,2) = 1/3, pass^3 0
+    assert a["pass_k"] == b["pass_k"] == {"1": 0.6667, "2": 0.3333, "3": 0.0}
+    assert s["pass_k"] == {"1": 0.6667, "2": 0.3333, "3": 0.0}
+
+
+def test_pass_hat_k_is_the_chance_that_k_tries_all_succeed():
+    from agentcli.evals.runner import pass_hat_k
+
+    assert pass_hat_k(4, 4, 4) == 1.0 and pass_hat_k(4, 3, 4) == 0.0
+    assert pass_hat_k(4, 2, 1) == 0.5 and pass_hat_k(4, 2, 2) == 1 / 6
+    assert pass_hat_k(5, 0, 1) == 0.0
+    assert pass_hat_k(2, 2, 3) is None  # fewer tries than k: no estimate, not a made-up one
 
 
 def test_repeat_table_offline(cli, cli_env):
@@ -290,6 +302,7 @@ def test_repeat_table_offline(cli, cli_env):
     p = cli(["eval", "--provider", "offline", "--task", "two-orders", "--repeat", "2"], env)
     assert p.returncode == 0, p.err
     assert "two-orders" in p.out and "2/2" in p.out and "2/2 runs passed (100%)" in p.out
+    assert "pass^1 1.00 pass^2 1.00" in p.out and "1.00 1.00" in p.out  # summary and task row
 
 
 def test_builtin_task_through_the_api_uses_the_demo_database(cli, anthropic_env, fake_anthropic, tmp_path):

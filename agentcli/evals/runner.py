@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 from typing import Any
 
@@ -98,7 +99,23 @@ async def run_suite(app: Any, cases: list[Case], *, repeat: int = 1,
     return out, None
 
 
-def summarise(per_case: list[list[RunResult]]) -> dict[str, Any]:
+def pass_hat_k(n: int, c: int, k: int) -> float | None:
+    """tau-bench's pass^k: the chance that k tries drawn from these n all succeed,
+    C(c, k) / C(n, k) for c successes; None when fewer than k tries were made."""
+    if k < 1 or n < k:
+        return None
+    return math.comb(c, k) / math.comb(n, k)
+
+
+def pass_k_of(runs: list[RunResult], repeat: int) -> dict[str, float | None]:
+    """``{"1": pass^1, ..., "K": pass^K}`` of one task (its scored runs)."""
+    scored = [r for r in runs if not r.score.skipped]
+    ok = sum(r.passed for r in scored)
+    return {str(k): (None if (v := pass_hat_k(len(scored), ok, k)) is None else round(v, 4))
+            for k in range(1, repeat + 1)}
+
+
+def summarise(per_case: list[list[RunResult]], repeat: int | None = None) -> dict[str, Any]:
     tasks = passed = failed = skipped = runs = runs_passed = tok = 0
     t = 0.0
     for runs_ in per_case:
@@ -118,12 +135,20 @@ def summarise(per_case: list[list[RunResult]]) -> dict[str, Any]:
             passed += 1
         else:
             failed += 1
+    repeat = repeat or max((len(r) for r in per_case), default=1)
+    # overall pass^k: the mean over the scored tasks that had at least k tries
+    per_task = [pass_k_of(r, repeat) for r in per_case if r and not all(x.score.skipped for x in r)]
+    pass_k: dict[str, float | None] = {}
+    for k in range(1, repeat + 1):
+        vals = [p[str(k)] for p in per_task if p[str(k)] is not None]
+        pass_k[str(k)] = round(sum(vals) / len(vals), 4) if vals else None
     return {"tasks": tasks, "passed": passed, "failed": failed, "skipped": skipped, "runs": runs,
             "runs_passed": runs_passed, "pass_rate": round(runs_passed / runs, 4) if runs else None,
-            "tokens": tok, "time_s": round(t, 3)}
+            "pass_k": pass_k, "tokens": tok, "time_s": round(t, 3),
+            "time_per_run_s": round(t / runs, 3) if runs else None}
 
 
-def task_record(runs: list[RunResult]) -> dict[str, Any]:
+def task_record(runs: list[RunResult], repeat: int | None = None) -> dict[str, Any]:
     c = runs[0].case
     skipped = all(r.score.skipped for r in runs)
     scored = [r for r in runs if not r.score.skipped]
@@ -133,4 +158,5 @@ def task_record(runs: list[RunResult]) -> dict[str, Any]:
             "skip_reason": runs[0].score.skip_reason if skipped else None,
             "passed": ok, "failed": len(scored) - ok,
             "pass_rate": round(ok / len(scored), 4) if scored else None,
+            "pass_k": pass_k_of(runs, repeat or len(runs)) if scored else {},
             "runs": [r.record() for r in runs] if not skipped else []}
