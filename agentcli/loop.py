@@ -107,7 +107,7 @@ class Conversation:
     def __init__(self, provider: Provider, registry: Registry, ctx: ToolContext, *,
                  max_turns: int = 10, tool_timeout: float = 30.0, retries: int = 3,
                  stream: bool = True, session_id: str | None = None,
-                 retry_base_delay: float = 0.5):
+                 retry_base_delay: float = 0.5, mode: str = "agent"):
         self.provider = provider
         self.registry = registry
         self.ctx = ctx
@@ -116,6 +116,7 @@ class Conversation:
         self.retries = retries
         self.stream = stream
         self.retry_base_delay = retry_base_delay
+        self.mode = mode  # "workflow": our code makes the question's lookups first (agentcli.workflow)
         self.history: list[Any] = []
         self.session_id = session_id or new_session_id()
         self.ctx.session_id = self.session_id
@@ -139,6 +140,20 @@ class Conversation:
         answer_parts: list[str] = []
         turn = 0
         try:
+            if self.mode == "workflow" and not resume:
+                from .workflow import lookup_calls
+
+                calls = lookup_calls(question, self.registry.names())
+                if calls:  # an assistant tool-call turn of our own, then its results
+                    mt = self.provider.tool_call_turn(calls)
+                    self.provider.add_assistant(self.history, mt)
+                    pending = list(mt.tool_calls)
+                    results: list = []
+                    async with contextlib.aclosing(self._run_tools(mt.tool_calls, results)) as tools:
+                        async for ev in tools:
+                            yield ev
+                    self.provider.add_tool_results(self.history, results)
+                    pending = []
             while True:
                 if turn >= limit:
                     yield self._finish(q_usage, "incomplete", "turn_limit", answer_parts, turn,
