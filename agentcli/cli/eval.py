@@ -85,7 +85,8 @@ async def _eval(suite: list, *, source: str, opts: ModelOptions, builtin: bool,
         interactive = not opts.json and not opts.quiet and sys.stderr.isatty()
         progress = show_progress if interactive else None
         per_case, fatal = await evals.run_suite(application, suite, repeat=repeat,
-                                                default_customer=default_customer, progress=progress)
+                                                default_customer=default_customer, progress=progress,
+                                                log_meta={"drafts_temporary": tmp is not None})
         if progress is not None:
             sys.stderr.write("\r\x1b[K")
         provider_name, model_name = application.provider.name, application.provider.model

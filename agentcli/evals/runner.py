@@ -44,13 +44,19 @@ def tokens(usage: dict[str, Any]) -> int:
     return int(usage.get("input_tokens") or 0) + int(usage.get("output_tokens") or 0)
 
 
-async def run_case(app: Any, case: Case, *, default_customer: str | None = None) -> RunResult:
+EVAL_LOG_META = {"origin": "eval"}
+
+
+async def run_case(app: Any, case: Case, *, default_customer: str | None = None,
+                   log_meta: dict[str, Any] | None = None) -> RunResult:
     """Run one case in a fresh conversation through ``App.run`` and score its result object."""
     provider = app.provider.name
     if case.needs_model and provider == "offline":
         return RunResult(case, score(case, {}, provider=provider), None, 0.0)
     customer = case.customer if case.customer_set else default_customer
     conv = app.conversation(customer=customer)
+    # Marked as an eval session (kept out of `log list` / `log show last` unless --all).
+    app.log_for(conv, meta={**EVAL_LOG_META, **(log_meta or {})})
     t0 = time.perf_counter()
     try:
         builder = await app.run(conv, case.question, [])
@@ -70,7 +76,7 @@ FATAL_API_KINDS = ("authentication", "permission", "not_found")
 
 async def run_suite(app: Any, cases: list[Case], *, repeat: int = 1,
                     default_customer: str | None = None,
-                    progress: Any = None) -> tuple[list[list[RunResult]], str | None]:
+                    progress: Any = None, log_meta: dict[str, Any] | None = None) -> tuple[list[list[RunResult]], str | None]:
     """Run every case ``repeat`` times, in order. Returns (runs per case, fatal API error).
 
     A crash inside one run is recorded as that run's failure (the suite goes on); an API error
@@ -85,7 +91,7 @@ async def run_suite(app: Any, cases: list[Case], *, repeat: int = 1,
         for _ in range(repeat):
             n += 1
             try:
-                rr = await run_case(app, case, default_customer=default_customer)
+                rr = await run_case(app, case, default_customer=default_customer, log_meta=log_meta)
             except Exception as e:  # a bug must not end the suite or show a traceback
                 msg = f"the run crashed ({type(e).__name__}: {str(e)[:200]})"
                 rr = RunResult(case, Score(case.id, False, checks=[Check("run", False, msg)]), None, 0.0)
