@@ -226,7 +226,7 @@ def test_offline_passes_every_task_it_is_meant_for(cli, cli_env, drafts_dir, hom
     p = cli(["eval", "--provider", "offline", "--json"], cli_env)
     assert p.returncode == 0, (p.out, p.err)
     report = json.loads(p.out)
-    assert report["provider"] == "offline" and report["repeat"] == 1
+    assert report["provider"] == "offline" and report["repeat"] == 1 and report["mode"] == "agent"
     tasks = {t["id"]: t for t in report["tasks"]}
     assert len(tasks) >= 15
     for t in tasks.values():

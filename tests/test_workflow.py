@@ -156,3 +156,40 @@ def test_mode_from_config_file_and_bad_values(cli, cli_env, home):
     (home / "agentcli.toml").write_text('mode = "auto"\n')
     p = cli(["ask", "--provider", "offline", "x"], cli_env)
     assert p.returncode == 3 and "agentcli.toml: mode" in p.err and "Traceback" not in p.err
+
+
+def test_cancelled_during_the_workflow_lookups_leaves_a_valid_history(demo_db):
+    import time as _time
+
+    from agentcli.stores import SQLiteStore
+
+    class Slow(SQLiteStore):
+        inline = False
+
+        def lookup(self, *a):
+            _time.sleep(1)
+            return super().lookup(*a)
+
+    provider = ScriptedProvider(lambda h, t: Reply("never asked"))
+
+    async def go():
+        app = App.open(resolve(provider="offline", mode="workflow"), registry=default_registry(),
+                       store=Slow(demo_db))
+        app.provider = provider
+        conv = app.conversation()
+
+        def on(ev):
+            if isinstance(ev, ToolCallStarted):
+                task.cancel()
+
+        task = asyncio.ensure_future(app.run(conv, "GH56JK78MN?", [on]))
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        await app.aclose()
+        return conv
+
+    conv = asyncio.run(go())
+    assert provider.requests == []  # no model call was made
+    assert [m["role"] for m in conv.history] == ["user", "assistant", "user"]
+    (use,), (res,) = conv.history[1]["content"], conv.history[2]["content"]
+    assert res["tool_use_id"] == use["id"] and res["is_error"] and "cancelled" in res["content"]

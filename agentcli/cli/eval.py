@@ -100,11 +100,12 @@ async def _eval(suite: list, *, source: str, opts: ModelOptions, builtin: bool,
     code = 4 if (fatal or api_failed) else (1 if summary["failed"] else 0)
     summary["exit_code"] = code
     if opts.json:
-        dump_json({"provider": provider_name, "model": model_name, "db": db_desc, "cases": source,
+        dump_json({"provider": provider_name, "model": model_name, "mode": settings.mode,
+                   "db": db_desc, "cases": source,
                "repeat": repeat, "tasks": [evals.task_record(runs, repeat) for runs in per_case if runs],
                "summary": summary})
     else:
-        _eval_table(per_case, summary, provider_name, model_name, repeat, source)
+        _eval_table(per_case, summary, provider_name, model_name + f" · {settings.mode} mode", repeat, source)
     if fatal:
         error_line(f"eval stopped: {fatal}")
     elif api_failed:
