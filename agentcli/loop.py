@@ -96,6 +96,20 @@ def premature_draft_message(other_names: Any) -> str:
             "a reply that states only what they returned.")
 
 
+def _call_key(call: ToolCall) -> str:
+    """A call's identity for "the model has seen this result": its name and input, with an
+    order code compared as the tool reads it (case and spaces do not matter)."""
+    import json
+
+    inp = call.input
+    if isinstance(inp, dict) and isinstance(inp.get("order_code"), str):
+        inp = {**inp, "order_code": inp["order_code"].strip().upper()}
+    try:
+        return f"{call.name}\x00" + json.dumps(inp, sort_keys=True, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return f"{call.name}\x00{id(call)}"  # never equal to another call
+
+
 def new_session_id() -> str:
     # 48 random bits: a batch starting many questions within one second never collides.
     return datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(6)
@@ -122,6 +136,9 @@ class Conversation:
         self.ctx.session_id = self.session_id
         self.ctx.conversation_id = self.session_id
         self.usage = Usage()
+        # Calls of this ticket whose results the model has been sent (see _call_key): a draft
+        # beside a repeat of one of them was written with that result in view.
+        self._seen: set[str] = set()
         # Results of the current turn's calls that have finished (kept if the turn is cancelled).
         self._finished: dict[str, tuple[Any, bool]] = {}
 
@@ -263,12 +280,15 @@ class Conversation:
         others = [(i, c) for i, c in enumerate(calls) if effect.get(c.name) != DRAFT]
         # A draft asked for in the same response as other calls was written before their results
         # existed: its provenance would be untrue. Our code refuses it; the model drafts next turn.
-        premature = {i for i, _ in drafts} if others else set()  # by position: ids may repeat
+        # A repeat of a call whose result the model already had does not count (small models
+        # repeat the lookup beside every draft). By position: ids may repeat.
+        new = [c for _, c in others if _call_key(c) not in self._seen]
+        premature = {i for i, _ in drafts} if new else set()
 
         async def run_one(i: int, call: ToolCall) -> None:
             await queue.put(ToolCallStarted(call.id, str(call.name), call.input))
             if i in premature:
-                out = CallOutcome(premature_draft_message(c.name for _, c in others), True,
+                out = CallOutcome(premature_draft_message(c.name for c in new), True,
                                   "invalid_input", 0.0)
             elif call.input_error:
                 out = CallOutcome(call.input_error, True, "invalid_input", 0.0)
@@ -314,10 +334,13 @@ class Conversation:
         for i, call in enumerate(calls):
             out = slots[i]
             results.append((call, out.result, out.is_error))
+            if not out.is_error:
+                self._seen.add(_call_key(call))
 
     def reset(self) -> None:
         """Start a new ticket: fresh history and session id."""
         self.history.clear()
+        self._seen.clear()
         self.session_id = new_session_id()
         self.ctx.session_id = self.session_id
         self.ctx.conversation_id = self.session_id

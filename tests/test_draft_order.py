@@ -86,3 +86,36 @@ def test_drafts_alone_in_a_response_are_saved(drafts_dir):
     b, events, ddir = run(provider, "q")
     assert not any(c["is_error"] for c in b.result()["tool_calls"])
     assert sorted(d.text.strip() for d in DraftStore(ddir).list()) == ["First reply", "Second reply"]
+
+
+def test_a_draft_beside_a_repeat_of_a_lookup_already_read_is_saved(drafts_dir):
+    # Small models repeat the lookup beside every draft: that draft was written with the
+    # result in view, so it is saved; a draft beside a NEW lookup still is not.
+    def model(history, turn):
+        if turn == 1:
+            return Reply(calls=[("get_order_status", {"order_code": "GH56JK78MN"})])
+        if turn == 2:
+            return Reply(calls=[("get_order_status", {"order_code": " gh56jk78mn "}),
+                                ("draft_reply", {"text": "Waiting for payment."})])
+        if turn == 3:
+            return Reply(calls=[("get_order_status", {"order_code": "ORD-20261234"}),
+                                ("draft_reply", {"text": "Both orders."})])
+        return Reply("done")
+
+    async def go():
+        app = App.open(resolve(provider="offline"), registry=default_registry())
+        app.provider = ScriptedProvider(model)
+        conv = app.conversation()
+        b1 = await app.run(conv, "GH56JK78MN?", [])
+        conv.reset()  # a new ticket: nothing has been read in it
+        conv.provider = ScriptedProvider(lambda h, t: model(h, 2) if t == 1 else Reply("done"))
+        b2 = await app.run(conv, "GH56JK78MN?", [])
+        await app.aclose()
+        return b1.result(), b2.result(), app.settings.drafts_dir
+
+    r1, r2, ddir = asyncio.run(go())
+    drafts = [c for c in r1["tool_calls"] if c["name"] == "draft_reply"]
+    assert [c["is_error"] for c in drafts] == [False, True]
+    assert "get_order_status" in drafts[1]["result"]
+    assert [c["is_error"] for c in r2["tool_calls"] if c["name"] == "draft_reply"] == [True]
+    assert [d.text.strip() for d in DraftStore(ddir).list()] == ["Waiting for payment."]
