@@ -84,7 +84,8 @@ class App:
                           customer=customer if customer is not None else s.customer,
                           model=self.provider.model, provider=self.provider.name, ticket=ticket)
         return Conversation(self.provider, self.registry, ctx, max_turns=s.max_turns,
-                            tool_timeout=s.tool_timeout, retries=s.retries, stream=s.stream)
+                            tool_timeout=s.tool_timeout, retries=s.retries, stream=s.stream,
+                            mode=s.mode)
 
     def log_for(self, conv: Conversation, meta: dict[str, Any] | None = None) -> SessionLog:
         """The session log of this ticket; ``meta`` (e.g. ``{"origin": "eval"}``) goes into its
@@ -96,7 +97,8 @@ class App:
             log = SessionLog(sessions_dir(), conv.session_id, meta={
                 "provider": self.provider.name, "model": self.provider.model,
                 "db": self.db_description, "drafts_dir": os.path.abspath(self.settings.drafts_dir),
-                "customer": conv.ctx.customer, "ticket": conv.ctx.ticket, **(meta or {})})
+                "customer": conv.ctx.customer, "ticket": conv.ctx.ticket, "mode": conv.mode,
+                **(meta or {})})
             self._logs[id(conv)] = log
         return log
 

@@ -18,6 +18,7 @@ from .errors import ConfigError, UsageError
 APP = "agentcli"
 DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-5-5"
 PROVIDERS = ("anthropic", "openai", "offline")
+MODES = ("agent", "workflow")  # agent: the model decides every step; workflow: see agentcli.workflow
 
 
 def home_dir() -> Path | None:
@@ -70,7 +71,7 @@ def config_file_candidates() -> list[Path]:
 CONFIG_KEYS: dict[str, tuple[type, ...]] = {
     "provider": (str,), "model": (str,), "db": (str,), "drafts_dir": (str,), "customer": (str,),
     "max_turns": (int,), "retries": (int,), "tool_timeout": (int, float),
-    "request_timeout": (int, float), "prices": (dict,), "reviewer": (str,),
+    "request_timeout": (int, float), "prices": (dict,), "reviewer": (str,), "mode": (str,),
 }
 
 
@@ -130,6 +131,7 @@ class Settings:
     quiet: bool = False
     max_tokens: int = 2048
     prices: dict[str, Any] = field(default_factory=dict)
+    mode: str = "agent"
 
     def with_(self, **kw: Any) -> "Settings":
         return replace(self, **kw)
@@ -206,6 +208,7 @@ def resolve(
     stream: bool = True,
     json: bool = False,
     quiet: bool = False,
+    mode: str | None = None,
 ) -> Settings:
     cfg = load_config_file()
     s = Settings(stream=stream, json=json, quiet=quiet)
@@ -252,6 +255,13 @@ def resolve(
         value, src = _pick(flag, env_name, cfg, key)
         if value is not None:
             setattr(s, key, _number(value, src, key, env_name, cfg, kind, minimum))
+    md, src = _pick(mode, "AGENTCLI_MODE", cfg, "mode")
+    if md is not None:
+        md = str(md).strip().lower()
+        if md not in MODES:
+            raise _bad(src, "mode", "AGENTCLI_MODE", cfg,
+                       f"names an unknown mode {_shown(md)}: choose {' or '.join(MODES)}")
+        s.mode = md
     if isinstance(cfg.get("prices"), dict):
         s.prices = cfg["prices"]
     return s

@@ -11,7 +11,9 @@ exactly as received and every tool result. ``ask(question)`` runs one question:
 - A response without a stop reason (broken or cut stream) is never executed from; the turn is
   retried as a fresh request (nothing of it has run) up to ``retries`` times, then exit 4.
 - Read-only calls of a turn run concurrently, draft calls one at a time in the order asked; the
-  results go back in call order, each paired with its ``tool_use_id``.
+  results go back in call order, each paired with its ``tool_use_id``. A draft call that shares
+  its response with other calls is refused (an error result asking to draft after reading the
+  results): it was written before those results existed.
 - Cancellation (Ctrl-C) at any point leaves a history the API accepts: every ``tool_use`` gets a
   result (``cancelled``), and a question that got no answer at all is rolled back.
 """
@@ -107,6 +109,28 @@ def _safe_stop(stop: str | None) -> str | None:
     return "unknown"
 
 
+def premature_draft_message(other_names: Any) -> str:
+    """The result of a draft call refused because it shared a response with other calls."""
+    names = ", ".join(sorted({str(n)[:64] for n in other_names})) or "other tools"
+    return (f"not saved: this draft was written in the same response as {names} calls, before "
+            "their results existed. Read the results, then call draft_reply again (alone) with "
+            "a reply that states only what they returned.")
+
+
+def _call_key(call: ToolCall) -> str:
+    """A call's identity for "the model has seen this result": its name and input, with an
+    order code compared as the tool reads it (case and spaces do not matter)."""
+    import json
+
+    inp = call.input
+    if isinstance(inp, dict) and isinstance(inp.get("order_code"), str):
+        inp = {**inp, "order_code": inp["order_code"].strip().upper()}
+    try:
+        return f"{call.name}\x00" + json.dumps(inp, sort_keys=True, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return f"{call.name}\x00{id(call)}"  # never equal to another call
+
+
 def new_session_id() -> str:
     # 48 random bits: a batch starting many questions within one second never collides.
     return datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(6)
@@ -118,7 +142,7 @@ class Conversation:
     def __init__(self, provider: Provider, registry: Registry, ctx: ToolContext, *,
                  max_turns: int = 10, tool_timeout: float = 30.0, retries: int = 3,
                  stream: bool = True, session_id: str | None = None,
-                 retry_base_delay: float = 0.5):
+                 retry_base_delay: float = 0.5, mode: str = "agent"):
         self.provider = provider
         self.registry = registry
         self.ctx = ctx
@@ -127,11 +151,15 @@ class Conversation:
         self.retries = retries
         self.stream = stream
         self.retry_base_delay = retry_base_delay
+        self.mode = mode  # "workflow": our code makes the question's lookups first (agentcli.workflow)
         self.history: list[Any] = []
         self.session_id = session_id or new_session_id()
         self.ctx.session_id = self.session_id
         self.ctx.conversation_id = self.session_id
         self.usage = Usage()
+        # Calls of this ticket whose results the model has been sent (see _call_key): a draft
+        # beside a repeat of one of them was written with that result in view.
+        self._seen: set[str] = set()
         # Results of the current turn's calls that have finished (kept if the turn is cancelled).
         self._finished: dict[str, tuple[Any, bool]] = {}
 
@@ -151,6 +179,20 @@ class Conversation:
         answer_parts: list[str] = []
         turn = 0
         try:
+            if self.mode == "workflow" and not resume:
+                from .workflow import lookup_calls
+
+                calls = lookup_calls(question, self.registry.names())
+                if calls:  # an assistant tool-call turn of our own, then its results
+                    mt = self.provider.tool_call_turn(calls)
+                    self.provider.add_assistant(self.history, mt)
+                    pending = list(mt.tool_calls)
+                    results: list = []
+                    async with contextlib.aclosing(self._run_tools(mt.tool_calls, results)) as tools:
+                        async for ev in tools:
+                            yield ev
+                    self.provider.add_tool_results(self.history, results)
+                    pending = []
             while True:
                 if turn >= limit:
                     yield self._finish(q_usage, "incomplete", "turn_limit", answer_parts, turn,
@@ -269,9 +311,22 @@ class Conversation:
         slots: list[Any] = [None] * len(calls)
         self._finished = {}
 
+        effect = {t.name: t.effect for t in self.registry}
+        drafts = [(i, c) for i, c in enumerate(calls) if effect.get(c.name) == DRAFT]
+        others = [(i, c) for i, c in enumerate(calls) if effect.get(c.name) != DRAFT]
+        # A draft asked for in the same response as other calls was written before their results
+        # existed: its provenance would be untrue. Our code refuses it; the model drafts next turn.
+        # A repeat of a call whose result the model already had does not count (small models
+        # repeat the lookup beside every draft). By position: ids may repeat.
+        new = [c for _, c in others if _call_key(c) not in self._seen]
+        premature = {i for i, _ in drafts} if new else set()
+
         async def run_one(i: int, call: ToolCall) -> None:
             await queue.put(ToolCallStarted(call.id, str(call.name), call.input))
-            if call.input_error:
+            if i in premature:
+                out = CallOutcome(premature_draft_message(c.name for c in new), True,
+                                  "invalid_input", 0.0)
+            elif call.input_error:
                 out = CallOutcome(call.input_error, True, "invalid_input", 0.0)
             else:
                 try:
@@ -287,9 +342,6 @@ class Conversation:
             for i, call in items:
                 await run_one(i, call)
 
-        effect = {t.name: t.effect for t in self.registry}
-        drafts = [(i, c) for i, c in enumerate(calls) if effect.get(c.name) == DRAFT]
-        others = [(i, c) for i, c in enumerate(calls) if effect.get(c.name) != DRAFT]
         tasks = [asyncio.create_task(run_one(i, c)) for i, c in others]
         if drafts:
             tasks.append(asyncio.create_task(run_drafts(drafts)))
@@ -318,11 +370,14 @@ class Conversation:
         for i, call in enumerate(calls):
             out = slots[i]
             results.append((call, out.result, out.is_error))
+            if not out.is_error:
+                self._seen.add(_call_key(call))
 
     def reset(self) -> None:
         """Start a new ticket: fresh history and session id."""
         self.history.clear()
         self.ctx.new_ticket()
+        self._seen.clear()
         self.session_id = new_session_id()
         self.ctx.session_id = self.session_id
         self.ctx.conversation_id = self.session_id

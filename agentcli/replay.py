@@ -9,6 +9,7 @@ skipped with a warning (``sessions.read_events``), never fatal.
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 from datetime import datetime, timezone
 from pathlib import Path
@@ -36,6 +37,8 @@ class SessionSummary:
     errors: int = 0
     usage: dict[str, int] = dataclasses.field(default_factory=dict)
     damaged_lines: int = 0
+    origin: str | None = None  # "eval" for `agentcli eval` runs (hidden from list/last unless --all)
+    drafts_deleted: bool = False  # its drafts went to a temporary folder that no longer exists
 
     def record(self) -> dict[str, Any]:
         return {"id": self.id, "started_at": self.started_at, "question": self.question,
@@ -43,7 +46,8 @@ class SessionSummary:
                 "customer": self.customer, "tool_calls": self.tool_calls,
                 "tool_errors": self.tool_errors, "tools": self.tools, "drafts": len(self.drafts),
                 "draft_ids": self.drafts, "status": self.status, "usage": self.usage,
-                "damaged_lines": self.damaged_lines, "path": str(self.path)}
+                "damaged_lines": self.damaged_lines, "origin": self.origin,
+                "drafts_deleted": self.drafts_deleted, "path": str(self.path)}
 
     @property
     def has_errors(self) -> bool:
@@ -94,6 +98,8 @@ def summarise(sid: str, events: Iterable[dict[str, Any]], path: Path) -> Session
             s.provider = ev.get("provider") if isinstance(ev.get("provider"), str) else None
             s.model = ev.get("model") if isinstance(ev.get("model"), str) else None
             s.customer = ev.get("customer") if isinstance(ev.get("customer"), str) else None
+            s.origin = _origin(ev)
+            s.drafts_deleted = ev.get("drafts_temporary") is True
         elif t == "question":
             s.questions += 1
             if s.question is None and isinstance(ev.get("text"), str):
@@ -140,6 +146,26 @@ def summarise(sid: str, events: Iterable[dict[str, Any]], path: Path) -> Session
     return s
 
 
+EVAL = "eval"
+_ORIGIN_RE = re.compile(r"^[a-z_]{1,20}$")
+
+
+def _origin(ev: dict[str, Any]) -> str | None:
+    o = ev.get("origin")
+    return o if isinstance(o, str) and _ORIGIN_RE.match(o) else None
+
+
+def session_origin(path: Path) -> str | None:
+    """The ``origin`` of a log's ``session_start`` record (its first line, read bounded)."""
+    try:
+        with open(path, "rb") as f:
+            first = f.readline(65536)
+        ev = json.loads(first.decode("utf-8", "surrogateescape"))
+    except (OSError, ValueError):
+        return None
+    return _origin(ev) if isinstance(ev, dict) and ev.get("type") == "session_start" else None
+
+
 def session_files(directory: Path) -> list[Path]:
     """Session logs, newest first (ids start with their UTC start time)."""
     d = Path(directory)
@@ -152,7 +178,8 @@ def session_files(directory: Path) -> list[Path]:
 
 
 def list_sessions(directory: Path, *, tool: str | None = None, errors_only: bool = False,
-                  limit: int | None = 20, warnings: list[str] | None = None) -> list[SessionSummary]:
+                  limit: int | None = 20, warnings: list[str] | None = None,
+                  include_eval: bool = False) -> list[SessionSummary]:
     out: list[SessionSummary] = []
     for path in session_files(directory):
         local: list[str] = []
@@ -166,6 +193,8 @@ def list_sessions(directory: Path, *, tool: str | None = None, errors_only: bool
         s.damaged_lines = len(local)
         if warnings is not None:
             warnings.extend(local)
+        if s.origin == EVAL and not include_eval:
+            continue
         if tool and tool not in s.tools:
             continue
         if errors_only and not s.has_errors:
@@ -176,8 +205,9 @@ def list_sessions(directory: Path, *, tool: str | None = None, errors_only: bool
     return out
 
 
-def open_session(directory: Path, token: str) -> Path:
-    """A session log from an id, a unique id prefix, ``last`` / ``latest``, or a .jsonl path."""
+def open_session(directory: Path, token: str, *, include_eval: bool = False) -> Path:
+    """A session log from an id, a unique id prefix, ``last`` / ``latest``, or a .jsonl path.
+    ``last`` skips `agentcli eval` sessions unless ``include_eval`` (an id always opens)."""
     t = (token or "").strip()
     if not t:
         raise UsageError("no session given: pass an id from `agentcli log list` (or `last`)")
@@ -188,7 +218,10 @@ def open_session(directory: Path, token: str) -> Path:
         files = session_files(d)
         if not files:
             raise UsageError(f"no sessions recorded yet in {d}")
-        return files[0]
+        for f in files:
+            if include_eval or session_origin(f) != EVAL:
+                return f
+        raise UsageError(f"only `agentcli eval` sessions are recorded in {d}: use --all to see them")
     if t.endswith(".jsonl"):
         t = t[:-6]
     if not SESSION_ID_RE.match(t):

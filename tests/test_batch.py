@@ -156,12 +156,14 @@ def test_input_order_output_under_concurrency_and_isolated_drafts(cli, anthropic
     delays = {q: 0.04 * (8 - i) for i, q in enumerate(qs)}
 
     def with_draft(q, req):
-        if tool_results(req):
-            return None
         code = CODE_RE.search(q).group(1)
-        return message(tool_use_block("get_order_status", {"order_code": code}),
-                       tool_use_block("draft_reply", {"text": same_text, "order_code": code}),
-                       delay=delays[q])
+        n = len(req["messages"])
+        if n == 1:
+            return None  # the lookup first: a draft beside it would be refused
+        if n == 3:
+            return message(tool_use_block("draft_reply", {"text": same_text, "order_code": code}),
+                           delay=delays[q])
+        return text(f"{code}: drafted", delay=delays[q])
 
     fake_anthropic.handler = scenario(delays, special=with_draft)
     f = tmp_path / "q.txt"

@@ -226,7 +226,7 @@ def test_offline_passes_every_task_it_is_meant_for(cli, cli_env, drafts_dir, hom
     p = cli(["eval", "--provider", "offline", "--json"], cli_env)
     assert p.returncode == 0, (p.out, p.err)
     report = json.loads(p.out)
-    assert report["provider"] == "offline" and report["repeat"] == 1
+    assert report["provider"] == "offline" and report["repeat"] == 1 and report["mode"] == "agent"
     tasks = {t["id"]: t for t in report["tasks"]}
     assert len(tasks) >= 15
     for t in tasks.values():
@@ -281,6 +281,18 @@ def test_eval_scores_a_team_case_file_through_the_api(cli, anthropic_env, fake_a
     s = r["summary"]
     assert (s["tasks"], s["passed"], s["failed"], s["runs"], s["runs_passed"], s["exit_code"]) == \
         (2, 0, 2, 6, 4, 1)
+    # pass^k (tau-bench): 2 of 3 tries pass -> pass^1 2/3, pass^2 C(2,2)/C(3,2) = 1/3, pass^3 0
+    assert a["pass_k"] == b["pass_k"] == {"1": 0.6667, "2": 0.3333, "3": 0.0}
+    assert s["pass_k"] == {"1": 0.6667, "2": 0.3333, "3": 0.0}
+
+
+def test_pass_hat_k_is_the_chance_that_k_tries_all_succeed():
+    from agentcli.evals.runner import pass_hat_k
+
+    assert pass_hat_k(4, 4, 4) == 1.0 and pass_hat_k(4, 3, 4) == 0.0
+    assert pass_hat_k(4, 2, 1) == 0.5 and pass_hat_k(4, 2, 2) == 1 / 6
+    assert pass_hat_k(5, 0, 1) == 0.0
+    assert pass_hat_k(2, 2, 3) is None  # fewer tries than k: no estimate, not a made-up one
 
 
 def test_repeat_table_offline(cli, cli_env):
@@ -290,6 +302,7 @@ def test_repeat_table_offline(cli, cli_env):
     p = cli(["eval", "--provider", "offline", "--task", "two-orders", "--repeat", "2"], env)
     assert p.returncode == 0, p.err
     assert "two-orders" in p.out and "2/2" in p.out and "2/2 runs passed (100%)" in p.out
+    assert "pass^1 1.00 pass^2 1.00" in p.out and "1.00 1.00" in p.out  # summary and task row
 
 
 def test_builtin_task_through_the_api_uses_the_demo_database(cli, anthropic_env, fake_anthropic, tmp_path):
@@ -319,3 +332,43 @@ def test_eval_errors_exit_codes(cli, cli_env, anthropic_env, fake_anthropic, tmp
     assert p.returncode == 4, p.err
     assert "eval stopped" in p.err and "Traceback" not in p.err
     assert len(json.loads(p.out)["tasks"]) == 1 and len(fake_anthropic.requests) == 1  # stopped at once
+
+
+def test_eval_sessions_are_marked_and_kept_out_of_log_list_and_last(cli, cli_env, home):
+    # a staff session first, then an eval run: `log list` and `log show last` stay on the staff one
+    p = cli(["ask", "--provider", "offline", "--json", "where is GH56JK78MN?"], cli_env)
+    assert p.returncode == 0, p.err
+    staff = json.loads(p.out)["session_id"]
+    p = cli(["eval", "--provider", "offline", "--task", "status-*", "--json"], cli_env)
+    assert p.returncode == 0, p.err
+    eval_ids = {run["session_id"] for t in json.loads(p.out)["tasks"] for run in t["runs"]}
+    assert len(eval_ids) == 7 and staff not in eval_ids
+    for sid in eval_ids:  # every eval session says so, and that its drafts folder is gone
+        start = json.loads((home / "sessions" / f"{sid}.jsonl").read_text().splitlines()[0])
+        assert start["origin"] == "eval" and start["drafts_temporary"] is True
+
+    p = cli(["log", "list", "--json"], cli_env)
+    assert [s["id"] for s in json.loads(p.out)] == [staff]
+    p = cli(["log", "list", "--all", "--json"], cli_env)
+    listed = json.loads(p.out)
+    assert {s["id"] for s in listed} == eval_ids | {staff}
+    assert {s["origin"] for s in listed if s["id"] in eval_ids} == {"eval"}
+    p = cli(["log", "list", "--all"], cli_env)  # a pipe: TSV, the eval ones marked
+    assert sum("(eval)" in ln for ln in p.out.splitlines()) == 7
+
+    p = cli(["log", "show", "last", "--json"], cli_env)
+    assert p.returncode == 0 and json.loads(p.out)["session_id"] == staff
+    p = cli(["log", "show", "last", "--all"], cli_env)
+    assert p.returncode == 0 and "origin eval" in p.out and "temporary folder, deleted" in p.out
+    sid = sorted(eval_ids)[0]
+    p = cli(["log", "show", sid], cli_env)  # an id always opens, marked
+    assert p.returncode == 0 and "origin eval" in p.out
+
+
+def test_log_show_last_with_only_eval_sessions_says_how_to_see_them(cli, cli_env):
+    p = cli(["eval", "--provider", "offline", "--task", "status-paid"], cli_env)
+    assert p.returncode == 0, p.err
+    p = cli(["log", "show", "last"], cli_env)
+    assert p.returncode == 2 and "--all" in p.err and "Traceback" not in p.err
+    p = cli(["log", "list"], cli_env)
+    assert p.returncode == 0 and "--all shows them" in p.err

@@ -101,9 +101,10 @@ def test_a_retryable_failure_is_retried_then_answered():
 
 def test_ticket_log_keeps_calls_and_drafts_across_questions(drafts_dir):
     def model(history, turn):
-        if turn in (1, 3):
-            return Reply(calls=[("get_order_status", {"order_code": "GH56JK78MN"}),
-                                ("draft_reply", {"text": f"Reply number {turn}", "order_code": "GH56JK78MN"})])
+        if turn in (1, 4):
+            return Reply(calls=[("get_order_status", {"order_code": "GH56JK78MN"})])
+        if turn in (2, 5):  # a draft after reading the lookup (drafting alongside it is refused)
+            return Reply(calls=[("draft_reply", {"text": f"Reply number {turn}", "order_code": "GH56JK78MN"})])
         return Reply("Saved.")
 
     async def go():

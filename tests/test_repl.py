@@ -215,8 +215,9 @@ def test_drafts_history_and_usage_commands(anthropic_env, fake_anthropic, drafts
     reply = "Dear Ana, your payment is being matched to order GH56JK78MN. Kind regards"
     fake_anthropic.queue(
         message(tool_use_block("get_order_status", {"order_code": "GH56JK78MN"}),
-                tool_use_block("draft_reply", {"text": reply, "order_code": "GH56JK78MN"}),
-                usage={"input_tokens": 1200, "output_tokens": 30, "cache_read_input_tokens": 1000}),
+                usage={"input_tokens": 600, "output_tokens": 10, "cache_read_input_tokens": 500}),
+        message(tool_use_block("draft_reply", {"text": reply, "order_code": "GH56JK78MN"}),
+                usage={"input_tokens": 600, "output_tokens": 20, "cache_read_input_tokens": 500}),
         text("Saved a draft.", usage={"input_tokens": 1300, "output_tokens": 5, "cache_read_input_tokens": 1100}),
         text("Hello.", usage={"input_tokens": 100, "output_tokens": 7, "cache_read_input_tokens": 0}),
     )

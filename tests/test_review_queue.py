@@ -61,7 +61,11 @@ def test_provenance_is_the_whole_ticket_and_lookups_of_earlier_turns_only(cli, a
     fake_anthropic.queue(
         text("Which order is it?"),
         message(tool_use_block("get_order_status", {"order_code": "GH56JK78MN"})),
-        # a lookup and a draft in ONE response: the draft relied on the earlier lookup only
+        # a new lookup and a draft in ONE response: the draft is refused (written before the
+        # result existed) ...
+        message(tool_use_block("get_order_status", {"order_code": "ORD-20261234"}),
+                tool_use_block("draft_reply", {"text": "Your payment is being matched."})),
+        # ... and saved beside a repeat of a lookup already read: it relied on earlier turns only
         message(tool_use_block("get_order_status", {"order_code": "ORD-20261234"}),
                 tool_use_block("draft_reply", {"text": "Your payment is being matched."})),
         text("Saved a draft."),
@@ -71,8 +75,8 @@ def test_provenance_is_the_whole_ticket_and_lookups_of_earlier_turns_only(cli, a
     [rec] = _json(cli(["drafts", "list", "--json"], anthropic_env))
     assert rec["ticket"] == "HD-7"
     assert rec["questions"] == ["where is my order?", "it is GH56JK78MN"]
-    assert [x["input"]["order_code"] for x in rec["lookups"]] == ["GH56JK78MN"]
-    assert rec["customer"] == "ana.silva@example.com"
+    assert [x["input"]["order_code"] for x in rec["lookups"]] == ["GH56JK78MN", "ORD-20261234"]
+    assert rec["customer"] is None  # two customers' orders were looked up: none is guessed
 
 
 def _batch_reply(fake, delay_second=0.0, fail_second=False):

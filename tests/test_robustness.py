@@ -193,18 +193,22 @@ def test_lone_surrogate_from_the_model_prints_and_logs(cli, anthropic_env, fake_
 
 
 def test_cancelling_after_a_draft_keeps_its_real_result(anthropic_env, fake_anthropic, demo_db):
-    class Slow(SQLiteStore):
-        inline = False
+    # Two drafts of one response run one after the other (a draft beside a lookup is refused):
+    # cancelled while the second is saving, the first keeps its real result.
+    from agentcli.drafts import DraftStore
 
-        def lookup(self, *a):
-            time.sleep(2)
-            return super().lookup(*a)
+    class SlowDrafts(DraftStore):
+        def save(self, **kw):
+            if kw.get("text") == "slow":
+                time.sleep(2)
+            return super().save(**kw)
 
     fake_anthropic.queue(message(tool_use_block("draft_reply", {"text": "Hello"}, id="t_draft"),
-                                 tool_use_block("get_order_status", {"order_code": "GH56JK78MN"}, id="t_slow")))
+                                 tool_use_block("draft_reply", {"text": "slow"}, id="t_slow")))
 
     async def go():
-        app = App.open(resolve(provider="anthropic"), store=Slow(demo_db))
+        app = App.open(resolve(provider="anthropic"))
+        app.drafts = SlowDrafts(app.settings.drafts_dir)
         conv = app.conversation()
 
         def on(ev):

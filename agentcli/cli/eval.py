@@ -86,7 +86,8 @@ async def _eval(suite: list, *, source: str, opts: ModelOptions, builtin: bool,
         interactive = not opts.json and not opts.quiet and sys.stderr.isatty()
         progress = show_progress if interactive else None
         per_case, fatal = await evals.run_suite(application, suite, repeat=repeat,
-                                                default_customer=default_customer, progress=progress)
+                                                default_customer=default_customer, progress=progress,
+                                                log_meta={"drafts_temporary": tmp is not None})
         if progress is not None:
             sys.stderr.write("\r\x1b[K")
         provider_name, model_name = application.provider.name, application.provider.model
@@ -95,16 +96,17 @@ async def _eval(suite: list, *, source: str, opts: ModelOptions, builtin: bool,
         await application.aclose()
         if tmp is not None:
             tmp.cleanup()
-    summary = evals.summarise(per_case)
+    summary = evals.summarise(per_case, repeat)
     api_failed = [r for runs in per_case for r in runs if r.api_error]
     code = 4 if (fatal or api_failed) else (1 if summary["failed"] else 0)
     summary["exit_code"] = code
     if opts.json:
-        dump_json({"provider": provider_name, "model": model_name, "db": db_desc, "cases": source,
-               "repeat": repeat, "tasks": [evals.task_record(runs) for runs in per_case if runs],
+        dump_json({"provider": provider_name, "model": model_name, "mode": settings.mode,
+                   "db": db_desc, "cases": source,
+               "repeat": repeat, "tasks": [evals.task_record(runs, repeat) for runs in per_case if runs],
                "summary": summary})
     else:
-        _eval_table(per_case, summary, provider_name, model_name, repeat, source)
+        _eval_table(per_case, summary, provider_name, model_name + f" · {settings.mode} mode", repeat, source)
     if fatal:
         error_line(f"eval stopped: {fatal}")
     elif api_failed:
@@ -120,6 +122,7 @@ def _eval_table(per_case: list, summary: dict[str, Any], provider: str, model: s
     from rich.table import Table
     from rich.text import Text
 
+    from ..evals.runner import pass_k_of
     from ..redact import clean_for_terminal
 
     t = Table(title=f"eval: {source} tasks · {provider}/{model}" + (f" · ×{repeat}" if repeat > 1 else ""),
@@ -127,6 +130,8 @@ def _eval_table(per_case: list, summary: dict[str, Any], provider: str, model: s
     t.add_column("task", no_wrap=True)
     t.add_column("result", no_wrap=True)
     t.add_column("reasons", overflow="fold")
+    if repeat > 1:
+        t.add_column("pass^1…^" + str(repeat), no_wrap=True)
     for col in ("turns", "tokens", "time"):
         t.add_column(col, justify="right", no_wrap=True)
     for runs in per_case:
@@ -135,7 +140,7 @@ def _eval_table(per_case: list, summary: dict[str, Any], provider: str, model: s
         case = runs[0].case
         if all(r.score.skipped for r in runs):
             t.add_row(case.id, Text("skip", style="dim"), Text(runs[0].score.skip_reason or "", style="dim"),
-                      "—", "—", "—")
+                      *(["—"] if repeat > 1 else []), "—", "—", "—")
             continue
         ok = sum(r.passed for r in runs)
         if repeat == 1:
@@ -151,15 +156,21 @@ def _eval_table(per_case: list, summary: dict[str, Any], provider: str, model: s
                   + int(((r.result or {}).get("usage") or {}).get("output_tokens") or 0) for r in runs) / n
         secs = sum(r.time_s for r in runs) / n
         fmt = (lambda v: f"{v:.1f}") if repeat > 1 else (lambda v: f"{v:.0f}")
-        t.add_row(case.id, res, Text(rtext), fmt(turns), fmt(tok), f"{secs:.2f} s")
+        passk = [_pass_k_text(pass_k_of(runs, repeat))] if repeat > 1 else []
+        t.add_row(case.id, res, Text(rtext), *passk, fmt(turns), fmt(tok), f"{secs:.2f} s")
     c = out_console()
     c.print(t)
     s = summary
     line = (f"{s['passed']} passed, {s['failed']} failed, {s['skipped']} skipped of {s['tasks']} tasks")
     if repeat > 1 and s["runs"]:
         line += f" · {s['runs_passed']}/{s['runs']} runs passed ({100 * s['pass_rate']:.0f}%)"
+        line += " · " + " ".join(f"pass^{k} {v:.2f}" for k, v in s["pass_k"].items() if v is not None)
     line += f" · {s['tokens']} tokens · {s['time_s']:.2f} s"
     c.print(Text(line, style="bold green" if not s["failed"] else "bold red"))
     if s["skipped"]:
         c.print(Text(f"{s['skipped']} task(s) need a language model and were skipped under the offline "
                      "provider; run with --provider anthropic (or openai) to score them", style="dim"))
+
+
+def _pass_k_text(pk: dict) -> str:
+    return " ".join("—" if v is None else f"{v:.2f}" for v in pk.values())

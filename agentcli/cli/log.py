@@ -26,11 +26,12 @@ ToolFilter = Annotated[Optional[str], typer.Option("--tool", help="only tool cal
                                                    show_default=False)]
 ErrorsFilter = Annotated[bool, typer.Option("--errors", help="only failed tool calls (list: sessions "
                                             "with a failure)")]
+AllFilter = Annotated[bool, typer.Option("--all", help="include `agentcli eval` sessions (hidden by default)")]
 
 
 @log_app.command("list")
 def log_list(
-    tool: ToolFilter = None, errors: ErrorsFilter = False,
+    tool: ToolFilter = None, errors: ErrorsFilter = False, all_: AllFilter = False,
     limit: Annotated[int, typer.Option("-n", "--limit", min=0, help="show at most N sessions (0: all)")] = 20,
     json_: Json = False,
 ) -> None:
@@ -42,13 +43,15 @@ def log_list(
 
         d = sessions_dir()
         warnings: list[str] = []
-        sessions = list_sessions(d, tool=tool, errors_only=errors, limit=limit or None, warnings=warnings)
+        sessions = list_sessions(d, tool=tool, errors_only=errors, limit=limit or None, warnings=warnings,
+                                 include_eval=all_)
         warn(warnings)
         if json_:
             dump_json([s.record() for s in sessions])
             return 0
         if not sessions:
-            sys.stderr.write(f"agentcli: no sessions{' match' if tool or errors else ''} in {d}\n")
+            sys.stderr.write(f"agentcli: no sessions{' match' if tool or errors else ''} in {d}"
+                             f"{'' if all_ else ' (eval sessions are hidden: --all shows them)'}\n")
             return 0
         if isatty(sys.stdout):
             _sessions_table(sessions, d)
@@ -60,7 +63,7 @@ def log_list(
             for s in sessions:
                 sys.stdout.write(tsv(s.id, format_time(s.started_at), s.question, s.questions,
                                      f"{s.provider}/{s.model}", s.tool_calls, s.tool_errors,
-                                     len(s.drafts), s.status) + "\n")
+                                     len(s.drafts), _status(s)) + "\n")
         return 0
 
     raise typer.Exit(run(body))
@@ -70,6 +73,10 @@ LIST_COLUMNS = ("session", "started", "question", "questions", "provider/model",
                 "drafts", "status")
 _SESSION_STYLE = {"ok": "green", "incomplete": "yellow", "unfinished": "yellow", "cancelled": "yellow",
                   "error": "red"}
+
+
+def _status(s: Any) -> str:
+    return f"{s.status} (eval)" if s.origin == "eval" else s.status
 
 
 def _sessions_table(sessions: list, directory: Path) -> None:
@@ -89,7 +96,7 @@ def _sessions_table(sessions: list, directory: Path) -> None:
         t.add_row(Text(s.id), format_time(s.started_at), Text(one_line(s.question or "—", 60)),
                   str(s.questions), Text(one_line(f"{s.provider}/{s.model}", 32)), str(s.tool_calls),
                   Text(str(s.tool_errors), style="red" if s.tool_errors else ""), str(len(s.drafts)),
-                  Text(one_line(s.status, 20), style=_SESSION_STYLE.get(s.status, "")))
+                  Text(one_line(_status(s), 20), style=_SESSION_STYLE.get(s.status, "")))
     out_console().print(t)
 
 
@@ -97,7 +104,9 @@ def _sessions_table(sessions: list, directory: Path) -> None:
 def log_show(
     session: Annotated[str, typer.Argument(help="session id (or a unique prefix, `last`, or a .jsonl path)",
                                            show_default=False)],
-    tool: ToolFilter = None, errors: ErrorsFilter = False, json_: Annotated[bool, typer.Option(
+    tool: ToolFilter = None, errors: ErrorsFilter = False,
+    all_: Annotated[bool, typer.Option("--all", help="`last` may be an `agentcli eval` session")] = False,
+    json_: Annotated[bool, typer.Option(
         "--json", help="dump the session's events as JSON")] = False,
 ) -> None:
     """Replay a session: questions, text, every tool call (input, result, error, duration), drafts, stops, usage."""
@@ -107,7 +116,7 @@ def log_show(
         from ..replay import filter_events, open_session
         from ..sessions import read_events
 
-        path = open_session(sessions_dir(), session)
+        path = open_session(sessions_dir(), session, include_eval=all_)
         warnings: list[str] = []
         try:
             events = list(read_events(path, warnings))
@@ -151,9 +160,15 @@ def _replay(path: Path, events: list[dict[str, Any]], shown: list[dict[str, Any]
                     f"{ev.get('provider')}/{ev.get('model')}"]
             if ev.get("customer"):
                 meta.append(f"customer {ev.get('customer')}")
+            if s.origin:
+                meta.append(f"origin {s.origin}")
+            if ev.get("mode") in ("agent", "workflow"):
+                meta.append(f"mode {ev['mode']}")
             line(" · ".join(meta), "bold")
-            extra = [f"db {ev['db']}" if ev.get("db") else None,
-                     f"drafts {ev['drafts_dir']}" if ev.get("drafts_dir") else None]
+            drafts = (f"drafts {ev['drafts_dir']}" + (" (a temporary folder, deleted after the run)"
+                                                       if s.drafts_deleted else "")
+                      if ev.get("drafts_dir") else None)
+            extra = [f"db {ev['db']}" if ev.get("db") else None, drafts]
             if any(extra):
                 line("  " + " · ".join(x for x in extra if x), "dim")
             return

@@ -30,6 +30,7 @@ class ModelOptions:
     tool_timeout: Optional[float] = None
     request_timeout: Optional[float] = None
     retries: Optional[int] = None
+    mode: Optional[str] = None
     json: bool = False
     quiet: bool = False
     no_stream: bool = False
@@ -72,6 +73,9 @@ _SPECS: list[tuple[str, str, Any, Any]] = [
                                                 "for data [env AGENTCLI_REQUEST_TIMEOUT; default 120]", Optional[float]), None),
     ("retries", "retries", _opt("--retries", "retries of a failed model request [env "
                                              "AGENTCLI_RETRIES; default 3]", Optional[int]), None),
+    ("mode", "mode", _opt("--mode", "agent (the model decides every step) or workflow (agentcli "
+                                    "looks up the question's order codes first, then the model "
+                                    "drafts and answers) [env AGENTCLI_MODE; default agent]"), None),
     ("json_", "json", Annotated[bool, typer.Option("--json", help="machine-readable output")], False),
     ("quiet", "quiet", Annotated[bool, typer.Option("-q", "--quiet", help="no tool trace, answer only")], False),
     ("no_stream", "no_stream", Annotated[bool, typer.Option(
@@ -83,7 +87,7 @@ Db, Customer, DraftsDir, Json = (_BY_FIELD[k] for k in ("db", "customer", "draft
 
 _FLAGS = {"provider": "--provider", "model": "--model", "db": "--db", "drafts_dir": "--drafts-dir",
           "customer": "--customer", "max_turns": "--max-turns", "tool_timeout": "--tool-timeout",
-          "request_timeout": "--request-timeout", "retries": "--retries", "json": "--json",
+          "request_timeout": "--request-timeout", "retries": "--retries", "mode": "--mode", "json": "--json",
           "quiet": "--quiet", "no_stream": "--no-stream"}
 
 

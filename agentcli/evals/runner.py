@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 from typing import Any
 
@@ -43,13 +44,19 @@ def tokens(usage: dict[str, Any]) -> int:
     return int(usage.get("input_tokens") or 0) + int(usage.get("output_tokens") or 0)
 
 
-async def run_case(app: Any, case: Case, *, default_customer: str | None = None) -> RunResult:
+EVAL_LOG_META = {"origin": "eval"}
+
+
+async def run_case(app: Any, case: Case, *, default_customer: str | None = None,
+                   log_meta: dict[str, Any] | None = None) -> RunResult:
     """Run one case in a fresh conversation through ``App.run`` and score its result object."""
     provider = app.provider.name
     if case.needs_model and provider == "offline":
         return RunResult(case, score(case, {}, provider=provider), None, 0.0)
     customer = case.customer if case.customer_set else default_customer
     conv = app.conversation(customer=customer)
+    # Marked as an eval session (kept out of `log list` / `log show last` unless --all).
+    app.log_for(conv, meta={**EVAL_LOG_META, **(log_meta or {})})
     t0 = time.perf_counter()
     try:
         builder = await app.run(conv, case.question, [])
@@ -69,7 +76,7 @@ FATAL_API_KINDS = ("authentication", "permission", "not_found")
 
 async def run_suite(app: Any, cases: list[Case], *, repeat: int = 1,
                     default_customer: str | None = None,
-                    progress: Any = None) -> tuple[list[list[RunResult]], str | None]:
+                    progress: Any = None, log_meta: dict[str, Any] | None = None) -> tuple[list[list[RunResult]], str | None]:
     """Run every case ``repeat`` times, in order. Returns (runs per case, fatal API error).
 
     A crash inside one run is recorded as that run's failure (the suite goes on); an API error
@@ -84,7 +91,7 @@ async def run_suite(app: Any, cases: list[Case], *, repeat: int = 1,
         for _ in range(repeat):
             n += 1
             try:
-                rr = await run_case(app, case, default_customer=default_customer)
+                rr = await run_case(app, case, default_customer=default_customer, log_meta=log_meta)
             except Exception as e:  # a bug must not end the suite or show a traceback
                 msg = f"the run crashed ({type(e).__name__}: {str(e)[:200]})"
                 rr = RunResult(case, Score(case.id, False, checks=[Check("run", False, msg)]), None, 0.0)
@@ -98,7 +105,23 @@ async def run_suite(app: Any, cases: list[Case], *, repeat: int = 1,
     return out, None
 
 
-def summarise(per_case: list[list[RunResult]]) -> dict[str, Any]:
+def pass_hat_k(n: int, c: int, k: int) -> float | None:
+    """tau-bench's pass^k: the chance that k tries drawn from these n all succeed,
+    C(c, k) / C(n, k) for c successes; None when fewer than k tries were made."""
+    if k < 1 or n < k:
+        return None
+    return math.comb(c, k) / math.comb(n, k)
+
+
+def pass_k_of(runs: list[RunResult], repeat: int) -> dict[str, float | None]:
+    """``{"1": pass^1, ..., "K": pass^K}`` of one task (its scored runs)."""
+    scored = [r for r in runs if not r.score.skipped]
+    ok = sum(r.passed for r in scored)
+    return {str(k): (None if (v := pass_hat_k(len(scored), ok, k)) is None else round(v, 4))
+            for k in range(1, repeat + 1)}
+
+
+def summarise(per_case: list[list[RunResult]], repeat: int | None = None) -> dict[str, Any]:
     tasks = passed = failed = skipped = runs = runs_passed = tok = 0
     t = 0.0
     for runs_ in per_case:
@@ -118,12 +141,20 @@ def summarise(per_case: list[list[RunResult]]) -> dict[str, Any]:
             passed += 1
         else:
             failed += 1
+    repeat = repeat or max((len(r) for r in per_case), default=1)
+    # overall pass^k: the mean over the scored tasks that had at least k tries
+    per_task = [pass_k_of(r, repeat) for r in per_case if r and not all(x.score.skipped for x in r)]
+    pass_k: dict[str, float | None] = {}
+    for k in range(1, repeat + 1):
+        vals = [p[str(k)] for p in per_task if p[str(k)] is not None]
+        pass_k[str(k)] = round(sum(vals) / len(vals), 4) if vals else None
     return {"tasks": tasks, "passed": passed, "failed": failed, "skipped": skipped, "runs": runs,
             "runs_passed": runs_passed, "pass_rate": round(runs_passed / runs, 4) if runs else None,
-            "tokens": tok, "time_s": round(t, 3)}
+            "pass_k": pass_k, "tokens": tok, "time_s": round(t, 3),
+            "time_per_run_s": round(t / runs, 3) if runs else None}
 
 
-def task_record(runs: list[RunResult]) -> dict[str, Any]:
+def task_record(runs: list[RunResult], repeat: int | None = None) -> dict[str, Any]:
     c = runs[0].case
     skipped = all(r.score.skipped for r in runs)
     scored = [r for r in runs if not r.score.skipped]
@@ -133,4 +164,5 @@ def task_record(runs: list[RunResult]) -> dict[str, Any]:
             "skip_reason": runs[0].score.skip_reason if skipped else None,
             "passed": ok, "failed": len(scored) - ok,
             "pass_rate": round(ok / len(scored), 4) if scored else None,
+            "pass_k": pass_k_of(runs, repeat or len(runs)) if scored else {},
             "runs": [r.record() for r in runs] if not skipped else []}

@@ -46,4 +46,9 @@ class Provider(Protocol):
 
     def respond(self, history: list[Any], *, stream: bool) -> AsyncIterator[TextDelta | ModelTurn]: ...
 
+    def tool_call_turn(self, calls: list[tuple[str, dict[str, Any]]]) -> ModelTurn:
+        """An assistant turn making these calls, in this provider's format (workflow mode:
+        lookups agentcli made itself, shown to the model as its own calls)."""
+        ...
+
     async def aclose(self) -> None: ...

@@ -4,6 +4,7 @@ offline workflow). Plain dicts only: importing this never imports an SDK."""
 from __future__ import annotations
 
 import json
+import secrets
 from typing import Any
 
 from .base import ModelTurn, ToolCall
@@ -28,6 +29,13 @@ class MessagesHistory:
         # invalid ("messages must have non-empty content"): it is not kept.
         if turn.message.get("content"):
             history.append(turn.message)
+
+    def tool_call_turn(self, calls: list[tuple[str, dict[str, Any]]]) -> ModelTurn:
+        """An assistant turn of tool_use blocks our code decided on (the workflow mode's lookups),
+        in this format, so the model reads their results as those of its own calls."""
+        tcs = [ToolCall(f"toolu_wf_{secrets.token_hex(8)}", name, args) for name, args in calls]
+        content = [{"type": "tool_use", "id": c.id, "name": c.name, "input": c.input} for c in tcs]
+        return ModelTurn("tool_use", "", tcs, {}, {"role": "assistant", "content": content})
 
     def add_tool_results(self, history: list[Any], results: list[tuple[ToolCall, Any, bool]]) -> None:
         """All results of one turn in ONE user message, one tool_result per tool_use, in order."""

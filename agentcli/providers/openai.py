@@ -106,6 +106,16 @@ class OpenAIProvider:
     def add_assistant(self, history: list[Any], turn: ModelTurn) -> None:
         history.append(turn.message)
 
+    def tool_call_turn(self, calls: list[tuple[str, dict[str, Any]]]) -> ModelTurn:
+        """An assistant message with ``tool_calls`` our code decided on (the workflow mode)."""
+        import secrets
+
+        tcs = [ToolCall(f"call_wf_{secrets.token_hex(8)}", name, args) for name, args in calls]
+        entries = [{"id": c.id, "type": "function",
+                    "function": {"name": c.name, "arguments": json.dumps(c.input, ensure_ascii=False)}}
+                   for c in tcs]
+        return ModelTurn("tool_use", "", tcs, {}, {"role": "assistant", "content": "", "tool_calls": entries})
+
     def add_tool_results(self, history: list[Any], results: list[tuple[ToolCall, Any, bool]]) -> None:
         for call, result, is_error in results:
             content = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
