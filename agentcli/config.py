@@ -82,7 +82,12 @@ class ConfigValues(dict):
 
 def load_config_file() -> ConfigValues:
     for path in config_file_candidates():
-        if path.is_file():
+        try:
+            found = path.is_file()
+        except OSError as e:  # a folder on the way that this user may not enter
+            raise ConfigError(f"cannot look for {path} ({e.strerror or e}); run agentcli from a "
+                              "folder you can read") from None
+        if found:
             try:
                 with path.open("rb") as f:
                     data = tomllib.load(f)

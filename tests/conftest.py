@@ -163,7 +163,8 @@ def run_in_process(args: list[str], env: dict[str, str], *, input: str | bytes |
             code = main([os.fsdecode(a) if isinstance(a, bytes) else str(a) for a in args])
         finally:
             sys.stdin, sys.stdout, sys.stderr = saved_streams
-            os.chdir(saved_cwd)
+            if cwd is not None:
+                os.chdir(saved_cwd)
             os.environ.clear()
             os.environ.update(saved_env)
             redact._extra.clear()

@@ -67,7 +67,9 @@ def as_user(pw, team_gid: int, args: list[str], env: dict[str, str]) -> tuple[in
             os.setgid(pw.pw_gid)
             os.setuid(pw.pw_uid)
             os.umask(0o022)
-            p = run_in_process(args, {**env, "USER": pw.pw_name, "LOGNAME": pw.pw_name})
+            # a working folder the user may enter: the checkout may be somewhere only root reads
+            home = env.get("AGENTCLI_HOME") or "/"
+            p = run_in_process(args, {**env, "USER": pw.pw_name, "LOGNAME": pw.pw_name}, cwd=home)
             os.write(w, json.dumps([p.returncode, p.out, p.err]).encode())
             code = 0
         except BaseException as e:  # noqa: BLE001 - reported to the parent
