@@ -20,6 +20,8 @@ ADVICE: dict[tuple[str, str], str] = {
                                               "larger context (--model)",
     ("model_context_window_exceeded", "*"): "shorten that question, or use a model with a "
                                             "larger context (--model)",
+    ("overloaded", "*"): "try again shortly",
+    ("server_error", "*"): "try again shortly",
     ("refusal", "batch"): "a person should handle this question",
 }
 

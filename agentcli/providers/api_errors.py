@@ -171,7 +171,8 @@ def api_error(sdk: Any, e: Exception, retries: int, where: Where) -> ModelAPIErr
     err = _api_error(sdk, e, retries, where)
     if err.kind in ("rate_limited", "overloaded", "server_error", "timeout", "connection",
                     "bad_response"):
-        err.retryable = True
+        headers = getattr(getattr(e, "response", None), "headers", None) or {}
+        err.retryable = str(headers.get("x-should-retry", "")).lower() != "false"  # as the SDK
         err.retry_after = retry_after(e)
     return err
 
@@ -192,11 +193,10 @@ def _api_error(sdk: Any, e: Exception, retries: int, where: Where) -> ModelAPIEr
         # What to do depends on the command (batch: --concurrency): agentcli.advice adds it.
         return ModelAPIError(f"rate limited by {at} (429){after}{_said(e)}", kind="rate_limited")
     if isinstance(e, sdk.APIStatusError) and e.status_code in where.overloaded:
-        return ModelAPIError(f"{at} is overloaded ({e.status_code}){after}{_said(e)}; try again "
-                             "shortly", kind="overloaded")
+        return ModelAPIError(f"{at} is overloaded ({e.status_code}){after}{_said(e)}",
+                             kind="overloaded")  # advice ("try again shortly"): agentcli.advice
     if isinstance(e, sdk.APIStatusError) and e.status_code >= 500:
-        return ModelAPIError(f"{at} failed ({e.status_code}){after}{_said(e)}; try again shortly",
-                             kind="server_error")
+        return ModelAPIError(f"{at} failed ({e.status_code}){after}{_said(e)}", kind="server_error")
     if isinstance(e, sdk.APIStatusError) and e.status_code in (400, 422):
         return ModelAPIError(f"{at} refused the request ({e.status_code}): {short(e)}",
                              kind="bad_request")
