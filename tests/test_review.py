@@ -276,7 +276,7 @@ def test_log_show_replays_a_session_recorded_through_the_fake_api(cli, anthropic
                    "■ ok (end_turn)", "3 model calls", "tokens in 600 / out 90", "cache read 50",
                    "3 tool calls (1 failed) · 1 draft · status ok"):
         assert needle in out, (needle, out)
-    assert out.index("Let me check") < out.index("→ get_order_status") < out.index("→ draft_reply") \
+    assert out.index("Let me check") < out.index("→ get_order_status") < out.index("✎ draft ") \
         < out.index("The payment is not matched yet") < out.index("■ ok")
     assert TEST_KEY not in out and TEST_KEY not in p.err and "***" in out  # redacted in the log
 
