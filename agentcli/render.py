@@ -290,7 +290,10 @@ class TraceRenderer:
             return
         if isinstance(ev, ToolCallStarted):
             self._running += 1
-            if ev.name != DRAFT_TOOL:
+            if ev.name == DRAFT_TOOL:  # its text is shown once, quoted, when it is saved
+                code = ev.input.get("order_code") if isinstance(ev.input, dict) else None
+                self._line(f"→ {DRAFT_TOOL}" + (f" (order {_word(code, 40)})" if code else ""), "cyan")
+            else:
                 self._line(*tool_call_line(ev.name, ev.input))
             self._spin_tools()
             return

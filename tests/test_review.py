@@ -271,12 +271,12 @@ def test_log_show_replays_a_session_recorded_through_the_fake_api(cli, anthropic
                    '→ get_order_status {"order_code": "GH56JK78MN"}',
                    "← get_order_status ok (", "GH56JK78MN pending_payment",
                    "✗ get_order_status invalid_input (", "is not a valid order code",
-                   "  │ ", f"✎ draft {r['drafts'][0]['id']} saved",
+                   "→ draft_reply", f"✎ draft {r['drafts'][0]['id']} saved", "  │ ",
                    "The payment is not matched yet; I saved a draft.",
                    "■ ok (end_turn)", "3 model calls", "tokens in 600 / out 90", "cache read 50",
                    "3 tool calls (1 failed) · 1 draft · status ok"):
         assert needle in out, (needle, out)
-    assert out.index("Let me check") < out.index("→ get_order_status") < out.index("✎ draft ") \
+    assert out.index("Let me check") < out.index("→ get_order_status") < out.index("→ draft_reply") \
         < out.index("The payment is not matched yet") < out.index("■ ok")
     assert TEST_KEY not in out and TEST_KEY not in p.err and "***" in out  # redacted in the log
 
