@@ -247,9 +247,9 @@ class TraceRenderer:
             from rich.markdown import Markdown
 
             # hyperlinks=False: a link shows its address, it is never a hidden escape sequence
-            self._print(Markdown(text, hyperlinks=False))
+            self._print(Markdown(text, hyperlinks=False), soft_wrap=False)
         else:
-            self._print(Text(text, style="dim"))
+            self._print(Text(text, style="dim"), soft_wrap=False)
 
     # -- the consumer -------------------------------------------------------------------
     def __call__(self, ev: Event) -> None:

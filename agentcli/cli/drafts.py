@@ -13,20 +13,20 @@ import typer
 
 from ..stdio import isatty
 from .common import dump_json, out_console, run, tsv, warn
-from .options import Json
+from .options import Json, PlainUsage
 
 drafts_app = typer.Typer(help="The human review queue for drafts (nothing is ever sent).",
                          no_args_is_help=True)
 
 DraftsDirOpt = Annotated[Optional[Path], typer.Option(
     "--drafts-dir", help="the drafts directory [env AGENTCLI_DRAFTS_DIR; default ./drafts]",
-    show_default=False)]
+    show_default=False, metavar="DIR")]
 DraftId = Annotated[str, typer.Argument(help="draft id (d-3f2a9c1b7e04) or a unique prefix of it",
-                                        show_default=False)]
+                                        show_default=False, metavar="ID")]
 
 
 def register(app: typer.Typer) -> None:
-    app.add_typer(drafts_app, name="drafts")
+    app.add_typer(drafts_app, name="drafts", short_help="The review queue of drafts (nothing is ever sent).")
 
 
 def _store(flag: Optional[Path]):
@@ -37,23 +37,31 @@ def _store(flag: Optional[Path]):
     return DraftStore(resolve_drafts_dir(flag))
 
 
-@drafts_app.command("list")
+@drafts_app.command("list", short_help="List drafts, newest first.")
 def drafts_list(
     status: Annotated[Optional[str], typer.Option(
-        "--status", help="pending_review (or pending), approved or rejected", show_default=False)] = None,
+        "--status", help="pending_review (or pending), approved or rejected", show_default=False,
+        metavar="STATUS")] = None,
     order: Annotated[Optional[str], typer.Option("--order", help="only drafts about this order code",
-                                                 show_default=False)] = None,
+                                                 show_default=False, metavar="CODE")] = None,
     customer: Annotated[Optional[str], typer.Option("--customer", help="only drafts for this customer email",
-                                                    show_default=False)] = None,
+                                                    show_default=False, metavar="EMAIL")] = None,
     since: Annotated[Optional[str], typer.Option(
         "--since", help="created since a date (2026-11-30), a time, or an age (30m, 12h, 7d, 2w)",
-        show_default=False)] = None,
+        show_default=False, metavar="WHEN")] = None,
     limit: Annotated[Optional[int], typer.Option("-n", "--limit", min=1, help="show at most N drafts",
-                                                 show_default=False)] = None,
+                                                 show_default=False, metavar="N")] = None,
     drafts_dir: DraftsDirOpt = None,
     json_: Json = False,
 ) -> None:
-    """List drafts, newest first (a table on a terminal, tab-separated lines in a pipe)."""
+    """List drafts, newest first (a table on a terminal, tab-separated lines in a pipe).
+
+    Examples:
+
+    \b
+      agentcli drafts list --status pending --since 1d
+      agentcli drafts list --order ORD-20261234 --json
+    """
 
     def body() -> int:
         from ..review import list_drafts, normalise_status, parse_since
@@ -110,9 +118,15 @@ def _drafts_table(drafts: list, directory: Path) -> None:
     out_console().print(t)
 
 
-@drafts_app.command("show")
+@drafts_app.command("show", cls=PlainUsage, short_help="Show a draft: text, metadata, provenance.")
 def drafts_show(did: DraftId, drafts_dir: DraftsDirOpt = None, json_: Json = False) -> None:
-    """Show a draft: its text, metadata, and provenance (the question and the tool calls it relied on)."""
+    """Show a draft: its text, metadata, and provenance (the question and the tool calls it relied on).
+
+    Example:
+
+    \b
+      agentcli drafts show d-3f2a9c1b7e04
+    """
 
     def body() -> int:
         from ..config import sessions_dir
@@ -227,17 +241,29 @@ def _review(did: str, status: str, drafts_dir: Optional[Path], reason: Optional[
     raise typer.Exit(run(body))
 
 
-@drafts_app.command("approve")
+@drafts_app.command("approve", cls=PlainUsage, short_help="Mark a draft approved (nothing is sent).")
 def drafts_approve(did: DraftId, drafts_dir: DraftsDirOpt = None) -> None:
-    """Mark a draft approved (in place, atomically; reviewer from $USER). Nothing is sent."""
+    """Mark a draft approved (in place, atomically; reviewer from $USER). Nothing is sent.
+
+    Example:
+
+    \b
+      agentcli drafts approve d-3f2a
+    """
     _review(did, "approved", drafts_dir, None)
 
 
-@drafts_app.command("reject")
+@drafts_app.command("reject", cls=PlainUsage, short_help="Mark a draft rejected, with a reason.")
 def drafts_reject(
     did: DraftId, drafts_dir: DraftsDirOpt = None,
     reason: Annotated[Optional[str], typer.Option("--reason", help="why (kept in the draft file)",
-                                                  show_default=False)] = None,
+                                                  show_default=False, metavar="TEXT")] = None,
 ) -> None:
-    """Mark a draft rejected, with an optional reason. Nothing is sent."""
+    """Mark a draft rejected, with an optional reason. Nothing is sent.
+
+    Example:
+
+    \b
+      agentcli drafts reject d-3f2a --reason "promises a refund"
+    """
     _review(did, "rejected", drafts_dir, reason)

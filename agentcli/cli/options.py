@@ -91,6 +91,15 @@ _FLAGS = {"provider": "--provider", "model": "--model", "db": "--db", "drafts_di
           "quiet": "--quiet", "no_stream": "--no-stream"}
 
 
+class PlainUsage(typer.core.TyperCommand):
+    """A command whose usage line shows a required argument as ``ID``, not typer's ``{ID}``
+    (``@app.command(..., cls=PlainUsage)``)."""
+
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        return [p[1:-1] if p.startswith("{") and p.endswith("}") else p
+                for p in super().collect_usage_pieces(ctx)]
+
+
 def model_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     """Give a typer command the shared model options; it receives them as ``opts: ModelOptions``."""
     sig = inspect.signature(fn)
