@@ -25,8 +25,7 @@ app = typer.Typer(
          "that can look orders up (read-only) and save reply drafts for a human to review.\n\n"
          "With no command it starts the REPL on a terminal, and answers standard input as one "
          "question (like `ask`) when that is a pipe; the options below apply to either.\n\n"
-         "Examples:\n\n\b\n  agentcli\n  echo 'Where is ORD-20261234?' | agentcli --customer "
-         "ana.silva@example.com",
+         "Examples:\n\n\b\n  agentcli\n  echo 'Where is ORD-20261234?' | agentcli",
     no_args_is_help=False,
     add_completion=False,
     pretty_exceptions_enable=False,

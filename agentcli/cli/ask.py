@@ -66,6 +66,6 @@ def register(app: typer.Typer) -> None:
 
         \b
           agentcli ask "Where is order ORD-20261234?"
-          agentcli ask --customer ana.silva@example.com - < email.txt
+          agentcli ask --customer ana@example.com - < mail.txt
         """
         ask_main(question, opts)

@@ -49,7 +49,7 @@ def register(app: typer.Typer) -> None:
 
         \b
           agentcli batch questions.txt > answers.jsonl
-          agentcli batch tickets.jsonl --concurrency 4 -o done.jsonl --resume
+          agentcli batch tickets.jsonl -o done.jsonl --resume
         """
         # --json is accepted for symmetry with ask: batch output is always JSON Lines.
         batch_main(file, opts, concurrency=concurrency, output=output, resume=resume)

@@ -63,7 +63,7 @@ def register(app: typer.Typer) -> None:
 
         \b
           agentcli chat
-          agentcli chat --customer ana.silva@example.com --model claude-haiku-4-5
+          agentcli chat --customer ana@example.com
 
         When standard input is not a terminal, each line is one question (or slash command) of
         the same ticket, and the command exits 0 at end of input.

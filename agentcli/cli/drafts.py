@@ -264,6 +264,6 @@ def drafts_reject(
     Example:
 
     \b
-      agentcli drafts reject d-3f2a --reason "promises a refund"
+      agentcli drafts reject d-3f2a --reason "wrong date"
     """
     _review(did, "rejected", drafts_dir, reason)

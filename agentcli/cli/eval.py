@@ -36,7 +36,7 @@ def eval_cmd(
 
     \b
       agentcli eval --list
-      agentcli eval --provider openai --model qwen2.5:7b --repeat 3 --task 'refund*'
+      agentcli eval --model qwen2.5:7b --repeat 3
     """
 
     def body():

@@ -32,7 +32,7 @@ def orders_show(
 
     \b
       agentcli orders show ORD-20261234
-      agentcli orders show GH56JK78MN --customer ana.silva@example.com --json
+      agentcli orders show GH56JK78MN --json
     """
 
     def body() -> int:
@@ -114,7 +114,7 @@ def db_init(
 
     \b
       agentcli db init
-      agentcli db init --db ./orders.sqlite3 --orders 50 --force
+      agentcli db init --db ./orders.sqlite3 --force
     """
 
     def body() -> int:
