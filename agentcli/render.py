@@ -102,6 +102,15 @@ def tool_result_line(name: Any, outcome: Any, is_error: bool, duration_ms: Any,
     return f"{head}: {compact(result, 300) if is_error else result_summary(result)}", style
 
 
+def finding_line(finding: Any) -> tuple[str, str]:
+    """"⚑ grounding: kind: message" for one grounding finding, and its style (errors stand out)."""
+    f = finding if isinstance(finding, dict) else {}
+    sev = "error" if f.get("severity") == "error" else "warning"
+    text = compact(f"{f.get('kind')}: {f.get('message')}", 300)
+    return (f"⚑ grounding: {text}" if sev == "error" else f"⚑ grounding (warning): {text}",
+            "bold magenta" if sev == "error" else "yellow")
+
+
 def draft_block(text: Any, width: int | None) -> list[str]:
     """A draft's text as a quoted block ("  │ line"), wrapped at word boundaries to ``width``
     (None: not wrapped), every line cleaned; line separators (U+2028, U+0085…) end a line."""
@@ -172,6 +181,7 @@ class TraceRenderer:
         self._running = 0  # tool calls started and not finished
         self._live: Any = None  # rich Live: a spinner or the preview
         self._draft_text: dict[str, Any] = {}  # draft id -> the text its call saved
+        self._countdown: Any = None  # the Live counting a retry wait down, while it runs
 
     # -- helpers ------------------------------------------------------------------------
     def _print(self, renderable: Any, **kw: Any) -> None:
@@ -215,8 +225,8 @@ class TraceRenderer:
             self.console.file.flush()
             self._mid_line = False
 
-    def _spin(self, renderable: Any) -> None:
-        if not self.spinner and not isinstance(renderable, _Tail):
+    def _spin(self, renderable: Any, *, force: bool = False) -> None:
+        if not (self.spinner or force or isinstance(renderable, _Tail)):
             return
         from rich.live import Live
 
@@ -227,6 +237,7 @@ class TraceRenderer:
 
     def stop_spinner(self) -> None:
         live, self._live = self._live, None
+        self._countdown = None
         if live is not None:
             try:
                 live.stop()
@@ -286,7 +297,13 @@ class TraceRenderer:
         if isinstance(ev, Retry):
             self._line(f"↻ model call {ev.turn} failed: {clean_for_terminal(ev.reason)}; "
                        f"retrying in {ev.wait_s:.1f} s", "yellow")
-            self._spin(_Waiting("retrying in {left:.0f} s…", until=time.monotonic() + ev.wait_s))
+            if ev.wait_s >= 1 and not self.quiet and getattr(self.console, "is_terminal", False):
+                # the wait counted down, spinner or not (a rate limit's retry-after can be long)
+                self._spin(_Waiting("waiting {left:.0f} s before retrying…",
+                                    until=time.monotonic() + ev.wait_s), force=True)
+                self._countdown = self._live
+            elif ev.wait_s > 0:
+                self._spin(_Waiting("retrying shortly…"))
             return
         if isinstance(ev, ToolCallStarted):
             self._running += 1
@@ -313,6 +330,9 @@ class TraceRenderer:
             msg = advise(clean_for_terminal(redact(ev.message)), ev.kind, self.command)
             self._line(f"agentcli: {' '.join(msg.split())}", "bold red", force=True)
             return
+        if getattr(ev, "type", None) == "checked":  # grounding findings (agentcli.checks)
+            self._checked(ev)
+            return
         if isinstance(ev, TurnFinished):
             self.stop_spinner()
             self._end_text()
@@ -324,6 +344,21 @@ class TraceRenderer:
                 self._line(f"agentcli: stopped ({clean_for_terminal(str(ev.stop_reason))}): "
                            f"{' '.join(msg.split())}", "bold yellow", force=True)
             return
+
+    def _checked(self, ev: Any) -> None:
+        findings = list(getattr(ev, "findings", None) or [])
+        for f in findings[:20]:
+            self._line(*finding_line(f), force=isinstance(f, dict) and f.get("severity") == "error")
+        if len(findings) > 20:
+            self._line(f"⚑ grounding: {len(findings) - 20} more finding(s) in --json and the "
+                       "session log", "bold magenta", force=True)
+        stop = getattr(ev, "stop_reason", None)
+        if getattr(ev, "status", None) == "incomplete" and stop in ("draft_not_saved",
+                                                                     "lookup_failed", "grounding"):
+            msg = advise(clean_for_terminal(redact(str(getattr(ev, "message", "") or ""))), stop,
+                         self.command)
+            self._line(f"incomplete ({clean_for_terminal(str(stop))}): {msg}", "bold yellow",
+                       force=True)
 
     def _spin_tools(self) -> None:
         if self._running:

@@ -143,7 +143,7 @@ def test_ask_on_a_terminal_shows_every_retry_with_its_reason(anthropic_env, fake
     assert s.status == 0
     assert s.text() == ("↻ model call 1 failed: the Anthropic API is overloaded (529): Overloaded; "
                         "retrying in 1.0 s\nDone.")
-    assert b"retrying in 1 s" in s.raw  # the countdown of the wait
+    assert b"waiting 1 s before retrying" in s.raw  # the countdown of the wait
 
 
 def test_ask_on_a_pipe_is_raw_markdown_byte_for_byte(cli, anthropic_env, fake_anthropic):
