@@ -116,17 +116,22 @@ def draft_block(text: Any, width: int | None) -> list[str]:
     (None: not wrapped), every line cleaned; line separators (U+2028, U+0085…) end a line."""
     lines = clean_for_terminal(redact(str(text or ""))).splitlines() or [""]
     out: list[str] = []
-    for ln in lines[:DRAFT_LINES * 4]:
+    used = 0  # lines of the text shown
+    for ln in lines:
         ln = ln.rstrip()
         if width and width > 12 and len(ln) > width - 4:
-            out += textwrap.wrap(ln, width - 4, break_long_words=False, break_on_hyphens=False) or [""]
+            rows = textwrap.wrap(ln, width - 4, break_long_words=False, break_on_hyphens=False) or [""]
         else:
-            out.append(ln)
-    more = len(out) - DRAFT_LINES
-    out = ["  │ " + ln if ln else "  │" for ln in out[:DRAFT_LINES]]
-    if more > 0:
-        out.append(f"  … {more} more lines in the draft file")
-    return out
+            rows = [ln]
+        if len(out) + len(rows) > DRAFT_LINES:
+            break
+        out += rows
+        used += 1
+    shown = ["  │ " + ln if ln else "  │" for ln in out]
+    if used < len(lines):
+        n = len(lines) - used
+        shown.append(f"  … {n} more line{'s' if n > 1 else ''} in the draft file")
+    return shown
 
 
 class _Waiting:
