@@ -640,3 +640,48 @@ def test_bare_agentcli_on_a_terminal_takes_chats_options(anthropic_env, fake_ant
         child.close(force=True)
     assert child.exitstatus == 0
     assert fake_anthropic.requests == []
+
+
+# --------------------------------------------------------------------------- issue 18 habits
+
+def test_show_prints_a_draft_as_the_customer_reads_it(anthropic_env, fake_anthropic, drafts_dir):
+    reply = "Dear Ana,\n\nyour payment is being matched.\n\nKind regards"
+    fake_anthropic.queue(message(tool_use_block("draft_reply", {"text": reply, "order_code": "GH56JK78MN"})),
+                         text("Saved."))
+    code, screen = run_keys("Reply to Ana\r/show\r/show d-000000000000\r/show ../../etc\r/exit\r")
+    assert code == 0
+    (draft,) = drafts_dir.glob("d-*.md")
+    lines = screen.splitlines()
+    i = lines.index(f"draft {draft.stem} · pending_review · order GH56JK78MN")
+    assert lines[i + 1] == f"  {draft}"
+    assert lines[i + 2:i + 7] == ["  │ Dear Ana,", "  │", "  │ your payment is being matched.", "  │",
+                                  "  │ Kind regards"]
+    assert "no draft d-000000000000" in screen and "not a draft id: '../../etc'" in screen
+    assert len(fake_anthropic.requests) == 2
+
+
+def test_habits_and_command_typos_never_reach_the_model(anthropic_env, fake_anthropic):
+    code, screen = run_keys("/drafs\r/usage extra\r/new now\rclear\rhelp\rquit\r")
+    assert code == 0
+    assert fake_anthropic.requests == []  # nothing was sent, nothing billed
+    assert "unknown command /drafs; did you mean /drafts?" in screen
+    assert "/usage takes no argument (got 'extra'); nothing was done" in screen
+    assert "/new takes no argument" in screen and "new ticket #2" not in screen
+    assert "screen cleared" in screen and "/customer EMAIL scopes" in screen  # help was shown
+    assert "(quit is taken as /exit; nothing was sent to the model)" in screen
+
+
+def test_an_email_whose_first_line_starts_with_a_slash_is_a_question(anthropic_env, fake_anthropic):
+    fake_anthropic.queue(text("ok"))
+    email = "/new order please\nmy order GH56JK78MN is late\nAna"
+    code, screen = run_keys(f"\x1b[200~{email}\x1b[201~\r/exit\r")
+    assert code == 0 and "new ticket #2" not in screen
+    assert user_texts(fake_anthropic.requests[0]["messages"][0]) == [email]
+
+
+def test_a_context_overflow_in_the_repl_advises_a_new_ticket(anthropic_env, fake_anthropic):
+    fake_anthropic.queue(error(400, "prompt is too long: 250000 tokens > 200000 maximum"))
+    code, screen = run_keys("hello\r/exit\r")
+    assert code == 0
+    (line,) = [ln for ln in screen.splitlines() if ln.startswith("agentcli: stopped")]
+    assert "context window" in line and "start a new ticket (/new)" in line

@@ -67,3 +67,25 @@ def test_a_final_rate_limit_in_ask_gives_no_batch_advice(cli, anthropic_env, fak
     (line,) = [ln for ln in p.err.splitlines() if "rate limited" in ln and "retrying" not in ln]
     assert line.startswith("agentcli: ") and "tried 2 times" in line
     assert "concurrency" not in line and "wait a minute" in line
+
+
+def test_a_context_overflow_in_ask_says_shorten_not_new_ticket(cli, anthropic_env, fake_anthropic):
+    fake_anthropic.queue(fa.error(400, "prompt is too long: 250000 tokens > 200000 maximum"))
+    p = cli(["ask", "hello"], anthropic_env)
+    assert p.returncode == 1
+    assert "context window" in p.err and "shorten the question" in p.err and "/new" not in p.err
+
+
+def test_a_stalled_stream_names_the_flag_not_the_exception(cli, anthropic_env, fake_anthropic):
+    fake_anthropic.queue(*[fa.text("This answer stalls.", stall_after=2, stall_seconds=5)] * 2)
+    p = cli(["ask", "--request-timeout", "0.5", "--retries", "1", "hello"], anthropic_env)
+    assert p.returncode == 4
+    assert "--request-timeout" in p.err
+    for jargon in ("ReadTimeout", "RemoteProtocolError", "TimeoutException", "httpx"):
+        assert jargon not in p.err
+
+
+def test_a_directory_as_db_is_called_a_directory(cli, cli_env, tmp_path):
+    p = cli(["ask", "--provider", "offline", "--db", str(tmp_path), "ORD-20261234?"], cli_env)
+    assert p.returncode == 3
+    assert f"orders database {tmp_path} is a directory" in p.err
