@@ -81,6 +81,13 @@ def test_a_stalled_stream_names_the_flag_not_the_exception(cli, anthropic_env, f
     p = cli(["ask", "--request-timeout", "0.5", "--retries", "1", "hello"], anthropic_env)
     assert p.returncode == 4
     assert "--request-timeout" in p.err
+
+
+def test_a_dropped_stream_is_said_in_words_not_the_exception(cli, anthropic_env, fake_anthropic):
+    fake_anthropic.queue(*[fa.text("This answer is cut.", drop_after=3)] * 2)
+    p = cli(["ask", "--retries", "1", "hello"], anthropic_env)
+    assert p.returncode == 4
+    assert "closed the connection in the middle of the response" in p.err, p.err
     for jargon in ("ReadTimeout", "RemoteProtocolError", "TimeoutException", "httpx"):
         assert jargon not in p.err
 
