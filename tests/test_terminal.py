@@ -232,3 +232,46 @@ def test_no_color_means_no_style_at_all(anthropic_env, fake_anthropic, tmp_path)
         child.close(force=True)
     assert b"chat \xe2\x80\x94 one ticket at a time" in banner
     assert not re.search(rb"\x1b\[[0-9;]*m", banner), banner  # no bold, dim or colour
+
+
+def test_ask_dash_on_a_terminal_says_what_it_waits_for(anthropic_env, fake_anthropic, tmp_path):
+    fake_anthropic.queue(text("Got it."))
+    child = spawn(["ask", "-"], anthropic_env, 80, tmp_path)
+    try:
+        child.expect("paste the question, then press Ctrl-D")
+        child.send("line one\rline two\r")
+        child.sendeof()
+        child.expect("Got it.")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert child.exitstatus == 0
+    first = fake_anthropic.requests[0]["messages"][0]["content"]
+    texts = [b["text"] for b in first if b.get("type") == "text"] if isinstance(first, list) else [first]
+    assert texts == ["line one\nline two"]
+
+
+def test_keys_typed_while_an_answer_runs_are_not_echoed_but_kept(anthropic_env, fake_anthropic,
+                                                                  tmp_path):
+    fake_anthropic.queue(text("First answer.", delay=1.0), text("Second answer."))
+    child, s, until = repl(anthropic_env, 80, tmp_path)
+    try:
+        until("›".encode())
+        child.send("first\r")
+        until(b"waiting for the model")
+        child.send("typed ahead")
+        until(b"First answer.")
+        shown_during = s.raw.split(b"First answer.")[0]
+        until(b"typed ahead")  # the next prompt has it, ready to edit or send
+        child.send("\r")
+        until(b"Second answer.")
+        until(b"\xe2\x80\xba")
+        child.send("/exit\r")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert b"typed ahead" not in shown_during  # not echoed into the spinner line
+    msgs = fake_anthropic.requests[1]["messages"]
+    last = msgs[-1]["content"]
+    texts = [b["text"] for b in last if b.get("type") == "text"] if isinstance(last, list) else [last]
+    assert texts == ["typed ahead"]
