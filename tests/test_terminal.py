@@ -184,7 +184,7 @@ def repl(env, cols, cwd, extra_env=None):
     return child, s, until
 
 
-def test_repl_paste_habits_and_leaving(anthropic_env, fake_anthropic, tmp_path):
+def test_repl_paste_habits_and_leaving(anthropic_env, fake_anthropic, tmp_path, demo_db):
     """A paste without bracketed paste (all lines written at once) is one question; /drafs gets a
     "did you mean"; /usage with a word is refused; `exit` leaves without a model call and the
     drafts of the session are listed."""
@@ -210,6 +210,7 @@ def test_repl_paste_habits_and_leaving(anthropic_env, fake_anthropic, tmp_path):
     finally:
         child.close(force=True)
     assert child.exitstatus == 0
+    assert str(demo_db.resolve()).encode() in s.raw  # the banner's path whole at 60 columns, not cut
     assert len(fake_anthropic.requests) == 2  # one question, one draft call; `exit` cost nothing
     first = fake_anthropic.requests[0]["messages"][0]["content"]
     texts = [b["text"] for b in first if b.get("type") == "text"] if isinstance(first, list) else [first]

@@ -85,7 +85,6 @@ class Repl(SlashCommands):
 
     # -- banner ------------------------------------------------------------------------
     def banner(self) -> None:
-        from rich.table import Table
         from rich.text import Text
 
         from .. import __version__
@@ -93,17 +92,18 @@ class Repl(SlashCommands):
         s, p = self.app.settings, self.app.provider
         self.say(f"agentcli {__version__} · chat — one ticket at a time; follow-up questions keep "
                  "the context", "bold")
-        t = Table(show_header=False, box=None, pad_edge=False, padding=(0, 2, 0, 0))
-        t.add_column(style="bold")
-        t.add_column()
-        t.add_row("provider", Text(_clean(p.name)))
-        t.add_row("model", Text(_clean(p.model)))
-        t.add_row("database", Text(_clean(self.app.db_description)))
-        t.add_row("drafts", Text(_clean(os.path.abspath(s.drafts_dir))))
-        t.add_row("customer", Text(_clean(self.conv.ctx.customer) if self.conv.ctx.customer
-                                   else "none: every customer's orders are visible (/customer EMAIL)"))
-        t.add_row("ticket", Text(self.conv.session_id))
-        self.info.print(t, highlight=False)
+        rows = [("provider", p.name), ("model", p.model), ("database", self.app.db_description),
+                ("drafts", os.path.abspath(s.drafts_dir)),
+                ("customer", self.conv.ctx.customer
+                 or "none: every customer's orders are visible (/customer EMAIL)"),
+                ("ticket", self.conv.session_id)]
+        for label, value in rows:
+            # A path or DSN is never cut or split: it stays one line (the terminal may wrap it).
+            line = Text(f"{label:<10}", style="bold")
+            line.append(_clean(value))
+            whole = label in ("database", "drafts", "ticket")
+            self.info.print(line, highlight=False, soft_wrap=whole,
+                            **({"no_wrap": True, "overflow": "ignore"} if whole else {}))
         if p.name == "offline":
             from .common import OFFLINE_NOTICE
 
