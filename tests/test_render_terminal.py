@@ -107,3 +107,22 @@ def test_advice_fits_the_command_it_is_shown_in(kind, command, has, lacks):
     line = advise("the thing failed", kind, command)
     assert line.startswith("the thing failed; ") and has in line and lacks not in line
     assert advise(line, kind, command) == line  # never said twice
+
+
+@pytest.mark.parametrize("answer", ["> " * 5000 + "the order shipped", "- " * 5000 + "the order shipped"])
+def test_markdown_nested_beyond_the_parsers_limit_is_shown_as_text(answer):
+    console, buf = _terminal(80)
+    r = TraceRenderer(console, live=True)
+    r(ModelResponse(1, "end_turn", answer, [], {}))
+    assert "the order shipped" in buf.getvalue()
+
+
+def test_the_live_preview_never_shows_half_a_secret():
+    from agentcli.render import _Tail
+
+    console, _ = _terminal(80)
+    r = TraceRenderer(console, live=True)
+    r._text = "the key is sk-ant-api03-abcdefghij"  # still streaming: the key may go on
+    assert "sk-ant" not in _Tail(r).__rich__().plain
+    r._text += "klmnopqrstuvwxyz0123 next"
+    assert "abcdefghij" not in _Tail(r).__rich__().plain
