@@ -162,7 +162,10 @@ class _Tail:
         from rich.text import Text
 
         height = max(3, self.r.console.height - 2)
-        lines = clean_for_terminal(redact(self.r._text)).splitlines()[-height:]
+        text = self.r._text[-20000:]
+        # up to the last whitespace only: a secret is redacted once it is whole, never shown half
+        text = text[:max(text.rfind(" "), text.rfind("\n"), text.rfind("\t")) + 1]
+        lines = clean_for_terminal(redact(text)).splitlines()[-height:]
         return Text("\n".join(lines), style="dim")
 
 
@@ -260,12 +263,30 @@ class TraceRenderer:
             self._print(Text(""))
         self._blocks += 1
         if final:
-            from rich.markdown import Markdown
-
-            # hyperlinks=False: a link shows its address, it is never a hidden escape sequence
-            self._print(Markdown(text, hyperlinks=False), soft_wrap=False)
+            shown = self._markdown(text)
+            if shown is not None:
+                self.console.file.write(shown)
+                self.console.file.flush()
+            else:  # Markdown that renders to (almost) nothing, e.g. nested 5000 deep: as text
+                self._print(Text(text), soft_wrap=False)
         else:
             self._print(Text(text, style="dim"), soft_wrap=False)
+
+    def _markdown(self, text: str) -> str | None:
+        """``text`` rendered as Markdown for this console, or None when the rendering loses
+        most of its words (markdown-it drops what nests deeper than its limit) or fails."""
+        from rich.markdown import Markdown
+
+        try:
+            with self.console.capture() as cap:
+                # hyperlinks=False: a link shows its address, never a hidden escape sequence
+                self.console.print(Markdown(text, hyperlinks=False), soft_wrap=False)
+            out = cap.get()
+        except Exception:  # noqa: BLE001 - RecursionError and the like: plain text instead
+            return None
+        words = sum(ch.isalnum() for ch in text)
+        kept = sum(ch.isalnum() for ch in clean_for_terminal(out))
+        return out if kept * 2 >= words else None
 
     # -- the consumer -------------------------------------------------------------------
     def __call__(self, ev: Event) -> None:
