@@ -70,7 +70,7 @@ def config_file_candidates() -> list[Path]:
 # The keys of agentcli.toml and the types their values must have.
 CONFIG_KEYS: dict[str, tuple[type, ...]] = {
     "provider": (str,), "model": (str,), "db": (str,), "drafts_dir": (str,), "customer": (str,),
-    "max_turns": (int,), "retries": (int,), "tool_timeout": (int, float),
+    "max_turns": (int,), "retries": (int,), "max_tokens": (int,), "tool_timeout": (int, float),
     "request_timeout": (int, float), "prices": (dict,), "reviewer": (str,), "mode": (str,),
 }
 
@@ -210,6 +210,7 @@ def resolve(
     tool_timeout: float | None = None,
     request_timeout: float | None = None,
     retries: int | None = None,
+    max_tokens: int | None = None,
     stream: bool = True,
     json: bool = False,
     quiet: bool = False,
@@ -220,6 +221,12 @@ def resolve(
 
     p, src = _pick(provider, "AGENTCLI_PROVIDER", cfg, "provider")
     if p is None:
+        if "ANTHROPIC_API_KEY" in os.environ and not os.environ["ANTHROPIC_API_KEY"].strip():
+            # Set but empty (``ANTHROPIC_API_KEY=`` in a .env or a CI secret that did not
+            # resolve): the person meant to use the model, so falling back to the offline
+            # workflow would answer with rules and exit 0. A configuration error instead.
+            raise ConfigError("ANTHROPIC_API_KEY is set but empty; put the key in it, unset it "
+                              "for the offline workflow, or pass --provider offline")
         if os.environ.get("ANTHROPIC_API_KEY"):
             p = "anthropic"
         elif os.environ.get("OPENAI_BASE_URL"):
@@ -256,7 +263,8 @@ def resolve(
     for key, flag, env_name, kind, minimum in (
             ("max_turns", max_turns, None, int, 1), ("tool_timeout", tool_timeout, None, float, 0.001),
             ("request_timeout", request_timeout, "AGENTCLI_REQUEST_TIMEOUT", float, 0.001),
-            ("retries", retries, "AGENTCLI_RETRIES", int, 0)):
+            ("retries", retries, "AGENTCLI_RETRIES", int, 0),
+            ("max_tokens", max_tokens, "AGENTCLI_MAX_TOKENS", int, 1)):
         value, src = _pick(flag, env_name, cfg, key)
         if value is not None:
             setattr(s, key, _number(value, src, key, env_name, cfg, kind, minimum))

@@ -58,11 +58,13 @@ polite, short, factual. It only saves a draft for a human to review; nothing is 
 STOP_DONE = ("end_turn", "stop_sequence")
 STOP_HUMAN = ("max_tokens", "refusal", "model_context_window_exceeded")
 STOP_MESSAGES = {
-    "max_tokens": "the model ran out of output tokens before finishing; nothing of the cut-off "
-                  "part was executed, a person should review",
+    "max_tokens": "the model ran out of output tokens ({max_tokens}) before finishing; nothing of "
+                  "the cut-off part was executed; raise --max-tokens (or AGENTCLI_MAX_TOKENS, "
+                  "max_tokens in agentcli.toml) and ask again",
     "refusal": "the model declined to answer; a person should handle this ticket",
-    "model_context_window_exceeded": "the conversation is too long for the model's context "
-                                     "window; start a new ticket (/new)",
+    # Advice that depends on the command (/new in the REPL, a shorter question in ask) is added
+    # where the message is shown: ``agentcli.advice``.
+    "model_context_window_exceeded": "the conversation is too long for the model's context window",
 }
 
 
@@ -233,9 +235,12 @@ class Conversation:
                             # is rolled back, so the next one does not carry it.
                             self._repair(start_len, pending)
                             pending = []
-                            yield Error(e.kind, e.message, EXIT_API)
-                            yield self._finish(q_usage, "error", e.kind, answer_parts, turn, e.message)
+                            msg = e.message if attempt == 1 else f"{e.message} (tried {attempt} times)"
+                            yield Error(e.kind, msg, EXIT_API)
+                            yield self._finish(q_usage, "error", e.kind, answer_parts, turn, msg)
                             return
+                        # The SDKs retry nothing themselves (max_retries=0): every retry and its
+                        # wait is ours, so it is an event a person sees with its reason.
                         wait = limited[1] if limited is not None else (
                             e.retry_after or self.retry_base_delay * (2 ** (attempt - 1)) * (0.75 + random.random() / 2))
                         yield Retry(turn, attempt + 1, e.message, round(wait, 3))
@@ -275,7 +280,9 @@ class Conversation:
                     yield self._finish(q_usage, "ok", stop, answer_parts, turn)
                     return
                 if stop in STOP_HUMAN:
-                    yield self._finish(q_usage, "incomplete", stop, answer_parts, turn, STOP_MESSAGES[stop])
+                    msg = STOP_MESSAGES[stop].format(
+                        max_tokens=getattr(self.provider, "max_tokens", "the limit"))
+                    yield self._finish(q_usage, "incomplete", stop, answer_parts, turn, msg)
                     return
                 yield self._finish(q_usage, "incomplete", stop or "unknown", answer_parts, turn,
                                    f"the model stopped for an unknown reason ({stop}); a person should review")

@@ -1,36 +1,80 @@
 """The trace renderer: loop events as a person reads them (``result`` builds the ``--json`` object).
 
 ``TraceRenderer`` serves both faces of human output:
-- on a terminal (``live=True``): text streams as the model writes it, tool calls appear as they
-  start and end, all on one rich console (colour unless ``NO_COLOR``);
-- in a pipe (``live=False``): the final answer alone goes to the answer stream (stdout) when the
-  question is done; the trace (tool calls, intermediate text, retries, stops) goes to stderr.
+- on a terminal (``live=True`` and a terminal console): a spinner while waiting (with the seconds
+  waited, and every retry's reason and countdown), the text the model is writing shown as a live
+  preview, then each response printed once: in-between text ("I'll look up the order first.")
+  dim, the final answer set apart and rendered as Markdown; lookups as one compact line; a saved
+  draft once, as the quoted text a customer would read. Lines wrap at word boundaries; ids, order
+  codes and paths are never split (a path stands on its own line);
+- ``live=True`` on a console that is not a terminal (tests, ``log show`` into a pipe): the text
+  streams as it arrives, raw;
+- in a pipe (``live=False``): the final answer alone goes to the answer stream (stdout), raw (the
+  Markdown as the model wrote it); the trace (tool calls, in-between text, retries, stops) goes
+  to stderr, one line per item.
 Every piece of text from the model, the database or the question is passed through
 ``clean_for_terminal`` and printed without rich markup, so it cannot inject escape sequences.
+Errors and stops carry the advice for the command they are shown in (``agentcli.advice``).
 
 ``tool_call_line`` and ``tool_result_line`` are the one place the "→ name input" and
-"← name ok (ms): result" lines are built: the live trace, the REPL and the log replay use them.
+"← name ok (ms): result" lines are built: the live trace, the REPL, ``drafts show`` and the log
+replay use them.
 """
 
 from __future__ import annotations
 
 import json
+import textwrap
+import time
 from typing import IO, Any
 
-from .events import (Checked, DraftSaved, Error, Event, ModelRequest, ModelResponse, Question,
-                     Retry, TextDelta, ToolCallStarted, ToolResult, TurnFinished)
+from .advice import advise
+from .events import (DraftSaved, Error, Event, ModelRequest, ModelResponse, Question, Retry,
+                     TextDelta, ToolCallStarted, ToolResult, TurnFinished)
 from .redact import clean_for_terminal, redact
 
 FOLD_CHARS = 600
+DRAFT_TOOL = "draft_reply"
+DRAFT_LINES = 40  # lines of a draft shown in the trace; the rest is in the file
 
 
 def compact(obj: Any, limit: int = FOLD_CHARS) -> str:
     """A value as one line of JSON (or its text), redacted, cleaned and cut at ``limit``."""
     s = obj if isinstance(obj, str) else json.dumps(obj, ensure_ascii=False)
-    s = clean_for_terminal(redact(s))
+    s = " ".join(clean_for_terminal(redact(s)).split())
     if len(s) > limit:
         s = s[:limit] + f"… ({len(s) - limit} more characters)"
     return s
+
+
+def _word(v: Any, limit: int = 60) -> str:
+    s = " ".join(clean_for_terminal(redact(str(v))).split())
+    return s if len(s) <= limit else s[: limit - 1] + "…"
+
+
+def result_summary(result: Any) -> str:
+    """A tool result as one short line: an order lookup as "CODE status · product · dates",
+    anything else as compact JSON. The full result is in the session log and ``/history``."""
+    if isinstance(result, dict) and isinstance(result.get("found"), bool) and "order_code" in result:
+        code = _word(result.get("order_code"), 40)
+        if not result["found"]:
+            return f"{code} not found"
+        parts = [f"{code} {_word(result.get('status'), 30)}"]
+        if result.get("product"):
+            parts.append(_word(result["product"], 40))
+        if result.get("placed_on"):
+            parts.append(f"placed {_word(result['placed_on'], 20)}")
+        if result.get("estimated_delivery"):
+            parts.append(f"delivery {_word(result['estimated_delivery'], 20)}")
+        if result.get("license_issued") is True:
+            parts.append("license issued")
+        items = result.get("line_items")
+        if isinstance(items, list):
+            parts.append(f"{len(items)} line item{'s' if len(items) != 1 else ''}")
+        if result.get("status_detail"):
+            parts.append(f"“{_word(result['status_detail'], 80)}”")
+        return " · ".join(parts)
+    return compact(result, 300)
 
 
 def tool_call_line(name: Any, input: Any) -> tuple[str, str]:
@@ -40,7 +84,10 @@ def tool_call_line(name: Any, input: Any) -> tuple[str, str]:
 
 def tool_result_head(name: Any, outcome: Any, is_error: bool, duration_ms: Any) -> tuple[str, str]:
     """"← name ok (1.2 ms)" / "✗ name timeout (…)", and its style: a result line without the result."""
-    ms = f"{float(duration_ms or 0):.1f} ms"
+    try:
+        ms = f"{float(duration_ms or 0):.1f} ms"
+    except (TypeError, ValueError):
+        ms = "? ms"
     name = clean_for_terminal(str(name))
     if is_error:
         return f"✗ {name} {clean_for_terminal(str(outcome))} ({ms})", "red"
@@ -52,7 +99,7 @@ def tool_result_line(name: Any, outcome: Any, is_error: bool, duration_ms: Any,
                      result: Any) -> tuple[str, str]:
     """The line shown when a tool call ends (result or error, and duration), and its style."""
     head, style = tool_result_head(name, outcome, is_error, duration_ms)
-    return f"{head}: {compact(result)}", style
+    return f"{head}: {compact(result, 300) if is_error else result_summary(result)}", style
 
 
 def finding_line(finding: Any) -> tuple[str, str]:
@@ -64,27 +111,103 @@ def finding_line(finding: Any) -> tuple[str, str]:
             "bold magenta" if sev == "error" else "yellow")
 
 
+def draft_block(text: Any, width: int | None) -> list[str]:
+    """A draft's text as a quoted block ("  │ line"), wrapped at word boundaries to ``width``
+    (None: not wrapped), every line cleaned; line separators (U+2028, U+0085…) end a line."""
+    lines = clean_for_terminal(redact(str(text or ""))).splitlines() or [""]
+    out: list[str] = []
+    used = 0  # lines of the text shown
+    for ln in lines:
+        ln = ln.rstrip()
+        if width and width > 12 and len(ln) > width - 4:
+            rows = textwrap.wrap(ln, width - 4, break_long_words=False, break_on_hyphens=False) or [""]
+        else:
+            rows = [ln]
+        if len(out) + len(rows) > DRAFT_LINES:
+            break
+        out += rows
+        used += 1
+    shown = ["  │ " + ln if ln else "  │" for ln in out]
+    if used < len(lines):
+        n = len(lines) - used
+        shown.append(f"  … {n} more line{'s' if n > 1 else ''} in the draft file")
+    return shown
+
+
+class _Waiting:
+    """A spinner whose text says how long it has waited (or how long until the retry)."""
+
+    def __init__(self, text: str, *, until: float | None = None):
+        from rich.spinner import Spinner
+
+        self.text, self.until, self.t0 = text, until, time.monotonic()
+        self.spinner = Spinner("dots", text=text, style="cyan")
+
+    def __rich__(self) -> Any:
+        now = time.monotonic()
+        if self.until is not None:
+            self.spinner.update(text=self.text.format(left=max(0.0, self.until - now)))
+        elif now - self.t0 >= 2:
+            self.spinner.update(text=f"{self.text} {now - self.t0:.0f} s")
+        return self.spinner
+
+
+class _Tail:
+    """The last lines of the text being streamed: a live preview that fits the screen."""
+
+    def __init__(self, renderer: "TraceRenderer"):
+        self.r = renderer
+
+    def __rich__(self) -> Any:
+        from rich.text import Text
+
+        height = max(3, self.r.console.height - 2)
+        text = self.r._text[-20000:]
+        # up to the last whitespace only: a secret is redacted once it is whole, never shown half
+        text = text[:max(text.rfind(" "), text.rfind("\n"), text.rfind("\t")) + 1]
+        lines = clean_for_terminal(redact(text)).splitlines()[-height:]
+        return Text("\n".join(lines), style="dim")
+
+
 class TraceRenderer:
     def __init__(self, console: Any, *, answer_file: IO[str] | None = None, live: bool = True,
-                 quiet: bool = False, err_console: Any = None):
+                 quiet: bool = False, err_console: Any = None, command: str = "ask",
+                 spinner: bool = False):
         self.console = console          # trace (and, when live, the streamed text)
         self.err = err_console or console
         self.answer_file = answer_file  # where the final answer goes when not live
         self.live = live
         self.quiet = quiet
+        self.command = command          # for advice: "ask", "chat", "batch", "eval"
+        self.terminal = live and bool(getattr(console, "is_terminal", False))
+        self.spinner = spinner and self.terminal
         self._mid_line = False
         self._turn_text: list[str] = []
         self._held = ""  # streamed text not yet shown: the tail after the last whitespace
-        self._countdown: Any = None  # a rich Live counting a retry wait down (terminal only)
+        self._text = ""  # this response's text so far (the terminal's preview)
+        self._blocks = 0  # text blocks printed in this question: a blank line between them
+        self._running = 0  # tool calls started and not finished
+        self._live: Any = None  # rich Live: a spinner or the preview
+        self._draft_text: dict[str, Any] = {}  # draft id -> the text its call saved
+        self._countdown: Any = None  # the Live counting a retry wait down, while it runs
 
     # -- helpers ------------------------------------------------------------------------
-    def _line(self, text: str, style: str | None = None, *, force: bool = False) -> None:
+    def _print(self, renderable: Any, **kw: Any) -> None:
+        self.stop_spinner()
+        self._end_text()
+        self.console.print(renderable, highlight=False, **kw)
+
+    def _line(self, text: str, style: str | None = None, *, force: bool = False,
+              no_wrap: bool = False) -> None:
         if self.quiet and not force:
             return
         from rich.text import Text
 
-        self._end_text()
-        self.console.print(Text(text, style=style or ""), soft_wrap=True, highlight=False)
+        if not self.terminal:  # a pipe or a log: one line per item, never wrapped
+            self._print(Text(text, style=style or ""), soft_wrap=True)
+        else:  # words wrap at spaces; an id, code or path is one word and is never split
+            self._print(Text(text, style=style or "", no_wrap=no_wrap, overflow="ignore"),
+                        soft_wrap=no_wrap)
 
     def _show(self, text: str) -> None:
         """Write model text live, redacted and cleaned. A secret is one run of non-space
@@ -110,91 +233,184 @@ class TraceRenderer:
             self.console.file.flush()
             self._mid_line = False
 
+    def _spin(self, renderable: Any, *, force: bool = False) -> None:
+        if not (self.spinner or force or isinstance(renderable, _Tail)):
+            return
+        from rich.live import Live
+
+        self.stop_spinner()
+        self._live = Live(renderable, console=self.console, transient=True,
+                          refresh_per_second=8, redirect_stdout=False, redirect_stderr=False)
+        self._live.start()
+
+    def stop_spinner(self) -> None:
+        live, self._live = self._live, None
+        self._countdown = None
+        if live is not None:
+            try:
+                live.stop()
+            except Exception:  # noqa: BLE001
+                pass
+
+    def _block(self, text: str, *, final: bool) -> None:
+        """One response's text on a terminal, printed once it is complete."""
+        from rich.text import Text
+
+        text = clean_for_terminal(redact(text)).strip()
+        if not text:
+            return
+        if self._blocks:
+            self._print(Text(""))
+        self._blocks += 1
+        if final:
+            shown = self._markdown(text)
+            if shown is not None:
+                self.console.file.write(shown)
+                self.console.file.flush()
+            else:  # Markdown that renders to (almost) nothing, e.g. nested 5000 deep: as text
+                self._print(Text(text), soft_wrap=False)
+        else:
+            self._print(Text(text, style="dim"), soft_wrap=False)
+
+    def _markdown(self, text: str) -> str | None:
+        """``text`` rendered as Markdown for this console, or None when the rendering loses
+        most of its words (markdown-it drops what nests deeper than its limit) or fails."""
+        from rich.markdown import Markdown
+
+        try:
+            with self.console.capture() as cap:
+                # hyperlinks=False: a link shows its address, never a hidden escape sequence
+                self.console.print(Markdown(text, hyperlinks=False), soft_wrap=False)
+            out = cap.get()
+        except Exception:  # noqa: BLE001 - RecursionError and the like: plain text instead
+            return None
+        words = sum(ch.isalnum() for ch in text)
+        kept = sum(ch.isalnum() for ch in clean_for_terminal(out))
+        return out if kept * 2 >= words else None
+
     # -- the consumer -------------------------------------------------------------------
     def __call__(self, ev: Event) -> None:
-        if self._countdown is not None:  # the wait is over: whatever comes next replaces it
-            self._countdown.stop()
-            self._countdown = None
         if isinstance(ev, Question):
+            self._blocks = 0
             return
         if isinstance(ev, ModelRequest):
-            self._turn_text = []
-            if ev.attempt > 1:
-                self._line(f"↻ retrying model call {ev.turn} (attempt {ev.attempt})", "yellow")
+            self._turn_text, self._text, self._running = [], "", 0
+            self._spin(_Waiting("waiting for the model…"))
             return
         if isinstance(ev, TextDelta):
             self._turn_text.append(ev.text)
-            if self.live:
+            if self.terminal:
+                if self._live is None or not isinstance(self._live.renderable, _Tail):
+                    self._text = "".join(self._turn_text[:-1])
+                    self._spin(_Tail(self))
+                self._text += ev.text
+            elif self.live:
                 self._show(ev.text)
             return
         if isinstance(ev, ModelResponse):
-            if self.live and not self._turn_text and ev.text:
-                self._emit(ev.text)  # --no-stream: the text arrives whole
-            if not self.live and ev.tool_calls and ev.text.strip():
+            self.stop_spinner()
+            if self.terminal:
+                final = not ev.tool_calls and ev.stop_reason in ("end_turn", "stop_sequence")
+                self._block(ev.text, final=final)
+            elif self.live:
+                if not self._turn_text and ev.text:
+                    self._emit(ev.text)  # --no-stream: the text arrives whole
+                if ev.text:
+                    self._end_text()
+            elif ev.tool_calls and ev.text.strip():
                 self._line("model: " + compact(ev.text.strip()), "dim")
             return
         if isinstance(ev, Retry):
-            self._line(f"! model call {ev.turn} failed ({clean_for_terminal(ev.reason)}); "
+            self._line(f"↻ model call {ev.turn} failed: {clean_for_terminal(ev.reason)}; "
                        f"retrying in {ev.wait_s:.1f} s", "yellow")
-            if ev.wait_s >= 1 and not self.quiet and getattr(self.console, "is_terminal", False):
-                from rich.live import Live
-
-                self._countdown = Live(_Countdown(ev.wait_s), console=self.console,
-                                       refresh_per_second=4, transient=True)
-                self._countdown.start()
+            if round(ev.wait_s, 1) >= 1 and not self.quiet and getattr(self.console, "is_terminal", False):
+                # the wait counted down, spinner or not (a rate limit's retry-after can be long)
+                self._spin(_Waiting("waiting {left:.0f} s before retrying…",
+                                    until=time.monotonic() + ev.wait_s), force=True)
+                self._countdown = self._live
+            elif ev.wait_s > 0:
+                self._spin(_Waiting("retrying shortly…"))
             return
         if isinstance(ev, ToolCallStarted):
-            self._line(*tool_call_line(ev.name, ev.input))
+            self._running += 1
+            if ev.name == DRAFT_TOOL:  # its text is shown once, quoted, when it is saved
+                code = ev.input.get("order_code") if isinstance(ev.input, dict) else None
+                self._line(f"→ {DRAFT_TOOL}" + (f" (order {_word(code, 40)})" if code else ""), "cyan")
+            else:
+                self._line(*tool_call_line(ev.name, ev.input))
+            self._spin_tools()
             return
         if isinstance(ev, ToolResult):
+            self._running = max(0, self._running - 1)
+            if ev.name == DRAFT_TOOL and not ev.is_error:
+                self._note_draft_text(ev)
+                return  # shown once, with its text, by DraftSaved (next)
             self._line(*tool_result_line(ev.name, ev.outcome, ev.is_error, ev.duration_ms, ev.result))
+            self._spin_tools()
             return
         if isinstance(ev, DraftSaved):
-            what = "saved" if ev.created else "already saved (same text)"
-            self._line(f"✎ draft {ev.id} {what}: {ev.path} — pending review, nothing was sent",
-                       "magenta")
+            self._draft(ev)
+            self._spin_tools()
             return
         if isinstance(ev, Error):
-            self._line(f"error: {clean_for_terminal(redact(ev.message))}", "bold red", force=True)
+            msg = advise(clean_for_terminal(redact(ev.message)), ev.kind, self.command)
+            self._line(f"agentcli: {' '.join(msg.split())}", "bold red", force=True)
             return
-        if isinstance(ev, Checked):
-            for f in ev.findings[:20]:
-                self._line(*finding_line(f), force=isinstance(f, dict) and f.get("severity") == "error")
-            if len(ev.findings) > 20:
-                self._line(f"⚑ grounding: {len(ev.findings) - 20} more finding(s) in --json and the session log",
-                           "bold magenta", force=True)
-            if ev.status == "incomplete" and ev.stop_reason in ("draft_not_saved", "lookup_failed", "grounding"):
-                self._line(f"incomplete ({clean_for_terminal(str(ev.stop_reason))}): "
-                           f"{clean_for_terminal(redact(str(ev.message or '')))}", "bold yellow", force=True)
+        if getattr(ev, "type", None) == "checked":  # grounding findings (agentcli.checks)
+            self._checked(ev)
             return
         if isinstance(ev, TurnFinished):
+            self.stop_spinner()
             self._end_text()
             if not self.live and self.answer_file is not None and ev.answer:
                 self.answer_file.write(clean_for_terminal(redact(ev.answer)) + "\n")
                 self.answer_file.flush()
             if ev.status == "incomplete" and ev.message:
-                self._line(f"stopped ({clean_for_terminal(str(ev.stop_reason))}): "
-                           f"{clean_for_terminal(redact(ev.message))}", "bold yellow", force=True)
+                msg = advise(clean_for_terminal(redact(ev.message)), ev.stop_reason, self.command)
+                self._line(f"agentcli: stopped ({clean_for_terminal(str(ev.stop_reason))}): "
+                           f"{' '.join(msg.split())}", "bold yellow", force=True)
             return
 
-    def close(self) -> None:
-        if self._countdown is not None:
-            self._countdown.stop()
-            self._countdown = None
-        self._end_text()
+    def _checked(self, ev: Any) -> None:
+        findings = list(getattr(ev, "findings", None) or [])
+        for f in findings[:20]:
+            self._line(*finding_line(f), force=isinstance(f, dict) and f.get("severity") == "error")
+        if len(findings) > 20:
+            self._line(f"⚑ grounding: {len(findings) - 20} more finding(s) in --json and the "
+                       "session log", "bold magenta", force=True)
+        stop = getattr(ev, "stop_reason", None)
+        if getattr(ev, "status", None) == "incomplete" and stop in ("draft_not_saved",
+                                                                     "lookup_failed", "grounding"):
+            msg = advise(clean_for_terminal(redact(str(getattr(ev, "message", "") or ""))), stop,
+                         self.command)
+            self._line(f"incomplete ({clean_for_terminal(str(stop))}): {msg}", "bold yellow",
+                       force=True)
 
+    def _spin_tools(self) -> None:
+        if self._running:
+            n = self._running
+            self._spin(_Waiting(f"running {n} tool call{'s' if n > 1 else ''}…"))
 
-class _Countdown:
-    """``waiting 12 s…``, recomputed at each refresh of the Live that shows it."""
-
-    def __init__(self, wait_s: float):
-        import time
-
-        self.clock = time.monotonic
-        self.until = self.clock() + wait_s
-
-    def __rich__(self) -> Any:
+    def _draft(self, ev: DraftSaved) -> None:
+        if self.quiet:
+            return
         from rich.text import Text
 
-        left = max(0.0, self.until - self.clock())
-        return Text(f"  waiting {left:.0f} s before retrying…", style="yellow")
+        what = "saved" if ev.created else "already saved (same text)"
+        self._line(f"✎ draft {clean_for_terminal(str(ev.id))} {what}: pending review, nothing was "
+                   "sent", "magenta")
+        self._line(f"  {clean_for_terminal(str(ev.path))}", "magenta", no_wrap=True)
+        text = self._draft_text.pop(ev.id, None)
+        if text is not None:
+            width = self.console.width if self.terminal else None
+            self._print(Text("\n".join(draft_block(text, width))), soft_wrap=True)
+
+    def _note_draft_text(self, ev: ToolResult) -> None:
+        """Remember a draft call's text (by the draft id in its result) for its DraftSaved."""
+        if isinstance(ev.input, dict) and isinstance(ev.result, dict) \
+                and isinstance(ev.result.get("draft_id"), str):
+            self._draft_text[ev.result["draft_id"]] = ev.input.get("text")
+
+    def close(self) -> None:
+        self.stop_spinner()
+        self._end_text()

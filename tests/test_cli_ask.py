@@ -115,7 +115,12 @@ def test_api_errors_are_one_line_and_exit_4(cli, anthropic_env, fake_anthropic, 
     assert p.returncode == 4, p.err
     no_traceback(p)
     lines = [line for line in p.err.splitlines() if line.strip()]
-    assert len(lines) == 1 and needle in lines[0]
+    # one error line; a retryable failure is first retried once, visibly, with its reason
+    retried = status in (500, 429, 529)
+    assert len(lines) == 1 + retried and needle in lines[-1] and lines[-1].startswith("agentcli: ")
+    if retried:
+        assert lines[0].startswith("↻ model call 1 failed: ") and needle in lines[0]
+        assert "tried 2 times" in lines[-1] and len(fake_anthropic.requests) == 2
     assert TEST_KEY not in p.err + p.out
 
 

@@ -13,6 +13,7 @@ import asyncio
 import io
 import json
 import os
+import re
 import signal
 import stat
 import subprocess
@@ -70,6 +71,22 @@ def piped_repl(app: App, *, history=None, history_path=None, **kw):
         yield Repl(app, console=console, session=session, **kw), inp, buf
 
 
+async def type_lines(repl: Repl, inp, keys: str) -> None:
+    """Type ``keys`` as a person does: one line per prompt, each sent once the REPL shows its
+    next prompt (all at once they would be one paste, joined into one question)."""
+    def at_prompt() -> bool:
+        sessions = [repl.session, repl._confirm_session]
+        return any(s is not None and s.app.is_running for s in sessions)
+
+    last = -1
+    for chunk in re.findall(r"(?:[^\r]|(?<=\x1b)\r)*(?:\r|$)", keys):  # Esc-Enter is no send
+        if not chunk:
+            continue
+        await wait_until(lambda: at_prompt() and repl.prompts != last, "the next prompt")
+        last = repl.prompts
+        inp.send_text(chunk)
+
+
 def run_keys(keys: str, *, registry=None, history_path=None, **settings) -> tuple[int, str]:
     """Type ``keys`` into a fresh REPL (ending with /exit or Ctrl-D); return (code, screen)."""
 
@@ -77,8 +94,10 @@ def run_keys(keys: str, *, registry=None, history_path=None, **settings) -> tupl
         app = App.open(settings_from(**settings), registry=registry)
         try:
             with piped_repl(app, history_path=history_path) as (repl, inp, buf):
-                inp.send_text(keys)
-                code = await asyncio.wait_for(repl.run(), GUARD_S)
+                running = asyncio.create_task(repl.run())
+                typing = asyncio.create_task(type_lines(repl, inp, keys))
+                code = await asyncio.wait_for(running, GUARD_S)
+                typing.cancel()
                 return code, buf.getvalue()
         finally:
             await app.aclose()
@@ -226,8 +245,13 @@ def test_drafts_history_and_usage_commands(anthropic_env, fake_anthropic, drafts
     assert code == 0
     drafts = sorted(drafts_dir.glob("d-*.md"))
     assert len(drafts) == 1 and reply in drafts[0].read_text()
-    # the save is shown with its path, and /drafts lists it with its status
-    assert f"saved: {drafts[0]}" in screen
+    # the save is shown once: id, then the path on a line of its own, then the text quoted
+    lines = screen.splitlines()
+    (i,) = [k for k, ln in enumerate(lines) if ln.startswith("✎ draft ")]
+    assert lines[i] == f"✎ draft {drafts[0].stem} saved: pending review, nothing was sent"
+    assert lines[i + 1] == f"  {drafts[0]}" and lines[i + 2] == f"  │ {reply}"
+    trace = screen[:screen.index("drafts of this ticket")]
+    assert "draft_reply ok" not in trace and '"draft_id"' not in trace and trace.count(str(drafts[0])) == 1
     listed = [ln for ln in screen.splitlines() if ln.strip().startswith(drafts[0].stem)]
     assert listed and "pending_review" in listed[0] and str(drafts[0]) in listed[0]
     assert "no drafts saved in this ticket yet" in screen  # after /new
@@ -236,13 +260,20 @@ def test_drafts_history_and_usage_commands(anthropic_env, fake_anthropic, drafts
     assert "get_order_status" in hist[0] and "draft_reply" in hist[1]
     # /usage: ticket and session totals (the session survives /new)
     rows = [ln.split() for ln in screen.splitlines() if ln.startswith(("this ticket", "session ("))]
-    assert rows[0][-4:] == ["2,500", "35", "2,100", "0"]
-    assert rows[1][-4:] == ["2,500", "35", "2,100", "0"]
-    assert rows[2][-4:] == ["100", "7", "0", "0"]
-    assert rows[3][-4:] == ["2,600", "42", "2,100", "0"] and "2 tickets" in " ".join(rows[3])
+    assert rows[0][-5:-1] == ["2,500", "35", "2,100", "0"]
+    assert rows[1][-5:-1] == ["2,500", "35", "2,100", "0"]
+    assert rows[2][-5:-1] == ["100", "7", "0", "0"]
+    assert rows[3][-5:-1] == ["2,600", "42", "2,100", "0"] and "2 tickets" in " ".join(rows[3])
+    # ... and the estimated cost --json has (claude-sonnet-5-5: $3 in, $15 out, $0.30 cache read)
+    first = (2500 * 3 + 35 * 15 + 2100 * 0.3) / 1e6
+    assert rows[0][-1] == f"${first:.4f}" and rows[2][-1] == f"${(100 * 3 + 7 * 15) / 1e6:.4f}"
+    assert rows[3][-1] == f"${first + (100 * 3 + 7 * 15) / 1e6:.4f}"
+    # leaving lists the session's drafts, the one of the closed ticket included
+    tail = lines[lines.index(next(ln for ln in lines if "saved in this session" in ln)):]
+    assert tail[0].startswith("1 draft saved in this session") and drafts[0].stem in tail[1]
 
 
-def test_tool_results_pretty_folded_and_errors_on_one_line(anthropic_env, fake_anthropic):
+def test_lookups_are_one_compact_line_and_errors_too(anthropic_env, fake_anthropic):
     fake_anthropic.queue(
         message(tool_use_block("get_order_status", {"order_code": "ORD-20261234", "include_line_items": True}),
                 tool_use_block("get_order_status", {"order_code": "not a code"})),
@@ -250,9 +281,9 @@ def test_tool_results_pretty_folded_and_errors_on_one_line(anthropic_env, fake_a
     code, screen = run_keys("Items of ORD-20261234?\r/exit\r")
     assert code == 0
     lines = screen.splitlines()
-    head = lines.index(next(ln for ln in lines if ln.startswith("← get_order_status ok (")))
-    assert lines[head + 1] == "  {" and lines[head + 2] == '    "found": true,'  # pretty JSON
-    assert any("more lines (the full result is in the session log" in ln for ln in lines[head:])
+    (ok,) = [ln for ln in lines if ln.startswith("← get_order_status ok (")]
+    # one line, as in `ask`: code, status, product, dates, the number of line items; no JSON
+    assert "): ORD-20261234 " in ok and " line item" in ok and "{" not in ok
     err = [ln for ln in lines if ln.startswith("✗ get_order_status invalid_input (")]
     assert len(err) == 1 and "not a valid order code" in err[0]
 
@@ -273,8 +304,9 @@ def test_spinner_on_a_terminal_is_stopped_before_text(anthropic_env, fake_anthro
                 session = build_session(input=inp, output=DummyOutput(), history=InMemoryHistory())
                 repl = Repl(app, console=console, session=session)
                 assert repl.spinner  # on by default on a terminal
-                inp.send_text("Where is GH56JK78MN?\r/exit\r")
-                code = await asyncio.wait_for(repl.run(), GUARD_S)
+                running = asyncio.create_task(repl.run())
+                await type_lines(repl, inp, "Where is GH56JK78MN?\r/exit\r")
+                code = await asyncio.wait_for(running, GUARD_S)
                 return code, buf.getvalue(), console
         finally:
             await app.aclose()
@@ -362,7 +394,7 @@ def test_ctrl_c_while_waiting_for_the_model_cancels_only_that_turn(anthropic_env
                 await asyncio.sleep(0.05)
                 os.kill(os.getpid(), signal.SIGINT)  # a real Ctrl-C, caught by the REPL's handler
                 await wait_until(lambda: "cancelled" in buf.getvalue(), "cancel message")
-                inp.send_text("and now?\r/exit\r")
+                await type_lines(repl, inp, "and now?\r/exit\r")
                 return await asyncio.wait_for(running, GUARD_S), buf.getvalue()
         finally:
             await app.aclose()
@@ -406,7 +438,7 @@ def test_cancel_while_a_tool_runs_answers_every_tool_use(anthropic_env, fake_ant
                 await wait_until(started.is_set, "slow tool started")
                 assert repl.cancel_turn()  # what the SIGINT handler calls
                 await wait_until(lambda: "cancelled" in buf.getvalue(), "cancel message")
-                inp.send_text("next question\r/exit\r")
+                await type_lines(repl, inp, "next question\r/exit\r")
                 return await asyncio.wait_for(running, GUARD_S), buf.getvalue()
         finally:
             await app.aclose()
@@ -427,7 +459,7 @@ def test_api_failure_prints_one_line_and_the_repl_goes_on(anthropic_env, fake_an
     fake_anthropic.queue(error(500, "boom", headers={"x-should-retry": "false"}), text("Back up."))
     code, screen = run_keys("first try\rsecond try\r/exit\r")
     assert code == 0
-    errors = [ln for ln in screen.splitlines() if ln.startswith("error:")]
+    errors = [ln for ln in screen.splitlines() if ln.startswith("agentcli:")]
     assert len(errors) == 1 and "500" in errors[0]
     assert "Back up." in screen and "Traceback" not in screen
     assert_valid_history(fake_anthropic.requests[1]["messages"])
@@ -444,17 +476,17 @@ def test_a_crash_in_one_turn_prints_one_line_and_the_next_works(anthropic_env, f
             with piped_repl(app) as (repl, inp, buf):
                 inp.send_text("first\r")
                 running = asyncio.create_task(repl.run())
-                await wait_until(lambda: "error:" in buf.getvalue(), "error line")
+                await wait_until(lambda: "agentcli:" in buf.getvalue(), "error line")
                 home.joinpath("sessions").unlink()
-                inp.send_text("second\r/exit\r")
+                await type_lines(repl, inp, "second\r/exit\r")
                 return await asyncio.wait_for(running, GUARD_S), buf.getvalue()
         finally:
             await app.aclose()
 
     code, screen = asyncio.run(main())
     assert code == 0
-    (line,) = [ln for ln in screen.splitlines() if ln.startswith("error:")]
-    assert line.startswith("error: cannot write the session log") and "AGENTCLI_HOME" in line
+    (line,) = [ln for ln in screen.splitlines() if ln.startswith("agentcli:")]
+    assert line.startswith("agentcli: cannot write the session log") and "AGENTCLI_HOME" in line
     assert "Works again." in screen and "Traceback" not in screen
     assert [user_texts(m) for m in fake_anthropic.requests[0]["messages"]] == [["second"]]
 
@@ -609,3 +641,48 @@ def test_bare_agentcli_on_a_terminal_takes_chats_options(anthropic_env, fake_ant
         child.close(force=True)
     assert child.exitstatus == 0
     assert fake_anthropic.requests == []
+
+
+# --------------------------------------------------------------------------- issue 18 habits
+
+def test_show_prints_a_draft_as_the_customer_reads_it(anthropic_env, fake_anthropic, drafts_dir):
+    reply = "Dear Ana,\n\nyour payment is being matched.\n\nKind regards"
+    fake_anthropic.queue(message(tool_use_block("draft_reply", {"text": reply, "order_code": "GH56JK78MN"})),
+                         text("Saved."))
+    code, screen = run_keys("Reply to Ana\r/show\r/show d-000000000000\r/show ../../etc\r/exit\r")
+    assert code == 0
+    (draft,) = drafts_dir.glob("d-*.md")
+    lines = screen.splitlines()
+    i = lines.index(f"draft {draft.stem} · pending_review · order GH56JK78MN")
+    assert lines[i + 1] == f"  {draft}"
+    assert lines[i + 2:i + 7] == ["  │ Dear Ana,", "  │", "  │ your payment is being matched.", "  │",
+                                  "  │ Kind regards"]
+    assert "no draft d-000000000000" in screen and "not a draft id: '../../etc'" in screen
+    assert len(fake_anthropic.requests) == 2
+
+
+def test_habits_and_command_typos_never_reach_the_model(anthropic_env, fake_anthropic):
+    code, screen = run_keys("/drafs\r/usage extra\r/new now\rclear\rhelp\rquit\r")
+    assert code == 0
+    assert fake_anthropic.requests == []  # nothing was sent, nothing billed
+    assert "unknown command /drafs; did you mean /drafts?" in screen
+    assert "/usage takes no argument (got 'extra'); nothing was done" in screen
+    assert "/new takes no argument" in screen and "new ticket #2" not in screen
+    assert "screen cleared" in screen and "/customer EMAIL scopes" in screen  # help was shown
+    assert "(quit is taken as /exit; nothing was sent to the model)" in screen
+
+
+def test_an_email_whose_first_line_starts_with_a_slash_is_a_question(anthropic_env, fake_anthropic):
+    fake_anthropic.queue(text("ok"))
+    email = "/new order please\nmy order GH56JK78MN is late\nAna"
+    code, screen = run_keys(f"\x1b[200~{email}\x1b[201~\r/exit\r")
+    assert code == 0 and "new ticket #2" not in screen
+    assert user_texts(fake_anthropic.requests[0]["messages"][0]) == [email]
+
+
+def test_a_context_overflow_in_the_repl_advises_a_new_ticket(anthropic_env, fake_anthropic):
+    fake_anthropic.queue(error(400, "prompt is too long: 250000 tokens > 200000 maximum"))
+    code, screen = run_keys("hello\r/exit\r")
+    assert code == 0
+    (line,) = [ln for ln in screen.splitlines() if ln.startswith("agentcli: stopped")]
+    assert "context window" in line and "start a new ticket (/new)" in line

@@ -52,7 +52,8 @@ app = typer.Typer(
     help="A terminal assistant for customer-support staff: answers order questions with a model "
          "that can look orders up (read-only) and save reply drafts for a human to review.\n\n"
          "With no command it starts the REPL on a terminal, and answers standard input as one "
-         "question (like `ask`) when that is a pipe; the options below apply to either.",
+         "question (like `ask`) when that is a pipe; the options below apply to either.\n\n"
+         "Examples:\n\n\b\n  agentcli\n  echo 'Where is ORD-20261234?' | agentcli",
     no_args_is_help=False,
     add_completion=False,
     pretty_exceptions_enable=False,

@@ -44,7 +44,8 @@ async def _ask(settings, question: str, ticket: Optional[str] = None) -> int:
             console = out_console() if live else err_console()
             consumers.append(TraceRenderer(console, answer_file=None if live else sys.stdout,
                                            live=live, quiet=settings.quiet,
-                                           err_console=err_console()))
+                                           err_console=err_console(), command="ask",
+                                           spinner=live))
         builder = await application.run(conv, question, consumers)
         for c in consumers:
             c.close()
@@ -52,7 +53,9 @@ async def _ask(settings, question: str, ticket: Optional[str] = None) -> int:
             sys.stdout.write(json.dumps(builder.result(), ensure_ascii=False) + "\n")
             sys.stdout.flush()
             if builder.error is not None:
-                error_line(builder.error.message)
+                from ..advice import advise
+
+                error_line(advise(builder.error.message, builder.error.kind, "ask"))
         return builder.exit_code
     finally:
         await application.aclose()
@@ -63,9 +66,17 @@ def register(app: typer.Typer) -> None:
     @model_options
     def ask(
         question: Annotated[Optional[str], typer.Argument(
-            help="the question; '-' or none reads the whole of standard input", show_default=False)] = None,
+            help="the question; '-' or none reads the whole of standard input", show_default=False,
+            metavar="QUESTION")] = None,
         ticket: TicketOpt = None,
         *, opts: ModelOptions,
     ) -> None:
-        """Answer one question and exit."""
+        """Answer one question and exit.
+
+        Examples:
+
+        \b
+          agentcli ask "Where is order ORD-20261234?"
+          agentcli ask --customer ana@example.com --ticket HD-1042 - < mail.txt
+        """
         ask_main(question, opts, ticket)

@@ -21,18 +21,20 @@ MAX_CONCURRENCY = 256
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("batch")
+    @app.command("batch", short_help="Answer many questions: one JSON object per question.")
     @model_options
     def batch(
         file: Annotated[Optional[str], typer.Argument(
             help="questions, one per line: plain text, or JSON Lines {\"id\", \"question\", "
-                 "\"customer\"}; '-' or none reads standard input", show_default=False)] = None,
+                 "\"customer\"}; '-' or none reads standard input", show_default=False,
+            metavar="FILE")] = None,
         concurrency: Annotated[int, typer.Option(
-            "--concurrency", min=1, max=MAX_CONCURRENCY,
+            "--concurrency", min=1, max=MAX_CONCURRENCY, metavar="N",
             help="questions answered at once (one shared client and database pool)")] = DEFAULT_CONCURRENCY,
         output: Annotated[Optional[Path], typer.Option(
             "--output", "-o", help="also append every record to FILE as soon as it is done "
-                                   "(any order)", show_default=False, dir_okay=False)] = None,
+                                   "(any order)", show_default=False, dir_okay=False,
+            metavar="FILE")] = None,
         resume: Annotated[bool, typer.Option(
             "--resume", help="skip ids that already have a record in the --output file "
                              "(failed API calls are tried again)")] = False,
@@ -42,6 +44,12 @@ def register(app: typer.Typer) -> None:
 
         Exit code: 0 when every question finished normally, 1 when any is incomplete (or its
         input line was unusable), 4 when any failed at the model API after retries.
+
+        Examples:
+
+        \b
+          agentcli batch questions.txt > answers.jsonl
+          agentcli batch tickets.jsonl -o done.jsonl --resume
         """
         # --json is accepted for symmetry with ask: batch output is always JSON Lines.
         batch_main(file, opts, concurrency=concurrency, output=output, resume=resume)

@@ -59,12 +59,19 @@ async def _chat(settings: Any, interactive: bool, ticket: Optional[str] = None) 
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("chat")
+    @app.command("chat", short_help="The REPL: one ticket at a time, follow-ups keep context.")
     @model_options
     def chat(ticket: TicketOpt = None, *, opts: ModelOptions) -> None:
         """The REPL: one ticket at a time; follow-ups keep context.
 
-        Inside, /help lists the commands (/new, /customer, /model, /drafts, /usage, /history).
+        Inside, /help lists the commands (/new, /customer, /model, /drafts, /show, /usage,
+        /history).
+
+        Examples:
+
+        \b
+          agentcli chat
+          agentcli chat --customer ana@example.com
 
         When standard input is not a terminal, each line is one question (or slash command) of
         the same ticket, and the command exits 0 at end of input.

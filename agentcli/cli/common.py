@@ -4,6 +4,7 @@ Imports here stay light (typer, the standard library): every command loads this 
 """
 
 import inspect
+import os
 import sys
 from typing import Any, Callable, Optional
 
@@ -13,16 +14,22 @@ from ..errors import EXIT_INTERRUPTED, AgentcliError, UsageError
 from ..stdio import silence_stdout
 from ..text import MAX_QUESTION_CHARS, check_question
 
-def err_console():
+def _console(**kw: Any) -> Any:
     from rich.console import Console
 
-    return Console(stderr=True, highlight=False, soft_wrap=True)
+    if os.environ.get("NO_COLOR"):
+        # No colour and no style at all: rich's own NO_COLOR handling drops colours but keeps
+        # bold, dim and reverse; without a colour system it emits no style codes whatever.
+        kw["color_system"] = None
+    return Console(highlight=False, soft_wrap=True, **kw)
+
+
+def err_console():
+    return _console(stderr=True)
 
 
 def out_console():
-    from rich.console import Console
-
-    return Console(highlight=False, soft_wrap=True)
+    return _console()
 
 
 def error_line(message: str) -> None:
@@ -118,6 +125,10 @@ def read_question(arg: Optional[str]) -> str:
         if arg is None and sys.stdin.isatty():
             raise UsageError("no question: pass one as an argument, or pipe it in "
                              "(echo '...' | agentcli ask)")
+        if sys.stdin.isatty():  # `agentcli ask -` typed at a terminal: say what it waits for
+            sys.stderr.write("agentcli: paste the question, then press Ctrl-D on a line of its "
+                             "own (Ctrl-C cancels)\n")
+            sys.stderr.flush()
         data = sys.stdin.buffer.read(MAX_QUESTION_CHARS * 4 + 1)
         q = data.decode("utf-8", errors="replace")
     return check_question(q)

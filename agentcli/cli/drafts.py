@@ -15,31 +15,33 @@ import typer
 from ..stdio import isatty
 from ..review import query, require_folder, store_for
 from .common import dump_json, run, warn
-from .options import Json
+from .options import Json, PlainUsage
 
 drafts_app = typer.Typer(help="The human review queue for drafts (nothing is ever sent).",
                          no_args_is_help=True)
 
 DraftsDirOpt = Annotated[Optional[Path], typer.Option(
     "--drafts-dir", help="the drafts directory [env AGENTCLI_DRAFTS_DIR; default ./drafts]",
-    show_default=False)]
+    show_default=False, metavar="DIR")]
 DraftId = Annotated[str, typer.Argument(help="draft id (d-3f2a9c1b7e04), a unique prefix of it, "
-                                             "or `last`", show_default=False)]
+                                             "or `last`", show_default=False, metavar="ID")]
 DraftIds = Annotated[Optional[List[str]], typer.Argument(
-    help="draft ids (or unique prefixes); none: the drafts the filters select", show_default=False)]
+    help="draft ids (or unique prefixes); none: the drafts the filters select", show_default=False,
+    metavar="ID...")]
 
 # The filters of `drafts list`, shared by `review` and by approve/reject.
 StatusOpt = Annotated[Optional[str], typer.Option(
-    "--status", help="pending_review (or pending), approved, rejected or superseded", show_default=False)]
+    "--status", help="pending_review (or pending), approved, rejected or superseded", show_default=False,
+    metavar="STATUS")]
 OrderOpt = Annotated[Optional[str], typer.Option("--order", help="only drafts about this order code",
-                                                 show_default=False)]
+                                                 show_default=False, metavar="CODE")]
 CustomerOpt = Annotated[Optional[str], typer.Option("--customer", help="only drafts for this customer email",
-                                                    show_default=False)]
+                                                    show_default=False, metavar="EMAIL")]
 SinceOpt = Annotated[Optional[str], typer.Option(
     "--since", help="created since a date (2026-11-30), a time, or an age (30m, 12h, 7d, 2w)",
-    show_default=False)]
+    show_default=False, metavar="WHEN")]
 TicketFilter = Annotated[Optional[str], typer.Option("--ticket", help="only drafts of this ticket",
-                                                     show_default=False)]
+                                                     show_default=False, metavar="ID")]
 FlaggedOpt = Annotated[bool, typer.Option("--flagged", help="only drafts with grounding findings")]
 AllOpt = Annotated[bool, typer.Option("--all", help="superseded drafts too (hidden by default)")]
 YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="no confirmation (for scripts)")]
@@ -48,21 +50,28 @@ ForceOpt = Annotated[bool, typer.Option("--force", help="change a draft already 
 
 
 def register(app: typer.Typer) -> None:
-    app.add_typer(drafts_app, name="drafts")
+    app.add_typer(drafts_app, name="drafts", short_help="The review queue of drafts (nothing is ever sent).")
 
 
-@drafts_app.command("list")
+@drafts_app.command("list", short_help="List drafts, newest first.")
 def drafts_list(
     status: StatusOpt = None, order: OrderOpt = None, customer: CustomerOpt = None,
     since: SinceOpt = None, ticket: TicketFilter = None, flagged: FlaggedOpt = False,
     all_: AllOpt = False,
     limit: Annotated[Optional[int], typer.Option("-n", "--limit", min=1, help="show at most N drafts",
-                                                 show_default=False)] = None,
+                                                 show_default=False, metavar="N")] = None,
     drafts_dir: DraftsDirOpt = None,
     json_: Json = False,
 ) -> None:
     """List drafts, newest first (a table on a terminal, tab-separated lines with a header in a
-    pipe); superseded drafts only with --all; damaged files are listed as damaged."""
+    pipe); superseded drafts only with --all; damaged files are listed as damaged.
+
+    Examples:
+
+    \b
+      agentcli drafts list --status pending --since 1d
+      agentcli drafts list --ticket HD-1042 --flagged --json
+    """
 
     def body() -> int:
         from ..review import damaged_record, select
@@ -96,26 +105,39 @@ def drafts_list(
     raise typer.Exit(run(body))
 
 
-@drafts_app.command("show")
+@drafts_app.command("show", cls=PlainUsage, short_help="Show a draft: findings, provenance, text, history.")
 def drafts_show(did: DraftId, drafts_dir: DraftsDirOpt = None, json_: Json = False,
                 text: Annotated[bool, typer.Option("--text", help="print exactly the reply text "
                                                              "(for the clipboard or a helpdesk)")] = False) -> None:
     """Show a draft: grounding findings, its ticket's questions and the lookups it relied on, the
-    text, and its review history."""
+    text, and its review history.
+
+    Examples:
+
+    \b
+      agentcli drafts show d-3f2a9c1b7e04
+      agentcli drafts show last --text | xclip -selection clipboard
+    """
     from .drafts_show import show_body
 
     raise typer.Exit(run(lambda: show_body(store_for(drafts_dir), did, json_=json_, text_only=text)))
 
 
-@drafts_app.command("edit")
+@drafts_app.command("edit", cls=PlainUsage, short_help="Edit a draft's text in $VISUAL / $EDITOR.")
 def drafts_edit(did: DraftId, drafts_dir: DraftsDirOpt = None) -> None:
-    """Edit a draft's text in $VISUAL or $EDITOR; the edit is kept (and shown as a diff)."""
+    """Edit a draft's text in $VISUAL or $EDITOR; the edit is kept (and shown as a diff).
+
+    Example:
+
+    \b
+      EDITOR=nano agentcli drafts edit d-3f2a
+    """
     from .drafts_show import edit_body
 
     raise typer.Exit(run(lambda: edit_body(store_for(drafts_dir), did)))
 
 
-@drafts_app.command("approve")
+@drafts_app.command("approve", cls=PlainUsage, short_help="Mark drafts approved (nothing is sent).")
 def drafts_approve(
     ids: DraftIds = None, status: StatusOpt = None, order: OrderOpt = None,
     customer: CustomerOpt = None, since: SinceOpt = None, ticket: TicketFilter = None,
@@ -123,7 +145,14 @@ def drafts_approve(
     drafts_dir: DraftsDirOpt = None,
 ) -> None:
     """Mark drafts approved: by id, or every draft the filters select (pending ones unless
-    --status says otherwise). In place, atomically; nothing is sent."""
+    --status says otherwise). In place, atomically; nothing is sent.
+
+    Examples:
+
+    \b
+      agentcli drafts approve d-3f2a
+      agentcli drafts approve --ticket HD-1042 --yes
+    """
     from .drafts_review import decide
 
     raise typer.Exit(run(lambda: decide(
@@ -131,17 +160,23 @@ def drafts_approve(
         (status, order, customer, since, ticket, flagged), reason=None, yes=yes, force=force)))
 
 
-@drafts_app.command("reject")
+@drafts_app.command("reject", cls=PlainUsage, short_help="Mark a draft rejected, with a reason.")
 def drafts_reject(
     ids: DraftIds = None,
     reason: Annotated[Optional[str], typer.Option("--reason", help="why (kept in the draft's history)",
-                                                  show_default=False)] = None,
+                                                  show_default=False, metavar="TEXT")] = None,
     status: StatusOpt = None, order: OrderOpt = None,
     customer: CustomerOpt = None, since: SinceOpt = None, ticket: TicketFilter = None,
     flagged: FlaggedOpt = False, yes: YesOpt = False, force: ForceOpt = False,
     drafts_dir: DraftsDirOpt = None,
 ) -> None:
-    """Mark drafts rejected, with an optional reason: by id or by filter. Nothing is sent."""
+    """Mark drafts rejected, with an optional reason: by id or by filter. Nothing is sent.
+
+    Example:
+
+    \b
+      agentcli drafts reject d-3f2a --reason "wrong delivery date"
+    """
     from .drafts_review import decide
 
     raise typer.Exit(run(lambda: decide(

@@ -66,7 +66,7 @@ def print_draft(c: Any, d: Any, prov: dict[str, Any] | None, *, footer: bool = T
     from rich.text import Text
 
     from ..redact import clean_for_terminal
-    from ..render import compact, tool_call_line
+    from ..render import compact, result_summary, tool_call_line
     from ..text import format_time
 
     m = d.meta
@@ -129,7 +129,8 @@ def print_draft(c: Any, d: Any, prov: dict[str, Any] | None, *, footer: bool = T
         res = x.get("result")
         tag = ("✗ failed" if x.get("is_error") else
                "← not found" if isinstance(res, dict) and res.get("found") is False else "← found")
-        line(f"  {tag}: {compact(res)}", "red" if x.get("is_error") else "green")
+        line(f"  {tag}: {compact(res, 300) if x.get('is_error') else result_summary(res)}",
+             "red" if x.get("is_error") else "green")
 
     if prov.get("found"):
         line(f"  (session log {prov.get('session_id')}: agentcli log show {prov.get('session_id')})", "dim")

@@ -12,17 +12,18 @@ from .options import ModelOptions, model_options
 
 
 def register(app: typer.Typer) -> None:
-    app.command("eval")(model_options(eval_cmd))
+    app.command("eval", short_help="Score the model on the support tasks.")(model_options(eval_cmd))
 
 
 def eval_cmd(
     cases: Annotated[Optional[Path], typer.Option(
         "--cases", help="a JSON Lines file of your own tasks (same format as the built-in suite)",
-        show_default=False)] = None,
-    repeat: Annotated[int, typer.Option("--repeat", min=1, max=100,
+        show_default=False, metavar="FILE")] = None,
+    repeat: Annotated[int, typer.Option("--repeat", min=1, max=100, metavar="K",
                                         help="run each task K times (flaky-model statistics)")] = 1,
     task: Annotated[Optional[list[str]], typer.Option(
-        "--task", help="run only this task id (repeatable; shell-style wildcards)", show_default=False)] = None,
+        "--task", help="run only this task id (repeatable; shell-style wildcards)", show_default=False,
+        metavar="ID")] = None,
     list_: Annotated[bool, typer.Option("--list", help="list the tasks and exit")] = False,
     *, opts: ModelOptions,
 ) -> None:
@@ -30,6 +31,12 @@ def eval_cmd(
 
     Built-in tasks run on the demo database unless --db is given; drafts go to a temporary
     directory unless --drafts-dir is given. Exit 1 when any task fails.
+
+    Examples:
+
+    \b
+      agentcli eval --list
+      agentcli eval --model qwen2.5:7b --repeat 3
     """
 
     def body():

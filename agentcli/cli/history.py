@@ -90,7 +90,13 @@ def _completer(commands: dict[str, str]) -> Any:
     return SlashCompleter()
 
 
-def _key_bindings() -> Any:
+# A paste without bracketed paste (older terminals, web consoles, ``tmux paste-buffer`` without
+# -p) arrives as keystrokes: its Enters are followed by more keys at once or within a few
+# milliseconds, which no person types. Such an Enter is a newline of the same question.
+PASTE_GAP_S = 0.03
+
+
+def _key_bindings(pressed: list[int]) -> Any:
     from prompt_toolkit.key_binding import KeyBindings
 
     kb = KeyBindings()
@@ -99,6 +105,27 @@ def _key_bindings() -> Any:
     def _newline(event: Any) -> None:
         """Esc-Enter / Alt-Enter: a newline inside the question (Enter sends it)."""
         event.current_buffer.insert_text("\n")
+
+    @kb.add("enter")
+    def _enter(event: Any) -> None:
+        """Enter sends the question, unless more keys follow it at once (a paste)."""
+        buf = event.current_buffer
+        if event.key_processor.input_queue:  # more keys came with this one
+            buf.insert_text("\n")
+            return
+        seen = pressed[0]
+        buf.insert_text("\n")  # for now: taken back if nothing follows within PASTE_GAP_S
+
+        def decide() -> None:
+            if pressed[0] != seen or not event.app.is_running or event.app.is_done:
+                return  # more keys arrived: part of a paste, the newline stays
+            if buf.document.char_before_cursor == "\n":
+                buf.delete_before_cursor(1)
+            buf.validate_and_handle()
+
+        import asyncio
+
+        asyncio.get_running_loop().call_later(PASTE_GAP_S, decide)
 
     return kb
 
@@ -112,8 +139,15 @@ def build_session(*, input: Any = None, output: Any = None, history_path: Path |
 
     if history is None:
         history = _redacting_file_history(history_path) if history_path else InMemoryHistory()
-    return PromptSession(
+    pressed = [0]  # key presses seen so far: tells a paste's Enter from a person's
+    session = PromptSession(
         history=history, auto_suggest=AutoSuggestFromHistory(), completer=_completer(commands or {}),
-        complete_while_typing=True, key_bindings=_key_bindings(), multiline=False,
+        complete_while_typing=True, key_bindings=_key_bindings(pressed), multiline=False,
         prompt_continuation=lambda width, line_number, wrap_count: "… ".rjust(width),
         enable_suspend=True, input=input, output=output)
+
+    def count(_: Any) -> None:
+        pressed[0] += 1
+
+    session.app.key_processor.before_key_press += count
+    return session

@@ -12,30 +12,38 @@ import typer
 
 from ..stdio import isatty
 from .common import dump_json, out_console, run, tsv, warn
-from .options import Json
+from .options import Json, PlainUsage
 
 log_app = typer.Typer(help="Past sessions, re-rendered with every tool call and result.",
                       no_args_is_help=True)
 
 
 def register(app: typer.Typer) -> None:
-    app.add_typer(log_app, name="log")
+    app.add_typer(log_app, name="log", short_help="Past sessions, replayed with every tool call.")
 
 
 ToolFilter = Annotated[Optional[str], typer.Option("--tool", help="only tool calls of this tool",
-                                                   show_default=False)]
+                                                   show_default=False, metavar="NAME")]
 ErrorsFilter = Annotated[bool, typer.Option("--errors", help="only failed tool calls (list: sessions "
                                             "with a failure)")]
 AllFilter = Annotated[bool, typer.Option("--all", help="include `agentcli eval` sessions (hidden by default)")]
 
 
-@log_app.command("list")
+@log_app.command("list", short_help="Past sessions, newest first.")
 def log_list(
     tool: ToolFilter = None, errors: ErrorsFilter = False, all_: AllFilter = False,
-    limit: Annotated[int, typer.Option("-n", "--limit", min=0, help="show at most N sessions (0: all)")] = 20,
+    limit: Annotated[int, typer.Option("-n", "--limit", min=0, metavar="N",
+                                       help="show at most N sessions (0: all)")] = 20,
     json_: Json = False,
 ) -> None:
-    """Past sessions, newest first: id, start, first question, provider/model, tool calls, drafts, status."""
+    """Past sessions, newest first: id, start, first question, provider/model, tool calls, drafts, status.
+
+    Examples:
+
+    \b
+      agentcli log list -n 5
+      agentcli log list --errors
+    """
 
     def body() -> int:
         from ..config import sessions_dir
@@ -100,16 +108,23 @@ def _sessions_table(sessions: list, directory: Path) -> None:
     out_console().print(t)
 
 
-@log_app.command("show")
+@log_app.command("show", cls=PlainUsage, short_help="Replay a session with every tool call.")
 def log_show(
     session: Annotated[str, typer.Argument(help="session id (or a unique prefix, `last`, or a .jsonl path)",
-                                           show_default=False)],
+                                           show_default=False, metavar="ID")],
     tool: ToolFilter = None, errors: ErrorsFilter = False,
     all_: Annotated[bool, typer.Option("--all", help="`last` may be an `agentcli eval` session")] = False,
     json_: Annotated[bool, typer.Option(
         "--json", help="dump the session's events as JSON")] = False,
 ) -> None:
-    """Replay a session: questions, text, every tool call (input, result, error, duration), drafts, stops, usage."""
+    """Replay a session: questions, text, every tool call (input, result, error, duration), drafts, stops, usage.
+
+    Examples:
+
+    \b
+      agentcli log show last
+      agentcli log show 20261130-142501 --errors
+    """
 
     def body() -> int:
         from ..config import sessions_dir

@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from .common import out_console, run
-from .options import Customer, Db, Json
+from .options import Customer, Db, Json, PlainUsage
 
 orders_app = typer.Typer(help="Look orders up without a model.", no_args_is_help=True)
 db_app = typer.Typer(help="The demo orders database.", no_args_is_help=True)
@@ -19,13 +19,21 @@ def register(app: typer.Typer) -> None:
     app.add_typer(db_app, name="db")
 
 
-@orders_app.command("show")
+@orders_app.command("show", cls=PlainUsage, short_help="Look an order up, as the model's tool does.")
 def orders_show(
-    code: Annotated[str, typer.Argument(help="order code, e.g. GH56JK78MN or ORD-20261234")],
+    code: Annotated[str, typer.Argument(help="order code, e.g. GH56JK78MN or ORD-20261234",
+                                        metavar="CODE")],
     db: Db = None, customer: Customer = None, json_: Json = False,
     lines: Annotated[bool, typer.Option("--lines/--no-lines", help="include line items")] = True,
 ) -> None:
-    """Print what get_order_status returns for CODE (same validation, same scope)."""
+    """Print what get_order_status returns for CODE (same validation, same scope).
+
+    Examples:
+
+    \b
+      agentcli orders show ORD-20261234
+      agentcli orders show GH56JK78MN --json
+    """
 
     def body() -> int:
         import asyncio
@@ -91,15 +99,23 @@ def _print_order(rec: dict) -> None:
         console.print(lt)
 
 
-@db_app.command("init")
+@db_app.command("init", short_help="Create the demo orders database.")
 def db_init(
     db: Annotated[Optional[str], typer.Option("--db", help="where to create it: SQLite path, sqlite:///path "
                                               "or postgresql://... [default: under AGENTCLI_HOME]",
-                                              show_default=False)] = None,
-    orders: Annotated[int, typer.Option("--orders", min=1, help="how many orders to generate")] = 300,
+                                              show_default=False, metavar="DB")] = None,
+    orders: Annotated[int, typer.Option("--orders", min=1, metavar="N",
+                                        help="how many orders to generate")] = 300,
     force: Annotated[bool, typer.Option("--force", help="replace an existing database")] = False,
 ) -> None:
-    """Create the demo orders database (the only command that writes to a database)."""
+    """Create the demo orders database (the only command that writes to a database).
+
+    Examples:
+
+    \b
+      agentcli db init
+      agentcli db init --db ./orders.sqlite3 --force
+    """
 
     def body() -> int:
         import time

@@ -55,8 +55,12 @@ class Repl(SlashCommands):
         self.ticket = TicketLog()                # this ticket's tool calls and drafts
         self.past_usage = Usage()               # tickets closed with /new
         self.ticket_no = 1
+        self.saved_before: list[dict[str, Any]] = []  # drafts of the tickets closed with /new
+        self.ticket_cost: float | None = 0.0     # estimated USD (None: a model with no price)
+        self.session_cost: float | None = 0.0
         self._task: asyncio.Task | None = None
         self._confirm_session: Any = None
+        self.prompts = 0  # prompts shown so far (tests type one line per prompt)
 
     # -- output helpers ----------------------------------------------------------------
     @property
@@ -64,17 +68,23 @@ class Repl(SlashCommands):
         """Where command output, notes and the banner go."""
         return self.err if self.json_out else self.console
 
-    def say(self, text: str, style: str | None = None) -> None:
+    def say(self, text: str, style: str | None = None, *, no_wrap: bool = False) -> None:
+        """One item of output. On a terminal it wraps at word boundaries (an id, code or path is
+        one word, never split; ``no_wrap`` for a line that must stay whole, e.g. a path); into a
+        pipe or buffer it is never wrapped."""
         from rich.text import Text
 
-        self.info.print(Text(text, style=style or ""), highlight=False, soft_wrap=True)
+        if getattr(self.info, "is_terminal", False):
+            self.info.print(Text(text, style=style or "", no_wrap=no_wrap, overflow="ignore"),
+                            highlight=False, soft_wrap=no_wrap)
+        else:
+            self.info.print(Text(text, style=style or ""), highlight=False, soft_wrap=True)
 
     def error_line(self, text: str) -> None:
-        self.say(f"error: {_clean(text)}", "bold red")
+        self.say(f"agentcli: {_clean(text)}", "bold red")
 
     # -- banner ------------------------------------------------------------------------
     def banner(self) -> None:
-        from rich.table import Table
         from rich.text import Text
 
         from .. import __version__
@@ -82,17 +92,18 @@ class Repl(SlashCommands):
         s, p = self.app.settings, self.app.provider
         self.say(f"agentcli {__version__} · chat — one ticket at a time; follow-up questions keep "
                  "the context", "bold")
-        t = Table(show_header=False, box=None, pad_edge=False, padding=(0, 2, 0, 0))
-        t.add_column(style="bold")
-        t.add_column()
-        t.add_row("provider", Text(_clean(p.name)))
-        t.add_row("model", Text(_clean(p.model)))
-        t.add_row("database", Text(_clean(self.app.db_description)))
-        t.add_row("drafts", Text(_clean(os.path.abspath(s.drafts_dir))))
-        t.add_row("customer", Text(_clean(self.conv.ctx.customer) if self.conv.ctx.customer
-                                   else "none: every customer's orders are visible (/customer EMAIL)"))
-        t.add_row("ticket", Text(_clean(self.conv.ctx.ticket or self.conv.session_id)))
-        self.info.print(t, highlight=False)
+        rows = [("provider", p.name), ("model", p.model), ("database", self.app.db_description),
+                ("drafts", os.path.abspath(s.drafts_dir)),
+                ("customer", self.conv.ctx.customer
+                 or "none: every customer's orders are visible (/customer EMAIL)"),
+                ("ticket", self.conv.ctx.ticket or self.conv.session_id)]
+        for label, value in rows:
+            # A path or DSN is never cut or split: it stays one line (the terminal may wrap it).
+            line = Text(f"{label:<10}", style="bold")
+            line.append(_clean(value))
+            whole = label in ("database", "drafts", "ticket")
+            self.info.print(line, highlight=False, soft_wrap=whole,
+                            **({"no_wrap": True, "overflow": "ignore"} if whole else {}))
         if p.name == "offline":
             from .common import OFFLINE_NOTICE
 
@@ -112,6 +123,7 @@ class Repl(SlashCommands):
         self.banner()
         while True:
             try:
+                self.prompts += 1
                 text = await self.session.prompt_async(self.prompt_message())
             except KeyboardInterrupt:
                 continue  # Ctrl-C at the prompt: the line is dropped, a fresh prompt follows
@@ -119,6 +131,7 @@ class Repl(SlashCommands):
                 break
             if not await self.handle(text):
                 break
+        self.goodbye()
         return 0
 
     async def run_lines(self, fd: int) -> int:
@@ -140,8 +153,14 @@ class Repl(SlashCommands):
         stripped = text.strip()
         if not stripped:
             return True
-        if self.interactive and stripped.startswith("/") and not stripped.startswith("//"):
+        # A command is one line: a pasted email whose first line starts with "/" is a question.
+        one = "\n" not in stripped and len(stripped.splitlines()) == 1
+        if self.interactive and one and stripped.startswith("/") and not stripped.startswith("//"):
             return await self.command(stripped)
+        if self.interactive and one:
+            habit = await self.habit(stripped)
+            if habit is not None:
+                return habit
         if self.interactive and stripped.startswith("//"):
             text = text.lstrip()[1:]
         try:
@@ -173,6 +192,8 @@ class Repl(SlashCommands):
             renderer.close()
             if renderer.failed:
                 self.say("(part of the trace could not be shown; the session log has all of it)", "dim")
+        for b in rounds:
+            self._add_cost(b)
         if self.json_out:
             for b in rounds:
                 self._write_answer(json.dumps(b.result(), ensure_ascii=False))
@@ -182,12 +203,25 @@ class Repl(SlashCommands):
             self.say(f"· {turns} model call{'s' if turns != 1 else ''} · {tools} tool "
                      f"call{'s' if tools != 1 else ''} · {time.monotonic() - t0:.1f} s", "dim")
 
+    def _add_cost(self, builder: Any) -> None:
+        """The same estimate as ``--json``'s ``estimated_cost_usd``, summed (None stays None)."""
+        from ..pricing import estimate_cost
+
+        usage = builder.finished.usage if builder.finished is not None else {}
+        cost = estimate_cost(builder.model, usage, self.app.settings.prices)
+        self.ticket_cost = None if cost is None or self.ticket_cost is None else self.ticket_cost + cost
+        self.session_cost = None if cost is None or self.session_cost is None else self.session_cost + cost
+
     def _renderer(self) -> ReplRenderer | None:
         if self.json_out:
             return None
+        # On a pipe there are no slash commands: advice such as "/new" would be wrong there.
+        command = "chat" if self.interactive else "lines"
         if self.live:
-            return ReplRenderer(self.console, spinner=self.spinner, live=True, quiet=self.quiet)
-        return ReplRenderer(self.err, live=False, quiet=self.quiet, answer_file=self.answer_file)
+            return ReplRenderer(self.console, spinner=self.spinner, live=True, quiet=self.quiet,
+                                command=command)
+        return ReplRenderer(self.err, live=False, quiet=self.quiet, answer_file=self.answer_file,
+                            command=command)
 
     def _write_answer(self, line: str) -> None:
         f = self.answer_file
@@ -226,6 +260,7 @@ class Repl(SlashCommands):
             self._confirm_session = PromptSession(input=self.session.app.input,
                                                   output=self.session.app.output)
         try:
+            self.prompts += 1
             answer = await self._confirm_session.prompt_async(message)
         except (KeyboardInterrupt, EOFError):
             return False
@@ -264,6 +299,7 @@ class Repl(SlashCommands):
                                                 resume=resume, max_turns=max_turns))
         self._task = task
         installed, previous = self._install_sigint()
+        quiet_keys = _no_echo(self.interactive)
         try:
             await asyncio.wait([task])
         except asyncio.CancelledError:  # the REPL itself is being cancelled: take the turn along
@@ -271,6 +307,7 @@ class Repl(SlashCommands):
             await asyncio.wait([task])
             raise
         finally:
+            quiet_keys()
             self._remove_sigint(installed, previous)
             self._task = None
             for c in consumers:
@@ -298,8 +335,9 @@ class Repl(SlashCommands):
             self.error_line(exc.message)
             detail = exc.message
         else:
-            self.error_line(f"this question failed unexpectedly ({type(exc).__name__}); the "
-                            "REPL goes on — if the next question fails too, start a new ticket with /new")
+            self.error_line("this question failed unexpectedly (an internal error, recorded in "
+                            "the session log); the REPL goes on — if the next question fails too, "
+                            "start a new ticket with /new")
             detail = f"{type(exc).__name__}: {exc}"
         try:
             self.app.log_for(self.conv).record({"type": "error", "kind": "crash",
@@ -307,3 +345,30 @@ class Repl(SlashCommands):
                                                 "message": detail[:500]})
         except Exception:  # noqa: BLE001
             pass
+
+
+def _no_echo(interactive: bool) -> Any:
+    """While an answer runs, keys typed ahead are not echoed into the spinner line; they stay
+    in the terminal's input and reach the next prompt. Returns the function that restores."""
+    import sys
+
+    try:
+        fd = sys.stdin.fileno()
+        if not interactive or not os.isatty(fd):
+            return lambda: None
+        import termios
+
+        old = termios.tcgetattr(fd)
+        new = list(old)
+        new[3] &= ~termios.ECHO
+        termios.tcsetattr(fd, termios.TCSANOW, new)
+    except (AttributeError, ValueError, OSError, ImportError):
+        return lambda: None
+
+    def restore() -> None:
+        try:
+            termios.tcsetattr(fd, termios.TCSANOW, old)
+        except (OSError, ValueError):
+            pass
+
+    return restore

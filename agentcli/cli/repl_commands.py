@@ -1,14 +1,16 @@
-"""The REPL's slash commands (``/new``, ``/customer``, ``/model``, ``/drafts``, ``/usage``,
-``/history``, ``/help``, ``/exit``), as a mixin of ``Repl``."""
+"""The REPL's slash commands (``/new``, ``/customer``, ``/model``, ``/drafts``, ``/show``,
+``/usage``, ``/history``, ``/help``, ``/exit``) and typing habits (``exit`` without a slash), as a
+mixin of ``Repl``."""
 
 from __future__ import annotations
 
+import difflib
 from typing import Any
 
 from ..events import Usage
 from ..render import compact
 from ..text import customer_address
-from .repl_render import _clean
+from .repl_render import _clean, show_draft
 
 COMMANDS: dict[str, str] = {
     "/help": "this list",
@@ -17,7 +19,8 @@ COMMANDS: dict[str, str] = {
     "/customer": "/customer EMAIL scopes lookups to that customer; /customer alone clears it",
     "/model": "/model NAME switches the model (from the next question on)",
     "/drafts": "the drafts saved in this ticket, with their paths",
-    "/usage": "tokens in/out and cache reads, for this ticket and the whole session",
+    "/show": "/show ID prints a draft as the customer would read it; /show alone, the latest",
+    "/usage": "tokens and estimated cost, for this ticket and the whole session",
     "/history": "the tool calls of this ticket",
     "/exit": "leave (Ctrl-D does the same)",
 }
@@ -25,6 +28,12 @@ ALIASES = {"/quit": "/exit", "/q": "/exit", "/?": "/help", "/h": "/help"}
 KEYS_HELP = ("Enter sends · Esc-Enter (Alt-Enter) adds a line · a pasted email stays one question · "
              "Ctrl-C cancels a running answer (at the prompt: clears the line) · Ctrl-D leaves · "
              "start a line with // to send one that begins with /")
+# Words people type out of habit from shells and other REPLs: handled here, never sent to the
+# model (and billed). Anything longer is a question.
+HABITS = {"exit": "/exit", "quit": "/exit", "exit()": "/exit", "quit()": "/exit", ":q": "/exit",
+          "bye": "/exit", "clear": "clear", "cls": "clear", "help": "/help", "?": "/help"}
+# Commands that take no argument: an extra word is refused, not silently ignored.
+NO_ARGUMENT = ("/help", "/new", "/drafts", "/usage", "/history", "/exit")
 
 
 
@@ -38,18 +47,37 @@ class SlashCommands:
         name, _, arg = line.partition(" ")
         name = ALIASES.get(name.lower(), name.lower())
         arg = arg.strip()
-        if name == "/exit":
-            return False
         handler = {
             "/help": self.cmd_help, "/new": self.cmd_new, "/customer": self.cmd_customer,
             "/model": self.cmd_model, "/drafts": self.cmd_drafts, "/usage": self.cmd_usage,
-            "/history": self.cmd_history, "/ticket": self.cmd_ticket,
+            "/history": self.cmd_history, "/ticket": self.cmd_ticket, "/show": self.cmd_show,
         }.get(name)
-        if handler is None:
-            self.say(f"unknown command {_clean(name)}; commands: {' '.join(COMMANDS)}", "yellow")
+        if handler is None and name != "/exit":
+            near = difflib.get_close_matches(name, [*COMMANDS, *ALIASES], n=1, cutoff=0.6)
+            hint = f"did you mean {ALIASES.get(near[0], near[0])}? " if near else ""
+            self.say(f"unknown command {_clean(name)}; {hint}commands: {' '.join(COMMANDS)} "
+                     "(start the line with // to send it as a question)", "yellow")
             return True
+        if arg and name in NO_ARGUMENT:
+            self.say(f"{name} takes no argument (got {_clean(arg)!r}); nothing was done", "yellow")
+            return True
+        if name == "/exit":
+            return False
         handler(arg)
         return True
+
+    async def habit(self, word: str) -> bool | None:
+        """``exit``, ``quit``, ``clear``… typed without a slash: handled, never sent to the
+        model. None when the line is not one of them (it is a question)."""
+        what = HABITS.get(word.lower())
+        if what is None:
+            return None
+        if what == "clear":
+            self.info.clear()
+            self.say("screen cleared; the ticket goes on (/new starts the next one)", "dim")
+            return True
+        self.say(f"({_clean(word)} is taken as {what}; nothing was sent to the model)", "dim")
+        return await self.command(what)
 
     def cmd_help(self, arg: str) -> None:
         width = max(len(n) for n in COMMANDS)
@@ -59,6 +87,8 @@ class SlashCommands:
 
     def cmd_new(self, arg: str) -> None:
         self.past_usage.add(self.conv.usage)
+        self.saved_before.extend(self.ticket.drafts)
+        self.ticket_cost = 0.0
         self.conv.reset()
         self.ticket.clear()
         self.ticket_no += 1
@@ -132,15 +162,52 @@ class SlashCommands:
             return
         self.say("drafts of this ticket (latest first), all waiting for a person's review:")
         for d in drafts[:20]:
-            status = "?"
-            try:
-                status = self.app.drafts.get(d["id"]).meta.get("status", "?")
-            except Exception:  # noqa: BLE001 - a deleted or damaged file: still list it
-                status = "missing"
-            self.say(f"  {_clean(d['id'])}  {_clean(status)}  {_clean(d.get('order_code') or '—')}  "
-                     f"{_clean(d['path'])}")
+            self._draft_row(d)
         if len(drafts) > 20:
             self.say(f"  … {len(drafts) - 20} older (agentcli drafts list)", "dim")
+
+    def cmd_show(self, arg: str) -> None:
+        """A draft as the customer would read it: the one named, or the latest of this session."""
+        from ..errors import UsageError
+
+        did = arg.split()[0] if arg else None
+        if did is None:
+            saved = [*self.saved_before, *self.ticket.drafts]
+            if not saved:
+                self.say("no drafts saved in this session yet; /show ID shows any draft", "yellow")
+                return
+            did = saved[-1]["id"]
+        try:
+            draft = self.app.drafts.get(did)
+        except UsageError as e:
+            self.say(f"{_clean(e.message)}; /drafts lists this ticket's drafts", "yellow")
+            return
+        except OSError as e:
+            self.say(f"cannot read draft {_clean(did)} ({_clean(e.strerror or e)})", "yellow")
+            return
+        width = self.info.width if getattr(self.info, "is_terminal", False) else None
+        show_draft(self.say, draft, width)
+
+    def goodbye(self) -> None:
+        """On leaving: every draft saved in this session, so none is forgotten."""
+        saved = [*self.saved_before, *self.ticket.drafts]
+        if not saved:
+            return
+        n = len(saved)
+        self.say(f"{n} draft{'s' if n > 1 else ''} saved in this session, waiting for a person's "
+                 "review (agentcli drafts review):", "bold")
+        for d in saved[-20:]:
+            self._draft_row(d)
+        if n > 20:
+            self.say(f"  … {n - 20} more (agentcli drafts list)", "dim")
+
+    def _draft_row(self, d: dict[str, Any]) -> None:
+        try:
+            status = self.app.drafts.get(d["id"]).meta.get("status", "?")
+        except Exception:  # noqa: BLE001 - a deleted or damaged file: still list it
+            status = "missing"
+        self.say(f"  {_clean(d['id'])}  {_clean(status)}  {_clean(d.get('order_code') or '—')}  "
+                 f"{_clean(d['path'])}")
 
     def cmd_usage(self, arg: str) -> None:
         from rich.table import Table
@@ -150,13 +217,19 @@ class SlashCommands:
         session.add(self.past_usage)
         session.add(ticket)
         t = Table(box=None, pad_edge=False, padding=(0, 2, 0, 0))
-        for col in ("tokens", "in", "out", "cache reads", "cache writes"):
+        for col in ("tokens", "in", "out", "cache reads", "cache writes", "est. cost"):
             t.add_column(col, justify="left" if col == "tokens" else "right")
-        for label, u in (("this ticket", ticket), (f"session ({self.ticket_no} ticket"
-                                                     f"{'s' if self.ticket_no > 1 else ''})", session)):
+        for label, u, cost in (
+                ("this ticket", ticket, self.ticket_cost),
+                (f"session ({self.ticket_no} ticket{'s' if self.ticket_no > 1 else ''})", session,
+                 self.session_cost)):
             t.add_row(label, f"{u.input_tokens:,}", f"{u.output_tokens:,}",
-                      f"{u.cache_read_input_tokens:,}", f"{u.cache_creation_input_tokens:,}")
+                      f"{u.cache_read_input_tokens:,}", f"{u.cache_creation_input_tokens:,}",
+                      "unknown" if cost is None else f"${cost:.4f}")
         self.info.print(t, highlight=False)
+        if self.ticket_cost is None or self.session_cost is None:
+            self.say("a model without a known price has no estimate (add it under [prices] in "
+                     "agentcli.toml)", "dim")
 
     def cmd_history(self, arg: str) -> None:
         log = self.ticket.tool_calls

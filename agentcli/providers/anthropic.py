@@ -2,7 +2,8 @@
 
 - One ``AsyncAnthropic`` client per process, reused by every question (and every batch task).
 - HTTP-level faults (429 with ``retry-after``, 5xx, 529, connection errors before a response)
-  are retried by the SDK's own machinery (``max_retries = --retries``).
+  are retried by the loop, not the SDK (``max_retries=0``): each retry is a ``Retry`` event a
+  person sees with its reason and wait (``retry-after`` honoured, bounded).
 - Faults *inside* a stream (dropped connection, malformed event, stalled stream, no
   ``message_stop``) surface as raw transport/JSON errors or as a message whose ``stop_reason``
   is None; they become ``IncompleteResponse`` and the loop retries the turn as a fresh request.
@@ -26,7 +27,8 @@ from .. import ratelimit
 from ..errors import ConfigError, IncompleteResponse, ModelAPIError
 from ..events import TextDelta
 from .base import ModelTurn, ToolCall
-from .api_errors import Where, api_error, broken, broken_cause, is_context_overflow
+from .api_errors import (Where, api_error, broken, broken_cause, is_context_overflow,
+                         transport_words)
 from .bounds import MAX_INPUT_DEPTH, depth_exceeds, http_client, over_the_bound
 from .messages_format import MessagesHistory
 
@@ -144,7 +146,7 @@ class _ToolInputs:
 def _incomplete(e: BaseException) -> IncompleteResponse:
     cause = broken_cause(e)
     return IncompleteResponse(f"the model's response broke: {cause}" if cause else
-                              f"the model's response stream broke ({type(e).__name__})")
+                              f"the model's response broke off: {transport_words(e)}")
 
 
 class AnthropicProvider(MessagesHistory):
@@ -161,7 +163,7 @@ class AnthropicProvider(MessagesHistory):
         self.gate = ratelimit.Gate()
         self.client = anthropic.AsyncAnthropic(
             api_key=os.environ.get("ANTHROPIC_API_KEY") or None,
-            max_retries=settings.retries,
+            max_retries=0,  # the loop retries, visibly (a Retry event per wait)
             timeout=settings.request_timeout,
             # every request waits at the shared rate-limit gate; every answer feeds it and is bounded
             http_client=http_client(anthropic, settings.request_timeout, ratelimit.event_hooks(self)),
@@ -223,13 +225,13 @@ class AnthropicProvider(MessagesHistory):
                 if etype in ("overloaded_error", "api_error", "rate_limit_error", "timeout_error"):
                     raise ModelAPIError(f"the Anthropic API failed mid-response ({etype})",
                                         kind=etype.removesuffix("_error"), retryable=True) from None
-            raise api_error(anthropic, e, 0 if opened else self.retries, WHERE) from None
+            raise api_error(anthropic, e, 0, WHERE) from None
         except anthropic.APIResponseValidationError:
             raise broken(WHERE, "not a Messages API response") from None
         except anthropic.APIConnectionError as e:
             if opened:
                 raise _incomplete(e) from None
-            raise api_error(anthropic, e, self.retries, WHERE) from None
+            raise api_error(anthropic, e, 0, WHERE) from None
         except (anthropic.AnthropicError, ValueError, RuntimeError, OSError, AssertionError,
                 TypeError, AttributeError, KeyError, RecursionError) as e:
             # Raw transport errors (httpx2), malformed JSON in an event, an out-of-order stream,

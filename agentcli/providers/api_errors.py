@@ -43,7 +43,9 @@ def one_line(text: Any, limit: int = MAX_SERVER_MESSAGE) -> str:
     """``text`` as one printable line: control, format and separator characters (C0/C1, bidi
     overrides, U+0085, U+2028, U+2029, ...) become spaces, runs of space collapse, cut."""
     s = text if isinstance(text, str) else str(text)
-    s = s[: limit * 8]  # bounded work on a huge body
+    # bounded work on a huge body; redacted first, as the text would be seen: a key split by an
+    # escape sequence must not become two harmless-looking words once the escape is a space
+    s = redact(s[: limit * 8])
     out = []
     for ch in s:
         cat = unicodedata.category(ch)
@@ -117,8 +119,67 @@ def _said(e: Exception) -> str:
     return f": {m}" if m else ""
 
 
+MAX_RETRY_AFTER = 60.0  # seconds: a longer retry-after is waited this long at most
+
+
+def retry_after(e: Exception) -> float | None:
+    """The server's ``retry-after-ms`` / ``retry-after`` (seconds) header, bounded; None if absent."""
+    resp = getattr(e, "response", None)
+    headers = getattr(resp, "headers", None)
+    if headers is None:
+        return None
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        try:
+            value = float(headers.get(name)) * scale
+        except (TypeError, ValueError):
+            continue
+        if value == value and value >= 0:
+            return min(value, MAX_RETRY_AFTER)
+    return None
+
+
+# Transport failures in words a person can act on, not the exception class (ReadTimeout,
+# RemoteProtocolError, ...). Matched on the class name of the exception or any of its causes.
+_TRANSPORT = (
+    (("ReadTimeout", "TimeoutException", "APITimeoutError", "TimeoutError", "PoolTimeout"),
+     "no data arrived within --request-timeout; raise --request-timeout (or "
+     "AGENTCLI_REQUEST_TIMEOUT) for a slow model"),
+    (("RemoteProtocolError", "IncompleteRead", "ProtocolError", "LocalProtocolError"),
+     "the server closed the connection in the middle of the response; try again"),
+    (("ReadError", "WriteError", "ConnectionResetError", "BrokenPipeError", "NetworkError"),
+     "the connection was lost in the middle of the response; check the network and try again"),
+    (("JSONDecodeError", "ValueError", "KeyError", "TypeError", "AttributeError"),
+     "the response was not valid (malformed data in the stream); try again"),
+)
+
+
+def transport_words(e: BaseException) -> str:
+    """What went wrong in transport, for a person (no exception class names)."""
+    seen = 0
+    while e is not None and seen < 8:
+        name = type(e).__name__
+        for names, words in _TRANSPORT:
+            if name in names:
+                return words
+        e = e.__cause__ or e.__context__  # type: ignore[assignment]
+        seen += 1
+    return "the response ended early; try again"
+
+
 def api_error(sdk: Any, e: Exception, retries: int, where: Where) -> ModelAPIError:
-    """The one-line error for an SDK exception raised before the response started."""
+    """The one-line error for an SDK exception raised before the response started. The SDK
+    retries nothing (``max_retries=0``): overloads, 429s, 5xx, timeouts and connection failures
+    come back ``retryable`` (with the server's ``retry-after``) and the loop retries them."""
+    err = _api_error(sdk, e, retries, where)
+    if err.kind in ("rate_limited", "overloaded", "server_error", "timeout", "connection",
+                    "bad_response"):
+        headers = getattr(getattr(e, "response", None), "headers", None) or {}
+        err.retryable = str(headers.get("x-should-retry", "")).lower() != "false"  # as the SDK
+        err.retry_after = retry_after(e)
+    return err
+
+
+def _api_error(sdk: Any, e: Exception, retries: int, where: Where) -> ModelAPIError:
     after = f" after {retries} retries" if retries else ""
     at = where.label
     if isinstance(e, sdk.AuthenticationError):
@@ -131,14 +192,13 @@ def api_error(sdk: Any, e: Exception, retries: int, where: Where) -> ModelAPIErr
         return ModelAPIError(f"{at} answered 404{_said(e)}; check {where.not_found_hint}",
                              kind="not_found")
     if isinstance(e, sdk.RateLimitError):
-        return ModelAPIError(f"rate limited by {at} (429){after}{_said(e)}; wait a minute or "
-                             "lower batch --concurrency", kind="rate_limited")
+        # What to do depends on the command (batch: --concurrency): agentcli.advice adds it.
+        return ModelAPIError(f"rate limited by {at} (429){after}{_said(e)}", kind="rate_limited")
     if isinstance(e, sdk.APIStatusError) and e.status_code in where.overloaded:
-        return ModelAPIError(f"{at} is overloaded ({e.status_code}){after}{_said(e)}; try again "
-                             "shortly", kind="overloaded")
+        return ModelAPIError(f"{at} is overloaded ({e.status_code}){after}{_said(e)}",
+                             kind="overloaded")  # advice ("try again shortly"): agentcli.advice
     if isinstance(e, sdk.APIStatusError) and e.status_code >= 500:
-        return ModelAPIError(f"{at} failed ({e.status_code}){after}{_said(e)}; try again shortly",
-                             kind="server_error")
+        return ModelAPIError(f"{at} failed ({e.status_code}){after}{_said(e)}", kind="server_error")
     if isinstance(e, sdk.APIStatusError) and e.status_code in (400, 422):
         return ModelAPIError(f"{at} refused the request ({e.status_code}): {short(e)}",
                              kind="bad_request")

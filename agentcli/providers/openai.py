@@ -8,7 +8,8 @@ OpenAI API itself, behind the same protocol as ``providers.anthropic``:
 - ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY`` are honoured; the key is optional (local servers need
   none: the SDK gets a placeholder). ``--model`` is required: there is no sensible default.
 - One ``AsyncOpenAI`` client per process; HTTP-level faults before a response (429, 5xx,
-  connection errors) are retried by the SDK (``max_retries = --retries``), faults inside a
+  connection errors) are retried by the loop, not the SDK (``max_retries=0``): each retry is
+  a ``Retry`` event a person sees with its reason and wait; faults inside a
   stream (dropped, stalled, malformed, no ``finish_reason``) become ``IncompleteResponse`` and
   the loop retries the turn as a fresh request.
 - History format: ``{"role": "user"}``, the assistant message with its ``tool_calls`` as
@@ -40,7 +41,8 @@ from ..errors import ConfigError, IncompleteResponse, ModelAPIError
 from ..events import Retry, TextDelta
 from .base import ModelTurn, ToolCall
 from .bounds import http_client, over_the_bound
-from .api_errors import Where, api_error, broken, broken_cause, error_code, is_context_overflow, short
+from .api_errors import (Where, api_error, broken, broken_cause, error_code, is_context_overflow,
+                         short, transport_words)
 from .openai_wire import (STOP_MAP, _Broken, _Calls, _get, _Overflow, _Response,  # noqa: F401
                           _server_label, _stop_reason, _text, _tool_schema, _usage)
 
@@ -86,7 +88,7 @@ class OpenAIProvider:
         self.client = openai.AsyncOpenAI(
             api_key=key or PLACEHOLDER_KEY,
             base_url=base_url,
-            max_retries=settings.retries,
+            max_retries=0,  # the loop retries, visibly (a Retry event per wait)
             timeout=settings.request_timeout,
             # every request waits at the shared rate-limit gate; every answer feeds it and is bounded
             http_client=http_client(openai, settings.request_timeout, ratelimit.event_hooks(self)),
@@ -229,9 +231,9 @@ class OpenAIProvider:
         if isinstance(e, openai.APIStatusError):
             if is_context_overflow(openai, e):
                 return _Overflow()
-            return api_error(openai, e, 0 if opened else self.retries, self.at)
+            return api_error(openai, e, 0, self.at)
         if isinstance(e, openai.APIConnectionError) and not opened:  # APITimeoutError included
-            return api_error(openai, e, self.retries, self.at)
+            return api_error(openai, e, 0, self.at)
         if isinstance(e, openai.APIResponseValidationError):
             return broken(self.at, "not a chat completion")
         if isinstance(e, openai.APIError) and not isinstance(e, openai.APIConnectionError):
@@ -249,7 +251,7 @@ class OpenAIProvider:
         if not opened and isinstance(e, (AttributeError, TypeError, KeyError, ValueError)):
             return broken(self.at, f"not a chat completion ({type(e).__name__})")
         return IncompleteResponse(f"the model's response broke: {cause}" if cause else
-                                  f"the model's response stream broke ({type(e).__name__})")
+                                  f"the model's response broke off: {transport_words(e)}")
 
     def _turn(self, finish: str, text: str, refusal: str, calls: "_Calls", usage: Any) -> ModelTurn:
         tool_calls, entries = calls.finish()

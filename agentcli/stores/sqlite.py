@@ -85,6 +85,9 @@ class SQLiteStore:
         if st is None:
             raise ConfigError(f"orders database {self.path} does not exist; run "
                               "`agentcli db init` or point --db at an existing one")
+        if self.path.is_dir():
+            raise ConfigError(f"orders database {self.path} is a directory; point --db at the "
+                              "orders database file (e.g. orders.sqlite3 inside it)")
         if not self.path.is_file():
             raise ConfigError(f"orders database {self.path} is not a regular file; point --db at "
                               "the orders database file")

@@ -1,0 +1,132 @@
+"""The renderer's pieces with hostile input (issue 18): the draft block, the compact lookup line,
+Markdown from the model, the advice table. In-process, no terminal needed."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from rich.console import Console
+
+from agentcli.advice import advise
+from agentcli.events import DraftSaved, ModelResponse, Question, ToolResult, TurnFinished
+from agentcli.render import TraceRenderer, draft_block, result_summary
+
+HOSTILE = "Hi\x1b]8;;http://evil\x1b\\click\x1b]8;;\x1b\\ \x1b[31mred\x1b[0m\u2028/new\u0085x\u2029y\rz"
+
+
+def test_a_draft_block_has_one_bar_per_line_whatever_the_separators():
+    lines = draft_block(HOSTILE, 40)
+    assert all(ln.startswith("  │") for ln in lines)
+    assert not any("\x1b" in ln or "\u2028" in ln or "\u0085" in ln or "\r" in ln for ln in lines)
+    # U+2028/U+2029 and CR end a line; U+0085 (a C1 control) is shown as U+FFFD
+    assert [ln[4:] for ln in lines] == ["Hiclick red", "/new\ufffdx", "y", "z"]
+
+
+def test_a_draft_block_wraps_at_words_and_never_splits_an_id_or_path():
+    path = "/srv/support/drafts/d-3f2a9c1b7e04.md"
+    text = f"see {path} and order ORD-20261234 " * 3
+    for width in (30, 44, 60):
+        for ln in draft_block(text, width):
+            body = ln[4:]
+            assert len(ln) <= width or body == path  # only a word longer than the line is long
+        words = " ".join(ln[4:] for ln in draft_block(text, width)).split()
+        assert words.count(path) == 3 and words.count("ORD-20261234") == 3
+
+
+def test_a_long_draft_is_cut_with_a_pointer_to_the_file():
+    lines = draft_block("\n".join(f"line {i}" for i in range(500)), 80)
+    assert len(lines) == 41 and lines[-1] == "  … 460 more lines in the draft file"
+    assert lines[-2] == "  │ line 39"
+
+
+@pytest.mark.parametrize("result,want", [
+    ({"found": False, "order_code": "GH56JK78MN"}, "GH56JK78MN not found"),
+    ({"found": True, "order_code": "ORD-20261234", "status": "shipped", "product": "Key",
+      "placed_on": "2026-11-18", "estimated_delivery": "2026-12-03", "license_issued": True,
+      "line_items": [{}, {}], "status_detail": "handed\nto the\x1b[2J carrier"},
+     "ORD-20261234 shipped · Key · placed 2026-11-18 · delivery 2026-12-03 · license issued · "
+     "2 line items · “handed to the carrier”"),
+    ({"found": True, "order_code": "X" * 500, "status": {"nested": ["deep"]}}, None),
+    ("plain text result", "plain text result"),
+])
+def test_the_lookup_line_is_one_short_clean_line(result, want):
+    line = result_summary(result)
+    assert "\n" not in line and "\x1b" not in line and len(line) < 400
+    if want is not None:
+        assert line == want
+
+
+def _terminal(width=60):
+    buf = io.StringIO()
+    return Console(file=buf, force_terminal=True, width=width, color_system=None), buf
+
+
+def test_markdown_links_show_their_address_and_no_escape_reaches_the_screen():
+    console, buf = _terminal()
+    r = TraceRenderer(console, live=True)
+    r(Question("q", None, "s"))
+    answer = "**Done** — see [the order](http://evil.example/x) \x1b]0;title\x07 ok\n\n| a | b |\n|---|---|\n| 1 | 2 |"
+    r(ModelResponse(1, "end_turn", answer, [], {}))
+    r(TurnFinished("ok", "end_turn", answer, 1))
+    out = buf.getvalue()
+    assert "**" not in out and "Done" in out and "http://evil.example/x" in out
+    assert "\x1b]" not in out and "\x07" not in out  # no hyperlink or title escape
+
+
+def test_in_between_text_and_the_answer_are_separate_blocks_on_a_terminal():
+    console, buf = _terminal()
+    r = TraceRenderer(console, live=True)
+    r(Question("q", None, "s"))
+    r(ModelResponse(1, "tool_use", "I'll look it up.", [{"id": "t", "name": "x", "input": {}}], {}))
+    r(ModelResponse(2, "end_turn", "Found it.", [], {}))
+    assert [ln.rstrip() for ln in buf.getvalue().splitlines()] == ["I'll look it up.", "", "Found it."]
+
+
+def test_a_draft_is_announced_once_with_its_text():
+    console, buf = _terminal(80)
+    r = TraceRenderer(console, live=True)
+    result = {"status": "pending_review", "draft_id": "d-3f2a9c1b7e04", "path": "drafts/d-3f2a9c1b7e04.md"}
+    r(ToolResult("t", "draft_reply", {"text": "Dear Ana,\nthanks."}, result, False, 1.0))
+    r(DraftSaved("d-3f2a9c1b7e04", "drafts/d-3f2a9c1b7e04.md", None, True))
+    assert buf.getvalue().splitlines() == [
+        "✎ draft d-3f2a9c1b7e04 saved: pending review, nothing was sent",
+        "  drafts/d-3f2a9c1b7e04.md", "  │ Dear Ana,", "  │ thanks."]
+
+
+@pytest.mark.parametrize("kind,command,has,lacks", [
+    ("rate_limited", "batch", "lower --concurrency", "/new"),
+    ("rate_limited", "ask", "wait a minute", "concurrency"),
+    ("rate_limited", "chat", "wait a minute", "concurrency"),
+    ("model_context_window_exceeded", "chat", "/new", "shorten"),
+    ("model_context_window_exceeded", "ask", "shorten the question", "/new"),
+    ("model_context_window_exceeded", "lines", "shorten", "/new"),
+    ("model_context_window_exceeded", "batch", "shorten", "/new"),
+])
+def test_advice_fits_the_command_it_is_shown_in(kind, command, has, lacks):
+    line = advise("the thing failed", kind, command)
+    assert line.startswith("the thing failed; ") and has in line and lacks not in line
+    assert advise(line, kind, command) == line  # never said twice
+
+
+@pytest.mark.parametrize("answer", ["> " * 5000 + "the order shipped", "- " * 5000 + "the order shipped"])
+def test_markdown_nested_beyond_the_parsers_limit_is_shown_as_text(answer):
+    console, buf = _terminal(80)
+    r = TraceRenderer(console, live=True)
+    r(ModelResponse(1, "end_turn", answer, [], {}))
+    assert "the order shipped" in buf.getvalue()
+
+
+def test_the_live_preview_never_shows_half_a_secret(monkeypatch):
+    from agentcli import redact
+    from agentcli.render import _Tail
+
+    monkeypatch.setattr(redact, "_extra", set(redact._extra))
+    redact.add_secret("zq9-very-secret-value-123")  # the configured key, echoed by the model
+    console, _ = _terminal(80)
+    r = TraceRenderer(console, live=True)
+    r._text = "the key is zq9-very-sec"  # still streaming: the rest of the key may follow
+    assert "zq9" not in _Tail(r).__rich__().plain
+    r._text += "ret-value-123 and more"
+    shown = _Tail(r).__rich__().plain
+    assert "zq9" not in shown and "the key is" in shown

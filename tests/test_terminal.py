@@ -1,0 +1,278 @@
+"""What a person sees on a terminal (issue 18): ``ask`` and the REPL in a pseudo-terminal at 60
+and 120 columns, the screen rendered by a terminal emulator (pyte) and compared as text; pipes
+compared byte for byte (in-process). Few and fast: the fake API answers at once."""
+
+from __future__ import annotations
+
+import re
+import sys
+import time
+from pathlib import Path
+
+import pexpect
+import pyte
+import pytest
+
+from agentcli.testing.fake_anthropic import error, message, text, text_block, tool_use_block
+
+GUARD_S = 20  # a hang guard only
+REPLY = ("Hello Ana,\n\nyour payment for order GH56JK78MN is being matched to the order. We will "
+         "write again as soon as it is done.\n\nKind regards")
+ANSWER = "## Summary\n\nOrder **GH56JK78MN** is waiting for its payment.\n\n- draft saved for review"
+
+
+def exe() -> str:
+    p = Path(sys.executable).parent / "agentcli"
+    return str(p) if p.exists() else "agentcli"
+
+
+def scripted(fake) -> None:
+    fake.queue(
+        message(text_block("I'll look up the order first."),
+                tool_use_block("get_order_status", {"order_code": "GH56JK78MN"})),
+        message(text_block("Found it. Drafting a reply."),
+                tool_use_block("draft_reply", {"text": REPLY, "order_code": "GH56JK78MN"})),
+        text(ANSWER))
+
+
+def spawn(args, env, cols, cwd, rows=60, extra_env=None):
+    env = {**env, "TERM": "xterm-256color", "PROMPT_TOOLKIT_NO_CPR": "1", "COLUMNS": str(cols),
+           "LINES": str(rows), "AGENTCLI_DRAFTS_DIR": "drafts"}
+    env.pop("NO_COLOR", None)  # cli_env sets it; a staffer's terminal has colour by default
+    env.update(extra_env or {})
+    return pexpect.spawn(exe(), args, env=env, cwd=str(cwd), timeout=GUARD_S,
+                         dimensions=(rows, cols))
+
+
+class Screen:
+    """A terminal emulator fed with everything the child wrote."""
+
+    def __init__(self, cols: int, rows: int = 60):
+        self.screen = pyte.Screen(cols, rows)
+        self.stream = pyte.ByteStream(self.screen)
+        self.raw = b""
+
+    def feed(self, data: bytes) -> None:
+        self.raw += data
+        self.stream.feed(data)
+
+    def text(self) -> str:
+        lines = [ln.rstrip() for ln in self.screen.display]
+        while lines and not lines[-1]:
+            lines.pop()
+        return "\n".join(lines)
+
+
+def normalised(screen: str) -> str:
+    screen = re.sub(r"\(\d+\.\d ms\)", "(N ms)", screen)
+    return re.sub(r"d-[0-9a-f]{12}", "d-ID", screen)
+
+
+def run_ask(env, cols, cwd, *args) -> Screen:
+    child = spawn(["ask", *args], env, cols, cwd)
+    s = Screen(cols)
+    try:
+        while True:
+            try:
+                s.feed(child.read_nonblocking(65536, timeout=GUARD_S))
+            except pexpect.EOF:
+                break
+    finally:
+        child.close(force=True)
+    s.status = child.exitstatus
+    return s
+
+
+LOOKUP_60 = """\
+← get_order_status ok (N ms): GH56JK78MN pending_payment ·
+PhotoFlux Pro license · placed 2026-11-20 · “payment
+received, not yet matched to the order”"""
+LOOKUP_120 = """\
+← get_order_status ok (N ms): GH56JK78MN pending_payment · PhotoFlux Pro license · placed 2026-11-20 · “payment
+received, not yet matched to the order”"""
+DRAFT_60 = """\
+✎ draft d-ID saved: pending review, nothing was
+sent
+  drafts/d-ID.md
+  │ Hello Ana,
+  │
+  │ your payment for order GH56JK78MN is being matched to
+  │ the order. We will write again as soon as it is done.
+  │
+  │ Kind regards"""
+DRAFT_120 = """\
+✎ draft d-ID saved: pending review, nothing was sent
+  drafts/d-ID.md
+  │ Hello Ana,
+  │
+  │ your payment for order GH56JK78MN is being matched to the order. We will write again as soon as it is done.
+  │
+  │ Kind regards"""
+
+
+@pytest.mark.parametrize("cols", [60, 120])
+def test_ask_on_a_terminal(anthropic_env, fake_anthropic, tmp_path, cols):
+    """Each text block apart, the lookup on one (word-wrapped) line, the draft once as quoted text,
+    the answer last, set apart and rendered as Markdown (no ##, no **); ids never split."""
+    scripted(fake_anthropic)
+    s = run_ask(anthropic_env, cols, tmp_path, "Reply to Ana about GH56JK78MN")
+    assert s.status == 0
+    want = "\n".join([
+        "I'll look up the order first.",
+        '→ get_order_status {"order_code": "GH56JK78MN"}',
+        LOOKUP_60 if cols == 60 else LOOKUP_120,
+        "",
+        "Found it. Drafting a reply.",
+        "→ draft_reply (order GH56JK78MN)",
+        DRAFT_60 if cols == 60 else DRAFT_120,
+        "",
+        "Summary",
+        "",
+        "Order GH56JK78MN is waiting for its payment.",
+        "",
+        " • draft saved for review"])
+    assert normalised(s.text()) == want
+    (draft,) = (tmp_path / "drafts").glob("d-*.md")
+    assert s.text().count(draft.stem) == 2  # id and path, each whole on its line
+    assert b"waiting for the model" in s.raw  # the spinner ran while the model was asked
+
+
+def test_ask_on_a_terminal_shows_every_retry_with_its_reason(anthropic_env, fake_anthropic, tmp_path):
+    fake_anthropic.queue(error(529, "Overloaded", headers={"retry-after": "1"}), text("Done."))
+    s = run_ask(anthropic_env, 120, tmp_path, "--retries", "1", "hello")
+    assert s.status == 0
+    assert s.text() == ("↻ model call 1 failed: the Anthropic API is overloaded (529): Overloaded; "
+                        "retrying in 1.0 s\nDone.")
+    assert b"waiting 1 s before retrying" in s.raw  # the countdown of the wait
+
+
+def test_ask_on_a_pipe_is_raw_markdown_byte_for_byte(cli, anthropic_env, fake_anthropic):
+    scripted(fake_anthropic)
+    p = cli(["ask", "Reply to Ana about GH56JK78MN"], anthropic_env)
+    assert p.returncode == 0
+    assert p.stdout == (ANSWER + "\n").encode()
+    lines = p.err.splitlines()
+    assert lines[0] == "model: I'll look up the order first."
+    assert lines[3] == "model: Found it. Drafting a reply."
+    assert lines[4] == "→ draft_reply (order GH56JK78MN)"
+    assert lines[5].startswith("✎ draft d-") and lines[6].startswith("  ") and lines[6].endswith(".md")
+    assert lines[7:] == ["  │ " + ln if ln else "  │" for ln in REPLY.split("\n")]
+
+
+def test_quiet_on_a_terminal_keeps_text_blocks_apart(anthropic_env, fake_anthropic, tmp_path):
+    scripted(fake_anthropic)
+    s = run_ask(anthropic_env, 80, tmp_path, "-q", "Reply to Ana about GH56JK78MN")
+    assert s.status == 0
+    assert s.text() == ("I'll look up the order first.\n\nFound it. Drafting a reply.\n\nSummary\n\n"
+                        "Order GH56JK78MN is waiting for its payment.\n\n • draft saved for review")
+
+
+def repl(env, cols, cwd, extra_env=None):
+    child = spawn(["chat"], env, cols, cwd, extra_env=extra_env)
+    s = Screen(cols)
+
+    def until(needle: bytes) -> None:
+        deadline = time.monotonic() + GUARD_S
+        while needle not in s.raw:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"never shown: {needle!r}\n{s.text()}")
+            try:
+                s.feed(child.read_nonblocking(65536, timeout=0.2))
+            except pexpect.TIMEOUT:
+                pass
+
+    return child, s, until
+
+
+def test_repl_paste_habits_and_leaving(anthropic_env, fake_anthropic, tmp_path, demo_db):
+    """A paste without bracketed paste (all lines written at once) is one question; /drafs gets a
+    "did you mean"; /usage with a word is refused; `exit` leaves without a model call and the
+    drafts of the session are listed."""
+    fake_anthropic.queue(
+        message(tool_use_block("draft_reply", {"text": REPLY, "order_code": "GH56JK78MN"})),
+        text("Saved a draft."))
+    child, s, until = repl(anthropic_env, 60, tmp_path)
+    try:
+        until("›".encode())
+        email = ["/home page says my order is late.", "Order GH56JK78MN.", "Thanks, Ana"]
+        child.send("\r".join(email) + "\r")  # one write: the way a paste arrives
+        until(b"Saved a draft.")
+        until(b"\xe2\x80\xba")  # the next prompt
+        mark = len(s.raw)
+        child.send("/drafs\r")
+        until(b"did you mean /drafts?")
+        child.send("/usage extra\r")
+        until(b"takes no argument")
+        child.send("exit\r")
+        until(b"saved in this session")
+        child.expect(pexpect.EOF)
+        s.feed(child.before or b"")
+    finally:
+        child.close(force=True)
+    assert child.exitstatus == 0
+    assert str(demo_db.resolve()).encode() in s.raw  # the banner's path whole at 60 columns, not cut
+    assert len(fake_anthropic.requests) == 2  # one question, one draft call; `exit` cost nothing
+    first = fake_anthropic.requests[0]["messages"][0]["content"]
+    texts = [b["text"] for b in first if b.get("type") == "text"] if isinstance(first, list) else [first]
+    assert texts == ["\n".join(email)]
+    tail = s.raw[mark:].decode("utf-8", "replace")
+    assert "unknown command /drafs; did you mean /drafts?" in re.sub(r"\s+", " ", tail)
+    (draft,) = (tmp_path / "drafts").glob("d-*.md")
+    assert draft.stem in s.text().split("saved in this session")[-1]
+
+
+def test_no_color_means_no_style_at_all(anthropic_env, fake_anthropic, tmp_path):
+    child, s, until = repl(anthropic_env, 120, tmp_path, {"NO_COLOR": "1"})
+    try:
+        until(b"Ctrl-D or /exit leaves")
+        banner = s.raw
+        until("›".encode())
+        child.send("\x04")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert b"chat \xe2\x80\x94 one ticket at a time" in banner
+    assert not re.search(rb"\x1b\[[0-9;]*m", banner), banner  # no bold, dim or colour
+
+
+def test_ask_dash_on_a_terminal_says_what_it_waits_for(anthropic_env, fake_anthropic, tmp_path):
+    fake_anthropic.queue(text("Got it."))
+    child = spawn(["ask", "-"], anthropic_env, 80, tmp_path)
+    try:
+        child.expect("paste the question, then press Ctrl-D")
+        child.send("line one\rline two\r")
+        child.sendeof()
+        child.expect("Got it.")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert child.exitstatus == 0
+    first = fake_anthropic.requests[0]["messages"][0]["content"]
+    texts = [b["text"] for b in first if b.get("type") == "text"] if isinstance(first, list) else [first]
+    assert texts == ["line one\nline two"]
+
+
+def test_keys_typed_while_an_answer_runs_are_not_echoed_but_kept(anthropic_env, fake_anthropic,
+                                                                  tmp_path):
+    fake_anthropic.queue(text("First answer.", delay=1.0), text("Second answer."))
+    child, s, until = repl(anthropic_env, 80, tmp_path)
+    try:
+        until("›".encode())
+        child.send("first\r")
+        until(b"waiting for the model")
+        child.send("typed ahead")
+        until(b"First answer.")
+        shown_during = s.raw.split(b"First answer.")[0]
+        until(b"typed ahead")  # the next prompt has it, ready to edit or send
+        child.send("\r")
+        until(b"Second answer.")
+        until(b"\xe2\x80\xba")
+        child.send("/exit\r")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert b"typed ahead" not in shown_during  # not echoed into the spinner line
+    msgs = fake_anthropic.requests[1]["messages"]
+    last = msgs[-1]["content"]
+    texts = [b["text"] for b in last if b.get("type") == "text"] if isinstance(last, list) else [last]
+    assert texts == ["typed ahead"]
