@@ -372,3 +372,36 @@ def test_log_show_last_with_only_eval_sessions_says_how_to_see_them(cli, cli_env
     assert p.returncode == 2 and "--all" in p.err and "Traceback" not in p.err
     p = cli(["log", "list"], cli_env)
     assert p.returncode == 0 and "--all shows them" in p.err
+
+
+def test_eval_stopped_by_sigterm_reports_what_it_scored(anthropic_env, fake_anthropic, tmp_path):
+    """A supervisor's `timeout` (SIGTERM) mid-suite: the runs already scored are printed, not lost,
+    and the process exits 143 (the real process: its signal and exit status are the point)."""
+    import signal
+    import subprocess
+    import time
+
+    from tests.conftest import agentcli_exe
+
+    def slow_after_first(req):
+        return text("Fine.", delay=0 if len(fake_anthropic.requests) <= 1 else 30)
+
+    fake_anthropic.handler = slow_after_first
+    proc = subprocess.Popen([agentcli_exe(), "eval", "--json", "--task", "status-*"], env=anthropic_env,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 30
+        while len(fake_anthropic.requests) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(fake_anthropic.requests) >= 2, "the second task never started"
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    err = err.decode()
+    assert proc.returncode == 143, err
+    report = json.loads(out)
+    scored = [r for t in report["tasks"] for r in t["runs"]]
+    assert len(scored) >= 1 and report["summary"]["runs"] >= 1
+    assert "eval interrupted after 1 run" in err and "Traceback" not in err

@@ -64,6 +64,7 @@ def _list_cases(suite: list, json_out: bool) -> int:
 
 async def _eval(suite: list, *, source: str, opts: ModelOptions, builtin: bool,
                 repeat: int) -> int:
+    import asyncio
     import tempfile
 
     from .. import evals
@@ -84,6 +85,7 @@ async def _eval(suite: list, *, source: str, opts: ModelOptions, builtin: bool,
     preflight(settings, opts)
     offline_notice(settings)
     application = App.open(settings)
+    interrupted: BaseException | None = None
     try:
         def show_progress(n: int, total: int, rr: Any) -> None:
             word = "skip" if rr.score.skipped else "pass" if rr.passed else "FAIL"
@@ -92,9 +94,15 @@ async def _eval(suite: list, *, source: str, opts: ModelOptions, builtin: bool,
 
         interactive = not opts.json and not opts.quiet and sys.stderr.isatty()
         progress = show_progress if interactive else None
-        per_case, fatal = await evals.run_suite(application, suite, repeat=repeat,
-                                                default_customer=default_customer, progress=progress,
-                                                log_meta={"drafts_temporary": tmp is not None})
+        per_case: list = []
+        fatal = None
+        try:
+            _, fatal = await evals.run_suite(application, suite, repeat=repeat,
+                                             default_customer=default_customer, progress=progress,
+                                             log_meta={"drafts_temporary": tmp is not None},
+                                             out=per_case)
+        except (asyncio.CancelledError, KeyboardInterrupt) as e:
+            interrupted = e  # Ctrl-C or SIGTERM: what was scored is still reported below
         if progress is not None:
             sys.stderr.write("\r\x1b[K")
         provider_name, model_name = application.provider.name, application.provider.model
@@ -114,6 +122,10 @@ async def _eval(suite: list, *, source: str, opts: ModelOptions, builtin: bool,
                "summary": summary})
     else:
         _eval_table(per_case, summary, provider_name, model_name + f" · {settings.mode} mode", repeat, source)
+    if interrupted is not None:
+        done = sum(len(runs) for runs in per_case)
+        error_line(f"eval interrupted after {done} run(s); the results above cover those")
+        raise interrupted
     if fatal:
         error_line(f"eval stopped: {fatal}")
     elif api_failed:

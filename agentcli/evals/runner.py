@@ -76,13 +76,15 @@ FATAL_API_KINDS = ("authentication", "permission", "not_found")
 
 async def run_suite(app: Any, cases: list[Case], *, repeat: int = 1,
                     default_customer: str | None = None,
-                    progress: Any = None, log_meta: dict[str, Any] | None = None) -> tuple[list[list[RunResult]], str | None]:
+                    progress: Any = None, log_meta: dict[str, Any] | None = None,
+                    out: list[list[RunResult]] | None = None) -> tuple[list[list[RunResult]], str | None]:
     """Run every case ``repeat`` times, in order. Returns (runs per case, fatal API error).
 
     A crash inside one run is recorded as that run's failure (the suite goes on); an API error
-    that no retry can fix (bad key, unknown model) stops the suite.
+    that no retry can fix (bad key, unknown model) stops the suite. Runs are added to ``out`` as
+    they finish, so a caller that is interrupted still has every run already scored.
     """
-    out: list[list[RunResult]] = []
+    out = [] if out is None else out
     total = len(cases) * repeat
     n = 0
     for case in cases:
