@@ -68,12 +68,14 @@ def as_user(pw, team_gid: int, args: list[str], env: dict[str, str]) -> tuple[in
             os.setuid(pw.pw_uid)
             os.umask(0o022)
             # a working folder the user may enter: the checkout may be somewhere only root reads
-            home = env.get("AGENTCLI_HOME") or "/"
-            p = run_in_process(args, {**env, "USER": pw.pw_name, "LOGNAME": pw.pw_name}, cwd=home)
+            os.chdir(env.get("AGENTCLI_HOME") or "/")
+            p = run_in_process(args, {**env, "USER": pw.pw_name, "LOGNAME": pw.pw_name})
             os.write(w, json.dumps([p.returncode, p.out, p.err]).encode())
             code = 0
         except BaseException as e:  # noqa: BLE001 - reported to the parent
-            os.write(w, json.dumps([98, "", f"{type(e).__name__}: {e}"]).encode())
+            import traceback
+
+            os.write(w, json.dumps([98, "", traceback.format_exc(limit=-3)]).encode())
         finally:
             os._exit(code)
     os.close(w)
