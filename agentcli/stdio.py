@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
 
 
-def isatty(stream: Any) -> bool:
+def isatty(stream: object) -> bool:
     """``stream.isatty()``, False for a missing or closed stream."""
     try:
         return bool(stream) and stream.isatty()

@@ -5,7 +5,6 @@ rich and the SDKs load when the command runs.
 """
 
 
-import asyncio
 import sys
 import time
 from pathlib import Path
@@ -141,6 +140,8 @@ async def run_batch(settings: Any, *, source: Any, concurrency: int,
                          "records as questions; write the records elsewhere")
     skip = read_done(output) if (resume and output is not None) else set()
     rec_file = RecordFile(output) if output is not None else None
+    import asyncio
+
     loop = asyncio.get_running_loop()
     # Lookups and draft writes run in the default executor: one thread per question in flight.
     loop.set_default_executor(concurrent.futures.ThreadPoolExecutor(

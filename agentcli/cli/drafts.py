@@ -13,7 +13,6 @@ from typing import Annotated, List, Optional
 import typer
 
 from ..stdio import isatty
-from ..review import query, require_folder, store_for
 from .common import dump_json, run, warn
 from .options import Json, PlainUsage
 
@@ -49,6 +48,12 @@ ForceOpt = Annotated[bool, typer.Option("--force", help="change a draft already 
                                                         "or superseded")]
 
 
+def _store(flag: Optional[Path]):
+    from ..review import store_for  # the queue logic loads with the command that uses it
+
+    return store_for(flag)
+
+
 def register(app: typer.Typer) -> None:
     app.add_typer(drafts_app, name="drafts", short_help="The review queue of drafts (nothing is ever sent).")
 
@@ -77,7 +82,9 @@ def drafts_list(
         from ..review import damaged_record, select
         from .drafts_list import print_table, write_pipe
 
-        store = store_for(drafts_dir)
+        from ..review import query, require_folder
+
+        store = _store(drafts_dir)
         q = query(status, order, customer, since, ticket, flagged, all_)
         require_folder(store)
         sel = select(store, q)
@@ -120,7 +127,7 @@ def drafts_show(did: DraftId, drafts_dir: DraftsDirOpt = None, json_: Json = Fal
     """
     from .drafts_show import show_body
 
-    raise typer.Exit(run(lambda: show_body(store_for(drafts_dir), did, json_=json_, text_only=text)))
+    raise typer.Exit(run(lambda: show_body(_store(drafts_dir), did, json_=json_, text_only=text)))
 
 
 @drafts_app.command("edit", cls=PlainUsage, short_help="Edit a draft's text in $VISUAL / $EDITOR.")
@@ -134,7 +141,7 @@ def drafts_edit(did: DraftId, drafts_dir: DraftsDirOpt = None) -> None:
     """
     from .drafts_show import edit_body
 
-    raise typer.Exit(run(lambda: edit_body(store_for(drafts_dir), did)))
+    raise typer.Exit(run(lambda: edit_body(_store(drafts_dir), did)))
 
 
 @drafts_app.command("approve", cls=PlainUsage, short_help="Mark drafts approved (nothing is sent).")
@@ -156,7 +163,7 @@ def drafts_approve(
     from .drafts_review import decide
 
     raise typer.Exit(run(lambda: decide(
-        store_for(drafts_dir), "approved", ids or [],
+        _store(drafts_dir), "approved", ids or [],
         (status, order, customer, since, ticket, flagged), reason=None, yes=yes, force=force)))
 
 
@@ -180,5 +187,5 @@ def drafts_reject(
     from .drafts_review import decide
 
     raise typer.Exit(run(lambda: decide(
-        store_for(drafts_dir), "rejected", ids or [],
+        _store(drafts_dir), "rejected", ids or [],
         (status, order, customer, since, ticket, flagged), reason=reason, yes=yes, force=force)))

@@ -13,7 +13,6 @@ import sys
 
 import typer
 
-from ..review import query, require_folder, store_for
 from .drafts import CustomerOpt, DraftsDirOpt, FlaggedOpt, OrderOpt, SinceOpt, TicketFilter
 from .common import run
 
@@ -122,6 +121,8 @@ def register(app: typer.Typer) -> None:
             from ..errors import UsageError
             from ..stdio import isatty
             from .common import out_console
+
+            from ..review import query, require_folder, store_for
 
             store = store_for(drafts_dir)
             q = query("pending_review", order, customer, since, ticket, flagged, False)
