@@ -1,0 +1,42 @@
+"""Adversarial pass (issues 14-17): drafts that the run says are saved must be in the queue."""
+
+from __future__ import annotations
+
+import json
+
+
+def _ask(cli, env, ticket, *extra):
+    return cli(["ask", "--provider", "offline", "--json", "--ticket", ticket, *extra,
+                "where is 27WU6KTHA9"], env)
+
+
+def test_a_rejected_reply_saved_again_is_not_ok(cli, cli_env, demo_db):
+    """The same text in the same ticket is the same draft: when a reviewer rejected it, a re-run
+    of the question (or a retried batch line) used to end "ok", exit 0, "saved ... for review",
+    with nothing in the review queue."""
+    first = _ask(cli, cli_env, "R-1")
+    assert first.returncode == 0, first.err
+    did = json.loads(first.out)["drafts"][0]["id"]
+    rej = cli(["drafts", "reject", did, "--reason", "wrong tone"], cli_env)
+    assert rej.returncode == 0, rej.err
+
+    again = _ask(cli, cli_env, "R-1")
+    doc = json.loads(again.out)
+    assert again.returncode == 1, again.out
+    assert doc["status"] == "incomplete" and doc["stop_reason"] == "draft_not_saved"
+    last = [t for t in doc["tool_calls"] if t["name"] == "draft_reply"][-1]
+    assert last["is_error"] and "rejected" in json.dumps(last["result"])
+    # the reviewer's decision stands: the draft is still rejected, nothing pending in the ticket
+    listed = cli(["drafts", "list", "--json", "--all", "--ticket", "R-1"], cli_env)
+    rows = json.loads(listed.out)
+    assert [(r["id"], r["status"]) for r in rows] == [(did, "rejected")]
+
+
+def test_an_approved_or_superseded_reply_saved_again_stays_ok(cli, cli_env, demo_db):
+    """Only a rejection blocks: the same text again after approval is the approved reply."""
+    first = _ask(cli, cli_env, "R-2")
+    did = json.loads(first.out)["drafts"][0]["id"]
+    assert cli(["drafts", "approve", did], cli_env).returncode == 0
+    again = _ask(cli, cli_env, "R-2")
+    assert again.returncode == 0, again.out
+    assert json.loads(again.out)["status"] == "ok"
