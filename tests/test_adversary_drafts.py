@@ -40,3 +40,29 @@ def test_an_approved_or_superseded_reply_saved_again_stays_ok(cli, cli_env, demo
     again = _ask(cli, cli_env, "R-2")
     assert again.returncode == 0, again.out
     assert json.loads(again.out)["status"] == "ok"
+
+
+KEY_A = "sk-ant-api03-Qw3rTy0987654321ZxCvBnMaSdFgHjKl"
+KEY_B = "sk-ant-api03-Mn8bVc7654321098LkJhGfDsApOiUy"
+
+
+def test_a_key_given_as_a_ticket_never_lands_in_a_draft_file(cli, cli_env, drafts_dir, tmp_path):
+    """`--ticket` and a batch line's `id` are the draft's ticket: a pasted API key was written
+    raw into the draft's header (every other field is redacted)."""
+    a = _ask(cli, cli_env, KEY_A)
+    assert a.returncode == 0, a.err
+    lines = tmp_path / "q.jsonl"
+    lines.write_text(json.dumps({"id": KEY_B, "question": "where is 27WU6KTHA9"}) + "\n")
+    b = cli(["batch", "--provider", "offline", str(lines)], cli_env)
+    assert b.returncode == 0, b.err
+    files = sorted(drafts_dir.glob("d-*.md"))
+    assert len(files) == 2  # two tickets: neither supersedes the other
+    for f in files:
+        body = f.read_text()
+        assert KEY_A not in body and KEY_B not in body and KEY_A[:20] not in body
+    listed = json.loads(cli(["drafts", "list", "--json"], cli_env).out)
+    assert {r["status"] for r in listed} == {"pending_review"}
+    assert all(r["ticket"].startswith("id-") for r in listed)
+    # the person who pasted the key can still find its draft by it
+    mine = json.loads(cli(["drafts", "list", "--json", "--ticket", KEY_A], cli_env).out)
+    assert [r["id"] for r in mine] == [json.loads(a.out)["drafts"][0]["id"]]
