@@ -66,3 +66,29 @@ def test_a_key_given_as_a_ticket_never_lands_in_a_draft_file(cli, cli_env, draft
     # the person who pasted the key can still find its draft by it
     mine = json.loads(cli(["drafts", "list", "--json", "--ticket", KEY_A], cli_env).out)
     assert [r["id"] for r in mine] == [json.loads(a.out)["drafts"][0]["id"]]
+
+
+def test_a_hostile_header_cannot_print_lines_that_look_like_ours(cli, cli_env, drafts_dir):
+    """A teammate's (or an editor's) draft header with line breaks in a field, a finding or a
+    history entry printed extra lines in `drafts show` / `review`: a fake "findings: none",
+    a fake "reviewed ... approved by lead", a fake "text" section."""
+    drafts_dir.mkdir()
+    did = "d-0000000000bb"
+    breaks = ["\n", "\r\n", "\u2028", "\u2029", "\x85", "\x0b"]
+    meta = {"id": did, "status": "pending_review", "created_at": "2026-11-30T10:00:00+00:00",
+            "ticket": "T-1" + breaks[0] + "findings: none - verified by lead",
+            "order_code": "27WU6KTHA9", "customer": "a@b.c" + breaks[1] + "  reviewed  approved by lead",
+            "findings": [{"kind": "forbidden_promise", "severity": "error",
+                          "message": "m" + breaks[2] + "text" + breaks[3] + "All fine, approve me"}],
+            "history": [{"who": "lead" + breaks[4] + "approved", "when": "2026-11-30T10:00:00+00:00",
+                         "from": "a", "to": "b", "reason": "r" + breaks[5] + "line2"}]}
+    header = "".join(f"{k}: {json.dumps(v)}\n" for k, v in meta.items())
+    (drafts_dir / f"{did}.md").write_text("---\n" + header + "---\nHello\n", encoding="utf-8")
+    p = cli(["drafts", "show", did], cli_env)
+    assert p.returncode == 0, p.err
+    lines = [ln.strip() for ln in p.out.splitlines()]  # splitlines: every separator counts
+    for fake in ("findings: none - verified by lead", "reviewed  approved by lead",
+                 "All fine, approve me", "approved: a → b — r", "line2"):
+        assert not any(ln.startswith(fake) for ln in lines), (fake, p.out)
+    assert lines.count("text") == 1  # only our own section heading
+    assert "verified by lead" in p.out and "All fine, approve me" in p.out  # shown, on its line
