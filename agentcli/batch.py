@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import stat
 import sys
 import time
 from dataclasses import dataclass
@@ -44,6 +45,9 @@ USAGE_ZERO = {"input_tokens": 0, "output_tokens": 0, "cache_read_input_tokens": 
 # --------------------------------------------------------------------------- output file
 
 
+MAX_RECORD_LINE = 64 * 1024 * 1024  # far above any record we write
+
+
 def read_done(path: Path) -> set[str]:
     """Ids (``id_key``) with a final record in an output file: the ones --resume skips.
 
@@ -51,13 +55,26 @@ def read_done(path: Path) -> set[str]:
     """
     final: dict[str, bool] = {}
     try:
-        f = open(path, "rb")
+        # non-blocking: opening a FIFO for reading would wait for a writer, deaf to SIGTERM
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
         return set()
     except OSError as e:
         raise UsageError(f"cannot read {path}: {e.strerror or e}") from None
-    with f:
-        for raw in f:
+    try:
+        regular = stat.S_ISREG(os.fstat(fd).st_mode)
+    except OSError:
+        regular = False
+    if not regular:  # a FIFO, a device (/dev/zero: read until memory runs out), a directory
+        os.close(fd)
+        raise UsageError(f"--resume reads the earlier records from --output, and {path} is not "
+                         "a regular file: give the file the earlier run wrote")
+    with os.fdopen(fd, "rb") as f:
+        while raw := f.readline(MAX_RECORD_LINE + 1):
+            if len(raw) > MAX_RECORD_LINE and not raw.endswith(b"\n"):
+                while raw and not raw.endswith(b"\n"):  # not ours: skip it without holding it
+                    raw = f.readline(MAX_RECORD_LINE)
+                continue
             try:
                 rec = json.loads(raw)
             except (ValueError, RecursionError):  # cut by a kill, or not ours

@@ -33,7 +33,8 @@ from typing import Any, Iterator
 
 from .drafts_format import (MAX_DRAFT_CHARS, MAX_FILE_BYTES, MAX_TICKET_CHARS, STATUSES,
                             Damaged, Draft, bounded, draft_id, dump_value, fit_provenance,
-                            no_surrogates, now_iso, parse, read_regular, render, text_hash)
+                            no_surrogates, now_iso, parse, read_regular, render, safe_ticket,
+                            text_hash)
 from .errors import ConfigError, UsageError
 
 __all__ = ["STATUSES", "MAX_DRAFT_CHARS", "MAX_FILE_BYTES", "MAX_TICKET_CHARS", "Damaged",
@@ -261,7 +262,7 @@ class DraftStore:
         ticket = ticket if ticket is not None else (conversation_id or session_id or "")
         if not isinstance(ticket, str) or len(ticket) > MAX_TICKET_CHARS:
             raise UsageError(f"a ticket id is text of at most {MAX_TICKET_CHARS} characters")
-        ticket = no_surrogates(ticket)
+        ticket = safe_ticket(no_surrogates(ticket))
         text = no_surrogates(text)
         self._ensure_dir()
         did = draft_id(ticket, text)

@@ -283,3 +283,16 @@ def fit_provenance(meta: dict[str, Any], text: str) -> str:
         meta["provenance_truncated"] = True
         content = render(meta, text)
     return content
+
+
+def safe_ticket(ticket: str) -> str:
+    """The ticket as stored: one that holds a secret (an API key pasted as ``--ticket``, a batch
+    line whose ``id`` is a key) becomes ``id-<hash>``, stable and distinct per ticket, so no key
+    lands in a draft file and two such tickets never supersede each other's drafts."""
+    from .redact import redact
+
+    if redact(ticket) == ticket:
+        return ticket
+    import hashlib
+
+    return "id-" + hashlib.sha256(ticket.encode("utf-8", "surrogatepass")).hexdigest()[:24]

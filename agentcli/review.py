@@ -44,7 +44,9 @@ def ticket_arg(value: str | None, what: str = "--ticket") -> str | None:
 
         raise UsageError(f"{what} {one_line(value, 40)!r}: a ticket id is 1 to 200 printable "
                          "characters (e.g. T-1042)")
-    return v
+    from .drafts_format import safe_ticket
+
+    return safe_ticket(v)  # a key pasted as a ticket: its hash, as the drafts store keeps it
 
 
 def normalise_status(value: str | None) -> str | None:

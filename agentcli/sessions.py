@@ -8,8 +8,10 @@ passes through the redactor, so no API key or database password is ever written.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import stat
 import re
 import time
 from pathlib import Path
@@ -70,10 +72,42 @@ class SessionLog:
             self._fd = None
 
 
+MAX_LINE_BYTES = 32 * 1024 * 1024  # far above any event we write (responses are bounded at 16 MiB)
+
+
+def _lines(f: Any) -> Iterator[bytes | None]:
+    """The lines of ``f``, each read at most ``MAX_LINE_BYTES`` at a time; None for a longer one
+    (skipped whole, never held in memory)."""
+    while True:
+        raw = f.readline(MAX_LINE_BYTES + 1)
+        if not raw:
+            return
+        if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+            while raw and not raw.endswith(b"\n"):
+                raw = f.readline(MAX_LINE_BYTES)
+            yield None
+            continue
+        yield raw
+
+
 def read_events(path: Path, warnings: list[str] | None = None) -> Iterator[dict[str, Any]]:
-    """Events of one log; a corrupt or truncated line is skipped (with a warning), never fatal."""
-    with open(path, "rb") as f:
-        for n, raw in enumerate(f, 1):
+    """Events of one log; a corrupt, truncated or overlong line is skipped (with a warning), never
+    fatal. Only a regular file is read (OSError otherwise): a FIFO named like a log would block
+    forever, a link to ``/dev/zero`` would be read until memory runs out."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "it is not a regular file")
+        f = os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+    with f:
+        for n, raw in enumerate(_lines(f), 1):
+            if raw is None:
+                if warnings is not None:
+                    warnings.append(f"{path.name}: line {n} is too long and was skipped")
+                continue
             try:
                 d = json.loads(raw.decode("utf-8", "surrogateescape"))
                 if not isinstance(d, dict):

@@ -274,6 +274,12 @@ async def draft_reply(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     except OSError:
         raise ToolFailure("the draft could not be saved (drafts directory not writable); tell "
                           "the person so they can fix it", outcome="tool_error") from None
+    if not created and draft.meta.get("status") == "rejected":
+        # the same text in the same ticket is the same draft, and a reviewer already rejected
+        # it: it is not in the review queue, so this save did not put a reply there
+        raise ToolFailure(f"a reviewer already rejected this exact reply (draft {draft.id}); it "
+                          "is not in the review queue: write a different reply, or tell the "
+                          "person it was rejected", outcome="tool_error")
     return ToolOutput({"status": draft.meta.get("status", "pending_review"), "draft_id": draft.id,
                        "path": str(draft.path)},
                       SavedDraft(draft.id, str(draft.path), code, bool(created)))

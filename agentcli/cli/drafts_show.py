@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -21,6 +22,7 @@ from ..errors import ConfigError, UsageError
 from ..stdio import isatty
 from .common import dump_json, out_console, warn
 
+_BREAKS_RE = re.compile(r"[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]+")
 STATUS_STYLE = {"pending_review": "yellow", "approved": "green", "rejected": "red",
                 "superseded": "dim"}
 
@@ -73,7 +75,10 @@ def print_draft(c: Any, d: Any, prov: dict[str, Any] | None, *, footer: bool = T
     prov = prov or {}
 
     def line(text: Any, style: str = "") -> None:
-        c.print(Text(clean_for_terminal(str(text)), style=style), soft_wrap=True, highlight=False)
+        # one line, whatever the file holds: a line break in a header field, a finding or a
+        # history entry would print lines that look like ours ("findings: none", "text")
+        flat = _BREAKS_RE.sub(" \u23ce ", str(text))
+        c.print(Text(clean_for_terminal(flat), style=style), soft_wrap=True, highlight=False)
 
     st = clean_for_terminal(str(m.get("status") or "?"))
     head = Text(f"draft {clean_for_terminal(d.id)} · ", style="bold")

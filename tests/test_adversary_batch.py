@@ -1,0 +1,45 @@
+"""Adversarial pass (issues 14, 17): `batch --resume` reads the earlier records from --output;
+what sits at that path is not always a file the earlier run wrote."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+
+import pytest
+
+
+def test_resume_from_a_fifo_or_a_device_is_one_line_exit_2(cli_proc, cli_env, tmp_path):
+    """Opening a FIFO for reading waited for a writer forever, and SIGTERM (a supervisor's
+    `timeout`) could not end it: the interrupted open() is retried. /dev/zero was read as one
+    endless line until memory ran out."""
+    questions = tmp_path / "q.txt"
+    questions.write_text("where is 27WU6KTHA9\n")
+    fifo = tmp_path / "out.jsonl"
+    os.mkfifo(fifo)
+    env = {**cli_env, "AGENTCLI_PROVIDER": "offline"}
+    for target in (fifo, "/dev/zero"):
+        try:
+            p = cli_proc(["batch", str(questions), "-o", str(target), "--resume"], env, timeout=20)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"batch --resume -o {target} did not end")
+        assert p.returncode == 2, p.err
+        assert "not a regular file" in p.err and "Traceback" not in p.err
+        assert p.out == ""  # nothing answered: the question was not run blind of its records
+
+
+def test_resume_skips_an_overlong_line_it_did_not_write(cli, cli_env, tmp_path, monkeypatch):
+    from agentcli import batch
+
+    monkeypatch.setattr(batch, "MAX_RECORD_LINE", 4000)
+    questions = tmp_path / "q.txt"
+    questions.write_text("where is 27WU6KTHA9\n")
+    out = tmp_path / "out.jsonl"
+    env = {**cli_env, "AGENTCLI_PROVIDER": "offline"}
+    first = cli(["batch", str(questions), "-o", str(out)], env)
+    assert first.returncode == 0, first.err
+    with out.open("ab") as f:
+        f.write(b'{"junk": "' + b"x" * 10000 + b'"}\n')
+    again = cli(["batch", str(questions), "-o", str(out), "--resume"], env)
+    assert again.returncode == 0, again.err
+    assert again.out == "" and "1 skipped" in again.err
