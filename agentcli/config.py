@@ -252,6 +252,8 @@ def resolve(
     s.drafts_dir = resolve_drafts_dir(drafts_dir, cfg)
 
     c, src = _pick(customer, "AGENTCLI_CUSTOMER", cfg, "customer")
+    if c is None and customer is None and os.environ.get("AGENTCLI_CUSTOMER") is not None:
+        c, src = os.environ["AGENTCLI_CUSTOMER"], "env"  # set but blank: refused, never "no scope"
     if c is not None:
         from .text import customer_address
 

@@ -255,5 +255,7 @@ def clean_for_terminal(text: str) -> str:
     """Text safe to show: redacted, then without escape sequences or control characters (and
     redacted once more as shown, in case cleaning joined pieces of a secret)."""
     text = _ANSI_RE.sub("", redact(text))
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    # Line and paragraph separators break lines on some terminals: they become the newline a
+    # reader can see, like a carriage return does (one-line fields flatten them before this).
+    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\u2028", "\n").replace("\u2029", "\n")
     return redact(_CTRL_RE.sub("\ufffd", text))

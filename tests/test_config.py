@@ -129,6 +129,5 @@ def test_a_blank_or_malformed_customer_is_refused_everywhere(cli_env, monkeypatc
     with pytest.raises(UsageError, match="--customer"):
         resolve(customer=value)
     monkeypatch.setenv("AGENTCLI_CUSTOMER", value)
-    if value:  # an empty variable is the same as an unset one
-        with pytest.raises(UsageError, match="AGENTCLI_CUSTOMER"):
-            resolve()
+    with pytest.raises(UsageError, match="AGENTCLI_CUSTOMER"):  # set but empty too: fail closed
+        resolve()

@@ -244,3 +244,11 @@ def test_history_file_is_redacted_as_seen(tmp_path, monkeypatch):
         h.store_string("my key " + split(KEY) + " and " + split(OTHER))
     body = (tmp_path / "hist").read_text()
     assert not leaked(body) and not leaked(body, OTHER) and body.count("my key") == len(SPLITS)
+
+
+def test_line_separators_reach_the_terminal_as_visible_newlines():
+    from agentcli.redact import clean_for_terminal
+
+    shown = clean_for_terminal("one\u2028two\u2029three\u0085four")
+    assert "\u2028" not in shown and "\u2029" not in shown and "\u0085" not in shown
+    assert shown.split("\n")[:2] == ["one", "two"] and shown.split("\n")[2].startswith("three")
