@@ -95,10 +95,22 @@ class RecordFile:
         self.path = path
         try:
             self.fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+        except OSError as e:
+            raise UsageError(f"cannot write {path}: {e.strerror or e}") from None
+        import fcntl
+
+        try:  # two runs appending to one file (a cron job overlapping the last one) mix records
+            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(self.fd)
+            raise UsageError(f"{path} is being written by another batch run; wait for it to end, "
+                             "or give this one another --output") from None
+        try:
             size = os.fstat(self.fd).st_size
             if size and os.pread(self.fd, 1, size - 1) != b"\n":
                 os.write(self.fd, b"\n")  # a line cut by a kill stays alone on its line
         except OSError as e:
+            os.close(self.fd)
             raise UsageError(f"cannot write {path}: {e.strerror or e}") from None
 
     def write(self, line: bytes) -> None:

@@ -171,7 +171,8 @@ def session_files(directory: Path) -> list[Path]:
     d = Path(directory)
     if not d.is_dir():
         return []
-    files = [p for p in d.glob("*.jsonl") if SESSION_ID_RE.match(p.stem)]
+    # only regular files: a FIFO or a device named like a log is not a session (and would block)
+    files = [p for p in d.glob("*.jsonl") if SESSION_ID_RE.match(p.stem) and p.is_file()]
     files.sort(key=lambda p: (p.stem[:15], p.stat().st_mtime if p.exists() else 0, p.stem),
                reverse=True)
     return files

@@ -43,3 +43,29 @@ def test_resume_skips_an_overlong_line_it_did_not_write(cli, cli_env, tmp_path, 
     again = cli(["batch", str(questions), "-o", str(out), "--resume"], env)
     assert again.returncode == 0, again.err
     assert again.out == "" and "1 skipped" in again.err
+
+
+def test_two_batch_runs_never_append_to_one_output_file(tmp_path):
+    from agentcli.batch import RecordFile
+    from agentcli.errors import UsageError
+
+    out = tmp_path / "out.jsonl"
+    first = RecordFile(out)
+    try:
+        with pytest.raises(UsageError, match="another batch run"):
+            RecordFile(out)
+    finally:
+        first.close()
+    RecordFile(out).close()  # free again once the first run is done
+
+
+def test_log_show_last_skips_a_fifo_named_like_a_newer_session(cli, cli_env, home):
+    import os
+
+    assert cli(["ask", "--provider", "offline", "-q", "where is GH56JK78MN?"], cli_env).returncode == 0
+    os.mkfifo(home / "sessions" / "29991231-235959-aaaaaaaaaaaa.jsonl")  # sorts newest
+    p = cli(["log", "show", "last"], cli_env)
+    assert p.returncode == 0, p.err
+    assert "where is GH56JK78MN?" in p.out and "29991231" not in p.out + p.err
+    q = cli(["log", "list", "--json"], cli_env)
+    assert q.returncode == 0 and "29991231" not in q.out
