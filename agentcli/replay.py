@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import re
 from datetime import datetime, timezone
 from pathlib import Path
@@ -166,13 +167,21 @@ def session_origin(path: Path) -> str | None:
     return _origin(ev) if isinstance(ev, dict) and ev.get("type") == "session_start" else None
 
 
-def session_files(directory: Path) -> list[Path]:
-    """Session logs, newest first (ids start with their UTC start time)."""
+def session_files(directory: Path, warnings: list[str] | None = None) -> list[Path]:
+    """Session logs, newest first (ids start with their UTC start time). Only regular files: a
+    FIFO or a device named like a log is not a session (reading it would block); it is skipped,
+    with a warning when ``warnings`` is given."""
     d = Path(directory)
     if not d.is_dir():
         return []
-    # only regular files: a FIFO or a device named like a log is not a session (and would block)
-    files = [p for p in d.glob("*.jsonl") if SESSION_ID_RE.match(p.stem) and p.is_file()]
+    files = []
+    for p in d.glob("*.jsonl"):
+        if not SESSION_ID_RE.match(p.stem):
+            continue
+        if p.is_file():
+            files.append(p)
+        elif warnings is not None:
+            warnings.append(f"{p.name}: not a regular file; skipped")
     files.sort(key=lambda p: (p.stem[:15], p.stat().st_mtime if p.exists() else 0, p.stem),
                reverse=True)
     return files
@@ -182,7 +191,7 @@ def list_sessions(directory: Path, *, tool: str | None = None, errors_only: bool
                   limit: int | None = 20, warnings: list[str] | None = None,
                   include_eval: bool = False) -> list[SessionSummary]:
     out: list[SessionSummary] = []
-    for path in session_files(directory):
+    for path in session_files(directory, warnings):
         local: list[str] = []
         try:
             events = list(read_events(path, local))
@@ -230,6 +239,8 @@ def open_session(directory: Path, token: str, *, include_eval: bool = False) -> 
     exact = d / f"{t}.jsonl"
     if exact.is_file():
         return exact
+    if os.path.lexists(exact):  # a FIFO, a device or a dangling link named like a log
+        raise UsageError(f"{exact.name} in {d} is not a regular file; it is not a session log")
     matches = [p for p in session_files(d) if p.stem.startswith(t)]
     if len(matches) == 1:
         return matches[0]

@@ -225,7 +225,8 @@ def test_no_color_means_no_style_at_all(anthropic_env, fake_anthropic, tmp_path)
     child, s, until = repl(anthropic_env, 120, tmp_path, {"NO_COLOR": "1"})
     try:
         until(b"Ctrl-D or /exit leaves")
-        banner = s.raw
+        # the banner only: the prompt that may follow in the same read is prompt_toolkit's
+        banner = s.raw[:s.raw.index(b"Ctrl-D or /exit leaves") + len(b"Ctrl-D or /exit leaves")]
         until("›".encode())
         child.send("\x04")
         child.expect(pexpect.EOF)
