@@ -152,6 +152,9 @@ class _Waiting:
         return self.spinner
 
 
+SPIN_DELAY_S = 0.12  # a wait shorter than this shows no spinner (nobody sees it anyway)
+
+
 class _Tail:
     """The last lines of the text being streamed: a live preview that fits the screen."""
 
@@ -188,6 +191,8 @@ class TraceRenderer:
         self._blocks = 0  # text blocks printed in this question: a blank line between them
         self._running = 0  # tool calls started and not finished
         self._live: Any = None  # rich Live: a spinner or the preview
+        self._showing: Any = None  # what the Live shows, or will once its short delay is over
+        self._pending: Any = None  # the event loop's handle of that delayed start
         self._draft_text: dict[str, Any] = {}  # draft id -> the text its call saved
         self._countdown: Any = None  # the Live counting a retry wait down, while it runs
 
@@ -234,16 +239,42 @@ class TraceRenderer:
             self._mid_line = False
 
     def _spin(self, renderable: Any, *, force: bool = False) -> None:
+        """Show ``renderable`` live (a spinner, a countdown, the text preview). Started after
+        ``SPIN_DELAY_S`` unless ``force``: a step that ends sooner never starts a Live (and its
+        refresh thread), which is most steps of a fast model and every lookup."""
         if not (self.spinner or force or isinstance(renderable, _Tail)):
             return
+        self.stop_spinner()
+        self._showing = renderable
+        loop = None
+        if not force:
+            import asyncio
+
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:  # no event loop (a replay): show it now
+                loop = None
+        if loop is None:
+            self._start_live(renderable)
+        else:
+            self._pending = loop.call_later(SPIN_DELAY_S, self._start_live, renderable)
+
+    def _start_live(self, renderable: Any) -> None:
         from rich.live import Live
 
-        self.stop_spinner()
-        self._live = Live(renderable, console=self.console, transient=True,
-                          refresh_per_second=8, redirect_stdout=False, redirect_stderr=False)
-        self._live.start()
+        self._pending = None
+        try:
+            self._live = Live(renderable, console=self.console, transient=True,
+                              refresh_per_second=8, redirect_stdout=False, redirect_stderr=False)
+            self._live.start()
+        except Exception:  # noqa: BLE001 - the display must never break a turn
+            self._live = None
 
     def stop_spinner(self) -> None:
+        if self._pending is not None:
+            self._pending.cancel()
+            self._pending = None
+        self._showing = None
         live, self._live = self._live, None
         self._countdown = None
         if live is not None:
@@ -300,7 +331,7 @@ class TraceRenderer:
         if isinstance(ev, TextDelta):
             self._turn_text.append(ev.text)
             if self.terminal:
-                if self._live is None or not isinstance(self._live.renderable, _Tail):
+                if not isinstance(self._showing, _Tail):
                     self._text = "".join(self._turn_text[:-1])
                     self._spin(_Tail(self))
                 self._text += ev.text

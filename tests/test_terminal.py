@@ -29,7 +29,8 @@ def exe() -> str:
 def scripted(fake) -> None:
     fake.queue(
         message(text_block("I'll look up the order first."),
-                tool_use_block("get_order_status", {"order_code": "GH56JK78MN"})),
+                tool_use_block("get_order_status", {"order_code": "GH56JK78MN"}),
+                delay=0.4),  # a model that takes a moment: the spinner shows (not for instant steps)
         message(text_block("Found it. Drafting a reply."),
                 tool_use_block("draft_reply", {"text": REPLY, "order_code": "GH56JK78MN"})),
         text(ANSWER))
