@@ -288,7 +288,10 @@ def test_lookups_are_one_compact_line_and_errors_too(anthropic_env, fake_anthrop
     assert len(err) == 1 and "not a valid order code" in err[0]
 
 
-def test_spinner_on_a_terminal_is_stopped_before_text(anthropic_env, fake_anthropic):
+def test_spinner_on_a_terminal_is_stopped_before_text(anthropic_env, fake_anthropic, monkeypatch):
+    from agentcli import render
+
+    monkeypatch.setattr(render, "SPIN_DELAY_S", 0.0)  # every step shows its spinner at once
     fake_anthropic.queue(LOOKUP(), text("All clear."))
 
     async def main():
