@@ -21,7 +21,6 @@ from typing import Any
 
 from .drafts import STATUSES, Damaged, Draft, DraftStore
 from .errors import UsageError
-from .sessions import SESSION_ID_RE, read_events
 
 STATUS_ALIASES = {"pending": "pending_review", "pending_review": "pending_review",
                   "approved": "approved", "approve": "approved",
@@ -169,6 +168,8 @@ def list_drafts(store: DraftStore, *, status: str | None = None, order: str | No
 def last_drafts_location(sessions_dir: Path, max_logs: int = 200) -> tuple[str, str] | None:
     """(drafts folder, session id) of the most recent session log that saved a draft (else that
     named a drafts folder), from the newest ``max_logs`` logs; None when there is none."""
+    from .sessions import read_events  # session logs are read only here and in provenance
+
     try:
         names = sorted((e.name for e in os.scandir(sessions_dir)
                         if e.name.endswith(".jsonl") and e.is_file(follow_symlinks=False)),
@@ -264,6 +265,8 @@ def provenance(draft: Draft, sessions_dir: Path) -> dict[str, Any]:
     "original_text", "answer", "note", "warnings"}``; ``found`` is False (with a ``note``) when
     the session log is missing or does not record this draft.
     """
+    from .sessions import SESSION_ID_RE, read_events
+
     sid = draft.meta.get("session_id")
     prov: dict[str, Any] = {"found": False, "session_id": sid, "log": None, "question": None,
                             "customer": None, "tool_calls": [], "original_text": None,
