@@ -282,6 +282,8 @@ class Conversation:
                 if stop in STOP_HUMAN:
                     msg = STOP_MESSAGES[stop].format(
                         max_tokens=getattr(self.provider, "max_tokens", "the limit"))
+                    if mt.note:  # the server's own words (e.g. how many tokens against how many)
+                        msg += f" (the server said: {mt.note})"
                     yield self._finish(q_usage, "incomplete", stop, answer_parts, turn, msg)
                     return
                 yield self._finish(q_usage, "incomplete", stop or "unknown", answer_parts, turn,

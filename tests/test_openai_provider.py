@@ -542,3 +542,14 @@ def test_the_empty_stream_fallback_is_announced_by_the_provider(openai_env, fake
     (notice,) = [i for i in items if isinstance(i, Retry)]
     assert "empty stream" in notice.reason and "without streaming" in notice.reason
     assert items[-1].text == "hello" and items[-1].stop_reason == "end_turn"
+
+
+def test_a_context_overflow_keeps_the_servers_own_words(openai_env, fake_openai):
+    # llama-server's wording: the sizes are what a person needs to decide what to cut
+    fake_openai.queue(error(400, "request (9917 tokens) exceeds the available context size (8192 "
+                                 "tokens), try increasing it", code="exceed_context_size_error"))
+    _, b, _ = ask_once("hello?")
+    r = b.result()
+    assert b.exit_code == 1 and r["stop_reason"] == "model_context_window_exceeded", r
+    assert "9917 tokens" in r["error"] and "8192 tokens" in r["error"]
+    assert "/new" not in r["error"]  # the advice is added where it is shown, for that command

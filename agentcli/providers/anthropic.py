@@ -27,7 +27,7 @@ from .. import ratelimit
 from ..errors import ConfigError, IncompleteResponse, ModelAPIError
 from ..events import TextDelta
 from .base import ModelTurn, ToolCall
-from .api_errors import (Where, api_error, broken, broken_cause, is_context_overflow,
+from .api_errors import (Where, api_error, broken, broken_cause, is_context_overflow, server_message,
                          transport_words)
 from .bounds import MAX_INPUT_DEPTH, depth_exceeds, http_client, over_the_bound
 from .messages_format import MessagesHistory
@@ -215,7 +215,8 @@ class AnthropicProvider(MessagesHistory):
                 msg = await self.client.messages.create(**params)
         except anthropic.APIStatusError as e:
             if is_context_overflow(anthropic, e):
-                yield ModelTurn("model_context_window_exceeded", "", [], {}, None)
+                yield ModelTurn("model_context_window_exceeded", "", [], {}, None,
+                                note=server_message(e) or None)
                 return
             if opened:
                 # An ``error`` event inside a 200 stream (e.g. overloaded): retry the turn.

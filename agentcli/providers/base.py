@@ -31,6 +31,7 @@ class ModelTurn:
     tool_calls: list[ToolCall]
     usage: dict[str, int]
     message: Any  # provider-format assistant message(s), appended to the history as-is
+    note: str | None = None  # the server's own words about a stop (a context overflow's sizes)
 
 
 class Provider(Protocol):

@@ -42,7 +42,7 @@ from ..events import Retry, TextDelta
 from .base import ModelTurn, ToolCall
 from .bounds import http_client, over_the_bound
 from .api_errors import (Where, api_error, broken, broken_cause, error_code, is_context_overflow,
-                         short, transport_words)
+                         server_message, short, transport_words)
 from .openai_wire import (STOP_MAP, _Broken, _Calls, _get, _Overflow, _Response,  # noqa: F401
                           _server_label, _stop_reason, _text, _tool_schema, _usage)
 
@@ -154,8 +154,8 @@ class OpenAIProvider:
                     await self._read_json(r, self._params(history, False))
             else:
                 await self._read_json(r, self._params(history, False))
-        except _Overflow:
-            yield ModelTurn("model_context_window_exceeded", "", [], {}, None)
+        except _Overflow as e:
+            yield ModelTurn("model_context_window_exceeded", "", [], {}, None, note=str(e) or None)
             return
         if not r.finish:
             raise IncompleteResponse("the model's response ended without a finish_reason "
@@ -230,7 +230,7 @@ class OpenAIProvider:
             return broken(self.at, str(e))
         if isinstance(e, openai.APIStatusError):
             if is_context_overflow(openai, e):
-                return _Overflow()
+                return _Overflow(server_message(e))
             return api_error(openai, e, 0, self.at)
         if isinstance(e, openai.APIConnectionError) and not opened:  # APITimeoutError included
             return api_error(openai, e, 0, self.at)
