@@ -128,7 +128,7 @@ class App:
         found = check_ticket(answer=f.answer, drafts=[live] if live else [], tool_results=ticket.calls,
                              questions=ticket.questions)
         findings = [x.to_dict() for x in found]
-        status, stop, message = verdict(f, builder.finished_calls(), findings)
+        status, stop, message = verdict(f, builder.finished_calls(), findings, builder.drafts)
         if live is not None:
             from .redact import redact_obj
 

@@ -313,7 +313,7 @@ class TraceRenderer:
                        "session log", "bold magenta", force=True)
         stop = getattr(ev, "stop_reason", None)
         if getattr(ev, "status", None) == "incomplete" and stop in ("draft_not_saved",
-                                                                     "lookup_failed", "grounding"):
+                                                                     "lookup_failed", "grounding", "no_answer"):
             msg = advise(clean_for_terminal(redact(str(getattr(ev, "message", "") or ""))), stop,
                          self.command)
             self._line(f"incomplete ({clean_for_terminal(str(stop))}): {msg}", "bold yellow",

@@ -17,6 +17,7 @@ from .pricing import estimate_cost
 # stop_reason of an "ok" question that the checks turned "incomplete" (a person must look), in
 # the order they are chosen when several apply
 DRAFT_NOT_SAVED, LOOKUP_FAILED, GROUNDING = "draft_not_saved", "lookup_failed", "grounding"
+NO_ANSWER = "no_answer"
 OUR_SIDE = ("timeout", "tool_error")  # a lookup that failed on our side, not the model's input
 
 
@@ -38,10 +39,11 @@ def failed_lookups(calls: list[dict[str, Any]]) -> list[tuple[str, str]]:
 
 
 def verdict(finished: TurnFinished | None, calls: list[dict[str, Any]],
-            findings: list[dict[str, Any]]) -> tuple[str, str | None, str | None]:
+            findings: list[dict[str, Any]], drafts: list[Any] | None = None) -> tuple[str, str | None, str | None]:
     """(status, stop_reason, message) of a question once its checks are known: an "ok" question
     is "incomplete" when a draft could not be saved, a lookup failed on our side and was never
-    answered, or an error-level finding stands. Warnings leave it ok; other statuses stay."""
+    answered, an error-level finding stands, or the model ended with neither an answer nor a
+    draft. Warnings leave it ok; other statuses stay."""
     if finished is None:
         return "error", None, None
     if finished.status != "ok":
@@ -59,6 +61,10 @@ def verdict(finished: TurnFinished | None, calls: list[dict[str, Any]],
         more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
         return "incomplete", GROUNDING, (f"{errors[0].get('kind')}: {errors[0].get('message')}{more}; "
                                          "a person must look")
+    if drafts is not None and not drafts and not (finished.answer or "").strip():
+        # an empty answer and nothing in the review queue: nothing was done a staffer can use
+        return "incomplete", NO_ANSWER, ("the model ended its turn with neither an answer nor a "
+                                         "draft; a person must look")
     return finished.status, finished.stop_reason, finished.message
 
 

@@ -269,3 +269,19 @@ def test_no_false_findings_over_the_demo_orders_and_the_eval_cases(tmp_path, dem
     assert len(results) >= 100
     flagged = [(q, r["checks"]) for q, r in results if r["checks"]]
     assert flagged == []
+
+
+def test_an_empty_answer_with_no_draft_is_not_ok(cli, openai_env, fake_openai):
+    """llama-cpp-python's server answers some turns with content "" and finish stop: the staffer
+    got nothing, so the question is not "ok"."""
+    from agentcli.testing.fake_openai import completion, tool_call
+
+    fake_openai.queue(completion(tool_call("get_order_status", {"order_code": "GH56JK78MN"})),
+                      completion(content=""))
+    p = cli(["ask", "--json", "Why does order GH56JK78MN have no license yet?"], openai_env)
+    r = json.loads(p.out)
+    assert p.returncode == 1, p.err
+    assert (r["status"], r["stop_reason"]) == ("incomplete", "no_answer")
+    fake_openai.queue(completion(content="It is waiting for its payment to be matched."))
+    p = cli(["ask", "--json", "Why does order GH56JK78MN have no license yet?"], openai_env)
+    assert p.returncode == 0 and json.loads(p.out)["status"] == "ok"
