@@ -277,7 +277,7 @@ def test_an_empty_answer_with_no_draft_is_not_ok(cli, openai_env, fake_openai):
     from agentcli.testing.fake_openai import completion, tool_call
 
     fake_openai.queue(completion(tool_call("get_order_status", {"order_code": "GH56JK78MN"})),
-                      completion(content=""))
+                      completion(content=""), completion(content=""))  # streamed, then asked again
     p = cli(["ask", "--json", "Why does order GH56JK78MN have no license yet?"], openai_env)
     r = json.loads(p.out)
     assert p.returncode == 1, p.err
@@ -285,3 +285,17 @@ def test_an_empty_answer_with_no_draft_is_not_ok(cli, openai_env, fake_openai):
     fake_openai.queue(completion(content="It is waiting for its payment to be matched."))
     p = cli(["ask", "--json", "Why does order GH56JK78MN have no license yet?"], openai_env)
     assert p.returncode == 0 and json.loads(p.out)["status"] == "ok"
+
+
+def test_a_content_free_stream_is_asked_again_without_streaming(cli, openai_env, fake_openai):
+    """A 200 stream whose choices carry nothing (llama-cpp-python failing after its 200): asked
+    once more without streaming, with a notice on the trace."""
+    from agentcli.testing.fake_openai import completion
+
+    fake_openai.queue(completion(content=""), completion(content="It is waiting for its payment."))
+    p = cli(["ask", "Why does order GH56JK78MN have no license yet?"], openai_env)
+    assert p.returncode == 0, p.err
+    assert p.out.strip() == "It is waiting for its payment."
+    assert "empty stream" in p.err and "without streaming" in p.err
+    assert [r.get("stream") for r in fake_openai.requests] == [True, None] or \
+        [bool(r.get("stream")) for r in fake_openai.requests] == [True, False]

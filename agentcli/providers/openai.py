@@ -48,8 +48,8 @@ from .openai_wire import (STOP_MAP, _Broken, _Calls, _get, _Overflow, _Response,
 
 PLACEHOLDER_KEY = "not-needed"
 ERROR_PREFIX = "ERROR: "
-EMPTY_STREAM_NOTICE = ("the model server sent an empty stream (HTTP 200, no choices); asking again "
-                       "without streaming")
+EMPTY_STREAM_NOTICE = ("the model server sent an empty stream (HTTP 200, nothing in it); asking "
+                       "again without streaming")
 
 
 class OpenAIProvider:
@@ -148,7 +148,7 @@ class OpenAIProvider:
             if stream:
                 async for delta in self._read_stream(r, self._params(history, True)):
                     yield TextDelta(delta)
-                if not r.saw_choice:
+                if r.said_nothing():
                     yield Retry(0, 1, EMPTY_STREAM_NOTICE, 0.0)
                     r = _Response()
                     await self._read_json(r, self._params(history, False))

@@ -204,6 +204,11 @@ class _Response:
         self.usage: Any = None
         self.saw_choice = False
 
+    def said_nothing(self) -> bool:
+        """No choice at all, or choices that carried no text, no refusal and no tool call (a
+        server that failed after its 200, as llama-cpp-python's does for a streamed tool choice)."""
+        return not self.saw_choice or not (any(self.text) or any(self.refusal) or self.calls)
+
     def add_calls(self, tool_calls: Any, *, positional: bool) -> None:
         if tool_calls is None:
             return
