@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from agentcli.drafts import Draft, DraftStore
 from agentcli.stores import init_sqlite
 from agentcli.testing.fake_anthropic import FakeAnthropic
 from agentcli.testing.fake_openai import FakeOpenAI
@@ -189,3 +190,9 @@ def cli():
     """``cli(args, env, input=...)``: the command line in this process -> CompletedProcess with
     ``.returncode``, ``.stdout`` / ``.stderr`` (bytes) and ``.out`` / ``.err`` (text)."""
     return run_in_process
+
+
+def saved_drafts(ddir):
+    """Every draft file of the folder (superseded ones too), newest first."""
+    drafts = [d for d in DraftStore(ddir).iter() if isinstance(d, Draft)]
+    return sorted(drafts, key=lambda d: (d.meta.get("created_at") or "", d.id), reverse=True)

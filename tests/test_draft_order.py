@@ -10,21 +10,17 @@ import pytest
 
 from agentcli.app import App
 from agentcli.config import resolve, sessions_dir
-from agentcli.drafts import Draft, DraftStore
 from agentcli.review import provenance
 from agentcli.testing.scripted import Reply, ScriptedProvider
 from agentcli.tools import default_registry
+
+from .conftest import saved_drafts
 
 
 @pytest.fixture(autouse=True)
 def _env(cli_env):
     return cli_env
 
-
-def saved_drafts(ddir):
-    """Every draft file of the folder (superseded ones too), newest first."""
-    drafts = [d for d in DraftStore(ddir).iter() if isinstance(d, Draft)]
-    return sorted(drafts, key=lambda d: (d.meta.get("created_at") or "", d.id), reverse=True)
 
 
 def run(provider, question):

@@ -11,7 +11,6 @@ import pytest
 
 from agentcli.app import App
 from agentcli.config import resolve, sessions_dir
-from agentcli.drafts import Draft, DraftStore
 from agentcli.events import ModelRequest, ToolCallStarted, ToolResult
 from agentcli.review import provenance
 from agentcli.sessions import read_events
@@ -20,6 +19,8 @@ from agentcli.testing import fake_openai as fo
 from agentcli.testing.scripted import Reply, ScriptedProvider
 from agentcli.tools import default_registry
 
+from .conftest import saved_drafts
+
 Q = "Customer: hi, why no license for GH56JK78MN, and where is ord-20261234?"
 
 
@@ -27,11 +28,6 @@ Q = "Customer: hi, why no license for GH56JK78MN, and where is ord-20261234?"
 def _env(cli_env):
     return cli_env
 
-
-def saved_drafts(ddir):
-    """Every draft file of the folder (superseded ones too), newest first."""
-    drafts = [d for d in DraftStore(ddir).iter() if isinstance(d, Draft)]
-    return sorted(drafts, key=lambda d: (d.meta.get("created_at") or "", d.id), reverse=True)
 
 
 def run(provider, question, **settings):
