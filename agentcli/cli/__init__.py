@@ -21,6 +21,7 @@ from . import eval as eval_command
 from .common import fail
 from .options import ModelOptions, model_options
 
+
 class _Group(TyperGroup):
     """The root group: a usage error quotes what was typed (``Invalid value for '--max-turns':
     'sk-ant-…'``), so its message is redacted and cleaned before typer prints it."""
