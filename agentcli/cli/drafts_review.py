@@ -22,6 +22,12 @@ def _confirm(prompt: str) -> bool:
     return answer.strip().lower() in ("y", "yes")
 
 
+def _flagged(draft: Any) -> bool:
+    findings = draft.meta.get("findings") or []
+    return isinstance(findings, list) and any(
+        isinstance(f, dict) and f.get("severity") == "error" for f in findings)
+
+
 def decide(store, status: str, ids: list[str], filters: tuple, *, reason: str | None,
            yes: bool, force: bool) -> int:
     from ..redact import clean_for_terminal
@@ -41,9 +47,16 @@ def decide(store, status: str, ids: list[str], filters: tuple, *, reason: str | 
     require_folder(store)
     if by_filter:
         q = query(st_f or "pending_review", order, customer, since, ticket, flagged, False)
-        targets = [d.id for d in select(store, q).drafts]
+        chosen = select(store, q).drafts
+        held = [] if status != "approved" or force else [d.id for d in chosen if _flagged(d)]
+        targets = [d.id for d in chosen if d.id not in held]
+        if held:  # a bulk approval never approves what the grounding checks flagged unread
+            sys.stderr.write(f"agentcli: {len(held)} draft{'s' if len(held) != 1 else ''} with "
+                             "error-level grounding findings left as they are: read each with "
+                             "`agentcli drafts show ID`, then approve it by id (or add --force)\n")
         if not targets:
-            sys.stderr.write("agentcli: no drafts match; nothing changed\n")
+            sys.stderr.write("agentcli: no drafts match; nothing changed\n" if not held else
+                             "agentcli: nothing else to approve; nothing changed\n")
             return 0
     else:
         targets = list(dict.fromkeys(resolve(store, t) if t.strip().lower() == "last"
