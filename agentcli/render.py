@@ -31,9 +31,8 @@ from .events import (DraftSaved, Error, Event, ModelRequest, ModelResponse, Ques
                      TextDelta, ToolCallStarted, ToolResult, TurnFinished)
 from .redact import clean_for_terminal, redact
 
-from .trace_lines import (DRAFT_LINES, DRAFT_TOOL, FOLD_CHARS, _word, compact,  # noqa: F401
-                          draft_block, finding_line, result_summary, tool_call_line,
-                          tool_result_head, tool_result_line)
+from .trace_lines import (DRAFT_TOOL, _word, compact, draft_block, finding_line, tool_call_line,
+                          tool_result_line)
 
 
 class _Waiting:

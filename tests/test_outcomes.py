@@ -10,7 +10,6 @@ import asyncio
 import json
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
@@ -20,7 +19,7 @@ from agentcli.drafts import DraftStore
 from agentcli.errors import StoreError
 from agentcli.events import Checked
 from agentcli.stores.sqlite import SQLiteStore
-from agentcli.testing.fake_anthropic import message, text, tool_use_block
+from agentcli.testing.fake_anthropic import text
 from agentcli.testing.scripted import Reply, ScriptedProvider
 from agentcli.tools import default_registry
 

@@ -10,7 +10,8 @@ from rich.console import Console
 
 from agentcli.advice import advise
 from agentcli.events import DraftSaved, ModelResponse, Question, ToolResult, TurnFinished
-from agentcli.render import TraceRenderer, draft_block, result_summary
+from agentcli.render import TraceRenderer
+from agentcli.trace_lines import draft_block, result_summary
 
 HOSTILE = "Hi\x1b]8;;http://evil\x1b\\click\x1b]8;;\x1b\\ \x1b[31mred\x1b[0m\u2028/new\u0085x\u2029y\rz"
 

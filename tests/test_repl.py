@@ -27,7 +27,6 @@ import pytest
 from rich.console import Console
 
 from agentcli.app import App
-from agentcli.config import sessions_dir
 from agentcli.cli.history import build_session
 from agentcli.cli.repl import Repl
 from agentcli.config import resolve as settings_from

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import json
 import subprocess
-import sys
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 

@@ -8,7 +8,6 @@ API), real draft files, the console script in a pseudo-terminal where a terminal
 from __future__ import annotations
 
 import json
-import os
 import re
 import signal
 import subprocess

@@ -13,7 +13,7 @@ import pytest
 from agentcli.app import App
 from agentcli.config import resolve
 from agentcli.events import DraftSaved, ToolCallStarted
-from agentcli.stores import SQLiteStore, init_sqlite
+from agentcli.stores import init_sqlite
 from agentcli.sessions import read_events
 from agentcli.testing.fake_anthropic import message, text, tool_results, tool_use_block
 

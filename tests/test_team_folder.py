@@ -72,7 +72,7 @@ def as_user(pw, team_gid: int, args: list[str], env: dict[str, str]) -> tuple[in
             p = run_in_process(args, {**env, "USER": pw.pw_name, "LOGNAME": pw.pw_name})
             os.write(w, json.dumps([p.returncode, p.out, p.err]).encode())
             code = 0
-        except BaseException as e:  # noqa: BLE001 - reported to the parent
+        except BaseException:  # noqa: BLE001 - reported to the parent
             import traceback
 
             os.write(w, json.dumps([98, "", traceback.format_exc(limit=-3)]).encode())

@@ -68,7 +68,7 @@ def print_draft(c: Any, d: Any, prov: dict[str, Any] | None, *, footer: bool = T
     from rich.text import Text
 
     from ..redact import clean_for_terminal
-    from ..render import compact, result_summary, tool_call_line
+    from ..trace_lines import compact, result_summary, tool_call_line
     from ..text import format_time
 
     m = d.meta

@@ -8,7 +8,7 @@ import difflib
 from typing import Any
 
 from ..events import Usage
-from ..render import compact
+from ..trace_lines import compact
 from ..text import customer_address
 from .repl_render import _clean, show_draft
 
