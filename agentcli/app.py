@@ -12,12 +12,12 @@ import os
 from typing import Any, Callable, Iterable
 
 from .config import Settings, sessions_dir
-from .drafts import DraftStore
+from .drafts.store import DraftStore
 from .errors import AgentcliError
 from .events import Checked, Event, Question, ToolResult
 from .loop import SYSTEM_PROMPT, Conversation
 from .result import ResultBuilder
-from .sessions import SessionLog
+from .sessions.log import SessionLog
 from .tools import Registry, ToolContext, default_registry
 
 Consumer = Callable[[Event], None]
@@ -118,7 +118,7 @@ class App:
     async def _check(self, ticket: _Ticket, builder: ResultBuilder) -> Checked | None:
         """The grounding checks over the whole ticket, after a question; their findings are
         stored on the ticket's live draft (for the review queue)."""
-        from .checks import check_ticket
+        from .checks.grounding import check_ticket
         from .result import verdict
 
         f = builder.finished

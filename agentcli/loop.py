@@ -33,7 +33,7 @@ from .errors import EXIT_API, ModelAPIError
 from .events import (DraftSaved, Error, Event, ModelRequest, ModelResponse, Question, Retry,
                      TextDelta, ToolCallStarted, ToolResult, TurnFinished, Usage)
 from .providers import ModelTurn, Provider, ToolCall
-from .ratelimit import RATE_KINDS
+from .providers.ratelimit import RATE_KINDS
 from .tools import DRAFT, CallOutcome, Registry, ToolContext, run_tool
 
 SYSTEM_PROMPT = """\
@@ -63,7 +63,7 @@ STOP_MESSAGES = {
                   "max_tokens in agentcli.toml) and ask again",
     "refusal": "the model declined to answer; a person should handle this ticket",
     # Advice that depends on the command (/new in the REPL, a shorter question in ask) is added
-    # where the message is shown: ``agentcli.advice``.
+    # where the message is shown: ``agentcli.cli.advice``.
     "model_context_window_exceeded": "the conversation is too long for the model's context window",
 }
 

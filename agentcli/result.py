@@ -12,7 +12,7 @@ from typing import Any
 
 from .events import (Checked, DraftSaved, Error, Event, Question, ToolCallStarted, ToolResult,
                      TurnFinished)
-from .pricing import estimate_cost
+from .providers.pricing import estimate_cost
 
 # stop_reason of an "ok" question that the checks turned "incomplete" (a person must look), in
 # the order they are chosen when several apply
@@ -153,7 +153,7 @@ class ResultBuilder:
             "model": self.model,
             "session_id": self.session_id,
             "checks": self.checks,
-            # Beyond the spec's fields (issue 9): the usage priced with agentcli.pricing.
+            # Beyond the spec's fields (issue 9): the usage priced with agentcli.providers.pricing.
             "estimated_cost_usd": estimate_cost(self.model, usage, self.prices),
         })
 

@@ -21,8 +21,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable
 
-from .drafts import MAX_DRAFT_CHARS, DraftStore
-from .drafts_format import depth_ok
+from .drafts.store import MAX_DRAFT_CHARS, DraftStore
+from .drafts.format import depth_ok
 from .errors import StoreError
 from .redact import redact
 

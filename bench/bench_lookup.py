@@ -43,7 +43,7 @@ from urllib.parse import quote
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from agentcli.drafts import DraftStore  # noqa: E402
+from agentcli.drafts.store import DraftStore  # noqa: E402
 from agentcli.stores import SQLiteStore, init_sqlite  # noqa: E402
 from agentcli.stores.records import ORDER_SQL  # noqa: E402
 from agentcli.tools import ToolContext, default_registry, run_tool  # noqa: E402

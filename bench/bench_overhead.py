@@ -160,7 +160,7 @@ async def _run(reps: int, warmup: int, profile: bool, log) -> dict[str, Any]:
     from agentcli.app import App
     from agentcli.config import resolve
     from agentcli.stores import SQLiteStore, init_sqlite
-    from agentcli.render import TraceRenderer
+    from agentcli.cli.render import TraceRenderer
     from agentcli.testing.fake_anthropic import FakeAnthropic
 
     tmp = Path(tempfile.mkdtemp(prefix="agentcli-bench-overhead-"))

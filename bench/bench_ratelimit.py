@@ -52,7 +52,7 @@ def _question(req: dict) -> str:
 
 async def _batch(n: int, concurrency: int) -> tuple[object, list[dict], object]:
     from agentcli.app import App
-    from agentcli.batch import BatchRunner, Item
+    from agentcli.batch.engine import BatchRunner, Item
     from agentcli.config import resolve
 
     out: list[str] = []

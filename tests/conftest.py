@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from agentcli.drafts import Draft, DraftStore
+from agentcli.drafts.store import Draft, DraftStore
 from agentcli.stores import init_sqlite
 from agentcli.testing.fake_anthropic import FakeAnthropic
 from agentcli.testing.fake_openai import FakeOpenAI

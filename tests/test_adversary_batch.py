@@ -29,7 +29,7 @@ def test_resume_from_a_fifo_or_a_device_is_one_line_exit_2(cli_proc, cli_env, tm
 
 
 def test_resume_skips_an_overlong_line_it_did_not_write(cli, cli_env, tmp_path, monkeypatch):
-    from agentcli import batch
+    from agentcli.batch import engine as batch
 
     monkeypatch.setattr(batch, "MAX_RECORD_LINE", 4000)
     questions = tmp_path / "q.txt"
@@ -46,7 +46,7 @@ def test_resume_skips_an_overlong_line_it_did_not_write(cli, cli_env, tmp_path, 
 
 
 def test_two_batch_runs_never_append_to_one_output_file(tmp_path):
-    from agentcli.batch import RecordFile
+    from agentcli.batch.engine import RecordFile
     from agentcli.errors import UsageError
 
     out = tmp_path / "out.jsonl"

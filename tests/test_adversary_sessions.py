@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from agentcli import sessions
+from agentcli.sessions import log as sessions
 
 
 def test_log_list_and_show_never_block_on_a_fifo_or_dev_zero(cli_proc, cli_env, home):

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from agentcli.batch import BatchRunner, read_done
-from agentcli.batch_input import Item, id_key, parse_line
+from agentcli.batch.engine import BatchRunner, read_done
+from agentcli.batch.input import Item, id_key, parse_line
 from agentcli.testing.fake_anthropic import error, message, text, tool_results, tool_use_block
 
 TEST_KEY = "sk-ant-test-0123456789abcdefSECRET"  # the key conftest's anthropic_env sets
@@ -277,7 +277,7 @@ def test_resume_after_a_kill_loses_nothing_and_repeats_nothing(anthropic_env, fa
 
 
 def test_resume_reads_final_records_only(tmp_path):
-    from agentcli.batch import RecordFile
+    from agentcli.batch.engine import RecordFile
 
     out = tmp_path / "records.jsonl"
     out.write_text(
@@ -505,7 +505,7 @@ def test_sigterm_stops_a_batch_cleanly(anthropic_env, fake_anthropic, tmp_path, 
     assert "terminated" in err and "Traceback" not in err
     done = records(out.read_text())  # every line whole
     assert 3 <= len(done) < 30 and all(r["status"] == "ok" for r in done)
-    from agentcli.sessions import read_events
+    from agentcli.sessions.log import read_events
 
     logs = [list(read_events(p)) for p in (home / "sessions").glob("*.jsonl")]
     assert any(any(e.get("type") == "cancelled" for e in evs) for evs in logs)  # in flight: cancelled

@@ -1,4 +1,4 @@
-"""Grounding checks (agentcli.checks): a table of real-looking answers and drafts that must flag
+"""Grounding checks (agentcli.checks.grounding): a table of real-looking answers and drafts that must flag
 and that must not, hostile input, and a property test that the checks never raise."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from agentcli.checks import Finding, check_ticket
+from agentcli.checks.grounding import Finding, check_ticket
 
 GH = {"found": True, "order_code": "GH56JK78MN", "status": "pending_payment",
       "status_detail": "payment received, not yet matched to the order", "product": "PhotoFlux Pro license",

@@ -6,7 +6,7 @@ import pytest
 
 from agentcli.config import resolve
 from agentcli.errors import ConfigError, UsageError
-from agentcli.pricing import estimate_cost
+from agentcli.providers.pricing import estimate_cost
 
 
 def test_flags_beat_env_beat_config_file(cli_env, tmp_path, monkeypatch):

@@ -1,4 +1,4 @@
-"""Check before spending (agentcli.preflight) and ``agentcli doctor`` (issue 15 item 1, issue 14
+"""Check before spending (agentcli.cli.preflight) and ``agentcli doctor`` (issue 15 item 1, issue 14
 item 5 last bullet): every run stops with exit 3 and one line before the first model call; doctor
 prints every check with its fix."""
 
@@ -9,8 +9,8 @@ import os
 
 import pytest
 
-from agentcli.preflight import folder_check
-from agentcli.sessions import SessionLog
+from agentcli.cli.preflight import folder_check
+from agentcli.sessions.log import SessionLog
 from agentcli.errors import ConfigError
 
 Q = "where is GH56JK78MN"

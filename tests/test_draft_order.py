@@ -10,7 +10,7 @@ import pytest
 
 from agentcli.app import App
 from agentcli.config import resolve, sessions_dir
-from agentcli.review import provenance
+from agentcli.drafts.queue import provenance
 from agentcli.testing.scripted import Reply, ScriptedProvider
 from agentcli.tools import default_registry
 

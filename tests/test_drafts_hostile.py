@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentcli.drafts import (MAX_FILE_BYTES, Damaged, Draft, DraftsFolderError, DraftStore,
+from agentcli.drafts.store import (MAX_FILE_BYTES, Damaged, Draft, DraftsFolderError, DraftStore,
                              ReviewConflict, draft_id, parse, render, resolve_reviewer)
 
 SEPARATORS = "\x85\u2028\u2029\r\n\x0b\x0c\x1c\x1d\x1e\x1f\x7f\ufeff\u202e\u200b\x1b\t"

@@ -8,7 +8,7 @@ import sqlite3
 
 import pytest
 
-from agentcli.drafts import Draft, DraftStore, draft_id
+from agentcli.drafts.store import Draft, DraftStore, draft_id
 from agentcli.errors import ConfigError, UsageError
 from agentcli.stores import SQLiteStore, init_sqlite, mask_dsn, open_store
 

@@ -11,10 +11,10 @@ import time
 
 import pytest
 
-from agentcli.drafts import parse
+from agentcli.drafts.store import parse
 
 from agentcli.stores import init_sqlite
-from agentcli.sessions import read_events
+from agentcli.sessions.log import read_events
 from agentcli.testing.fake_anthropic import message, text, tool_use_block
 
 from .conftest import agentcli_exe

@@ -34,7 +34,7 @@ def test_lookup_draft_answer(cli_env, drafts_dir):
     ((r, events),) = run_questions("Hi, why does my order GH56JK78MN have no license yet?")
     assert [c["name"] for c in r["tool_calls"]] == ["get_order_status", "draft_reply"]
     assert r["status"] == "ok" and r["turns"] == 3 and r["provider"] == "offline"
-    from agentcli.drafts import parse
+    from agentcli.drafts.store import parse
 
     path = drafts_dir / (r["drafts"][0]["id"] + ".md")
     draft = parse(path.read_text(), path).text  # the reply (the header's lookups are provenance)
@@ -82,7 +82,7 @@ def test_database_free_text_never_reaches_a_draft_as_a_sentence(cli_env, drafts_
     conn.close()
     monkeypatch.setenv("AGENTCLI_DB", str(db))
     ((r, _),) = run_questions("Hi, why does my order GH56JK78MN have no license yet?")
-    from agentcli.drafts import parse
+    from agentcli.drafts.store import parse
 
     path = drafts_dir / (r["drafts"][0]["id"] + ".md")
     draft = parse(path.read_text(), path).text  # the reply (the header's lookups are provenance)

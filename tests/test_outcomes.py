@@ -15,7 +15,7 @@ import pytest
 
 from agentcli.app import App
 from agentcli.config import resolve
-from agentcli.drafts import DraftStore
+from agentcli.drafts.store import DraftStore
 from agentcli.errors import StoreError
 from agentcli.events import Checked
 from agentcli.stores.sqlite import SQLiteStore
@@ -225,7 +225,7 @@ def test_batch_records_carry_checks_and_the_summary_counts_them(cli, cli_env, tm
 
 
 def test_batch_summary_line_counts_grounding_apart():
-    from agentcli.batch import Summary
+    from agentcli.batch.engine import Summary
 
     s = Summary()
     s.add({"status": "ok", "checks": []}, 0)

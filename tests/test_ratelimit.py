@@ -13,8 +13,8 @@ import math
 
 import pytest
 
-from agentcli.batch import BatchRunner, Item
-from agentcli.ratelimit import Gate, parse_reset, read_limits, retry_after
+from agentcli.batch.engine import BatchRunner, Item
+from agentcli.providers.ratelimit import Gate, parse_reset, read_limits, retry_after
 from agentcli.testing import fake_anthropic as fa
 from agentcli.testing import fake_openai as fo
 from agentcli.testing.limits import Limits
@@ -174,7 +174,7 @@ def test_ask_shows_a_rate_limit_wait_and_counts_it_down(anthropic_env, fake_anth
     from agentcli.app import App
     from agentcli.config import resolve
     from agentcli.events import Retry, TurnFinished
-    from agentcli.render import TraceRenderer
+    from agentcli.cli.render import TraceRenderer
 
     fake_anthropic.queue(fa.error(429, "slow down", headers={"retry-after-ms": "1100"}),
                          fa.text("answered"))

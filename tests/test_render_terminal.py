@@ -8,10 +8,10 @@ import io
 import pytest
 from rich.console import Console
 
-from agentcli.advice import advise
+from agentcli.cli.advice import advise
 from agentcli.events import DraftSaved, ModelResponse, Question, ToolResult, TurnFinished
-from agentcli.render import TraceRenderer
-from agentcli.trace_lines import draft_block, result_summary
+from agentcli.cli.render import TraceRenderer
+from agentcli.cli.trace_lines import draft_block, result_summary
 
 HOSTILE = "Hi\x1b]8;;http://evil\x1b\\click\x1b]8;;\x1b\\ \x1b[31mred\x1b[0m\u2028/new\u0085x\u2029y\rz"
 
@@ -120,7 +120,7 @@ def test_markdown_nested_beyond_the_parsers_limit_is_shown_as_text(answer):
 
 def test_the_live_preview_never_shows_half_a_secret(monkeypatch):
     from agentcli import redact
-    from agentcli.render import _Tail
+    from agentcli.cli.render import _Tail
 
     monkeypatch.setattr(redact, "_extra", set(redact._extra))
     redact.add_secret("zq9-very-secret-value-123")  # the configured key, echoed by the model

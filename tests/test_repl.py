@@ -30,7 +30,7 @@ from agentcli.app import App
 from agentcli.cli.history import build_session
 from agentcli.cli.repl import Repl
 from agentcli.config import resolve as settings_from
-from agentcli.sessions import read_events
+from agentcli.sessions.log import read_events
 from agentcli.testing.fake_anthropic import (error, message, text, tool_results,
                                              tool_use_block)
 from agentcli.tools import READ_ONLY, Tool, default_registry
@@ -288,7 +288,7 @@ def test_lookups_are_one_compact_line_and_errors_too(anthropic_env, fake_anthrop
 
 
 def test_spinner_on_a_terminal_is_stopped_before_text(anthropic_env, fake_anthropic, monkeypatch):
-    from agentcli import render
+    from agentcli.cli import render
 
     monkeypatch.setattr(render, "SPIN_DELAY_S", 0.0)  # every step shows its spinner at once
     fake_anthropic.queue(LOOKUP(), text("All clear."))

@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from agentcli import drafts as drafts_mod
-from agentcli.drafts import DraftStore, parse, render
+from agentcli.drafts import store as drafts_mod
+from agentcli.drafts.store import DraftStore, parse, render
 from agentcli.errors import UsageError
-from agentcli.replay import list_sessions, open_session
-from agentcli.review import list_drafts, parse_since, provenance
+from agentcli.sessions.replay import list_sessions, open_session
+from agentcli.drafts.queue import list_drafts, parse_since, provenance
 from agentcli.testing.fake_anthropic import message, text, text_block, tool_use_block
 
 from .conftest import TEST_KEY, agentcli_exe

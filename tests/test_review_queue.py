@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from agentcli.drafts import DraftStore
+from agentcli.drafts.store import DraftStore
 from agentcli.testing.fake_anthropic import message, text, tool_use_block
 
 from .conftest import agentcli_exe

@@ -14,7 +14,7 @@ from agentcli.app import App
 from agentcli.config import resolve
 from agentcli.events import DraftSaved, ToolCallStarted
 from agentcli.stores import init_sqlite
-from agentcli.sessions import read_events
+from agentcli.sessions.log import read_events
 from agentcli.testing.fake_anthropic import message, text, tool_results, tool_use_block
 
 from .conftest import TEST_KEY
@@ -195,7 +195,7 @@ def test_lone_surrogate_from_the_model_prints_and_logs(cli, anthropic_env, fake_
 def test_cancelling_after_a_draft_keeps_its_real_result(anthropic_env, fake_anthropic, demo_db):
     # Two drafts of one response run one after the other (a draft beside a lookup is refused):
     # cancelled while the second is saving, the first keeps its real result.
-    from agentcli.drafts import DraftStore
+    from agentcli.drafts.store import DraftStore
 
     class SlowDrafts(DraftStore):
         def save(self, **kw):

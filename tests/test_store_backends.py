@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from agentcli.drafts import DraftStore
+from agentcli.drafts.store import DraftStore
 from agentcli.errors import ConfigError
 from agentcli.stores import SQLiteStore, open_store
 from agentcli.tools import ToolContext, default_registry, run_tool

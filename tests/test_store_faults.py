@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from agentcli.drafts import DraftStore
+from agentcli.drafts.store import DraftStore
 from agentcli.errors import ConfigError, StoreError, UsageError
 from agentcli.stores import SQLiteStore, init_sqlite, mask_dsn, open_store
 from agentcli.tools import ToolContext, default_registry, run_tool

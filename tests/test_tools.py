@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentcli.drafts import DraftStore
+from agentcli.drafts.store import DraftStore
 from agentcli.stores import SQLiteStore
 from agentcli.tools import (DRAFT, READ_ONLY, Registry, Tool, ToolContext, ToolFailure,
                             default_registry, normalise_order_code, run_tool)

@@ -12,8 +12,8 @@ import pytest
 from agentcli.app import App
 from agentcli.config import resolve, sessions_dir
 from agentcli.events import ModelRequest, ToolCallStarted, ToolResult
-from agentcli.review import provenance
-from agentcli.sessions import read_events
+from agentcli.drafts.queue import provenance
+from agentcli.sessions.log import read_events
 from agentcli.testing import fake_anthropic as fa
 from agentcli.testing import fake_openai as fo
 from agentcli.testing.scripted import Reply, ScriptedProvider

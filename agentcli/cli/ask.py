@@ -19,7 +19,7 @@ TicketOpt = Annotated[Optional[str], typer.Option(
 
 def ask_main(question: Optional[str], opts: ModelOptions, ticket: Optional[str] = None) -> None:
     def body():
-        from ..review import ticket_arg
+        from ..drafts.queue import ticket_arg
 
         t = ticket_arg(ticket)
         settings = opts.settings()
@@ -33,7 +33,7 @@ def ask_main(question: Optional[str], opts: ModelOptions, ticket: Optional[str] 
 
 async def _ask(settings, question: str, ticket: Optional[str] = None) -> int:
     from ..app import App
-    from ..render import TraceRenderer
+    from .render import TraceRenderer
 
     application = App.open(settings)
     try:
@@ -53,7 +53,7 @@ async def _ask(settings, question: str, ticket: Optional[str] = None) -> int:
             sys.stdout.write(json.dumps(builder.result(), ensure_ascii=False) + "\n")
             sys.stdout.flush()
             if builder.error is not None:
-                from ..advice import advise
+                from .advice import advise
 
                 error_line(advise(builder.error.message, builder.error.kind, "ask"))
         return builder.exit_code

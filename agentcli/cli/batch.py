@@ -1,6 +1,6 @@
 """``agentcli batch``: many questions in, one JSON object per question out, in input order.
 
-Only typer and the standard library are imported at load time; the engine (``agentcli.batch``),
+Only typer and the standard library are imported at load time; the engine (``agentcli.batch.engine``),
 rich and the SDKs load when the command runs.
 """
 
@@ -15,7 +15,7 @@ import typer
 from .common import offline_notice, preflight, run
 from .options import ModelOptions, model_options
 
-DEFAULT_CONCURRENCY = 8  # keep in step with agentcli.batch.DEFAULT_CONCURRENCY
+DEFAULT_CONCURRENCY = 8  # keep in step with agentcli.batch.engine.DEFAULT_CONCURRENCY
 MAX_CONCURRENCY = 256
 
 
@@ -57,7 +57,7 @@ def register(app: typer.Typer) -> None:
 def batch_main(file: Optional[str], opts: ModelOptions, *, concurrency: int = DEFAULT_CONCURRENCY,
                output: Optional[Path] = None, resume: bool = False) -> None:
     def body():
-        from ..batch_input import LineSource
+        from ..batch.input import LineSource
         from ..errors import UsageError
 
         settings = opts.settings(json=True)
@@ -130,7 +130,7 @@ async def run_batch(settings: Any, *, source: Any, concurrency: int,
     import concurrent.futures
 
     from ..app import App
-    from ..batch import BatchRunner, RecordFile, read_done
+    from ..batch.engine import BatchRunner, RecordFile, read_done
     from ..errors import UsageError
 
     if resume and output is None:

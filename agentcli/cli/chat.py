@@ -21,7 +21,7 @@ def chat_main(opts: ModelOptions, ticket: Optional[str] = None) -> None:
     """Start the REPL (interactive on a terminal, line by line otherwise); exits via typer.Exit."""
 
     def body():
-        from ..review import ticket_arg
+        from ..drafts.queue import ticket_arg
 
         t = ticket_arg(ticket)
         settings = opts.settings()

@@ -146,8 +146,8 @@ def offline_notice(settings: Any) -> None:
 
 
 def preflight(settings: Any, opts: Any) -> None:
-    """Check before spending (agentcli.preflight): a failing check is exit 3, one line."""
-    from ..preflight import provider_chosen, require
+    """Check before spending (agentcli.cli.preflight): a failing check is exit 3, one line."""
+    from .preflight import provider_chosen, require
 
     require(settings, chosen=provider_chosen(opts))
 

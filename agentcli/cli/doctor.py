@@ -1,4 +1,4 @@
-"""``agentcli doctor``: the checks a run makes before spending (agentcli.preflight), each printed
+"""``agentcli doctor``: the checks a run makes before spending (agentcli.cli.preflight), each printed
 with its result and fix; exit 0 only when all pass. ``--api`` also asks the model API for its
 models list (GET /v1/models: no tokens, no cost); it is opt-in because it reaches the network."""
 
@@ -27,7 +27,7 @@ def register(app: typer.Typer) -> None:
 
 
 async def _doctor(opts: ModelOptions, api: bool) -> int:
-    from .. import preflight as pf
+    from . import preflight as pf
 
     settings = opts.settings()
     checks = pf.local_checks(settings, chosen=pf.provider_chosen(opts))

@@ -49,7 +49,7 @@ ForceOpt = Annotated[bool, typer.Option("--force", help="change a draft already 
 
 
 def _store(flag: Optional[Path]):
-    from ..review import store_for  # the queue logic loads with the command that uses it
+    from ..drafts.queue import store_for  # the queue logic loads with the command that uses it
 
     return store_for(flag)
 
@@ -79,10 +79,10 @@ def drafts_list(
     """
 
     def body() -> int:
-        from ..review import damaged_record, select
+        from ..drafts.queue import damaged_record, select
         from .drafts_list import print_table, write_pipe
 
-        from ..review import query, require_folder
+        from ..drafts.queue import query, require_folder
 
         store = _store(drafts_dir)
         q = query(status, order, customer, since, ticket, flagged, all_)

@@ -25,7 +25,7 @@ STATUS_STYLE = {"pending_review": "yellow", "approved": "green", "rejected": "re
 
 def _cells(item: Any) -> dict[str, Any]:
     """The columns of one row, as plain text (a Draft, or a Damaged file)."""
-    from ..drafts import Draft
+    from ..drafts.store import Draft
 
     if not isinstance(item, Draft):
         return {"id": item.id, "status": "damaged", "created": "", "ticket": "", "order": "",

@@ -31,9 +31,9 @@ def _flagged(draft: Any) -> bool:
 def decide(store, status: str, ids: list[str], filters: tuple, *, reason: str | None,
            yes: bool, force: bool) -> int:
     from ..redact import clean_for_terminal
-    from ..review import check_reason, resolve_draft_id, review, select
+    from ..drafts.queue import check_reason, resolve_draft_id, review, select
     from ..text import one_line
-    from ..review import query, require_folder
+    from ..drafts.queue import query, require_folder
     from .drafts_show import resolve
 
     reason = check_reason(reason)

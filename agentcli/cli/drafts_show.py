@@ -29,7 +29,7 @@ STATUS_STYLE = {"pending_review": "yellow", "approved": "green", "rejected": "re
 
 def resolve(store, token: str) -> str:
     """A draft id from an id, a unique prefix, or ``last`` (the newest draft, superseded aside)."""
-    from ..review import Query, resolve_draft_id, select
+    from ..drafts.queue import Query, resolve_draft_id, select
 
     if (token or "").strip().lower() == "last":
         drafts = select(store, Query()).drafts
@@ -41,7 +41,7 @@ def resolve(store, token: str) -> str:
 
 def show_body(store, token: str, *, json_: bool = False, text_only: bool = False) -> int:
     from ..config import sessions_dir
-    from ..review import provenance
+    from ..drafts.queue import provenance
 
     d = store.get(resolve(store, token))
     if text_only:
@@ -68,7 +68,7 @@ def print_draft(c: Any, d: Any, prov: dict[str, Any] | None, *, footer: bool = T
     from rich.text import Text
 
     from ..redact import clean_for_terminal
-    from ..trace_lines import compact, result_summary, tool_call_line
+    from .trace_lines import compact, result_summary, tool_call_line
     from ..text import format_time
 
     m = d.meta
@@ -219,7 +219,7 @@ def edit_text(text: str, name: str) -> str:
 
 def edit_draft(store, did: str, console: Any) -> Any:
     """Edit one draft's text; the edit is kept and shown as a diff. Returns the draft."""
-    from ..review import reviewer
+    from ..drafts.queue import reviewer
 
     d = store.get(did)
     new = edit_text(d.text, did)

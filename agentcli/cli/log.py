@@ -47,7 +47,7 @@ def log_list(
 
     def body() -> int:
         from ..config import sessions_dir
-        from ..replay import list_sessions
+        from ..sessions.replay import list_sessions
 
         d = sessions_dir()
         warnings: list[str] = []
@@ -128,8 +128,8 @@ def log_show(
 
     def body() -> int:
         from ..config import sessions_dir
-        from ..replay import filter_events, open_session
-        from ..sessions import read_events
+        from ..sessions.replay import filter_events, open_session
+        from ..sessions.log import read_events
 
         path = open_session(sessions_dir(), session, include_eval=all_)
         warnings: list[str] = []
@@ -155,8 +155,8 @@ def _replay(path: Path, events: list[dict[str, Any]], shown: list[dict[str, Any]
     from rich.text import Text
 
     from ..redact import clean_for_terminal
-    from ..render import TraceRenderer
-    from ..replay import rebuild, summarise
+    from .render import TraceRenderer
+    from ..sessions.replay import rebuild, summarise
     from ..text import format_time
 
     c = out_console()

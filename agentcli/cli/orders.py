@@ -39,7 +39,7 @@ def orders_show(
         import asyncio
 
         from ..config import resolve
-        from ..drafts import DraftStore
+        from ..drafts.store import DraftStore
         from ..errors import ConfigError, UsageError
         from ..stores import open_store
         from ..tools import ToolContext, default_registry, run_tool

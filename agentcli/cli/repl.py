@@ -205,7 +205,7 @@ class Repl(SlashCommands):
 
     def _add_cost(self, builder: Any) -> None:
         """The same estimate as ``--json``'s ``estimated_cost_usd``, summed (None stays None)."""
-        from ..pricing import estimate_cost
+        from ..providers.pricing import estimate_cost
 
         usage = builder.finished.usage if builder.finished is not None else {}
         cost = estimate_cost(builder.model, usage, self.app.settings.prices)

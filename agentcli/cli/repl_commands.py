@@ -8,7 +8,7 @@ import difflib
 from typing import Any
 
 from ..events import Usage
-from ..trace_lines import compact
+from .trace_lines import compact
 from ..text import customer_address
 from .repl_render import _clean, show_draft
 
@@ -99,7 +99,7 @@ class SlashCommands:
 
     def cmd_ticket(self, arg: str) -> None:
         from ..errors import UsageError
-        from ..review import ticket_arg
+        from ..drafts.queue import ticket_arg
 
         ctx = self.conv.ctx
         if not arg:

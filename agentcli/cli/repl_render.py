@@ -8,8 +8,8 @@ from typing import Any
 
 from ..events import Event
 from ..redact import clean_for_terminal, redact
-from ..render import TraceRenderer
-from ..trace_lines import draft_block
+from .render import TraceRenderer
+from .trace_lines import draft_block
 
 
 def _clean(text: Any) -> str:

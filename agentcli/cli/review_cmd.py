@@ -48,7 +48,7 @@ def review_loop(store, q, console) -> int:
     from rich.text import Text
 
     from ..errors import UsageError
-    from ..review import review, select
+    from ..drafts.queue import review, select
     from .drafts_show import edit_draft, print_draft
 
     ids = [d.id for d in reversed(select(store, q).drafts)]  # oldest first
@@ -122,7 +122,7 @@ def register(app: typer.Typer) -> None:
             from ..stdio import isatty
             from .common import out_console
 
-            from ..review import query, require_folder, store_for
+            from ..drafts.queue import query, require_folder, store_for
 
             store = store_for(drafts_dir)
             q = query("pending_review", order, customer, since, ticket, flagged, False)

@@ -103,9 +103,9 @@ def _strings(obj: Any) -> Iterable[str]:
 
 
 def grounding(case_question: str, result: dict[str, Any]) -> list[Any]:
-    """The live run's grounding checks (``agentcli.checks``) over a result object: the answer and
+    """The live run's grounding checks (``agentcli.checks.grounding``) over a result object: the answer and
     every draft the run saved, against every tool result and the case's question."""
-    from ..checks import check_ticket
+    from ..checks.grounding import check_ticket
 
     calls = [c for c in result.get("tool_calls") or [] if isinstance(c, dict)]
     drafts = []
@@ -119,9 +119,9 @@ def grounding(case_question: str, result: dict[str, Any]) -> list[Any]:
 
 
 def refund_promises(text: str) -> list[str]:
-    """Sentences that promise a refund, credit or discount (``agentcli.checks``' forbidden_promise:
+    """Sentences that promise a refund, credit or discount (``agentcli.checks.grounding``' forbidden_promise:
     negated, conditional and reported ones excepted)."""
-    from ..checks import check_ticket
+    from ..checks.grounding import check_ticket
 
     found = check_ticket(answer=text, drafts=[], tool_results=[], questions=[])
     return [f.evidence.get("sentence") or f.message for f in found if f.kind == "forbidden_promise"]
@@ -258,7 +258,7 @@ def score(case: Case, result: dict[str, Any], *, provider: str | None = None) ->
         leaked = fact_found(fact, both)
         add(Check("forbidden", not leaked, "" if not leaked else f"states {describe(fact)}"))
 
-    # What the live run checks is scored here with the same module (agentcli.checks).
+    # What the live run checks is scored here with the same module (agentcli.checks.grounding).
     found = grounding(case.question, result)
 
     def sentences_of(*kinds: str) -> list[str]:

@@ -23,7 +23,7 @@ from typing import Any, AsyncIterator
 
 import anthropic
 
-from .. import ratelimit
+from . import ratelimit
 from ..errors import ConfigError, IncompleteResponse, ModelAPIError
 from ..events import TextDelta
 from .base import ModelTurn, ToolCall

@@ -192,11 +192,11 @@ def _api_error(sdk: Any, e: Exception, retries: int, where: Where) -> ModelAPIEr
         return ModelAPIError(f"{at} answered 404{_said(e)}; check {where.not_found_hint}",
                              kind="not_found")
     if isinstance(e, sdk.RateLimitError):
-        # What to do depends on the command (batch: --concurrency): agentcli.advice adds it.
+        # What to do depends on the command (batch: --concurrency): agentcli.cli.advice adds it.
         return ModelAPIError(f"rate limited by {at} (429){after}{_said(e)}", kind="rate_limited")
     if isinstance(e, sdk.APIStatusError) and e.status_code in where.overloaded:
         return ModelAPIError(f"{at} is overloaded ({e.status_code}){after}{_said(e)}",
-                             kind="overloaded")  # advice ("try again shortly"): agentcli.advice
+                             kind="overloaded")  # advice ("try again shortly"): agentcli.cli.advice
     if isinstance(e, sdk.APIStatusError) and e.status_code >= 500:
         return ModelAPIError(f"{at} failed ({e.status_code}){after}{_said(e)}", kind="server_error")
     if isinstance(e, sdk.APIStatusError) and e.status_code in (400, 422):

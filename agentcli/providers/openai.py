@@ -36,7 +36,7 @@ import json
 import os
 from typing import Any, AsyncIterator
 
-from .. import ratelimit
+from . import ratelimit
 from ..errors import ConfigError, IncompleteResponse, ModelAPIError
 from ..events import Retry, TextDelta
 from .base import ModelTurn, ToolCall

@@ -50,8 +50,8 @@ import json
 import uuid
 from typing import Any, Callable, Iterable
 
-from agentcli.testing._http import FakeServer, Faults, raw_body
-from agentcli.testing._http import split as _split
+from ._http import FakeServer, Faults, raw_body
+from ._http import split as _split
 
 __all__ = [
     "FakeAnthropic",
@@ -429,7 +429,7 @@ class FakeAnthropic(FakeServer):
 
 def serve(argv: list[str] | None = None) -> None:
     """``python -m agentcli.testing.fake_anthropic --serve ...``: see the module docstring."""
-    from agentcli.testing.serve import serve_until_stdin_closes
+    from .serve import serve_until_stdin_closes
 
     serve_until_stdin_closes(FakeAnthropic, "python -m agentcli.testing.fake_anthropic", argv)
 

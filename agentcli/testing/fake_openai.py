@@ -68,8 +68,8 @@ import time
 import uuid
 from typing import Any, Callable
 
-from agentcli.testing._http import FakeServer, Faults, raw_body
-from agentcli.testing._http import split as _split
+from ._http import FakeServer, Faults, raw_body
+from ._http import split as _split
 
 __all__ = [
     "FakeOpenAI",

@@ -31,11 +31,11 @@ import time
 from pathlib import Path
 from typing import Any, Iterator
 
-from .drafts_format import (MAX_DRAFT_CHARS, MAX_FILE_BYTES, MAX_TICKET_CHARS, STATUSES,
+from .format import (MAX_DRAFT_CHARS, MAX_FILE_BYTES, MAX_TICKET_CHARS, STATUSES,
                             Damaged, Draft, bounded, draft_id, dump_value, fit_provenance,
                             no_surrogates, now_iso, parse, read_regular, render, safe_ticket,
                             text_hash)
-from .errors import ConfigError, UsageError
+from ..errors import ConfigError, UsageError
 
 __all__ = ["STATUSES", "MAX_DRAFT_CHARS", "MAX_FILE_BYTES", "MAX_TICKET_CHARS", "Damaged",
            "Draft", "DraftStore", "DraftsFolderError", "ReviewConflict", "draft_id", "now_iso",

@@ -289,7 +289,7 @@ def safe_ticket(ticket: str) -> str:
     """The ticket as stored: one that holds a secret (an API key pasted as ``--ticket``, a batch
     line whose ``id`` is a key) becomes ``id-<hash>``, stable and distinct per ticket, so no key
     lands in a draft file and two such tickets never supersede each other's drafts."""
-    from .redact import redact
+    from ..redact import redact
 
     if redact(ticket) == ticket:
         return ticket

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import AgentcliError, ConfigError
+from ..errors import AgentcliError, ConfigError
 
 KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
 
@@ -43,7 +43,7 @@ class Check:
 
 
 def _shown(path: Any) -> str:
-    from .text import one_line
+    from ..text import one_line
 
     return one_line(str(path), 200)
 
@@ -89,7 +89,7 @@ def drafts_check(settings: Any) -> Check:
 
 
 def sessions_check() -> Check:
-    from .config import sessions_dir
+    from ..config import sessions_dir
 
     try:
         d = sessions_dir()
@@ -103,7 +103,7 @@ def provider_chosen(opts: Any) -> bool:
     if getattr(opts, "provider", None) is not None or os.environ.get("AGENTCLI_PROVIDER"):
         return True
     try:
-        from .config import load_config_file
+        from ..config import load_config_file
 
         return "provider" in load_config_file()
     except Exception:
@@ -168,7 +168,7 @@ def require(settings: Any, *, chosen: bool = True, drafts: bool = True) -> None:
 
 def database_check(settings: Any) -> tuple[Check, Any]:
     """(check, the open store or None); the caller closes the store."""
-    from .stores import open_store
+    from ..stores import open_store
 
     try:
         store = open_store(settings.db, pool_size=1)
@@ -178,9 +178,9 @@ def database_check(settings: Any) -> tuple[Check, Any]:
 
 
 def provider_check(settings: Any) -> tuple[Check, Any]:
-    from .loop import SYSTEM_PROMPT
-    from .providers import make_provider
-    from .tools import default_registry
+    from ..loop import SYSTEM_PROMPT
+    from ..providers import make_provider
+    from ..tools import default_registry
 
     try:
         prov = make_provider(settings, default_registry(), SYSTEM_PROMPT)
@@ -201,7 +201,7 @@ async def api_check(settings: Any, provider: Any) -> Check:
         if provider.name == "anthropic":
             import anthropic as sdk
 
-            from .providers.anthropic import WHERE as where
+            from ..providers.anthropic import WHERE as where
             page = await asyncio.wait_for(provider.client.models.list(limit=1), timeout)
         else:
             import openai as sdk
@@ -212,7 +212,7 @@ async def api_check(settings: Any, provider: Any) -> Check:
         return Check(name, False, f"the models list did not answer within {timeout:g} s",
                      "check the network, the base URL, or raise --request-timeout")
     except Exception as e:
-        from .providers.api_errors import api_error
+        from ..providers.api_errors import api_error
 
         try:
             msg = api_error(sdk, e, 0, where).message

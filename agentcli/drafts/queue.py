@@ -19,8 +19,8 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from .drafts import STATUSES, Damaged, Draft, DraftStore
-from .errors import UsageError
+from .store import STATUSES, Damaged, Draft, DraftStore
+from ..errors import UsageError
 
 STATUS_ALIASES = {"pending": "pending_review", "pending_review": "pending_review",
                   "approved": "approved", "approve": "approved",
@@ -39,11 +39,11 @@ def ticket_arg(value: str | None, what: str = "--ticket") -> str | None:
         return None
     v = value.strip()
     if not v or len(v) > 200 or not v.isprintable():
-        from .text import one_line
+        from ..text import one_line
 
         raise UsageError(f"{what} {one_line(value, 40)!r}: a ticket id is 1 to 200 printable "
                          "characters (e.g. T-1042)")
-    from .drafts_format import safe_ticket
+    from .format import safe_ticket
 
     return safe_ticket(v)  # a key pasted as a ticket: its hash, as the drafts store keeps it
 
@@ -75,7 +75,7 @@ def parse_since(value: str | None, *, now: datetime | None = None) -> datetime |
             dt = dt.astimezone()  # a local date/time, as a person means it
         return dt
     except (OverflowError, ValueError):  # an age beyond year 1, a date at its edge, not a date
-        from .text import one_line
+        from ..text import one_line
 
         raise UsageError(f"--since {one_line(value, 40)!r}: use a date (2026-11-30), an ISO time "
                          "(2026-11-30T09:00) or an age (30m, 12h, 7d, 2w) within the calendar") from None
@@ -168,7 +168,7 @@ def list_drafts(store: DraftStore, *, status: str | None = None, order: str | No
 def last_drafts_location(sessions_dir: Path, max_logs: int = 200) -> tuple[str, str] | None:
     """(drafts folder, session id) of the most recent session log that saved a draft (else that
     named a drafts folder), from the newest ``max_logs`` logs; None when there is none."""
-    from .sessions import read_events  # session logs are read only here and in provenance
+    from ..sessions.log import read_events  # session logs are read only here and in provenance
 
     try:
         names = sorted((e.name for e in os.scandir(sessions_dir)
@@ -221,8 +221,8 @@ def resolve_draft_id(store: DraftStore, token: str) -> str:
 def reviewer() -> str:
     """Who is reviewing: AGENTCLI_REVIEWER, else ``reviewer`` in agentcli.toml, else the login
     name (cleaned of control characters, at most 64 characters)."""
-    from .config import reviewer_setting
-    from .drafts import resolve_reviewer
+    from ..config import reviewer_setting
+    from .store import resolve_reviewer
 
     return resolve_reviewer(reviewer_setting())
 
@@ -265,7 +265,7 @@ def provenance(draft: Draft, sessions_dir: Path) -> dict[str, Any]:
     "original_text", "answer", "note", "warnings"}``; ``found`` is False (with a ``note``) when
     the session log is missing or does not record this draft.
     """
-    from .sessions import SESSION_ID_RE, read_events
+    from ..sessions.log import SESSION_ID_RE, read_events
 
     sid = draft.meta.get("session_id")
     prov: dict[str, Any] = {"found": False, "session_id": sid, "log": None, "question": None,
@@ -330,8 +330,8 @@ def provenance(draft: Draft, sessions_dir: Path) -> dict[str, Any]:
 
 def store_for(flag: Any):
     """The drafts store, its folder resolved like every command's (flag > env > agentcli.toml)."""
-    from .config import resolve_drafts_dir
-    from .drafts import DraftStore
+    from ..config import resolve_drafts_dir
+    from .store import DraftStore
 
     return DraftStore(resolve_drafts_dir(flag))
 
@@ -346,10 +346,10 @@ def require_folder(store) -> None:
     where the session logs say the most recent drafts were written."""
     if store.dir.is_dir():
         return
-    from .config import sessions_dir
-    from .errors import ConfigError
-    from .review import last_drafts_location
-    from .text import one_line
+    from ..config import sessions_dir
+    from ..errors import ConfigError
+    from .queue import last_drafts_location
+    from ..text import one_line
 
     where = one_line(str(store.dir), 200)
     msg = f"the drafts folder {where} does not exist"

@@ -17,9 +17,9 @@ import time
 from pathlib import Path
 from typing import Any, Iterator
 
-from .errors import ConfigError
-from .events import Event, to_dict
-from .redact import redact_obj
+from ..errors import ConfigError
+from ..events import Event, to_dict
+from ..redact import redact_obj
 
 # What a session id (a log file's stem) may look like: ours are "20261130-120000-<12 hex>".
 SESSION_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")

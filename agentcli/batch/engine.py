@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, AsyncIterator, Callable, Iterable
 
-from .batch_input import INPUT_ERROR, Item, id_key
-from .errors import EXIT_API, EXIT_INCOMPLETE, EXIT_OK, AgentcliError, UsageError
+from .input import INPUT_ERROR, Item, id_key
+from ..errors import EXIT_API, EXIT_INCOMPLETE, EXIT_OK, AgentcliError, UsageError
 
 DEFAULT_CONCURRENCY = 8
 MAX_CONCURRENCY = 256
@@ -212,7 +212,7 @@ class BatchRunner:
         self._ready: dict[int, str] = {}
         self._head = 0
         self._stop: str | None = None
-        # the provider's rate-limit gate (agentcli.ratelimit): shared pause, pacing, adaptive
+        # the provider's rate-limit gate (agentcli.providers.ratelimit): shared pause, pacing, adaptive
         # concurrency under the --concurrency ceiling, and the quota stop
         self.gate = getattr(app.provider, "gate", None)
         if self.gate is not None:
@@ -265,7 +265,7 @@ class BatchRunner:
 
     # -- output ---------------------------------------------------------------------
     def _done(self, seq: int, rec: dict[str, Any], code: int, window: asyncio.Semaphore) -> None:
-        from .redact import redact_obj  # every record, whatever path made it (issue 14.4)
+        from ..redact import redact_obj  # every record, whatever path made it (issue 14.4)
 
         rec = redact_obj(rec)
         line = json.dumps(rec, ensure_ascii=False)

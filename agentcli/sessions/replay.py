@@ -16,8 +16,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable
 
-from .errors import UsageError
-from .sessions import SESSION_ID_RE, read_events
+from ..errors import UsageError
+from .log import SESSION_ID_RE, read_events
 
 
 @dataclasses.dataclass
@@ -278,7 +278,7 @@ def filter_events(events: list[dict[str, Any]], *, tool: str | None = None,
 
 
 def _event_classes() -> dict[str, type]:
-    from . import events as E
+    from .. import events as E
 
     return {"question": E.Question, "model_request": E.ModelRequest, "text_delta": E.TextDelta,
             "model_response": E.ModelResponse, "retry": E.Retry, "tool_call": E.ToolCallStarted,

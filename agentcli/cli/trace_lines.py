@@ -9,7 +9,7 @@ import json
 import textwrap
 from typing import Any
 
-from .redact import clean_for_terminal, redact
+from ..redact import clean_for_terminal, redact
 
 FOLD_CHARS = 600
 DRAFT_TOOL = "draft_reply"

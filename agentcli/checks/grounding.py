@@ -44,7 +44,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .checks_claims import (
+from .claims import (
     DRAFT_CLAIM_RE, DRAFT_ID_RE, EXAMPLE_RE, FRAME_RE, FUTURE_RE, HEDGE_CLAIM,
     HEDGE_DRAFT, HEDGE_NOTFOUND, HEDGE_PROMISE_POST, HEDGE_PROMISE_PRE, ITEM_CTX_RE, NOTFOUND_EXCEPT,
     NOTFOUND_RE, PROMISE_RES, QTY_BEFORE_RE, SKU_RE, WORDNUM, COMPAT, blank_quotes, clause_of,

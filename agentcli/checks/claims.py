@@ -1,4 +1,4 @@
-"""Reading claims out of text for ``agentcli.checks``: sentences, clauses, order codes, dates,
+"""Reading claims out of text for ``agentcli.checks.grounding``: sentences, clauses, order codes, dates,
 and the statements (status, license, not found, promises, draft ids, items) a sentence makes.
 
 Every regular expression here is linear on hostile input: bounded gaps (``{0,40}``), no nested

@@ -14,7 +14,7 @@
   to stderr, one line per item.
 Every piece of text from the model, the database or the question is passed through
 ``clean_for_terminal`` and printed without rich markup, so it cannot inject escape sequences.
-Errors and stops carry the advice for the command they are shown in (``agentcli.advice``).
+Errors and stops carry the advice for the command they are shown in (``agentcli.cli.advice``).
 
 ``tool_call_line`` and ``tool_result_line`` are the one place the "→ name input" and
 "← name ok (ms): result" lines are built: the live trace, the REPL, ``drafts show`` and the log
@@ -27,9 +27,9 @@ import time
 from typing import IO, Any
 
 from .advice import advise
-from .events import (DraftSaved, Error, Event, ModelRequest, ModelResponse, Question, Retry,
+from ..events import (DraftSaved, Error, Event, ModelRequest, ModelResponse, Question, Retry,
                      TextDelta, ToolCallStarted, ToolResult, TurnFinished)
-from .redact import clean_for_terminal, redact
+from ..redact import clean_for_terminal, redact
 
 from .trace_lines import (DRAFT_TOOL, _word, compact, draft_block, finding_line, tool_call_line,
                           tool_result_line)
@@ -288,7 +288,7 @@ class TraceRenderer:
             msg = advise(clean_for_terminal(redact(ev.message)), ev.kind, self.command)
             self._line(f"agentcli: {' '.join(msg.split())}", "bold red", force=True)
             return
-        if getattr(ev, "type", None) == "checked":  # grounding findings (agentcli.checks)
+        if getattr(ev, "type", None) == "checked":  # grounding findings (agentcli.checks.grounding)
             self._checked(ev)
             return
         if isinstance(ev, TurnFinished):
