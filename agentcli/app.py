@@ -2,7 +2,11 @@
 
 ``App`` holds the settings, the orders store, the drafts store, the tool registry and the
 provider (with its SDK client). The REPL, ``ask``, ``batch`` and ``eval`` differ only in how
-they feed ``App.run`` and which consumers (renderers) they pass.
+they feed ``App.run`` and which consumers (renderers) they pass. Everything about one ticket is
+in its ``Conversation.ticket``; the App keeps nothing per conversation.
+
+``conversation(ticket=ID)`` resumes a ticket that exists: its questions, lookups and live draft
+come back from the session logs that worked on it and from its pending draft.
 """
 
 from __future__ import annotations
@@ -11,44 +15,20 @@ import asyncio
 import os
 from typing import Any, Callable, Iterable
 
+from .checks.grounding import check_ticket
 from .config import Settings, sessions_dir
 from .drafts.store import DraftStore
 from .errors import AgentcliError
-from .events import Checked, Event, Question, ToolResult
-from .loop import SYSTEM_PROMPT, Conversation
-from .result import ResultBuilder
+from .events import Checked, Event, Question, ToolResult, DraftSaved
+from .loop import SYSTEM_PROMPT, Conversation, new_session_id
+from .redact import redact_obj
 from .sessions.log import SessionLog
-from .tools import Registry, ToolContext, default_registry
+from .sessions.replay import rebuild, ticket_events
+from .ticket import LiveDraft, Run, Ticket
+from .tools import Registry, ToolDeps, default_registry
+from .vocab import OrderCode, Status, ToolName, records
 
 Consumer = Callable[[Event], None]
-MAX_TICKET_CALLS = 1000  # tool calls of one ticket the grounding checks look at (the latest)
-
-
-class _Ticket:
-    """What the grounding checks need of one ticket across its questions."""
-
-    def __init__(self, session_id: str) -> None:
-        self.session_id = session_id
-        self.questions: list[str] = []
-        self.calls: list[dict[str, Any]] = []
-        self.stored: dict[str, list] = {}  # draft id -> findings last stored on it
-
-    def __call__(self, ev: Event) -> None:
-        if isinstance(ev, Question):
-            self.questions = (self.questions + [ev.text])[-100:]
-        elif isinstance(ev, ToolResult):
-            self.calls.append(ev.record())
-            del self.calls[:-MAX_TICKET_CALLS]
-
-    def live_draft(self) -> dict[str, Any] | None:
-        """The ticket's live draft: the latest one saved (each save supersedes the earlier ones)."""
-        for c in reversed(self.calls):
-            res, inp = c.get("result"), c.get("input")
-            if c.get("name") == "draft_reply" and c.get("outcome") == "ok" and isinstance(res, dict) \
-                    and isinstance(res.get("draft_id"), str) and isinstance(inp, dict):
-                return {"id": res["draft_id"], "text": inp.get("text") if isinstance(inp.get("text"), str) else "",
-                        "order_code": inp.get("order_code")}
-        return None
 
 
 class App:
@@ -58,15 +38,14 @@ class App:
         self.provider = provider
         self.registry = registry
         self.drafts = DraftStore(settings.drafts_dir)
-        self._logs: dict[int, SessionLog] = {}
-        self._tickets: dict[int, _Ticket] = {}
+        self._open_logs: set[SessionLog] = set()  # closed at the end (ask: one; the REPL: one a ticket)
 
     @classmethod
     def open(cls, settings: Settings, *, pool_size: int = 4, registry: Registry | None = None,
              store: Any = None) -> "App":
         """Open the database and build the provider; raises ConfigError (exit 3) on failure."""
-        from .stores import open_store
         from .providers import make_provider
+        from .stores import open_store
 
         registry = registry or default_registry()
         provider = make_provider(settings, registry, SYSTEM_PROMPT)  # missing key: fail first
@@ -76,106 +55,157 @@ class App:
 
     @property
     def db_description(self) -> str:
-        return getattr(self.store, "description", "?")
+        return self.store.description
 
-    def conversation(self, customer: str | None = None, ticket: str | None = None) -> Conversation:
+    def deps(self) -> ToolDeps:
+        return ToolDeps(self.store, self.drafts, self.provider.model, self.provider.name)
+
+    def conversation(self, customer: str | None = None, ticket: str | None = None, *,
+                     resume: bool = False) -> Conversation:
+        """A conversation on a new ticket, or on ``ticket``: with ``resume`` (``ask``, ``chat``)
+        a ticket that exists comes back as it was; a batch line's id only names its drafts."""
         s = self.settings
-        ctx = ToolContext(store=self.store, drafts=self.drafts,
-                          customer=customer if customer is not None else s.customer,
-                          model=self.provider.model, provider=self.provider.name, ticket=ticket)
-        return Conversation(self.provider, self.registry, ctx, max_turns=s.max_turns,
+        t = Ticket(new_session_id(), external=ticket,
+                   customer=customer if customer is not None else s.customer)
+        if ticket is not None and resume:
+            self.resume(t)
+        conv = Conversation(self.provider, self.registry, self.deps(), t, max_turns=s.max_turns,
                             tool_timeout=s.tool_timeout, retries=s.retries, stream=s.stream,
                             mode=s.mode)
+        conv.restore()
+        return conv
 
+    # -- resuming a ticket -------------------------------------------------------------
+    def resume(self, t: Ticket) -> None:
+        """Bring back what ticket ``t.external`` already holds: its questions and lookups from
+        the session logs that worked on it (or, without them, from its live draft's provenance),
+        and its live draft. A ticket nobody worked on stays empty."""
+        sessions = []
+        for sid, events in ticket_events(sessions_dir(), t.id):
+            sessions.append(sid)
+            for d in events:
+                if d.get("type") in ("question", "tool_result", "draft_saved"):
+                    ev = rebuild(d)
+                    if isinstance(ev, (Question, ToolResult, DraftSaved)):
+                        t.apply(ev)
+        t.delivered()  # every result a session logged was sent to its model
+        t.resumed_from = sessions
+        try:
+            pending = [d for d in self.drafts.in_ticket(t.id) if d.meta.get("status") == "pending_review"]
+        except OSError:
+            pending = []
+        if pending:
+            d = pending[-1]
+            if not sessions:  # no logs here (another machine's, or removed): the draft's provenance
+                t.questions.extend(q for q in d.meta.get("questions") or [] if isinstance(q, str))
+                t.lookups.extend(r for r in records([{"name": ToolName.LOOKUP, **x}
+                                                     for x in d.meta.get("lookups") or []
+                                                     if isinstance(x, dict)]) if r.is_lookup)
+                t.calls.extend(t.lookups)
+            findings = tuple(x for x in d.meta.get("findings") or [] if isinstance(x, dict))
+            t.live = LiveDraft(d.id, str(d.path), d.text, OrderCode.parse_or_none(d.meta.get("order_code")),
+                               findings)
+        elif t.live is not None:
+            t.live = None  # its last draft was approved, rejected or superseded since: none is live
+
+    def move_ticket(self, conv: Conversation, ticket: str, reviewer: str) -> str | None:
+        """``/ticket ID``: the conversation's ticket gets the helpdesk's id, and its live draft
+        moves into that ticket (a new draft there; the old one superseded by it), so the ticket
+        never has two live drafts. Returns the moved draft's new id, or None."""
+        t = conv.ticket
+        moved = self.drafts.move(t.live.id, ticket, who=reviewer) if t.live is not None else None
+        # One session log is one ticket's: the conversation goes on in a new log that continues
+        # this one, so `log list --ticket ID` and a resume the next day find both.
+        self.log_for(conv).record({"type": "ticket_changed", "session_id": conv.session_id,
+                                   "ticket": ticket, "draft_moved_to": moved.id if moved else None})
+        self.close_conversation(conv)
+        t.continues, t.session_id, t.external = conv.session_id, new_session_id(), ticket
+        if moved is None:
+            return None
+        t.move_live(LiveDraft(moved.id, str(moved.path), moved.text, t.live.order_code, t.live.findings))
+        return moved.id
+
+    # -- the session log ---------------------------------------------------------------
     def log_for(self, conv: Conversation, meta: dict[str, Any] | None = None) -> SessionLog:
         """The session log of this ticket; ``meta`` (e.g. ``{"origin": "eval"}``) goes into its
         ``session_start`` record when the log is first opened."""
-        log = self._logs.get(id(conv))
+        log = conv.log
         if log is None or log.session_id != conv.session_id:
             if log is not None:
                 log.close()
-            log = SessionLog(sessions_dir(), conv.session_id, meta={
+            t = conv.ticket
+            log = conv.log = SessionLog(sessions_dir(), conv.session_id, meta={
                 "provider": self.provider.name, "model": self.provider.model,
                 "db": self.db_description, "drafts_dir": os.path.abspath(self.settings.drafts_dir),
-                "customer": conv.ctx.customer, "ticket": conv.ctx.ticket, "mode": conv.mode,
-                **(meta or {})})
-            self._logs[id(conv)] = log
+                "customer": t.customer, "ticket": t.external, "mode": conv.mode,
+                **({"resumed_from": t.resumed_from} if t.resumed_from else {}),
+                **({"continues": t.continues} if t.continues else {}), **(meta or {})})
+            self._open_logs.add(log)
         return log
 
     def close_conversation(self, conv: Conversation) -> None:
         """Close this ticket's session log (a long batch must not hold a descriptor each)."""
-        log = self._logs.pop(id(conv), None)
-        self._tickets.pop(id(conv), None)
-        if log is not None:
-            log.close()
+        if conv.log is not None:
+            conv.log.close()
+            self._open_logs.discard(conv.log)
+            conv.log = None
 
-    def _ticket(self, conv: Conversation) -> _Ticket:
-        t = self._tickets.get(id(conv))
-        if t is None or t.session_id != conv.session_id:  # a new ticket (/new)
-            t = self._tickets[id(conv)] = _Ticket(conv.session_id)
-        return t
-
-    async def _check(self, ticket: _Ticket, builder: ResultBuilder) -> Checked | None:
+    # -- one question ------------------------------------------------------------------
+    async def _check(self, conv: Conversation, run: Run) -> Checked | None:
         """The grounding checks over the whole ticket, after a question; their findings are
         stored on the ticket's live draft (for the review queue)."""
-        from .checks.grounding import check_ticket
-        from .result import verdict
-
-        f = builder.finished
-        if f is None or builder.error is not None or f.status not in ("ok", "incomplete"):
+        f = run.finished
+        if f is None or run.error is not None or f.status not in (Status.OK, Status.INCOMPLETE):
             return None
-        live = ticket.live_draft()
-        found = check_ticket(answer=f.answer, drafts=[live] if live else [], tool_results=ticket.calls,
-                             questions=ticket.questions)
+        t = conv.ticket
+        live = t.live
+        found = check_ticket(answer=f.answer, drafts=[live] if live else [], tool_results=t.calls,
+                             questions=t.questions)
         findings = [x.to_dict() for x in found]
-        status, stop, message = verdict(f, builder.finished_calls(), findings, builder.drafts)
+        status, stop, message = run.verdict(findings)
         if live is not None:
-            from .redact import redact_obj
-
-            own = redact_obj([x for x in findings if x.get("where") == live["id"]])
-            if own != ticket.stored.get(live["id"], []):
+            own = redact_obj([x for x in findings if x.get("where") == live.id])
+            if tuple(own) != live.findings:
                 try:
                     await asyncio.get_running_loop().run_in_executor(
-                        None, self.drafts.set_findings, live["id"], own)
-                    ticket.stored[live["id"]] = own
+                        None, self.drafts.set_findings, live.id, own)
                 except (OSError, ValueError, LookupError, AgentcliError):
                     pass  # the draft is gone or unreadable: the findings are still in the log and --json
         return Checked(findings, status, stop, message)
 
     async def run(self, conv: Conversation, question: str, consumers: Iterable[Consumer] = (), *,
-                  max_turns: int | None = None, resume: bool = False) -> ResultBuilder:
-        """Run one question; every event goes to the session log first, then to each consumer."""
+                  max_turns: int | None = None, resume: bool = False) -> Run:
+        """Run one question; every event goes to the ticket, the session log first, then to each
+        consumer. Returns the run (its ``result()`` is the ``--json`` object)."""
         log = self.log_for(conv)
-        builder = ResultBuilder(provider=self.provider.name, model=self.provider.model,
-                                prices=self.settings.prices)
-        if resume:
-            builder.question, builder.customer = conv.ctx.question, conv.ctx.customer
-            builder.session_id = conv.session_id
-        ticket = self._ticket(conv)
-        sinks = [log, builder, ticket, *consumers]
+        run = conv.ticket.begin(Run(provider=self.provider.name, model=self.provider.model,
+                                    prices=self.settings.prices), resume=resume)
+        sinks = [log, *consumers]
         events = conv.ask(question, max_turns=max_turns, resume=resume)
         try:
             async for ev in events:
                 for sink in sinks:
                     sink(ev)
-            checked = await self._check(ticket, builder)
+            checked = await self._check(conv, run)
             if checked is not None:
+                conv.ticket.apply(checked)
                 for sink in sinks:
                     sink(checked)
         except (asyncio.CancelledError, KeyboardInterrupt):
             log.record({"type": "cancelled", "session_id": conv.session_id,
                         "message": "cancelled by the person"})
-            builder.cancelled()
+            run.cancelled()
             raise
         finally:
             # If a consumer raised, close the generator now so its history repair runs now,
             # not whenever it is garbage-collected.
             await events.aclose()
-        return builder
+            conv.ticket.run = None
+        return run
 
     async def aclose(self) -> None:
-        for log in self._logs.values():
+        for log in self._open_logs:
             log.close()
-        self._logs.clear()
+        self._open_logs.clear()
         await self.provider.aclose()
         await self.store.aclose()

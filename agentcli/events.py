@@ -10,6 +10,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Union
 
+from .vocab import CallRecord, Outcome
+
 
 @dataclass(slots=True)
 class Question:
@@ -71,14 +73,15 @@ class ToolResult:
     result: Any
     is_error: bool
     duration_ms: float
-    # "ok" | "not_found" | "invalid_input" | "unknown_tool" | "timeout" | "tool_error" | "cancelled"
-    outcome: str = "ok"
+    outcome: Outcome = Outcome.OK
+    # A lookup's order customer: our code's metadata (a draft's customer), never the model's.
+    customer: str | None = None
     type: str = "tool_result"
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> CallRecord:
         """The one shape of a finished tool call (``--json``, ``/history``, provenance)."""
-        return {"id": self.id, "name": self.name, "input": self.input, "result": self.result,
-                "is_error": self.is_error, "duration_ms": self.duration_ms, "outcome": self.outcome}
+        return CallRecord(self.id, self.name, self.input, self.result, self.is_error,
+                          self.duration_ms, self.outcome)
 
 
 @dataclass(slots=True)

@@ -16,6 +16,14 @@ exactly as received and every tool result. ``ask(question)`` runs one question:
   results): it was written before those results existed.
 - Cancellation (Ctrl-C) at any point leaves a history the API accepts: every ``tool_use`` gets a
   result (``cancelled``), and a question that got no answer at all is rolled back.
+
+Workflow mode ("workflow first, then agent"; ``--mode workflow``): for the common ticket the
+first steps are known, so our code takes them. Before the model's first turn, the question's
+order codes (``vocab.distinct_codes``: up to five) are looked up with the real tool, through the
+same tool-turn runner as the model's own calls: the same events, records and provenance, and the
+history gets an assistant turn of those calls in the provider's own format
+(``Provider.tool_call_turn``) followed by their results. Then the model takes over with the tools
+still offered. No model call is spent on it and it does not count against ``--max-turns``.
 """
 
 from __future__ import annotations
@@ -34,7 +42,13 @@ from .events import (DraftSaved, Error, Event, ModelRequest, ModelResponse, Ques
                      TextDelta, ToolCallStarted, ToolResult, TurnFinished, Usage)
 from .providers import ModelTurn, Provider, ToolCall
 from .providers.ratelimit import RATE_KINDS
-from .tools import DRAFT, CallOutcome, Registry, ToolContext, run_tool
+from .redact import replace_surrogates
+from .ticket import Ticket
+from .tools import DRAFT, CallOutcome, Registry, ToolDeps, run_tool
+from .vocab import (TURN_LIMIT, Outcome, Status, ToolName, asks_for_line_items, call_key,
+                    distinct_codes)
+
+AGENT, WORKFLOW = "agent", "workflow"
 
 SYSTEM_PROMPT = """\
 You are the support assistant of a small software shop (PhotoFlux, NoteTidy, SyncBox and \
@@ -74,8 +88,6 @@ _STOP_RE = re.compile(r"[a-z_]{1,40}")
 def _without_surrogates(mt: ModelTurn) -> None:
     """A lone surrogate from a model server (``"\\ud800"`` in its JSON) could be neither sent back
     in the history nor written to a draft: it becomes U+FFFD before anything uses the turn."""
-    from .redact import replace_surrogates
-
     if isinstance(mt.message, (dict, list)):
         mt.message = replace_surrogates(mt.message)
     mt.text = replace_surrogates(mt.text)
@@ -119,18 +131,15 @@ def premature_draft_message(other_names: Any) -> str:
             "a reply that states only what they returned.")
 
 
-def _call_key(call: ToolCall) -> str:
-    """A call's identity for "the model has seen this result": its name and input, with an
-    order code compared as the tool reads it (case and spaces do not matter)."""
-    import json
-
-    inp = call.input
-    if isinstance(inp, dict) and isinstance(inp.get("order_code"), str):
-        inp = {**inp, "order_code": inp["order_code"].strip().upper()}
-    try:
-        return f"{call.name}\x00" + json.dumps(inp, sort_keys=True, ensure_ascii=False, default=str)
-    except (TypeError, ValueError):
-        return f"{call.name}\x00{id(call)}"  # never equal to another call
+def workflow_calls(question: str, tool_names: list[str]) -> list[tuple[str, dict[str, Any]]]:
+    """The lookups our code makes for ``question`` before the model's first turn in workflow
+    mode: each order code of the question (up to five, in order), with its line items when
+    the question is about them."""
+    if ToolName.LOOKUP not in tool_names or not isinstance(question, str):
+        return []
+    lines = asks_for_line_items(question)
+    return [(ToolName.LOOKUP, {"order_code": c, "include_line_items": True} if lines else {"order_code": c})
+            for c in distinct_codes(question)]
 
 
 def new_session_id() -> str:
@@ -139,65 +148,73 @@ def new_session_id() -> str:
 
 
 class Conversation:
-    """One ticket: a history, a session id, and the tools' context."""
+    """One ticket on the loop: the provider, the tools and their dependencies, the limits, and
+    the ticket's state (``self.ticket``, changed only through ``Ticket.apply`` and the tool-turn
+    runner)."""
 
-    def __init__(self, provider: Provider, registry: Registry, ctx: ToolContext, *,
+    def __init__(self, provider: Provider, registry: Registry, deps: ToolDeps, ticket: Ticket, *,
                  max_turns: int = 10, tool_timeout: float = 30.0, retries: int = 3,
-                 stream: bool = True, session_id: str | None = None,
-                 retry_base_delay: float = 0.5, mode: str = "agent"):
+                 stream: bool = True, retry_base_delay: float = 0.5, mode: str = AGENT):
         self.provider = provider
         self.registry = registry
-        self.ctx = ctx
+        self.deps = deps
+        self.ticket = ticket
         self.max_turns = max_turns
         self.tool_timeout = tool_timeout
         self.retries = retries
         self.stream = stream
         self.retry_base_delay = retry_base_delay
-        self.mode = mode  # "workflow": our code makes the question's lookups first (agentcli.workflow)
-        self.history: list[Any] = []
-        self.session_id = session_id or new_session_id()
-        self.ctx.session_id = self.session_id
-        self.ctx.conversation_id = self.session_id
-        self.usage = Usage()
-        # Calls of this ticket whose results the model has been sent (see _call_key): a draft
-        # beside a repeat of one of them was written with that result in view.
-        self._seen: set[str] = set()
+        self.mode = mode  # WORKFLOW: our code makes the question's lookups first (workflow_calls)
         # Results of the current turn's calls that have finished (kept if the turn is cancelled).
         self._finished: dict[str, tuple[Any, bool]] = {}
+        self.log: Any = None  # the ticket's session log (``App.log_for``)
+
+    @property
+    def session_id(self) -> str:
+        return self.ticket.session_id
+
+    @property
+    def history(self) -> list[Any]:
+        return self.ticket.history
+
+    @property
+    def usage(self) -> Usage:
+        return self.ticket.usage
 
     # ------------------------------------------------------------------ one question
     async def ask(self, question: str, *, max_turns: int | None = None,
                   resume: bool = False) -> AsyncIterator[Event]:
-        """Answer one question; ``resume`` continues the previous one (after a turn limit)."""
+        """Answer one question; ``resume`` continues the previous one (after a turn limit).
+        Every event is applied to the ticket before it is yielded."""
+        async with contextlib.aclosing(self._ask(question, max_turns, resume)) as events:
+            async for ev in events:
+                self.ticket.apply(ev)
+                yield ev
+
+    async def _ask(self, question: str, max_turns: int | None, resume: bool) -> AsyncIterator[Event]:
         limit = max_turns or self.max_turns
         start_len = len(self.history)
         if not resume:
-            self.ctx.question = question
-            self.ctx.questions.append(question)
-            yield Question(question, self.ctx.customer, self.session_id)
+            yield Question(question, self.ticket.customer, self.session_id)
             self.provider.add_user_text(self.history, question)
         q_usage = Usage()
         pending: list[ToolCall] = []  # tool_use blocks in the history still without results
         answer_parts: list[str] = []
         turn = 0
         try:
-            if self.mode == "workflow" and not resume:
-                from .workflow import lookup_calls
-
-                calls = lookup_calls(question, self.registry.names())
+            if self.mode == WORKFLOW and not resume:
+                calls = workflow_calls(question, self.registry.names())
                 if calls:  # an assistant tool-call turn of our own, then its results
                     mt = self.provider.tool_call_turn(calls)
                     self.provider.add_assistant(self.history, mt)
                     pending = list(mt.tool_calls)
-                    results: list = []
-                    async with contextlib.aclosing(self._run_tools(mt.tool_calls, results)) as tools:
+                    async with contextlib.aclosing(self._tool_turn(mt.tool_calls)) as tools:
                         async for ev in tools:
                             yield ev
-                    self.provider.add_tool_results(self.history, results)
                     pending = []
             while True:
                 if turn >= limit:
-                    yield self._finish(q_usage, "incomplete", "turn_limit", answer_parts, turn,
+                    yield self._finish(q_usage, Status.INCOMPLETE, TURN_LIMIT, answer_parts, turn,
                                        f"stopped after {turn} model calls (--max-turns {limit}) "
                                        "before the model finished; a person should review")
                     return
@@ -237,7 +254,7 @@ class Conversation:
                             pending = []
                             msg = e.message if attempt == 1 else f"{e.message} (tried {attempt} times)"
                             yield Error(e.kind, msg, EXIT_API)
-                            yield self._finish(q_usage, "error", e.kind, answer_parts, turn, msg)
+                            yield self._finish(q_usage, Status.ERROR, e.kind, answer_parts, turn, msg)
                             return
                         # The SDKs retry nothing themselves (max_retries=0): every retry and its
                         # wait is ours, so it is an event a person sees with its reason.
@@ -252,7 +269,6 @@ class Conversation:
                     self.provider.add_assistant(self.history, mt)
                     pending = list(mt.tool_calls)
                 q_usage.add(mt.usage)
-                self.usage.add(mt.usage)
                 yield ModelResponse(turn, mt.stop_reason, mt.text,
                                     [{"id": c.id, "name": c.name, "input": c.input} for c in mt.tool_calls],
                                     mt.usage, mt.message)
@@ -260,12 +276,9 @@ class Conversation:
                     answer_parts.append(mt.text)
                 stop = mt.stop_reason
                 if stop == "tool_use" and mt.tool_calls:
-                    results = []
-                    async with contextlib.aclosing(self._run_tools(mt.tool_calls, results)) as tools:
+                    async with contextlib.aclosing(self._tool_turn(mt.tool_calls)) as tools:
                         async for ev in tools:
                             yield ev
-                    self.provider.add_tool_results(self.history, results)
-                    self.ctx.seen_results(results)  # a later draft's provenance
                     pending = []
                     answer_parts = []  # the answer is what the model says after the last tools
                     continue
@@ -277,16 +290,16 @@ class Conversation:
                 if stop == "pause_turn":
                     continue
                 if stop in STOP_DONE or (stop == "tool_use" and not mt.tool_calls):
-                    yield self._finish(q_usage, "ok", stop, answer_parts, turn)
+                    yield self._finish(q_usage, Status.OK, stop, answer_parts, turn)
                     return
                 if stop in STOP_HUMAN:
                     msg = STOP_MESSAGES[stop].format(
                         max_tokens=getattr(self.provider, "max_tokens", "the limit"))
                     if mt.note:  # the server's own words (e.g. how many tokens against how many)
                         msg += f" (the server said: {mt.note})"
-                    yield self._finish(q_usage, "incomplete", stop, answer_parts, turn, msg)
+                    yield self._finish(q_usage, Status.INCOMPLETE, stop, answer_parts, turn, msg)
                     return
-                yield self._finish(q_usage, "incomplete", stop or "unknown", answer_parts, turn,
+                yield self._finish(q_usage, Status.INCOMPLETE, stop or "unknown", answer_parts, turn,
                                    f"the model stopped for an unknown reason ({stop}); a person should review")
                 return
         except BaseException:
@@ -315,34 +328,46 @@ class Conversation:
             del self.history[start_len:]
 
     # ------------------------------------------------------------------ tools of one turn
+    async def _tool_turn(self, calls: list[ToolCall]) -> AsyncIterator[Event]:
+        """The one tool-turn runner (the model's turns and the workflow mode's first step): run
+        the calls, put every result into the history in ONE message, and tell the ticket its
+        results are delivered (its lookups count as read: a later draft's provenance)."""
+        results: list[tuple[ToolCall, Any, bool]] = []
+        async with contextlib.aclosing(self._run_tools(calls, results)) as tools:
+            async for ev in tools:
+                yield ev
+        self.provider.add_tool_results(self.history, results)
+        self.ticket.delivered()
+
     async def _run_tools(self, calls: list[ToolCall], results: list) -> AsyncIterator[Event]:
         queue: asyncio.Queue = asyncio.Queue()
         slots: list[Any] = [None] * len(calls)
         self._finished = {}
+        view = self.ticket.view()
 
-        effect = {t.name: t.effect for t in self.registry}
-        drafts = [(i, c) for i, c in enumerate(calls) if effect.get(c.name) == DRAFT]
-        others = [(i, c) for i, c in enumerate(calls) if effect.get(c.name) != DRAFT]
+        drafts = [(i, c) for i, c in enumerate(calls) if self.registry.effect(c.name) == DRAFT]
+        others = [(i, c) for i, c in enumerate(calls) if self.registry.effect(c.name) != DRAFT]
         # A draft asked for in the same response as other calls was written before their results
         # existed: its provenance would be untrue. Our code refuses it; the model drafts next turn.
         # A repeat of a call whose result the model already had does not count (small models
         # repeat the lookup beside every draft). By position: ids may repeat.
-        new = [c for _, c in others if _call_key(c) not in self._seen]
+        new = [c for _, c in others if call_key(c.name, c.input) not in self.ticket.seen]
         premature = {i for i, _ in drafts} if new else set()
 
         async def run_one(i: int, call: ToolCall) -> None:
             await queue.put(ToolCallStarted(call.id, str(call.name), call.input))
             if i in premature:
                 out = CallOutcome(premature_draft_message(c.name for c in new), True,
-                                  "invalid_input", 0.0)
+                                  Outcome.INVALID_INPUT, 0.0)
             elif call.input_error:
-                out = CallOutcome(call.input_error, True, "invalid_input", 0.0)
+                out = CallOutcome(call.input_error, True, Outcome.INVALID_INPUT, 0.0)
             else:
                 try:
-                    out = await run_tool(self.registry, call.name, call.input, self.ctx, self.tool_timeout)
+                    out = await run_tool(self.registry, call.name, call.input, self.deps, view,
+                                         self.tool_timeout)
                 except Exception as e:  # run_tool returns failures; this is a last line of defence
                     out = CallOutcome(f"{call.name} failed unexpectedly ({type(e).__name__})",
-                                      True, "tool_error", 0.0)
+                                      True, Outcome.TOOL_ERROR, 0.0)
             slots[i] = out
             self._finished[call.id] = (out.result, out.is_error)
             await queue.put((i, call, out))
@@ -364,7 +389,7 @@ class Conversation:
                 i, call, out = item
                 remaining -= 1
                 yield ToolResult(call.id, str(call.name), call.input, out.result, out.is_error,
-                                 out.duration_ms, out.outcome)
+                                 out.duration_ms, out.outcome, out.customer)
                 if out.draft is not None and not out.is_error:
                     d = out.draft
                     yield DraftSaved(d.id, d.path, d.order_code, d.created)
@@ -379,15 +404,38 @@ class Conversation:
         for i, call in enumerate(calls):
             out = slots[i]
             results.append((call, out.result, out.is_error))
-            if not out.is_error:
-                self._seen.add(_call_key(call))
 
+    # ------------------------------------------------------------------ the ticket's life
     def reset(self) -> None:
-        """Start a new ticket: fresh history and session id."""
-        self.history.clear()
-        self.ctx.new_ticket()
-        self._seen.clear()
-        self.session_id = new_session_id()
-        self.ctx.session_id = self.session_id
-        self.ctx.conversation_id = self.session_id
-        self.usage = Usage()
+        """Start a new ticket: fresh state and session id, the customer scope kept."""
+        self.ticket = Ticket(new_session_id(), customer=self.ticket.customer)
+        self._finished = {}
+
+    def restore(self) -> None:
+        """Give a ticket rebuilt from its records (``--ticket ID`` the next day) the history its
+        next question needs: its earlier questions and live draft as context, and its lookups as
+        an assistant turn of calls with the results they had then (the workflow mode's shape)."""
+        t = self.ticket
+        if t.history or not (t.questions or t.lookups or t.live):
+            return
+        lines = [f"This ticket ({t.id}) was worked on before, in an earlier session; it goes on now."]
+        if t.questions:
+            lines.append("Its earlier questions, oldest first:")
+            lines += [f"{i}. {q}" for i, q in enumerate(t.questions[-20:], 1)]
+        if t.live is not None and t.live.text:
+            lines.append(f"The reply drafted then (draft {t.live.id}, waiting for a person's "
+                         "review), which the next question may ask to change:\n<draft>\n"
+                         f"{t.live.text}\n</draft>")
+        latest: dict[str, Any] = {}
+        for r in t.lookups:  # the newest lookup of each order
+            latest[r.order_code or r.key()] = r
+        shown = list(latest.values())[-10:]
+        if shown:
+            lines.append("The lookups made then follow, with the results they had then; look an "
+                         "order up again when its current state matters.")
+        self.provider.add_user_text(self.history, "\n".join(lines))
+        if shown:
+            mt = self.provider.tool_call_turn([(r.name, r.input) for r in shown])
+            self.provider.add_assistant(self.history, mt)
+            self.provider.add_tool_results(self.history, [(c, r.result, r.is_error)
+                                                          for c, r in zip(mt.tool_calls, shown)])

@@ -18,13 +18,15 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Awaitable, Callable
 
-from .drafts.store import MAX_DRAFT_CHARS, DraftStore
 from .drafts.format import depth_ok
+from .drafts.store import MAX_DRAFT_CHARS, DraftStore
 from .errors import StoreError
 from .redact import redact
+from .ticket import SavedDraft, TicketView
+from .vocab import InvalidOrderCode, OrderCode, Outcome, ToolName, json_type
 
 READ_ONLY = "read_only"
 DRAFT = "draft"
@@ -32,84 +34,38 @@ EFFECT_CLASSES = (READ_ONLY, DRAFT)
 
 MAX_TOOL_INPUT_BYTES = 64_000
 MAX_TOOL_RESULT_CHARS = 16_000
-MAX_TICKET_LOOKUPS = 200  # lookups a draft's provenance keeps (the newest)
-
-ORDER_CODE_RE = re.compile(r"^(?:[A-Z0-9]{10}|ORD-[0-9]{8})$", re.ASCII)
 
 
 class ToolFailure(Exception):
     """A tool call failed in a way the model should hear about (``is_error: true``)."""
 
-    def __init__(self, message: str, outcome: str = "invalid_input"):
+    def __init__(self, message: str, outcome: Outcome = Outcome.INVALID_INPUT):
         super().__init__(message)
         self.message = message
         self.outcome = outcome
 
 
-@dataclass
-class ToolContext:
-    """Everything a tool may touch, decided by our code (never by the model)."""
+@dataclass(frozen=True)
+class ToolDeps:
+    """The collaborators a tool may use, decided by our code (never by the model): the orders
+    store, the drafts store, and the names a draft is stamped with."""
     store: Any
     drafts: DraftStore
-    customer: str | None = None
-    conversation_id: str = ""
-    session_id: str = ""
-    question: str | None = None
     model: str | None = None
     provider: str | None = None
-    # The helpdesk ticket (``--ticket``, ``/ticket``, a batch line's id); None: the conversation.
-    ticket: str | None = None
-    questions: list[str] = field(default_factory=list)  # every question of the ticket so far
-    # get_order_status calls of the ticket whose results the model has seen (earlier turns only:
-    # the loop adds a turn's results after the whole turn ran), and each order's customer.
-    lookups: list[dict[str, Any]] = field(default_factory=list)
-    order_customers: dict[str, str] = field(default_factory=dict)
-
-    def seen_results(self, results: list[tuple[Any, Any, bool]]) -> None:
-        """The loop hands over one turn's ``(call, result, is_error)`` once the model gets them."""
-        for call, result, is_error in results:
-            if getattr(call, "name", None) == "get_order_status":
-                self.lookups.append({"input": call.input, "result": result, "is_error": bool(is_error)})
-        del self.lookups[:-MAX_TICKET_LOOKUPS]
-
-    def new_ticket(self) -> None:
-        self.ticket = None
-        self.questions.clear()
-        self.lookups.clear()
-        self.order_customers.clear()
-
-    def draft_customer(self, order_code: str | None) -> str | None:
-        """The scope; else the customer of the draft's order; else the one customer of the
-        orders the model had seen looked up (never a guess between two)."""
-        if self.customer:
-            return self.customer
-        if order_code and order_code in self.order_customers:
-            return self.order_customers[order_code]
-        seen = {x["result"].get("order_code") for x in self.lookups
-                if isinstance(x.get("result"), dict) and x["result"].get("found")}
-        found = {self.order_customers[c].lower(): self.order_customers[c]
-                 for c in seen if c in self.order_customers}
-        return next(iter(found.values())) if len(found) == 1 else None
 
 
 @dataclass(frozen=True)
-class SavedDraft:
-    """What a draft tool tells our own code (never the model) about the file it wrote."""
-    id: str
-    path: str
-    order_code: str | None
-    created: bool  # False when an identical draft of this conversation already existed
-
-
-@dataclass
 class ToolOutput:
-    """What an executor may return instead of a bare result: the result the model sees, plus the
-    draft it saved (the loop announces it as ``DraftSaved``)."""
+    """What an executor may return instead of a bare result: the result the model sees, plus what
+    only our code hears: the draft it saved (announced as ``DraftSaved``) or the looked-up
+    order's customer (a later draft's customer)."""
     result: Any
     draft: SavedDraft | None = None
+    customer: str | None = None
 
 
-Executor = Callable[[dict[str, Any], ToolContext], Awaitable[Any]]
+Executor = Callable[[dict[str, Any], ToolDeps, TicketView], Awaitable[Any]]
 
 
 @dataclass(frozen=True)
@@ -143,6 +99,10 @@ class Registry:
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name) if isinstance(name, str) else None
 
+    def effect(self, name: Any) -> str | None:
+        tool = self.get(name)
+        return tool.effect if tool is not None else None
+
     def names(self) -> list[str]:
         return list(self._tools)
 
@@ -155,38 +115,19 @@ class Registry:
 
 # --------------------------------------------------------------------------- validation
 
-def normalise_order_code(value: Any) -> str:
+def order_code_arg(value: Any) -> OrderCode:
     if not isinstance(value, str):
-        raise ToolFailure(f"order_code must be a string, got {_json_type(value)}")
-    code = value.strip().upper()
-    if not ORDER_CODE_RE.match(code):
-        shown = value.strip()[:40]
-        raise ToolFailure(
-            f"'{shown}' is not a valid order code: use 10 letters/digits (e.g. GH56JK78MN) "
-            "or ORD- followed by 8 digits (e.g. ORD-20261234)")
-    return code
-
-
-def _json_type(v: Any) -> str:
-    if v is None:
-        return "null"
-    if isinstance(v, bool):
-        return "boolean"
-    if isinstance(v, (int, float)):
-        return "number"
-    if isinstance(v, str):
-        return "string"
-    if isinstance(v, list):
-        return "array"
-    if isinstance(v, dict):
-        return "object"
-    return type(v).__name__
+        raise ToolFailure(f"order_code must be a string, got {json_type(value)}")
+    try:
+        return OrderCode.parse(value)
+    except InvalidOrderCode as e:
+        raise ToolFailure(str(e)) from None
 
 
 def check_input(args: Any, allowed: dict[str, tuple[type, bool]]) -> dict[str, Any]:
     """Check an input object against ``{field: (type, required)}``; unknown fields are refused."""
     if not isinstance(args, dict):
-        raise ToolFailure(f"input must be a JSON object, got {_json_type(args)}")
+        raise ToolFailure(f"input must be a JSON object, got {json_type(args)}")
     try:
         size = len(json.dumps(args, ensure_ascii=False))
     except (TypeError, ValueError):
@@ -205,7 +146,7 @@ def check_input(args: Any, allowed: dict[str, tuple[type, bool]]) -> dict[str, A
         v = args[name]
         ok = isinstance(v, typ) and not (typ is not bool and isinstance(v, bool))
         if not ok:
-            raise ToolFailure(f"'{name}' must be a {_json_type(typ())}, got {_json_type(v)}")
+            raise ToolFailure(f"'{name}' must be a {json_type(typ())}, got {json_type(v)}")
     return args
 
 
@@ -233,26 +174,24 @@ when the reply is about one order. Calling again with the same text returns the 
 Returns {"status": "pending_review", "draft_id", "path"}."""
 
 
-async def get_order_status(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+async def get_order_status(args: dict[str, Any], deps: ToolDeps, ticket: TicketView) -> ToolOutput:
     check_input(args, {"order_code": (str, True), "include_line_items": (bool, False)})
-    code = normalise_order_code(args["order_code"])
+    code = order_code_arg(args["order_code"])
     include = bool(args.get("include_line_items") or False)
     try:
         # The store owns its strategy (SQLite: on the loop with a thread fallback; PostgreSQL:
         # async); cancelling this task (the tool timeout, Ctrl-C) stops only this lookup.
-        rec = await ctx.store.get_order(code, ctx.customer, include)
+        rec = await deps.store.get_order(code, ticket.customer, include)
     except StoreError:
         raise ToolFailure("the orders database is unavailable right now; try again shortly or "
-                          "tell the person the lookup failed", outcome="tool_error") from None
+                          "tell the person the lookup failed", outcome=Outcome.TOOL_ERROR) from None
     if rec is None:
-        return {"found": False, "order_code": code}
+        return ToolOutput({"found": False, "order_code": code})
     email = getattr(rec, "customer_email", None)  # our code's metadata, never shown to the model
-    if isinstance(email, str) and email.strip():
-        ctx.order_customers[code] = email.strip()
-    return dict(rec)
+    return ToolOutput(dict(rec), customer=email.strip() if isinstance(email, str) and email.strip() else None)
 
 
-async def draft_reply(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+async def draft_reply(args: dict[str, Any], deps: ToolDeps, ticket: TicketView) -> ToolOutput:
     check_input(args, {"text": (str, True), "order_code": (str, False)})
     text = redact(args["text"])  # a secret the model echoes never lands in a draft
     if not text.strip():
@@ -260,26 +199,25 @@ async def draft_reply(args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
     if len(text) > MAX_DRAFT_CHARS:
         raise ToolFailure(f"'text' is too long ({len(text)} characters; the limit is "
                           f"{MAX_DRAFT_CHARS}): write a shorter reply")
-    code = normalise_order_code(args["order_code"]) if args.get("order_code") is not None else None
+    code = order_code_arg(args["order_code"]) if args.get("order_code") is not None else None
     try:
-        customer = ctx.draft_customer(code)
+        customer = ticket.draft_customer(code)
         draft, created = await asyncio.to_thread(
-            ctx.drafts.save, text=text, ticket=ctx.ticket or ctx.conversation_id,
-            conversation_id=ctx.conversation_id, order_code=code,
+            deps.drafts.save, text=text, ticket=ticket.id, order_code=code,
             customer=redact(customer) if customer else None,
-            question=redact(ctx.question) if ctx.question else None,
-            questions=[redact(q) for q in ctx.questions] or None,
-            lookups=[_redacted(x) for x in ctx.lookups], model=ctx.model, provider=ctx.provider,
-            session_id=ctx.session_id)
+            question=redact(ticket.question) if ticket.question else None,
+            questions=[redact(q) for q in ticket.questions] or None,
+            lookups=[_redacted(r.to_dict()) for r in ticket.lookups], model=deps.model,
+            provider=deps.provider, session_id=ticket.session_id)
     except OSError:
         raise ToolFailure("the draft could not be saved (drafts directory not writable); tell "
-                          "the person so they can fix it", outcome="tool_error") from None
+                          "the person so they can fix it", outcome=Outcome.TOOL_ERROR) from None
     if not created and draft.meta.get("status") == "rejected":
         # the same text in the same ticket is the same draft, and a reviewer already rejected
         # it: it is not in the review queue, so this save did not put a reply there
         raise ToolFailure(f"a reviewer already rejected this exact reply (draft {draft.id}); it "
                           "is not in the review queue: write a different reply, or tell the "
-                          "person it was rejected", outcome="tool_error")
+                          "person it was rejected", outcome=Outcome.TOOL_ERROR)
     return ToolOutput({"status": draft.meta.get("status", "pending_review"), "draft_id": draft.id,
                        "path": str(draft.path)},
                       SavedDraft(draft.id, str(draft.path), code, bool(created)))
@@ -301,7 +239,7 @@ def _redacted(value: Any) -> Any:
 def default_registry() -> Registry:
     reg = Registry()
     reg.register(Tool(
-        name="get_order_status",
+        name=ToolName.LOOKUP,
         description=GET_ORDER_STATUS_DESCRIPTION,
         input_schema={
             "type": "object",
@@ -318,7 +256,7 @@ def default_registry() -> Registry:
         execute=get_order_status,
     ))
     reg.register(Tool(
-        name="draft_reply",
+        name=ToolName.DRAFT,
         description=DRAFT_REPLY_DESCRIPTION,
         input_schema={
             "type": "object",
@@ -341,50 +279,50 @@ def default_registry() -> Registry:
 class CallOutcome:
     result: Any
     is_error: bool
-    outcome: str
+    outcome: Outcome
     duration_ms: float
     draft: SavedDraft | None = None
+    customer: str | None = None
 
 
-async def run_tool(registry: Registry, name: Any, args: Any, ctx: ToolContext,
+async def run_tool(registry: Registry, name: Any, args: Any, deps: ToolDeps, ticket: TicketView,
                    default_timeout: float) -> CallOutcome:
     """Run one call. Always returns an outcome; only cancellation by the person propagates."""
     loop = asyncio.get_running_loop()
     t0 = loop.time()
 
-    def done(result: Any, is_error: bool, outcome: str) -> CallOutcome:
+    def done(result: Any, is_error: bool, outcome: Outcome) -> CallOutcome:
         return CallOutcome(result, is_error, outcome, round((loop.time() - t0) * 1000, 3))
 
     tool = registry.get(name)
     if tool is None:
         shown = str(name)[:64]
         return done(f"unknown tool '{shown}': the available tools are "
-                    f"{', '.join(registry.names())}", True, "unknown_tool")
+                    f"{', '.join(registry.names())}", True, Outcome.UNKNOWN_TOOL)
     timeout = tool.timeout if tool.timeout is not None else default_timeout
     try:
-        result = await asyncio.wait_for(tool.execute(args, ctx), timeout)
-        draft = None
-        if isinstance(result, ToolOutput):
-            result, draft = result.result, result.draft
-        result = _bound_result(result)
+        out = await asyncio.wait_for(tool.execute(args, deps, ticket), timeout)
+        if not isinstance(out, ToolOutput):
+            out = ToolOutput(out)
+        result = _bound_result(out.result)
     except ToolFailure as f:
         return done(f.message, True, f.outcome)
     except TimeoutError:
         if tool.effect == DRAFT:
             return done(f"{tool.name} timed out after {timeout:g} s; the draft may still have "
                         "been saved: calling again with the same text is safe (it never "
-                        "duplicates)", True, "timeout")
+                        "duplicates)", True, Outcome.TIMEOUT)
         return done(f"{tool.name} timed out after {timeout:g} s and was cancelled; you may try "
-                    "once more, or tell the person the lookup is slow", True, "timeout")
+                    "once more, or tell the person the lookup is slow", True, Outcome.TIMEOUT)
     except asyncio.CancelledError:
         raise
     except Exception as e:  # a bug or an unexpected fault: never a traceback to the model
         return done(f"{tool.name} failed unexpectedly ({type(e).__name__}); tell the person the "
-                    "tool failed", True, "tool_error")
-    outcome = "not_found" if isinstance(result, dict) and result.get("found") is False else "ok"
-    out = done(result, False, outcome)
-    out.draft = draft
-    return out
+                    "tool failed", True, Outcome.TOOL_ERROR)
+    found = not (isinstance(result, dict) and result.get("found") is False)
+    res = done(result, False, Outcome.OK if found else Outcome.NOT_FOUND)
+    res.draft, res.customer = out.draft, out.customer
+    return res
 
 
 def _bound_result(result: Any) -> Any:

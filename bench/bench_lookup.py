@@ -46,7 +46,8 @@ sys.path.insert(0, str(ROOT))
 from agentcli.drafts.store import DraftStore  # noqa: E402
 from agentcli.stores import SQLiteStore, init_sqlite  # noqa: E402
 from agentcli.stores.records import ORDER_SQL  # noqa: E402
-from agentcli.tools import ToolContext, default_registry, run_tool  # noqa: E402
+from agentcli.ticket import Ticket  # noqa: E402
+from agentcli.tools import ToolDeps, default_registry, run_tool  # noqa: E402
 
 TARGETS_P99_US = {
     "SQLiteStore.get_order": 100,
@@ -112,11 +113,12 @@ def time_store(store, codes: list[str]) -> list[int]:
 
 def time_tool_layer(store, codes: list[str]) -> list[int]:
     registry = default_registry()
-    ctx = ToolContext(store=store, drafts=DraftStore(Path(tempfile.gettempdir()) / "agentcli-bench-drafts"))
+    deps = ToolDeps(store, DraftStore(Path(tempfile.gettempdir()) / "agentcli-bench-drafts"))
+    view = Ticket("bench").view()
 
     async def main() -> list[int]:
         async def one(code: str) -> None:
-            out = await run_tool(registry, "get_order_status", {"order_code": code}, ctx, 30.0)
+            out = await run_tool(registry, "get_order_status", {"order_code": code}, deps, view, 30.0)
             if out.is_error:
                 raise SystemExit(f"tool error for {code}: {out.result}")
             json.dumps(out.result, ensure_ascii=False)

@@ -34,7 +34,7 @@ def test_every_header_field_round_trips_any_text(tmp_path_factory, ticket, quest
     text = text or "x"
     d, created = store.save(text=text, ticket=ticket, question=question, customer=customer,
                             order_code=other, model=other, provider=other, session_id=other,
-                            conversation_id=other, questions=[question, other],
+                            questions=[question, other],
                             lookups=[{other: question, "result": {"status": customer}}],
                             findings=[{"kind": other, "severity": "warning", "evidence": reason}])
     assert created and d.id == draft_id(ticket, text)
@@ -136,14 +136,12 @@ def test_the_lock_is_never_followed(tmp_path, kind):
 
 def test_ticket_makes_a_rerun_reuse_its_draft(tmp_path):
     store = DraftStore(tmp_path)
-    a, c1 = store.save(text="Your order shipped.", ticket="line-7", session_id="s-run1",
-                       conversation_id="s-run1")
-    b, c2 = store.save(text="Your order shipped.", ticket="line-7", session_id="s-run2",
-                       conversation_id="s-run2")
+    a, c1 = store.save(text="Your order shipped.", ticket="line-7", session_id="s-run1")
+    b, c2 = store.save(text="Your order shipped.", ticket="line-7", session_id="s-run2")
     assert (c1, c2) == (True, False) and a.id == b.id and b.meta["session_id"] == "s-run1"
     assert len(list(tmp_path.glob("d-*.md"))) == 1
-    # without a ticket the conversation is the ticket (ids of older drafts stay the same)
-    c, _ = store.save(text="Hi", conversation_id="conv-9")
+    # without a ticket the session is the ticket
+    c, _ = store.save(text="Hi", session_id="conv-9")
     assert c.id == draft_id("conv-9", "Hi") and c.ticket == "conv-9"
 
 

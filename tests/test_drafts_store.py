@@ -16,7 +16,7 @@ from agentcli.stores import SQLiteStore, init_sqlite, mask_dsn, open_store
 def test_draft_file_is_readable_and_roundtrips(tmp_path):
     ds = DraftStore(tmp_path / "drafts")
     text = "Hello Ana,\n\n---\nyour order: GH56JK78MN\n\u00e9\u4e2d\n"
-    d, created = ds.save(text=text, conversation_id="s1", order_code="GH56JK78MN",
+    d, created = ds.save(text=text, ticket="s1", order_code="GH56JK78MN",
                          customer="ana.silva@example.com", question="why?", model="m", session_id="s1")
     assert created and d.path.parent == tmp_path / "drafts"
     raw = d.path.read_text()
@@ -32,16 +32,16 @@ def test_draft_file_is_readable_and_roundtrips(tmp_path):
 
 def test_same_text_same_conversation_is_one_draft(tmp_path):
     ds = DraftStore(tmp_path)
-    a, c1 = ds.save(text="Hi", conversation_id="conv-1")
-    b, c2 = ds.save(text="Hi", conversation_id="conv-1")
-    c, c3 = ds.save(text="Hi", conversation_id="conv-2")
+    a, c1 = ds.save(text="Hi", ticket="conv-1")
+    b, c2 = ds.save(text="Hi", ticket="conv-1")
+    c, c3 = ds.save(text="Hi", ticket="conv-2")
     assert a.id == b.id != c.id and (c1, c2, c3) == (True, False, True)
     assert len(list(tmp_path.glob("d-*.md"))) == 2
 
 
 def test_status_change_in_place_and_hand_edit_detected(tmp_path):
     ds = DraftStore(tmp_path)
-    d, _ = ds.save(text="Original", conversation_id="c")
+    d, _ = ds.save(text="Original", ticket="c")
     d.path.write_text(d.path.read_text().replace("Original", "Edited by hand"))
     d2, changed = ds.set_status(d.id, "approved", reviewer="lead")
     assert changed and d2.text == "Edited by hand" and d2.edited
@@ -57,8 +57,8 @@ def test_status_change_in_place_and_hand_edit_detected(tmp_path):
 def _writer(directory, worker, n):
     ds = DraftStore(directory)
     for i in range(n):
-        ds.save(text=f"draft {i % 10} " + "body " * 200, conversation_id=f"conv-{i % 3}")
-        ds.save(text=f"worker {worker} draft {i}", conversation_id="shared")
+        ds.save(text=f"draft {i % 10} " + "body " * 200, ticket=f"conv-{i % 3}")
+        ds.save(text=f"worker {worker} draft {i}", ticket="shared")
 
 
 def test_concurrent_processes_never_clobber_or_duplicate(tmp_path):
@@ -74,7 +74,7 @@ def test_concurrent_processes_never_clobber_or_duplicate(tmp_path):
     # 30 shared-text drafts dedupe to 10 texts x 3 conversations; plus 4 x 30 unique ones.
     assert len(drafts) == 30 + 120
     for d in drafts:
-        assert d.id == draft_id(d.meta["conversation_id"], d.text) and not d.edited
+        assert d.id == draft_id(d.meta["ticket"], d.text) and not d.edited
     assert not list(tmp_path.glob(".tmp-*"))
 
 

@@ -14,7 +14,6 @@ from agentcli.config import resolve
 from agentcli.errors import ModelAPIError
 from agentcli.events import DraftSaved, Retry, ToolResult
 from agentcli.providers import ModelTurn, ToolCall
-from agentcli.result import TicketLog
 from agentcli.testing.scripted import Reply, ScriptedProvider
 from agentcli.tools import default_registry
 
@@ -99,7 +98,7 @@ def test_a_retryable_failure_is_retried_then_answered():
     assert [type(e) for e in events if isinstance(e, Retry)] == [Retry]
 
 
-def test_ticket_log_keeps_calls_and_drafts_across_questions(drafts_dir):
+def test_the_ticket_keeps_calls_and_drafts_across_questions(drafts_dir):
     def model(history, turn):
         if turn in (1, 4):
             return Reply(calls=[("get_order_status", {"order_code": "GH56JK78MN"})])
@@ -110,13 +109,17 @@ def test_ticket_log_keeps_calls_and_drafts_across_questions(drafts_dir):
     async def go():
         app = App.open(resolve(provider="offline"), registry=default_registry())
         app.provider = ScriptedProvider(model)
-        conv, log = app.conversation(), TicketLog()
+        conv = app.conversation()
         for q in ("first question GH56JK78MN", "make it shorter"):
-            await app.run(conv, q, [log])
+            await app.run(conv, q)
         await app.aclose()
-        return log
+        return conv.ticket
 
-    log = asyncio.run(go())
-    assert [c["name"] for c in log.tool_calls] == ["get_order_status", "draft_reply"] * 2
-    assert len(log.drafts) == 2 and all(d["order_code"] == "GH56JK78MN" for d in log.drafts)
-    assert all(json.dumps(c["result"]) for c in log.tool_calls)
+    t = asyncio.run(go())
+    assert [c.name for c in t.calls] == ["get_order_status", "draft_reply"] * 2
+    assert len(t.drafts) == 2 and all(d.order_code == "GH56JK78MN" for d in t.drafts)
+    assert all(json.dumps(c.result) for c in t.calls)
+    # the second draft superseded the first: one live draft, read by both questions' lookups
+    assert t.live.id == t.drafts[-1].id and t.live.text == "Reply number 5"
+    assert t.questions == ["first question GH56JK78MN", "make it shorter"]
+    assert [r.order_code for r in t.lookups] == ["GH56JK78MN", "GH56JK78MN"]

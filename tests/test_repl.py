@@ -417,7 +417,7 @@ def test_ctrl_c_while_waiting_for_the_model_cancels_only_that_turn(anthropic_env
 def test_cancel_while_a_tool_runs_answers_every_tool_use(anthropic_env, fake_anthropic, home):
     started = asyncio.Event()
 
-    async def slow_lookup(args, ctx):
+    async def slow_lookup(args, deps, ticket):
         started.set()
         await asyncio.sleep(60)
         return {"never": True}

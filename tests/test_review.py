@@ -19,7 +19,8 @@ from agentcli.drafts import store as drafts_mod
 from agentcli.drafts.store import DraftStore, parse, render
 from agentcli.errors import UsageError
 from agentcli.sessions.replay import list_sessions, open_session
-from agentcli.drafts.queue import list_drafts, parse_since, provenance
+from agentcli.drafts.queue import Query, normalise_status, provenance, select
+from agentcli.vocab import parse_since
 from agentcli.testing.fake_anthropic import message, text, text_block, tool_use_block
 
 from .conftest import TEST_KEY, agentcli_exe
@@ -66,7 +67,7 @@ def _save(store: DraftStore, monkeypatch, *, text_: str, created: datetime, orde
           session="20261101-000000-aaaaaa", conv=None):
     monkeypatch.setattr(drafts_mod, "now_iso", lambda: created.isoformat(timespec="seconds"))
     # one ticket per text: drafts of one ticket supersede each other
-    d, created_ok = store.save(text=text_, conversation_id=conv or f"conv-{text_}", order_code=order, customer=customer,
+    d, created_ok = store.save(text=text_, ticket=conv or f"conv-{text_}", order_code=order, customer=customer,
                                question="q?", model="m", provider="offline", session_id=session)
     assert created_ok
     return d
@@ -98,8 +99,9 @@ def test_drafts_list_newest_first_filters_and_pipe_format(cli, cli_env, drafts_d
                                         " ord-20261234 ", "--customer", "ANA.silva@example.com",
                                         "--since", "1d"], cli_env))] == [new.id]
 
-    def ids(**kw):
-        return [d.id for d in list_drafts(store, **kw)]
+    def ids(status=None, limit=None, **kw):
+        found = [d.id for d in select(store, Query(normalise_status(status), **kw)).drafts]
+        return found[:limit] if limit else found
 
     assert ids(status="pending") == [new.id, old.id]
     assert ids(status="approved") == [mid.id]

@@ -20,7 +20,8 @@ import pytest
 from agentcli.drafts.store import DraftStore
 from agentcli.errors import ConfigError
 from agentcli.stores import SQLiteStore, open_store
-from agentcli.tools import ToolContext, default_registry, run_tool
+from agentcli.ticket import Ticket
+from agentcli.tools import ToolDeps, default_registry, run_tool
 
 # Until tests/conftest.py has `pytest_plugins = ["tests.pg"]`, take the fixture from here.
 from tests.pg import fresh_database, pg_dsn, with_database, with_password  # noqa: F401
@@ -58,9 +59,9 @@ def close(store):
 
 async def atool(store, args, *, customer=None, timeout=10.0):
     """One call through the tool layer on the running loop (PostgreSQL: the async pool)."""
-    ctx = ToolContext(store=store, drafts=DraftStore(Path(tempfile.gettempdir()) / "agentcli-test-drafts"),
-                      customer=customer)
-    return await run_tool(default_registry(), "get_order_status", args, ctx, timeout)
+    deps = ToolDeps(store, DraftStore(Path(tempfile.gettempdir()) / "agentcli-test-drafts"))
+    return await run_tool(default_registry(), "get_order_status", args, deps,
+                          Ticket("t", customer=customer).view(), timeout)
 
 
 # --------------------------------------------------------------------------- backends

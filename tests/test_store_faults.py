@@ -21,7 +21,8 @@ import pytest
 from agentcli.drafts.store import DraftStore
 from agentcli.errors import ConfigError, StoreError, UsageError
 from agentcli.stores import SQLiteStore, init_sqlite, mask_dsn, open_store
-from agentcli.tools import ToolContext, default_registry, run_tool
+from agentcli.ticket import Ticket
+from agentcli.tools import ToolDeps, default_registry, run_tool
 
 from .conftest import agentcli_exe
 
@@ -48,8 +49,9 @@ def rw_db(tmp_path) -> Path:
 
 
 async def lookup(store, tmp_path, timeout, code="GH56JK78MN"):
-    ctx = ToolContext(store=store, drafts=DraftStore(tmp_path / "drafts"))
-    return await run_tool(default_registry(), "get_order_status", {"order_code": code}, ctx, timeout)
+    deps = ToolDeps(store, DraftStore(tmp_path / "drafts"))
+    return await run_tool(default_registry(), "get_order_status", {"order_code": code}, deps,
+                          Ticket("t").view(), timeout)
 
 
 def in_thread(fn, bound=20.0):

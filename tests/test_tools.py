@@ -13,8 +13,14 @@ from hypothesis import strategies as st
 
 from agentcli.drafts.store import DraftStore
 from agentcli.stores import SQLiteStore
-from agentcli.tools import (DRAFT, READ_ONLY, Registry, Tool, ToolContext, ToolFailure,
-                            default_registry, normalise_order_code, run_tool)
+from agentcli.ticket import Ticket
+from agentcli.tools import (DRAFT, READ_ONLY, Registry, Tool, ToolDeps, ToolFailure,
+                            default_registry, order_code_arg, run_tool)
+
+
+def ctx(store, drafts, customer=None, ticket="c1"):
+    """What the loop hands a tool: frozen dependencies and a view of a (new) ticket."""
+    return ToolDeps(store, drafts), Ticket(ticket, customer=customer).view()
 
 
 @pytest.fixture(scope="module")
@@ -24,43 +30,48 @@ def store(demo_db):
     s.close()
 
 
-def call(name, args, ctx, timeout=5.0):
-    return asyncio.run(run_tool(default_registry(), name, args, ctx, timeout))
+def call(name, args, context, timeout=5.0):
+    deps, view = context
+    return asyncio.run(run_tool(default_registry(), name, args, deps, view, timeout))
 
 
 @pytest.mark.parametrize("raw,code", [
     ("GH56JK78MN", "GH56JK78MN"), ("  gh56jk78mn\n", "GH56JK78MN"),
     ("ORD-20261234", "ORD-20261234"), ("ord-20261234 ", "ORD-20261234"),
+    # the forms customers write (spec.md, "Tools")
+    ("GH56-JK78-MN", "GH56JK78MN"), ("GH56 JK78 MN", "GH56JK78MN"), ("ORD 20261234", "ORD-20261234"),
+    ("ord20261234", "ORD-20261234"), ("ＧＨ56JK78MN", "GH56JK78MN"), ("ORD\u201120261234", "ORD-20261234"),
 ])
 def test_order_codes_are_normalised(raw, code):
-    assert normalise_order_code(raw) == code
+    assert order_code_arg(raw) == code
 
 
 @pytest.mark.parametrize("raw", ["GH56JK78M", "GH56JK78MNX", "ORD-2026123", "ORD-2026123A",
-                                 "GH56-JK78MN", "../../etc", "", "ORD 20261234", "ＧＨ56JK78MN"])
+                                 "GH56-JK78MN", "GH5-6JK78-MN", "../../etc", "", "ORD--20261234",
+                                 "order GH56JK78MN", "GH56JK78MN?"])
 def test_malformed_codes_are_refused_with_both_formats_named(raw):
     with pytest.raises(ToolFailure) as e:
-        normalise_order_code(raw)
+        order_code_arg(raw)
     assert "GH56JK78MN" in e.value.message and "ORD-20261234" in e.value.message
 
 
 def test_lookup_minimal_output_and_line_items_only_on_request(store, tmp_path):
-    ctx = ToolContext(store=store, drafts=DraftStore(tmp_path))
-    out = call("get_order_status", {"order_code": "ORD-20261234"}, ctx)
+    c = ctx(store, DraftStore(tmp_path))
+    out = call("get_order_status", {"order_code": "ORD-20261234"}, c)
     assert not out.is_error
     assert out.result == {"found": True, "order_code": "ORD-20261234", "status": "shipped",
                           "status_detail": "handed to the carrier", "product": "Hardware license key (USB)",
                           "placed_on": "2026-11-18", "estimated_delivery": "2026-12-03",
                           "license_issued": True}
     assert len(json.dumps(out.result)) < 400  # tool results stay small
-    out = call("get_order_status", {"order_code": "ORD-20261234", "include_line_items": True}, ctx)
+    out = call("get_order_status", {"order_code": "ORD-20261234", "include_line_items": True}, c)
     assert out.result["line_items"] == [
         {"sku": "USB-KEY", "name": "Hardware license key (USB)", "quantity": 1, "unit_price_cents": 2500},
         {"sku": "MAN-PRT", "name": "Printed manual", "quantity": 1, "unit_price_cents": 1500}]
 
 
 def test_customer_scope_hides_other_customers_orders_exactly_like_missing_ones(store, tmp_path):
-    mine = ToolContext(store=store, drafts=DraftStore(tmp_path), customer="ana.silva@example.com")
+    mine = ctx(store, DraftStore(tmp_path), customer="ana.silva@example.com")
     assert call("get_order_status", {"order_code": "GH56JK78MN"}, mine).result["found"] is True
     other = call("get_order_status", {"order_code": "ORD-20261234"}, mine)
     missing = call("get_order_status", {"order_code": "ZZ00ZZ00ZZ"}, mine)
@@ -72,7 +83,7 @@ def test_customer_scope_hides_other_customers_orders_exactly_like_missing_ones(s
 def test_registry_refuses_tools_that_send_or_modify():
     reg = Registry()
 
-    async def send_email(args, ctx):  # pragma: no cover - must never be registered
+    async def send_email(args, deps, ticket):  # pragma: no cover - must never be registered
         raise AssertionError("ran")
 
     for effect in ("send", "write", "modify", "external", "", None):
@@ -100,18 +111,17 @@ def test_a_crashing_tool_is_an_error_result_without_internals(tmp_path):
         def get_order(self, *a):
             raise RuntimeError("SELECT secret FROM /var/lib/db password=hunter2")
 
-    ctx = ToolContext(store=Broken(), drafts=DraftStore(tmp_path))
-    out = call("get_order_status", {"order_code": "GH56JK78MN"}, ctx)
+    out = call("get_order_status", {"order_code": "GH56JK78MN"}, ctx(Broken(), DraftStore(tmp_path)))
     assert out.is_error and out.outcome == "tool_error"
     assert "SELECT" not in out.result and "hunter2" not in out.result and "/var" not in out.result
 
 
 def test_draft_text_limits(store, tmp_path):
-    ctx = ToolContext(store=store, drafts=DraftStore(tmp_path), conversation_id="c1")
-    assert call("draft_reply", {"text": "   "}, ctx).is_error
-    big = call("draft_reply", {"text": "x" * 1_000_000}, ctx)
+    c = ctx(store, DraftStore(tmp_path))
+    assert call("draft_reply", {"text": "   "}, c).is_error
+    big = call("draft_reply", {"text": "x" * 1_000_000}, c)
     assert big.is_error and "too large" in big.result
-    long = call("draft_reply", {"text": "y" * 30_000}, ctx)
+    long = call("draft_reply", {"text": "y" * 30_000}, c)
     assert long.is_error and "too long" in long.result
     assert list(tmp_path.iterdir()) == []
 
@@ -135,8 +145,7 @@ tool_inputs = st.one_of(
 def test_any_json_input_gives_a_result_never_an_exception_never_a_file_outside(store, tmp_path_factory, name, args):
     root = tmp_path_factory.mktemp("fuzz")
     drafts = root / "drafts"
-    ctx = ToolContext(store=store, drafts=DraftStore(drafts), conversation_id="conv")
-    out = call(name, args, ctx)
+    out = call(name, args, ctx(store, DraftStore(drafts), ticket="conv"))
     assert isinstance(out.is_error, bool)
     json.dumps(out.result)  # always serialisable
     if out.is_error:

@@ -235,10 +235,10 @@ class BatchRunner:
                                 model=model), EXIT_INCOMPLETE
         conv = app.conversation(customer=item.customer, ticket=line_ticket(item))
         try:
-            builder = await app.run(conv, item.question, [])
-            rec = {"id": item.id, **builder.result()}
-            code = builder.exit_code
-            err = builder.error
+            run = await app.run(conv, item.question, [])
+            rec = {"id": item.id, **run.result()}
+            code = run.exit_code
+            err = run.error
             if err is not None and err.kind in FATAL_KINDS and self._stop is None:
                 self._stop = err.message
         except AgentcliError as e:

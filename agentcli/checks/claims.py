@@ -8,8 +8,9 @@ unbounded repeats, so a 20,000-character adversarial text costs milliseconds.
 from __future__ import annotations
 
 import re
-from datetime import date
 from typing import Any
+
+from ..vocab import find_codes, parse_date
 
 MAX_TEXT = 20_000
 
@@ -19,7 +20,6 @@ def _rx(p: str) -> re.Pattern:  # "'" also matches a typographic apostrophe
 
 
 # ----------------------------------------------------------------------------- text helpers
-_CODE_RE = re.compile(r"(?<![A-Za-z0-9-])(ORD-\d{8}|[A-Za-z0-9]{10})(?![A-Za-z0-9-])", re.I)
 _SPLIT_RE = re.compile(r"[.!?]+(?=[\s\"')\]\u201d]|$)|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
 _ABBR_RE = re.compile(r"\b(?:e\.g|i\.e|etc|approx|vs|no|nr|dr|mr|mrs|ms|st|jan|feb|mar|apr|jun|jul|aug|"
                       r"sep|sept|oct|nov|dec)$", re.I)
@@ -51,14 +51,9 @@ def clip_text(v: Any) -> str:
     return v[:MAX_TEXT] if isinstance(v, str) else ""
 
 
-def _code_ok(tok: str) -> bool:
-    t = tok.upper()
-    return t.startswith("ORD-") or (any(c.isdigit() for c in t) and any(c.isalpha() for c in t))
-
-
 def codes_in(text: str) -> list[tuple[int, str, str]]:
-    """(position, CODE, as written) of the order-code-shaped tokens in TEXT."""
-    return [(m.start(), m.group(1).upper(), m.group(1)) for m in _CODE_RE.finditer(text) if _code_ok(m.group(1))]
+    """(position, CODE, as written) of the order codes in TEXT (``vocab.find_codes``)."""
+    return [(f.start, str(f.code), f.written) for f in find_codes(text)]
 
 
 def sentences(text: str) -> list[tuple[int, int]]:
@@ -145,11 +140,8 @@ def find_dates(text: str) -> list[tuple[int, int, frozenset]]:
 
 
 def iso_date(v: Any) -> tuple[int, int, int] | None:
-    try:
-        d = date.fromisoformat(str(v)[:10])
-        return (d.year, d.month, d.day)
-    except (ValueError, TypeError):
-        return None
+    d = parse_date(v)
+    return (d.year, d.month, d.day) if d is not None else None
 
 
 def date_in(cands: frozenset, allowed: set) -> bool:

@@ -50,10 +50,10 @@ from .claims import (
     NOTFOUND_RE, PROMISE_RES, QTY_BEFORE_RE, SKU_RE, WORDNUM, COMPAT, blank_quotes, clause_of,
     date_context, date_in, hedged, iso_date, one_line, clip_text, sentences, codes_in, find_dates, license_claims,
     status_claims)
+from ..vocab import ANSWERED as OK_OUTCOMES, OUR_SIDE, Outcome, records
+
 MAX_FINDINGS = 50
 MAX_TOOL_STRINGS = 200
-OK_OUTCOMES = ("ok", "not_found")
-OUR_SIDE = ("timeout", "tool_error", "cancelled")
 ERROR, WARNING = "error", "warning"
 
 
@@ -107,36 +107,31 @@ class _Ticket:
         self.draft_at: dict[str, int] = {}
         self.draft_errors: list[int] = []
         strings: list[str] = list(self.questions)
-        for i, tr in enumerate((tool_results if isinstance(tool_results, list) else [])[:1000]):
-            if not isinstance(tr, dict):
-                continue
-            res, inp = tr.get("result"), tr.get("input")
-            outcome = tr.get("outcome")
-            if outcome not in ("ok", "not_found", "invalid_input", "unknown_tool", "timeout", "tool_error", "cancelled"):
-                outcome = "tool_error" if tr.get("is_error") is not False else (
-                    "not_found" if isinstance(res, dict) and res.get("found") is False else "ok")
+        for i, tr in enumerate(records(tool_results)[:1000]):
+            res, outcome = tr.result, tr.outcome
             _strings(res, strings)
-            if tr.get("name") == "get_order_status":
-                code = inp.get("order_code") if isinstance(inp, dict) else None
-                code = code.strip().upper() if isinstance(code, str) else ""
+            if tr.is_lookup:
+                code = tr.order_code or ""
                 self.lookups.append((i, outcome))
                 self.tried.add(code)
-                if outcome == "not_found":
+                if outcome == Outcome.NOT_FOUND:
                     self.missing[code] = res
                     self.found.pop(code, None)
-                elif outcome == "ok" and isinstance(res, dict) and res.get("found") is not False:
+                elif tr.order is not None:
                     self.found[code] = res
                     self.missing.pop(code, None)
-            elif tr.get("name") == "draft_reply":
-                if outcome == "ok" and isinstance(res, dict) and isinstance(res.get("draft_id"), str):
-                    self.saved.add(res["draft_id"].lower())
-                    self.draft_at.setdefault(res["draft_id"].lower(), i)
+            elif tr.is_draft:
+                if tr.draft_id is not None:
+                    self.saved.add(tr.draft_id.lower())
+                    self.draft_at.setdefault(tr.draft_id.lower(), i)
                     self.draft_errors.clear()
                 elif outcome in OUR_SIDE:
                     self.draft_errors.append(i)
         self.drafts = []
         for d in (drafts if isinstance(drafts, list) else [])[:100]:
-            if isinstance(d, dict) and isinstance(d.get("id"), str):
+            if not isinstance(d, dict):  # a LiveDraft
+                d = {"id": getattr(d, "id", None), "text": getattr(d, "text", None)}
+            if isinstance(d.get("id"), str):
                 self.saved.add(d["id"].lower())
                 self.drafts.append((d["id"], clip_text(d.get("text"))))
         self.strings = strings[:MAX_TOOL_STRINGS]

@@ -37,7 +37,7 @@ async def _ask(settings, question: str, ticket: Optional[str] = None) -> int:
 
     application = App.open(settings)
     try:
-        conv = application.conversation(ticket=ticket)
+        conv = application.conversation(ticket=ticket, resume=True)
         consumers = []
         if not settings.json:
             live = sys.stdout.isatty()
@@ -46,17 +46,17 @@ async def _ask(settings, question: str, ticket: Optional[str] = None) -> int:
                                            live=live, quiet=settings.quiet,
                                            err_console=err_console(), command="ask",
                                            spinner=live))
-        builder = await application.run(conv, question, consumers)
+        answered = await application.run(conv, question, consumers)
         for c in consumers:
             c.close()
         if settings.json:
-            sys.stdout.write(json.dumps(builder.result(), ensure_ascii=False) + "\n")
+            sys.stdout.write(json.dumps(answered.result(), ensure_ascii=False) + "\n")
             sys.stdout.flush()
-            if builder.error is not None:
+            if answered.error is not None:
                 from .advice import advise
 
-                error_line(advise(builder.error.message, builder.error.kind, "ask"))
-        return builder.exit_code
+                error_line(advise(answered.error.message, answered.error.kind, "ask"))
+        return answered.exit_code
     finally:
         await application.aclose()
 

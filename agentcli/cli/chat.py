@@ -40,15 +40,14 @@ async def _chat(settings: Any, interactive: bool, ticket: Optional[str] = None) 
         if interactive:
             repl = Repl(application, console=out_console(), err_console=err_console(),
                         interactive=True, live=True, json_out=settings.json,
-                        answer_file=sys.stdout if settings.json else None)
-            repl.conv.ctx.ticket = ticket
+                        answer_file=sys.stdout if settings.json else None, ticket=ticket)
             return await repl.run()
         offline_notice(settings)  # the banner says it on a terminal
         live = isatty(sys.stdout)
         repl = Repl(application, console=out_console(), err_console=err_console(),
                     interactive=False, live=live and not settings.json, json_out=settings.json,
-                    answer_file=None if live and not settings.json else sys.stdout, spinner=False)
-        repl.conv.ctx.ticket = ticket
+                    answer_file=None if live and not settings.json else sys.stdout, spinner=False,
+                    ticket=ticket)
         try:
             fd = sys.stdin.fileno()
         except (AttributeError, ValueError, OSError):

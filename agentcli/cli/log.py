@@ -32,6 +32,15 @@ AllFilter = Annotated[bool, typer.Option("--all", help="include `agentcli eval` 
 @log_app.command("list", short_help="Past sessions, newest first.")
 def log_list(
     tool: ToolFilter = None, errors: ErrorsFilter = False, all_: AllFilter = False,
+    ticket: Annotated[Optional[str], typer.Option(
+        "--ticket", help="only the sessions of this ticket (a helpdesk id, or a session id)",
+        show_default=False, metavar="ID")] = None,
+    order: Annotated[Optional[str], typer.Option(
+        "--order", help="only sessions that looked up this order", show_default=False,
+        metavar="CODE")] = None,
+    since: Annotated[Optional[str], typer.Option(
+        "--since", help="only sessions started since: an age (30m, 12h, 7d) or a date",
+        show_default=False, metavar="AGE")] = None,
     limit: Annotated[int, typer.Option("-n", "--limit", min=0, metavar="N",
                                        help="show at most N sessions (0: all)")] = 20,
     json_: Json = False,
@@ -43,22 +52,32 @@ def log_list(
     \b
       agentcli log list -n 5
       agentcli log list --errors
+      agentcli log list --ticket HD-1042 --since 7d
     """
 
     def body() -> int:
         from ..config import sessions_dir
+        from ..drafts.queue import ticket_arg
+        from ..errors import UsageError
         from ..sessions.replay import list_sessions
+        from ..vocab import InvalidOrderCode, OrderCode, parse_since
 
+        try:
+            code = OrderCode.parse(order) if order is not None else None
+        except InvalidOrderCode as e:
+            raise UsageError(f"--order: {e}") from None
         d = sessions_dir()
         warnings: list[str] = []
         sessions = list_sessions(d, tool=tool, errors_only=errors, limit=limit or None, warnings=warnings,
-                                 include_eval=all_)
+                                 include_eval=all_, ticket=ticket_arg(ticket), order=code,
+                                 since=parse_since(since))
         warn(warnings)
         if json_:
             dump_json([s.record() for s in sessions])
             return 0
         if not sessions:
-            sys.stderr.write(f"agentcli: no sessions{' match' if tool or errors else ''} in {d}"
+            filtered = tool or errors or ticket or order or since
+            sys.stderr.write(f"agentcli: no sessions{' match' if filtered else ''} in {d}"
                              f"{'' if all_ else ' (eval sessions are hidden: --all shows them)'}\n")
             return 0
         if isatty(sys.stdout):

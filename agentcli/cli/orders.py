@@ -42,22 +42,25 @@ def orders_show(
         from ..drafts.store import DraftStore
         from ..errors import ConfigError, UsageError
         from ..stores import open_store
-        from ..tools import ToolContext, default_registry, run_tool
+        from ..ticket import Ticket
+        from ..tools import ToolDeps, default_registry, run_tool
+        from ..vocab import Outcome, ToolName
 
         settings = resolve(db=db, customer=customer)
         store = open_store(settings.db)
 
         async def lookup():
             try:
-                ctx = ToolContext(store=store, drafts=DraftStore(settings.drafts_dir), customer=settings.customer)
-                return await run_tool(default_registry(), "get_order_status",
-                                      {"order_code": code, "include_line_items": lines}, ctx, 30.0)
+                deps = ToolDeps(store, DraftStore(settings.drafts_dir))
+                view = Ticket("orders-show", customer=settings.customer).view()
+                return await run_tool(default_registry(), ToolName.LOOKUP,
+                                      {"order_code": code, "include_line_items": lines}, deps, view, 30.0)
             finally:
                 await store.aclose()
 
         out = asyncio.run(lookup())
         if out.is_error:
-            if out.outcome == "invalid_input":
+            if out.outcome == Outcome.INVALID_INPUT:
                 raise UsageError(str(out.result))
             raise ConfigError(str(out.result))  # the database failed or timed out
         from ..redact import redact_obj

@@ -28,7 +28,6 @@ from typing import IO, Any
 from ..errors import AgentcliError, UsageError
 from ..events import Usage
 from ..lines import LineReader
-from ..result import TicketLog
 from ..text import check_question
 from .history import build_session, history_file
 from .repl_commands import COMMANDS, SlashCommands
@@ -40,7 +39,8 @@ class Repl(SlashCommands):
 
     def __init__(self, app: Any, *, console: Any, err_console: Any = None, session: Any = None,
                  interactive: bool = True, live: bool = True, answer_file: IO[str] | None = None,
-                 json_out: bool = False, quiet: bool | None = None, spinner: bool | None = None):
+                 json_out: bool = False, quiet: bool | None = None, spinner: bool | None = None,
+                 ticket: str | None = None):
         self.app = app
         self.console = console                  # the person's screen (or stdout in a pipe)
         self.err = err_console or console       # trace when not live; notes in --json mode
@@ -51,11 +51,10 @@ class Repl(SlashCommands):
         self.json_out = json_out
         self.quiet = app.settings.quiet if quiet is None else quiet
         self.spinner = bool(getattr(console, "is_terminal", False)) if spinner is None else spinner
-        self.conv = app.conversation()
-        self.ticket = TicketLog()                # this ticket's tool calls and drafts
+        self.conv = app.conversation(ticket=ticket, resume=True)  # a ticket that exists comes back
         self.past_usage = Usage()               # tickets closed with /new
         self.ticket_no = 1
-        self.saved_before: list[dict[str, Any]] = []  # drafts of the tickets closed with /new
+        self.saved_before: list[Any] = []       # drafts of the tickets closed with /new
         self.ticket_cost: float | None = 0.0     # estimated USD (None: a model with no price)
         self.session_cost: float | None = 0.0
         self._task: asyncio.Task | None = None
@@ -94,9 +93,9 @@ class Repl(SlashCommands):
                  "the context", "bold")
         rows = [("provider", p.name), ("model", p.model), ("database", self.app.db_description),
                 ("drafts", os.path.abspath(s.drafts_dir)),
-                ("customer", self.conv.ctx.customer
+                ("customer", self.conv.ticket.customer
                  or "none: every customer's orders are visible (/customer EMAIL)"),
-                ("ticket", self.conv.ctx.ticket or self.conv.session_id)]
+                ("ticket", self.conv.ticket.id)]
         for label, value in rows:
             # A path or DSN is never cut or split: it stays one line (the terminal may wrap it).
             line = Text(f"{label:<10}", style="bold")
@@ -108,11 +107,25 @@ class Repl(SlashCommands):
             from .common import OFFLINE_NOTICE
 
             self.say(OFFLINE_NOTICE.removeprefix("agentcli: ").replace("using", "Using", 1), "yellow")
+        self.resumed_note()
         self.say("/help for commands · Esc-Enter adds a line · Ctrl-C cancels an answer · "
                  "Ctrl-D or /exit leaves", "dim")
 
+    def resumed_note(self) -> None:
+        """What a resumed ticket brought back (``--ticket ID``, ``/ticket ID``)."""
+        t = self.conv.ticket
+        if not (t.resumed_from or t.questions or t.live):
+            return
+        n = len(t.questions)
+        what = [f"{n} earlier question{'s' if n != 1 else ''}", f"{len(t.lookups)} lookup"
+                f"{'s' if len(t.lookups) != 1 else ''}"]
+        if t.live is not None:
+            what.append(f"live draft {_clean(t.live.id)}")
+        self.say(f"resumed ticket {_clean(t.id)}: {', '.join(what)}; follow-ups go on from there",
+                 "bold")
+
     def prompt_message(self) -> str:
-        c = self.conv.ctx.customer
+        c = self.conv.ticket.customer
         return f"{_clean(c)} › " if c else "› "
 
     # -- the two faces -------------------------------------------------------------------
@@ -199,7 +212,7 @@ class Repl(SlashCommands):
                 self._write_answer(json.dumps(b.result(), ensure_ascii=False))
         elif rounds and self.live and not self.quiet:
             turns = sum(b.finished.turns for b in rounds if b.finished)
-            tools = sum(len(b.tool_calls) for b in rounds)
+            tools = sum(len(b.calls) for b in rounds)
             self.say(f"· {turns} model call{'s' if turns != 1 else ''} · {tools} tool "
                      f"call{'s' if tools != 1 else ''} · {time.monotonic() - t0:.1f} s", "dim")
 
@@ -233,15 +246,15 @@ class Repl(SlashCommands):
             f.flush()
 
     def _so_far(self, rounds: list[Any]) -> None:
-        calls = [c for b in rounds for c in b.finished_calls()]
+        calls = [c for b in rounds for c in b.calls]
         drafts = [d for b in rounds for d in b.drafts]
         if not calls:
             self.say("so far: no tool calls", "yellow")
             return
         counts: dict[str, int] = {}
         for c in calls:
-            counts[c["name"]] = counts.get(c["name"], 0) + 1
-        failed = sum(1 for c in calls if c["is_error"])
+            counts[c.name] = counts.get(c.name, 0) + 1
+        failed = sum(1 for c in calls if c.is_error)
         what = ", ".join(f"{_clean(n)} ×{k}" for n, k in counts.items())
         msg = f"so far: {len(calls)} tool call{'s' if len(calls) > 1 else ''} ({what})"
         if failed:
@@ -294,8 +307,8 @@ class Repl(SlashCommands):
 
     async def run_turn(self, question: str, consumers: list[Any], *, resume: bool = False,
                        max_turns: int | None = None) -> Any:
-        """Run ``App.run`` as a task; Ctrl-C cancels it. Returns the ResultBuilder, or None."""
-        task = asyncio.create_task(self.app.run(self.conv, question, [self.ticket, *consumers],
+        """Run ``App.run`` as a task; Ctrl-C cancels it. Returns the ``Run``, or None."""
+        task = asyncio.create_task(self.app.run(self.conv, question, consumers,
                                                 resume=resume, max_turns=max_turns))
         self._task = task
         installed, previous = self._install_sigint()

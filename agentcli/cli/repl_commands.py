@@ -4,6 +4,7 @@ mixin of ``Repl``."""
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 from typing import Any
 
@@ -39,8 +40,8 @@ NO_ARGUMENT = ("/help", "/new", "/drafts", "/usage", "/history", "/exit")
 
 
 class SlashCommands:
-    """Needs from the REPL: ``app``, ``conv``, ``ticket`` (a ``TicketLog``), ``past_usage``,
-    ``ticket_no``, ``say``, ``info``."""
+    """Needs from the REPL: ``app``, ``conv`` (its ``ticket`` is what these commands show and
+    change), ``past_usage``, ``ticket_no``, ``say``, ``info``."""
 
     # -- slash commands -----------------------------------------------------------------
     async def command(self, line: str) -> bool:
@@ -87,40 +88,64 @@ class SlashCommands:
 
     def cmd_new(self, arg: str) -> None:
         self.past_usage.add(self.conv.usage)
-        self.saved_before.extend(self.ticket.drafts)
+        self.saved_before.extend(self.conv.ticket.drafts)
         self.ticket_cost = 0.0
+        self.app.close_conversation(self.conv)
         self.conv.reset()
-        self.ticket.clear()
         self.ticket_no += 1
-        c = self.conv.ctx.customer
+        c = self.conv.ticket.customer
         scope = f"customer scope still {_clean(c)} (/customer to change or clear)" if c \
             else "no customer scope"
         self.say(f"new ticket #{self.ticket_no}: session {self.conv.session_id}; {scope}", "bold")
 
     def cmd_ticket(self, arg: str) -> None:
-        from ..errors import UsageError
+        from ..config import reviewer_setting
         from ..drafts.queue import ticket_arg
+        from ..drafts.store import resolve_reviewer
+        from ..errors import UsageError
 
-        ctx = self.conv.ctx
+        t = self.conv.ticket
         if not arg:
-            self.say(f"ticket: {_clean(ctx.ticket or self.conv.session_id)}"
-                     f"{'' if ctx.ticket else ' (the session id; /ticket ID to set one)'}")
+            self.say(f"ticket: {_clean(t.id)}"
+                     f"{'' if t.external else ' (the session id; /ticket ID to set one)'}")
             return
         try:
-            ctx.ticket = ticket_arg(arg, "/ticket")
+            new = ticket_arg(arg, "/ticket")
         except UsageError as e:
             self.say(_clean(e.message), "yellow")
             return
-        self._note({"type": "ticket_changed", "ticket": ctx.ticket})
-        self.say(f"ticket: {_clean(ctx.ticket)}; drafts from now on are saved in it")
+        if new == t.id:
+            self.say(f"ticket: {_clean(new)} already")
+            return
+        if not t.questions and not t.history:
+            # nothing asked yet: the ticket named is the one to work on (it may exist already)
+            self.app.close_conversation(self.conv)
+            self.conv = self.app.conversation(customer=t.customer, ticket=new, resume=True)
+            self._note({"type": "ticket_changed", "ticket": new})
+            if self.conv.ticket.questions or self.conv.ticket.live:
+                self.resumed_note()
+            else:
+                self.say(f"ticket: {_clean(new)}; drafts from now on are saved in it")
+            return
+        try:
+            moved = self.app.move_ticket(self.conv, new, resolve_reviewer(reviewer_setting()))
+        except (UsageError, OSError) as e:
+            self.say(f"the live draft could not be moved into {_clean(new)} "
+                     f"({_clean(getattr(e, 'message', None) or getattr(e, 'strerror', None) or e)}); "
+                     "the ticket is unchanged", "yellow")
+            return
+        msg = f"ticket: {_clean(new)}; drafts from now on are saved in it"
+        if moved is not None:
+            msg += f" (the live draft moved into it as {_clean(moved)}; the old one is superseded)"
+        self.say(msg)
 
     def cmd_customer(self, arg: str) -> None:
-        ctx = self.conv.ctx
+        t = self.conv.ticket
         if not arg:
-            if ctx.customer is None:
+            if t.customer is None:
                 self.say("no customer scope: every customer's orders are visible")
                 return
-            ctx.customer = None
+            t.customer = None
             self._note({"type": "customer_changed", "customer": None})
             self.say("customer scope cleared: every customer's orders are visible")
             return
@@ -130,7 +155,7 @@ class SlashCommands:
             self.say(f"the customer {_clean(str(e))}; usage: /customer EMAIL, or /customer alone "
                      "to clear", "yellow")
             return
-        ctx.customer = arg
+        t.customer = arg
         self._note({"type": "customer_changed", "customer": arg})
         msg = f"customer scope: {_clean(arg)}; other customers' orders now read as not found"
         if self.conv.history:
@@ -151,12 +176,12 @@ class SlashCommands:
             return
         p.model = arg
         self.app.settings.model = arg
-        self.conv.ctx.model = arg
+        self.conv.deps = dataclasses.replace(self.conv.deps, model=arg)
         self._note({"type": "model_changed", "model": arg})
         self.say(f"model: {_clean(arg)} from the next question on")
 
     def cmd_drafts(self, arg: str) -> None:
-        drafts = list(reversed(self.ticket.drafts))
+        drafts = list(reversed(self.conv.ticket.drafts))
         if not drafts:
             self.say("no drafts saved in this ticket yet")
             return
@@ -172,11 +197,11 @@ class SlashCommands:
 
         did = arg.split()[0] if arg else None
         if did is None:
-            saved = [*self.saved_before, *self.ticket.drafts]
+            saved = [*self.saved_before, *self.conv.ticket.drafts]
             if not saved:
                 self.say("no drafts saved in this session yet; /show ID shows any draft", "yellow")
                 return
-            did = saved[-1]["id"]
+            did = saved[-1].id
         try:
             draft = self.app.drafts.get(did)
         except UsageError as e:
@@ -190,7 +215,7 @@ class SlashCommands:
 
     def goodbye(self) -> None:
         """On leaving: every draft saved in this session, so none is forgotten."""
-        saved = [*self.saved_before, *self.ticket.drafts]
+        saved = [*self.saved_before, *self.conv.ticket.drafts]
         if not saved:
             return
         n = len(saved)
@@ -201,13 +226,13 @@ class SlashCommands:
         if n > 20:
             self.say(f"  … {n - 20} more (agentcli drafts list)", "dim")
 
-    def _draft_row(self, d: dict[str, Any]) -> None:
+    def _draft_row(self, d: Any) -> None:
         try:
-            status = self.app.drafts.get(d["id"]).meta.get("status", "?")
+            status = self.app.drafts.get(d.id).meta.get("status", "?")
         except Exception:  # noqa: BLE001 - a deleted or damaged file: still list it
             status = "missing"
-        self.say(f"  {_clean(d['id'])}  {_clean(status)}  {_clean(d.get('order_code') or '—')}  "
-                 f"{_clean(d['path'])}")
+        self.say(f"  {_clean(d.id)}  {_clean(status)}  {_clean(d.order_code or '—')}  "
+                 f"{_clean(d.path)}")
 
     def cmd_usage(self, arg: str) -> None:
         from rich.table import Table
@@ -232,15 +257,14 @@ class SlashCommands:
                      "agentcli.toml)", "dim")
 
     def cmd_history(self, arg: str) -> None:
-        log = self.ticket.tool_calls
+        log = self.conv.ticket.calls
         if not log:
             self.say("no tool calls in this ticket yet")
             return
         for i, c in enumerate(log, 1):
-            tag = c.get("outcome") or ("error" if c["is_error"] else "ok")
-            self.say(f"{i:>3}. {_clean(c['name'])} {compact(c['input'], 200)} → {_clean(tag)} "
-                     f"({c['duration_ms']:.1f} ms)", "red" if c["is_error"] else None)
-            self.say(f"     {compact(c['result'], 300)}", "dim")
+            self.say(f"{i:>3}. {_clean(c.name)} {compact(c.input, 200)} → {_clean(c.outcome)} "
+                     f"({c.duration_ms:.1f} ms)", "red" if c.is_error else None)
+            self.say(f"     {compact(c.result, 300)}", "dim")
 
     def _note(self, record: dict[str, Any]) -> None:
         """Record a change of scope or model in the session log (for the audit trail)."""

@@ -1,6 +1,6 @@
 """Human review: the drafts queue (no CLI, no heavy imports; session replay is ``replay``).
 
-    ``list_drafts`` filters and orders the draft files (newest first); ``provenance`` finds, in the
+    ``select`` filters and orders the draft files (newest first) by a ``Query``; ``provenance`` finds, in the
     draft's session log, the question and the tool calls/results that preceded its
     ``draft_saved`` event; ``review`` changes a status through ``DraftStore.set_status`` (which
     locks and replaces the file atomically). A hand-edited draft keeps its edit: the status
@@ -21,12 +21,12 @@ from typing import Any
 
 from .store import STATUSES, Damaged, Draft, DraftStore
 from ..errors import UsageError
+from ..vocab import OrderCode, parse_since, parse_time
 
 STATUS_ALIASES = {"pending": "pending_review", "pending_review": "pending_review",
                   "approved": "approved", "approve": "approved",
                   "rejected": "rejected", "reject": "rejected", "superseded": "superseded"}
 _ID_PREFIX_RE = re.compile(r"^d-[0-9a-f]{4,12}$")
-_REL_RE = re.compile(r"^(\d+)\s*([mhdw])$")
 MAX_REASON_CHARS = 2000
 
 
@@ -57,39 +57,8 @@ def normalise_status(value: str | None) -> str | None:
     return s
 
 
-def parse_since(value: str | None, *, now: datetime | None = None) -> datetime | None:
-    """``2026-11-30``, an ISO time, or a relative age ``30m`` / ``12h`` / ``7d`` / ``2w``."""
-    if value is None or not value.strip():
-        return None
-    v = value.strip()
-    now = now or datetime.now(timezone.utc)
-    m = _REL_RE.match(v.lower())
-    try:
-        if m:
-            n, unit = int(m.group(1)), m.group(2)
-            delta = {"m": timedelta(minutes=n), "h": timedelta(hours=n), "d": timedelta(days=n),
-                     "w": timedelta(weeks=n)}[unit]
-            return now - delta
-        dt = datetime.fromisoformat(v.replace("Z", "+00:00"))
-        if dt.tzinfo is None:
-            dt = dt.astimezone()  # a local date/time, as a person means it
-        return dt
-    except (OverflowError, ValueError):  # an age beyond year 1, a date at its edge, not a date
-        from ..text import one_line
-
-        raise UsageError(f"--since {one_line(value, 40)!r}: use a date (2026-11-30), an ISO time "
-                         "(2026-11-30T09:00) or an age (30m, 12h, 7d, 2w) within the calendar") from None
-
-
 def _created(d: Draft) -> datetime | None:
-    raw = d.meta.get("created_at")
-    if not isinstance(raw, str):
-        return None
-    try:
-        dt = datetime.fromisoformat(raw.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)
+    return parse_time(d.meta.get("created_at"))
 
 
 @dataclasses.dataclass
@@ -115,7 +84,8 @@ class Query:
                 return False
         elif st == "superseded" and not self.all:
             return False
-        if self.order and str(d.meta.get("order_code") or "").upper() != self.order.strip().upper():
+        if self.order and OrderCode.parse_or_none(d.meta.get("order_code")) != \
+                (OrderCode.parse_or_none(self.order) or self.order.strip().upper()):
             return False
         if self.customer and str(d.meta.get("customer") or "").lower() != self.customer.strip().lower():
             return False
@@ -152,17 +122,6 @@ def damaged_record(item: Damaged) -> dict[str, Any]:
     """A damaged file as a ``drafts list --json`` record: the same keys, status ``damaged``."""
     return {"id": item.id, "status": "damaged", "path": str(item.path), "damaged": item.reason,
             "order_code": None, "created_at": None, "text": None, "ticket": None, "findings": []}
-
-
-def list_drafts(store: DraftStore, *, status: str | None = None, order: str | None = None,
-                customer: str | None = None, since: datetime | None = None,
-                limit: int | None = None, ticket: str | None = None, flagged: bool = False,
-                all: bool = False, warnings: list[str] | None = None) -> list[Draft]:
-    """Drafts newest first, filtered; damaged files are reported in ``warnings``."""
-    sel = select(store, Query(normalise_status(status), order, customer, since, ticket, flagged, all))
-    if warnings is not None:
-        warnings.extend(f"damaged draft file {path.name} ({why})" for path, why in sel.damaged)
-    return sel.drafts[:limit] if limit else sel.drafts
 
 
 def last_drafts_location(sessions_dir: Path, max_logs: int = 200) -> tuple[str, str] | None:

@@ -249,67 +249,92 @@ class DraftStore:
 
     # ----------------------------------------------------------------- writing
 
-    def save(self, *, text: str, ticket: str | None = None, conversation_id: str | None = None,
-             order_code: str | None = None, customer: str | None = None,
-             question: str | None = None, questions: list[str] | None = None,
-             lookups: list[dict[str, Any]] | None = None,
+    def save(self, *, text: str, ticket: str | None = None, order_code: str | None = None,
+             customer: str | None = None, question: str | None = None,
+             questions: list[str] | None = None, lookups: list[dict[str, Any]] | None = None,
              findings: list[dict[str, Any]] | None = None, model: str | None = None,
              provider: str | None = None, session_id: str | None = None) -> tuple[Draft, bool]:
         """Save a draft of ``ticket``; returns (draft, created). The same text in the same ticket
         is the same draft (``created`` False; a superseded one becomes the live one again). A new
-        draft supersedes the ticket's earlier pending ones. ``ticket`` defaults to ``conversation_id``, then
-        ``session_id``."""
-        ticket = ticket if ticket is not None else (conversation_id or session_id or "")
+        draft supersedes the ticket's earlier pending ones. ``ticket`` defaults to ``session_id``."""
+        ticket = ticket if ticket is not None else (session_id or "")
         if not isinstance(ticket, str) or len(ticket) > MAX_TICKET_CHARS:
             raise UsageError(f"a ticket id is text of at most {MAX_TICKET_CHARS} characters")
         ticket = safe_ticket(no_surrogates(ticket))
-        text = no_surrogates(text)
+        meta: dict[str, Any] = {
+            "order_code": order_code, "customer": customer, "question": question,
+            "model": model, "provider": provider, "session_id": session_id,
+            "questions": [no_surrogates(str(q)) for q in (questions or [])],
+            "lookups": [bounded(x) for x in (lookups or [])],
+            "findings": [bounded(x) for x in (findings or [])], "history": [],
+        }
+        for k in ("order_code", "customer", "question", "model", "provider", "session_id"):
+            if isinstance(meta[k], str):
+                meta[k] = no_surrogates(meta[k])
         self._ensure_dir()
+        with self._locked():
+            return self._put(ticket, no_surrogates(text), meta)
+
+    def _put(self, ticket: str, text: str, fields: dict[str, Any]) -> tuple[Draft, bool]:
+        """Under the lock: the draft (ticket, text), created with ``fields`` unless it exists;
+        either way the ticket's live draft from now on."""
         did = draft_id(ticket, text)
         path = self.dir / f"{did}.md"
-        with self._locked():
-            try:
-                existing = self._load(path)
-                if existing.meta.get("status") == "superseded":
-                    # saved again: the latest save of a ticket is its live draft
-                    _record(existing, "agentcli", "pending_review", "saved again in its ticket")
-                    existing.meta.pop("superseded_by", None)
-                    self._rewrite(existing)
-                    self._supersede(ticket, did)
-                    existing = self._load(path)
-                return existing, False
-            except FileNotFoundError:
-                pass
-            except ValueError as e:
-                raise DraftsFolderError(f"draft file {path} is in the way ({e}); move it "
-                                        "aside and try again") from None
-            meta: dict[str, Any] = {
-                "id": did, "status": "pending_review", "created_at": now_iso(), "ticket": ticket,
-                "order_code": order_code, "customer": customer, "question": question,
-                "model": model, "provider": provider, "session_id": session_id,
-                "conversation_id": conversation_id, "text_sha256": text_hash(text),
-                "questions": [no_surrogates(str(q)) for q in (questions or [])],
-                "lookups": [bounded(x) for x in (lookups or [])],
-                "findings": [bounded(x) for x in (findings or [])], "history": [],
-            }
-            for k in ("order_code", "customer", "question", "model", "provider", "session_id",
-                      "conversation_id"):
-                if isinstance(meta[k], str):
-                    meta[k] = no_surrogates(meta[k])
-            content = fit_provenance(meta, text)
-            tmp = self._write_temp(content)
-            try:
-                os.link(tmp, path)  # atomic create that never overwrites
-                created = True
-                _fsync_dir(self.dir)
-            except FileExistsError:  # a writer that does not take the lock (an older agentcli)
-                created = False
-            finally:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
-            if created:
+        try:
+            existing = self._load(path)
+            if existing.meta.get("status") == "superseded":
+                # saved again: the latest save of a ticket is its live draft
+                _record(existing, "agentcli", "pending_review", "saved again in its ticket")
+                existing.meta.pop("superseded_by", None)
+                self._rewrite(existing)
                 self._supersede(ticket, did)
-            return self._load(path), created
+                existing = self._load(path)
+            return existing, False
+        except FileNotFoundError:
+            pass
+        except ValueError as e:
+            raise DraftsFolderError(f"draft file {path} is in the way ({e}); move it "
+                                    "aside and try again") from None
+        meta = {"id": did, "status": "pending_review", "created_at": now_iso(), "ticket": ticket,
+                **fields, "text_sha256": text_hash(text)}
+        content = fit_provenance(meta, text)
+        tmp = self._write_temp(content)
+        try:
+            os.link(tmp, path)  # atomic create that never overwrites
+            created = True
+            _fsync_dir(self.dir)
+        except FileExistsError:  # a writer that does not take the lock (an older agentcli)
+            created = False
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        if created:
+            self._supersede(ticket, did)
+        return self._load(path), created
+
+    def move(self, did: str, ticket: str, *, who: str) -> Draft | None:
+        """Move a pending draft into ``ticket`` (``/ticket ID`` after a draft): the same text
+        becomes that ticket's live draft (its id is a hash of ticket and text, so a new id), with
+        the old draft's provenance and findings, and the old one is superseded by it. None when
+        the draft is no longer pending (nothing to move)."""
+        ticket = safe_ticket(no_surrogates(ticket))
+        with self._locked():
+            d = self.get(did)
+            _reopen(d)
+            if d.meta.get("status") != "pending_review":
+                return None
+            if d.ticket == ticket:
+                return d
+            fields = {k: v for k, v in d.meta.items() if k not in (
+                "id", "status", "created_at", "ticket", "text_sha256", "history", "reviewed_by",
+                "reviewed_at", "review_reason", "superseded_by", "approved_sha256", "approved_text")}
+            fields["history"] = [{"who": who, "when": now_iso(), "from": None, "to": "pending_review",
+                                  "reason": f"moved from ticket {d.ticket} (draft {d.id})"}]
+            moved, _ = self._put(ticket, d.text, fields)
+            _record(d, who, "superseded", f"moved to ticket {ticket} as draft {moved.id}")
+            d.meta["superseded_by"] = moved.id
+            self._rewrite(d)
+            return moved
 
     def _supersede(self, ticket: str, newer: str) -> None:
         for d in self.in_ticket(ticket):

@@ -35,7 +35,7 @@ A FACT is a string (matched case-insensitively, ``_`` read as a space), ``{"date
 Text that merely quotes a tool result (the database's own words in quotes) is not a claim of the
 model and is ignored by the promise and date checks.
 
-The scorer reads only the ``--json`` result object (``ResultBuilder.result()``) of the run.
+The scorer reads only the ``--json`` result object (``ticket.Run.result()``) of the run.
 """
 
 from __future__ import annotations

@@ -59,13 +59,13 @@ async def run_case(app: Any, case: Case, *, default_customer: str | None = None,
     app.log_for(conv, meta={**EVAL_LOG_META, **(log_meta or {})})
     t0 = time.perf_counter()
     try:
-        builder = await app.run(conv, case.question, [])
+        run = await app.run(conv, case.question, [])
     finally:
         app.log_for(conv).close()  # one log per case: do not keep its descriptor open
     elapsed = time.perf_counter() - t0
-    result = builder.result()
+    result = run.result()
     sc = score(case, result, provider=provider)
-    err = builder.error
+    err = run.error
     if err is not None and err.exit_code == 4:
         return RunResult(case, sc, result, elapsed, api_error=err.message, api_error_kind=err.kind)
     return RunResult(case, sc, result, elapsed)

@@ -22,15 +22,13 @@ import re
 from typing import Any, AsyncIterator
 
 from ..events import TextDelta
+from ..vocab import OrderCode, ToolName, asks_for_line_items, distinct_codes
 from .base import ModelTurn, ToolCall
 from .messages_format import MessagesHistory
 
-CODE_RE = re.compile(r"(?<![A-Za-z0-9-])(ORD-\d{8}|(?=[A-Za-z0-9]*\d)(?=[A-Za-z0-9]*[A-Za-z])[A-Za-z0-9]{10})(?![A-Za-z0-9-])",
-                     re.IGNORECASE)
 CUSTOMER_HINTS = re.compile(
     r"\b(hi|hello|dear|thanks|thank you|regards|cheers|my order|i ordered|i paid|i bought|where is|"
     r"why|when|customer|reply|draft|respond|answer them|write)\b", re.IGNORECASE)
-LINE_HINTS = re.compile(r"\b(line items?|items|contents|what('s| is) in|sku|quantity|price)\b", re.IGNORECASE)
 
 STATUS_TEXT = {
     "pending_payment": "is waiting for payment to be confirmed",
@@ -44,12 +42,8 @@ STATUS_TEXT = {
 
 
 def find_codes(text: str) -> list[str]:
-    seen: list[str] = []
-    for m in CODE_RE.finditer(text):
-        code = m.group(1).upper()
-        if code not in seen:
-            seen.append(code)
-    return seen[:5]
+    """The order codes of a question, as the workflow mode finds them (``vocab``)."""
+    return [str(c) for c in distinct_codes(text)]
 
 
 _DATE_RE = re.compile(r"\d{4}-\d{2}-\d{2}")
@@ -57,7 +51,7 @@ _DATE_RE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 def _customer_sentence(r: dict[str, Any]) -> str:
     code = r.get("order_code")
-    code = code if isinstance(code, str) and CODE_RE.fullmatch(code) else "you asked about"
+    code = code if OrderCode.parse_or_none(code) == code else "you asked about"
     if not r.get("found"):
         return (f"We could not find an order with the code {code}. Could you double-check the "
                 "code from your confirmation email?")
@@ -118,8 +112,8 @@ class OfflineProvider(MessagesHistory):
     def _decide(self, history: list[Any]) -> ModelTurn:
         # The current question: the user text blocks since the last assistant text-only answer.
         question, calls_done = self._state(history)
-        lookups = [c for c in calls_done if c[0]["name"] == "get_order_status"]
-        drafts = [c for c in calls_done if c[0]["name"] == "draft_reply"]
+        lookups = [c for c in calls_done if c[0]["name"] == ToolName.LOOKUP]
+        drafts = [c for c in calls_done if c[0]["name"] == ToolName.DRAFT]
         codes = find_codes(question) or self._earlier_codes(history)  # follow-ups keep context
         if not lookups:
             if not codes:
@@ -127,8 +121,8 @@ class OfflineProvider(MessagesHistory):
                     "I could not find an order code in this question. Order codes look like "
                     "GH56JK78MN (10 letters/digits) or ORD-20261234; please ask the customer for "
                     "theirs. (Offline workflow: only order lookups are supported without a model.)")
-            want_lines = bool(LINE_HINTS.search(question))
-            return self._tools([("get_order_status", {"order_code": c, "include_line_items": want_lines}
+            want_lines = asks_for_line_items(question)
+            return self._tools([(ToolName.LOOKUP, {"order_code": c, "include_line_items": want_lines}
                                  if want_lines else {"order_code": c}) for c in codes])
         results = [(self._parse(r), err) for _, r, err in lookups]
         if not drafts and CUSTOMER_HINTS.search(question) and any(not e for _, e in results):
@@ -139,7 +133,7 @@ class OfflineProvider(MessagesHistory):
             codes_found = [r.get("order_code") for r in found if r.get("found")]
             if len(codes_found) == 1:
                 args["order_code"] = codes_found[0]
-            return self._tools([("draft_reply", args)])
+            return self._tools([(ToolName.DRAFT, args)])
         lines = [_agent_line(r, e) for r, e in results]
         summary = "Here is what the orders database says:\n" + "\n".join(lines)
         for _, r, err in drafts:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from ..errors import UsageError
+from ..vocab import CallRecord, OrderCode, parse_time
 from .log import SESSION_ID_RE, read_events
 
 
@@ -40,6 +41,8 @@ class SessionSummary:
     damaged_lines: int = 0
     origin: str | None = None  # "eval" for `agentcli eval` runs (hidden from list/last unless --all)
     drafts_deleted: bool = False  # its drafts went to a temporary folder that no longer exists
+    ticket: str | None = None     # the helpdesk ticket (--ticket), else the session id is it
+    orders: list[str] = dataclasses.field(default_factory=list)  # order codes looked up
 
     def record(self) -> dict[str, Any]:
         return {"id": self.id, "started_at": self.started_at, "question": self.question,
@@ -48,7 +51,8 @@ class SessionSummary:
                 "tool_errors": self.tool_errors, "tools": self.tools, "drafts": len(self.drafts),
                 "draft_ids": self.drafts, "status": self.status, "usage": self.usage,
                 "damaged_lines": self.damaged_lines, "origin": self.origin,
-                "drafts_deleted": self.drafts_deleted, "path": str(self.path)}
+                "drafts_deleted": self.drafts_deleted, "ticket": self.ticket or self.id,
+                "orders": self.orders, "path": str(self.path)}
 
     @property
     def has_errors(self) -> bool:
@@ -101,6 +105,7 @@ def summarise(sid: str, events: Iterable[dict[str, Any]], path: Path) -> Session
             s.customer = ev.get("customer") if isinstance(ev.get("customer"), str) else None
             s.origin = _origin(ev)
             s.drafts_deleted = ev.get("drafts_temporary") is True
+            s.ticket = ev.get("ticket") if isinstance(ev.get("ticket"), str) else None
         elif t == "question":
             s.questions += 1
             if s.question is None and isinstance(ev.get("text"), str):
@@ -115,6 +120,10 @@ def summarise(sid: str, events: Iterable[dict[str, Any]], path: Path) -> Session
                 s.tools.append(name)
             if ev.get("is_error"):
                 s.tool_errors += 1
+            rec = CallRecord.from_dict(ev)
+            code = rec.order_code if rec is not None and rec.is_lookup else None
+            if code is not None and code not in s.orders and len(s.orders) < 100:
+                s.orders.append(code)
         elif t == "draft_saved":
             did = ev.get("id")
             if isinstance(did, str) and did not in s.drafts:
@@ -156,15 +165,58 @@ def _origin(ev: dict[str, Any]) -> str | None:
     return o if isinstance(o, str) and _ORIGIN_RE.match(o) else None
 
 
-def session_origin(path: Path) -> str | None:
-    """The ``origin`` of a log's ``session_start`` record (its first line, read bounded)."""
+def session_meta(path: Path) -> dict[str, Any] | None:
+    """A log's ``session_start`` record (its first line, read bounded), or None."""
     try:
         with open(path, "rb") as f:
             first = f.readline(65536)
         ev = json.loads(first.decode("utf-8", "surrogateescape"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
-    return _origin(ev) if isinstance(ev, dict) and ev.get("type") == "session_start" else None
+    return ev if isinstance(ev, dict) and ev.get("type") == "session_start" else None
+
+
+def session_origin(path: Path) -> str | None:
+    """The ``origin`` of a log's ``session_start`` record."""
+    meta = session_meta(path)
+    return _origin(meta) if meta is not None else None
+
+
+MAX_TICKET_SCAN = 10_000  # newest session logs looked at to resume a ticket
+
+
+def ticket_sessions(directory: Path, ticket: str) -> list[Path]:
+    """The session logs of ``ticket``, oldest first: every log whose ``session_start`` names it
+    (a log without a ticket is the ticket of its own session id), and the logs those continue
+    (``/ticket ID`` moves a conversation into a ticket in a new log that continues the old)."""
+    files = session_files(directory)[:MAX_TICKET_SCAN]
+    by_id = {p.stem: p for p in files}
+    found: dict[str, Path] = {}
+    todo: list[str] = []
+    for p in files:
+        meta = session_meta(p)
+        if meta is None or _origin(meta) == EVAL:
+            continue
+        t = meta.get("ticket")
+        if (t if isinstance(t, str) else p.stem) == ticket:
+            found[p.stem] = p
+            todo.append(p.stem)
+    while todo:  # follow the chain of logs each one continues
+        meta = session_meta(found[todo.pop()])
+        prev = meta.get("continues") if meta else None
+        if isinstance(prev, str) and prev in by_id and prev not in found:
+            found[prev] = by_id[prev]
+            todo.append(prev)
+    return sorted(found.values(), key=lambda p: (p.stem[:15], p.stem))
+
+
+def ticket_events(directory: Path, ticket: str) -> Iterable[tuple[str, list[dict[str, Any]]]]:
+    """(session id, its events) for each session log of ``ticket``, oldest first."""
+    for p in ticket_sessions(directory, ticket):
+        try:
+            yield p.stem, list(read_events(p))
+        except OSError:
+            continue
 
 
 def session_files(directory: Path, warnings: list[str] | None = None) -> list[Path]:
@@ -189,9 +241,14 @@ def session_files(directory: Path, warnings: list[str] | None = None) -> list[Pa
 
 def list_sessions(directory: Path, *, tool: str | None = None, errors_only: bool = False,
                   limit: int | None = 20, warnings: list[str] | None = None,
-                  include_eval: bool = False) -> list[SessionSummary]:
+                  include_eval: bool = False, ticket: str | None = None,
+                  order: OrderCode | None = None, since: datetime | None = None) -> list[SessionSummary]:
+    """Summaries of the session logs, newest first, that pass every filter given."""
     out: list[SessionSummary] = []
+    of_ticket = {p.stem for p in ticket_sessions(directory, ticket)} if ticket is not None else None
     for path in session_files(directory, warnings):
+        if of_ticket is not None and path.stem not in of_ticket:
+            continue
         local: list[str] = []
         try:
             events = list(read_events(path, local))
@@ -209,6 +266,14 @@ def list_sessions(directory: Path, *, tool: str | None = None, errors_only: bool
             continue
         if errors_only and not s.has_errors:
             continue
+        if order is not None and order not in s.orders:
+            continue
+        if since is not None:
+            started = parse_time(s.started_at)
+            if started is not None and started < since:
+                break  # newest first: every later log started earlier still
+            if started is None:
+                continue
         out.append(s)
         if limit and len(out) >= limit:
             break

@@ -1,0 +1,356 @@
+"""The words of the domain, defined once at the bottom of the layers.
+
+- ``ToolName``: the two tools (never a string literal elsewhere);
+- ``Outcome``: how one tool call ended; ``ANSWERED`` / ``OUR_SIDE`` group them;
+- ``Status`` and the stop reasons our code adds (``TURN_LIMIT``, ``GROUNDING``, …);
+- ``OrderCode``: one pattern for an order code, the forms customers write normalised
+  (``GH56-JK78-MN``, ``GH56 JK78 MN``, ``ORD 20261234``, ``ord20261234``); ``OrderCode.parse``
+  reads a tool input, ``find_codes`` finds codes in prose: the tool, the workflow mode, the
+  offline provider, the checks and the evals all use these two;
+- ``CallRecord``: one finished tool call, frozen (the ``--json`` ``tool_calls`` entry, a line of
+  ``/history``, a lookup in a draft's provenance), read back from hostile dicts by ``from_dict``;
+- ``parse_date`` (the one reader of a date a database or a tool gave) and ``parse_since``
+  (``--since`` of ``drafts list`` and ``log list``).
+
+Standard library only; imports nothing of agentcli but ``errors``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta, timezone
+from enum import StrEnum
+from typing import Any, Iterable, NamedTuple
+
+from .errors import UsageError
+
+
+class ToolName(StrEnum):
+    LOOKUP = "get_order_status"
+    DRAFT = "draft_reply"
+
+
+class Outcome(StrEnum):
+    OK = "ok"
+    NOT_FOUND = "not_found"
+    INVALID_INPUT = "invalid_input"
+    UNKNOWN_TOOL = "unknown_tool"
+    TIMEOUT = "timeout"
+    TOOL_ERROR = "tool_error"
+    CANCELLED = "cancelled"
+
+
+ANSWERED = frozenset({Outcome.OK, Outcome.NOT_FOUND})
+# A call that failed for a reason that is not the model's input: the person must hear of it.
+OUR_SIDE = frozenset({Outcome.TIMEOUT, Outcome.TOOL_ERROR, Outcome.CANCELLED})
+
+
+class Status(StrEnum):
+    """How a question ended (``--json`` ``status``; ``cancelled`` only inside the process)."""
+    OK = "ok"
+    INCOMPLETE = "incomplete"
+    ERROR = "error"
+    CANCELLED = "cancelled"
+
+
+# Stop reasons our code gives (the API's own are end_turn, tool_use, max_tokens, refusal, ...).
+TURN_LIMIT = "turn_limit"
+DRAFT_NOT_SAVED = "draft_not_saved"
+LOOKUP_FAILED = "lookup_failed"
+GROUNDING = "grounding"
+NO_ANSWER = "no_answer"
+CANCELLED = "cancelled"
+
+
+# ----------------------------------------------------------------------------- order codes
+# Separators customers put inside a code: hyphens and dashes of every kind, spaces, NBSP.
+_SEP = "[-\u2010-\u2015\u2212\u00a0 ]"
+_ORD_RE = re.compile(rf"ORD{_SEP}?([0-9]{{8}})", re.ASCII | re.IGNORECASE)
+_PLAIN_RE = re.compile(r"[A-Z0-9]{10}", re.ASCII | re.IGNORECASE)
+_GROUPED_RE = re.compile(rf"([A-Z0-9]{{4}}){_SEP}([A-Z0-9]{{4}}){_SEP}([A-Z0-9]{{2}})",
+                         re.ASCII | re.IGNORECASE)
+_FIND_RE = re.compile(
+    rf"(?<![A-Za-z0-9-])(?:ORD{_SEP}?[0-9]{{8}}|[A-Z0-9]{{4}}{_SEP}[A-Z0-9]{{4}}{_SEP}[A-Z0-9]{{2}}"
+    r"|[A-Z0-9]{10})(?![A-Za-z0-9-])", re.ASCII | re.IGNORECASE)
+MAX_CODES_IN_TEXT = 200
+
+
+def _mixed(s: str) -> bool:
+    return any(c.isdigit() for c in s) and any(c.isalpha() for c in s)
+
+
+class InvalidOrderCode(ValueError):
+    """Not an order code; the message says what one looks like."""
+
+
+class OrderCode(str):
+    """A normalised order code: ``GH56JK78MN`` (10 letters/digits) or ``ORD-20261234``."""
+
+    __slots__ = ()
+
+    @classmethod
+    def parse(cls, value: Any) -> "OrderCode":
+        """A code given on its own (a tool input, ``orders show CODE``): case, surrounding
+        spaces and the written forms do not matter. ``InvalidOrderCode`` otherwise."""
+        if not isinstance(value, str):
+            raise InvalidOrderCode("an order code is text")
+        v = value.strip()
+        if not v.isascii():  # full-width letters and digits, other spaces and dashes
+            v = unicodedata.normalize("NFKC", v)
+        m = _ORD_RE.fullmatch(v)
+        if m:
+            return cls("ORD-" + m.group(1))
+        if _PLAIN_RE.fullmatch(v):
+            return cls(v.upper())
+        m = _GROUPED_RE.fullmatch(v)
+        if m:
+            return cls("".join(m.groups()).upper())
+        shown = " ".join(v.split())[:40]
+        raise InvalidOrderCode(
+            f"'{shown}' is not a valid order code: use 10 letters/digits (e.g. GH56JK78MN) or ORD- "
+            "followed by 8 digits (e.g. ORD-20261234)")
+
+    @classmethod
+    def parse_or_none(cls, value: Any) -> "OrderCode | None":
+        try:
+            return cls.parse(value)
+        except InvalidOrderCode:
+            return None
+
+
+class FoundCode(NamedTuple):
+    start: int
+    end: int
+    code: OrderCode
+    written: str  # as it stands in the text
+
+
+def find_codes(text: str, limit: int = MAX_CODES_IN_TEXT) -> list[FoundCode]:
+    """The order codes written in prose, in order (repeats included).
+
+    ``ORD`` codes in any of their forms; a 10-character code only with both a letter and a digit
+    (so "everything" is not a code); the grouped form ``GH56-JK78-MN`` likewise, and when its
+    groups are spaced (``GH56 JK78 MN``) only as capitals with a group mixing letters and digits
+    ("from 2026 to" is not a code)."""
+    out: list[FoundCode] = []
+    if not isinstance(text, str):
+        return out
+    for m in _FIND_RE.finditer(text):
+        w = m.group(0)
+        code = OrderCode.parse_or_none(w)
+        if code is None:
+            continue
+        if not code.startswith("ORD-"):
+            if not _mixed(code):
+                continue
+            if " " in w or "\u00a0" in w:
+                groups = _GROUPED_RE.fullmatch(w)
+                if w != w.upper() or groups is None or not any(_mixed(g) for g in groups.groups()):
+                    continue
+        out.append(FoundCode(m.start(), m.end(), code, w))
+        if len(out) >= limit:
+            break
+    return out
+
+
+_LINE_HINTS = re.compile(r"\b(line items?|items|contents|what('s| is) in|sku|quantity|price)\b",
+                         re.IGNORECASE)
+
+
+def asks_for_line_items(question: str) -> bool:
+    """Whether a question is about an order's contents (the lookup then asks for line items)."""
+    return bool(_LINE_HINTS.search(question))
+
+
+def distinct_codes(text: str, limit: int = 5) -> list[OrderCode]:
+    """The different order codes of ``text``, in order of first mention, at most ``limit``."""
+    seen: list[OrderCode] = []
+    for f in find_codes(text):
+        if f.code not in seen:
+            seen.append(f.code)
+            if len(seen) >= limit:
+                break
+    return seen
+
+
+# ----------------------------------------------------------------------------- tool calls
+def json_type(v: Any) -> str:
+    """The JSON name of a value's type (for messages about tool input)."""
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "boolean"
+    if isinstance(v, (int, float)):
+        return "number"
+    if isinstance(v, str):
+        return "string"
+    if isinstance(v, list):
+        return "array"
+    if isinstance(v, dict):
+        return "object"
+    return type(v).__name__
+
+
+@dataclass(frozen=True, slots=True)
+class CallRecord:
+    """One finished tool call: what the model asked, what it got back, how it ended."""
+    id: str
+    name: str
+    input: Any
+    result: Any
+    is_error: bool
+    duration_ms: float
+    outcome: Outcome
+
+    def to_dict(self) -> dict[str, Any]:
+        """The spec's ``tool_calls`` entry (plus ``outcome``)."""
+        return {"id": self.id, "name": self.name, "input": self.input, "result": self.result,
+                "is_error": self.is_error, "duration_ms": self.duration_ms,
+                "outcome": str(self.outcome)}
+
+    @classmethod
+    def from_dict(cls, d: Any) -> "CallRecord | None":
+        """A record read back from a session log, a draft's provenance or a ``--json`` object
+        (all hostile): None when it is not one. A missing or unknown outcome is derived from
+        ``is_error`` and the result, as the tool runner would have set it."""
+        if not isinstance(d, dict) or not isinstance(d.get("name"), str):
+            return None
+        result = d.get("result")
+        is_error = d.get("is_error") is not False
+        try:
+            outcome = Outcome(d.get("outcome"))
+        except ValueError:
+            outcome = (Outcome.TOOL_ERROR if is_error else
+                       Outcome.NOT_FOUND if isinstance(result, dict) and result.get("found") is False
+                       else Outcome.OK)
+        ms = d.get("duration_ms")
+        return cls(str(d.get("id") or ""), d["name"], d.get("input"), result,
+                   outcome not in ANSWERED, float(ms) if isinstance(ms, (int, float))
+                   and not isinstance(ms, bool) and ms == ms and abs(ms) < 1e12 else 0.0, outcome)
+
+    # -- what our code asks of a record ----------------------------------------------------
+    @property
+    def is_lookup(self) -> bool:
+        return self.name == ToolName.LOOKUP
+
+    @property
+    def is_draft(self) -> bool:
+        return self.name == ToolName.DRAFT
+
+    @property
+    def order_code(self) -> OrderCode | None:
+        """The order a call is about, as the tool reads it (None when its input has none)."""
+        inp = self.input
+        return OrderCode.parse_or_none(inp.get("order_code")) if isinstance(inp, dict) else None
+
+    @property
+    def order(self) -> dict[str, Any] | None:
+        """A lookup's result when it found the order."""
+        r = self.result
+        if self.is_lookup and self.outcome == Outcome.OK and isinstance(r, dict) \
+                and r.get("found") is not False:
+            return r
+        return None
+
+    @property
+    def draft_id(self) -> str | None:
+        """The id a successful draft call answered with."""
+        r = self.result
+        if self.is_draft and self.outcome == Outcome.OK and isinstance(r, dict) \
+                and isinstance(r.get("draft_id"), str):
+            return r["draft_id"]
+        return None
+
+    @property
+    def draft_text(self) -> str | None:
+        inp = self.input
+        return inp["text"] if isinstance(inp, dict) and isinstance(inp.get("text"), str) else None
+
+    def key(self) -> str:
+        """The call's identity for "the model has seen this result": name and input, an order
+        code compared as the tool reads it."""
+        return call_key(self.name, self.input)
+
+
+def call_key(name: Any, inp: Any) -> str:
+    if isinstance(inp, dict) and "order_code" in inp:
+        code = OrderCode.parse_or_none(inp.get("order_code"))
+        if code is not None:
+            inp = {**inp, "order_code": str(code)}
+    try:
+        return f"{name}\x00" + json.dumps(inp, sort_keys=True, ensure_ascii=False, default=str)
+    except (TypeError, ValueError, RecursionError):
+        return f"{name}\x00<{id(inp)}>"  # never equal to another call's
+
+
+def records(items: Iterable[Any]) -> list[CallRecord]:
+    """``CallRecord.from_dict`` over a hostile list, dropping what is not a record."""
+    out = []
+    for d in items if isinstance(items, (list, tuple)) else ():
+        r = d if isinstance(d, CallRecord) else CallRecord.from_dict(d)
+        if r is not None:
+            out.append(r)
+    return out
+
+
+# ----------------------------------------------------------------------------- dates
+def parse_date(v: Any) -> date | None:
+    """A date from a database column or a tool result (``date``, ``datetime``, ``2026-11-20``,
+    ``2026-11-20T10:00:00``); None for anything else."""
+    if isinstance(v, datetime):
+        return v.date()
+    if isinstance(v, date):
+        return v
+    if isinstance(v, str) and len(v) >= 10:
+        try:
+            return date.fromisoformat(v[:10])
+        except ValueError:
+            return None
+    return None
+
+
+def iso_day(v: Any) -> str | None:
+    """``yyyy-mm-dd`` for a date a database gave (text it cannot read stays as it is, cut)."""
+    if v is None:
+        return None
+    d = parse_date(v)
+    return d.isoformat() if d is not None else str(v)[:10]
+
+
+_AGE_RE = re.compile(r"^(\d{1,9})\s*([mhdw])$")
+
+
+def parse_since(value: str | None, *, now: datetime | None = None,
+                flag: str = "--since") -> datetime | None:
+    """``2026-11-30``, an ISO time, or an age ``30m`` / ``12h`` / ``7d`` / ``2w`` before now."""
+    if value is None or not value.strip():
+        return None
+    v = value.strip()
+    now = now or datetime.now(timezone.utc)
+    m = _AGE_RE.match(v.lower())
+    try:
+        if m:
+            n, unit = int(m.group(1)), m.group(2)
+            return now - {"m": timedelta(minutes=n), "h": timedelta(hours=n),
+                          "d": timedelta(days=n), "w": timedelta(weeks=n)}[unit]
+        dt = datetime.fromisoformat(v.replace("Z", "+00:00"))
+        return dt if dt.tzinfo is not None else dt.astimezone()  # local time, as a person means it
+    except (OverflowError, ValueError):
+        shown = " ".join(v.split())[:40]
+        raise UsageError(f"{flag} {shown!r}: use a date (2026-11-30), an ISO time "
+                         "(2026-11-30T09:00) or an age (30m, 12h, 7d, 2w) within the "
+                         "calendar") from None
+
+
+def parse_time(raw: Any) -> datetime | None:
+    """An ISO time we wrote (``created_at``), timezone-aware; None when it is not one."""
+    if not isinstance(raw, str):
+        return None
+    try:
+        dt = datetime.fromisoformat(raw[:40].replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)
