@@ -23,12 +23,31 @@ from .events import Checked, Event, Question, ToolResult, DraftSaved
 from .loop import SYSTEM_PROMPT, Conversation, new_session_id
 from .redact import redact_obj
 from .sessions.log import SessionLog
-from .sessions.replay import rebuild, ticket_events
+from .sessions.replay import ticket_events
 from .ticket import LiveDraft, Run, Ticket
 from .tools import Registry, ToolDeps, default_registry
-from .vocab import OrderCode, Status, ToolName, records
+from .text import MAX_QUESTION_CHARS
+from .vocab import CallRecord, OrderCode, Status, ToolName, records
 
 Consumer = Callable[[Event], None]
+
+
+def _ticket_event(d: dict[str, Any], sid: str) -> Event | None:
+    """A logged event that rebuilds a ticket, checked field by field (a log is hostile ground)."""
+    kind = d.get("type")
+    if kind == "question" and isinstance(d.get("text"), str) and d["text"].strip():
+        return Question(d["text"][:MAX_QUESTION_CHARS], None, sid)
+    if kind == "tool_result":
+        r = CallRecord.from_dict(d)
+        if r is None:
+            return None
+        who = d.get("customer")
+        return ToolResult(r.id, r.name, r.input, r.result, r.is_error, r.duration_ms, r.outcome,
+                          who if isinstance(who, str) else None)
+    if kind == "draft_saved" and all(isinstance(d.get(k), str) for k in ("id", "path")):
+        code = d.get("order_code")
+        return DraftSaved(d["id"], d["path"], code if isinstance(code, str) else None, False)
+    return None
 
 
 class App:
@@ -84,10 +103,9 @@ class App:
         for sid, events in ticket_events(sessions_dir(), t.id):
             sessions.append(sid)
             for d in events:
-                if d.get("type") in ("question", "tool_result", "draft_saved"):
-                    ev = rebuild(d)
-                    if isinstance(ev, (Question, ToolResult, DraftSaved)):
-                        t.apply(ev)
+                ev = _ticket_event(d, sid)
+                if ev is not None:
+                    t.apply(ev)
         t.delivered()  # every result a session logged was sent to its model
         t.resumed_from = sessions
         try:
@@ -120,10 +138,13 @@ class App:
                                    "ticket": ticket, "draft_moved_to": moved.id if moved else None})
         self.close_conversation(conv)
         t.continues, t.session_id, t.external = conv.session_id, new_session_id(), ticket
-        if moved is None:
-            return None
-        t.move_live(LiveDraft(moved.id, str(moved.path), moved.text, t.live.order_code, t.live.findings))
-        return moved.id
+        if moved is not None:
+            t.move_live(LiveDraft(moved.id, str(moved.path), moved.text, t.live.order_code,
+                                  t.live.findings))
+        self.log_for(conv).record({"type": "ticket_changed", "session_id": conv.session_id,
+                                   "ticket": ticket, "continues": t.continues,
+                                   "draft": moved.id if moved else None})
+        return moved.id if moved is not None else None
 
     # -- the session log ---------------------------------------------------------------
     def log_for(self, conv: Conversation, meta: dict[str, Any] | None = None) -> SessionLog:

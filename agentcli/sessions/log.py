@@ -90,6 +90,17 @@ def _lines(f: Any) -> Iterator[bytes | None]:
         yield raw
 
 
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _finite(text: str) -> float:
+    x = float(text)
+    if x != x or x in (float("inf"), float("-inf")):
+        raise ValueError("not a finite number")
+    return x
+
+
 def read_events(path: Path, warnings: list[str] | None = None) -> Iterator[dict[str, Any]]:
     """Events of one log; a corrupt, truncated or overlong line is skipped (with a warning), never
     fatal. Only a regular file is read (OSError otherwise): a FIFO named like a log would block
@@ -109,10 +120,11 @@ def read_events(path: Path, warnings: list[str] | None = None) -> Iterator[dict[
                     warnings.append(f"{path.name}: line {n} is too long and was skipped")
                 continue
             try:
-                d = json.loads(raw.decode("utf-8", "surrogateescape"))
+                d = json.loads(raw.decode("utf-8", "surrogateescape"), parse_constant=_no_constant,
+                               parse_float=_finite)
                 if not isinstance(d, dict):
                     raise ValueError("not an object")
-            except ValueError:
+            except (ValueError, RecursionError):  # damaged, nested thousands deep, NaN or 1e400
                 if warnings is not None:
                     warnings.append(f"{path.name}: line {n} is damaged and was skipped")
                 continue

@@ -1,0 +1,292 @@
+"""The ticket as the unit of work (issue 22 items 1-3): one home for a conversation's state,
+the same provenance in agent and workflow mode, tickets resumed the next day and found by
+`log list`, `/ticket ID` moving the live draft, and one order-code pattern everywhere."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agentcli.app import App
+from agentcli.checks.claims import codes_in
+from agentcli.config import resolve
+from agentcli.loop import workflow_calls
+from agentcli.providers.offline import find_codes as offline_codes
+from agentcli.sessions.log import read_events
+from agentcli.testing.fake_anthropic import message, text, tool_use_block
+from agentcli.testing.scripted import Reply, ScriptedProvider
+from agentcli.tools import default_registry, order_code_arg
+from agentcli.vocab import OrderCode, ToolName, find_codes
+
+from .conftest import saved_drafts
+from .test_repl import GUARD_S, piped_repl, type_lines
+
+DRAFT = "Your order GH56JK78MN is waiting for its payment to be matched; a colleague is checking it."
+
+
+def draft_lookups(d) -> list[tuple[str, str]]:
+    """(order code, status) of the lookups a draft file records as its provenance."""
+    return [(x["input"]["order_code"], x["result"].get("status")) for x in d.meta["lookups"]]
+
+
+# --------------------------------------------------------------------------- provenance
+
+@pytest.mark.parametrize("mode", ["agent", "workflow"])
+def test_a_draft_records_the_lookups_it_was_written_from_in_both_modes(cli_env, drafts_dir, mode):
+    def model(history, turn):
+        if mode == "agent" and turn == 1:
+            return Reply(calls=[(ToolName.LOOKUP, {"order_code": "GH56JK78MN"})])
+        if turn == (2 if mode == "agent" else 1):
+            return Reply(calls=[(ToolName.DRAFT, {"text": DRAFT, "order_code": "GH56JK78MN"})])
+        return Reply("Draft saved.")
+
+    async def go():
+        app = App.open(resolve(provider="offline", mode=mode), registry=default_registry())
+        app.provider = ScriptedProvider(model)
+        conv = app.conversation()
+        run = await app.run(conv, "Customer: why is there no license for GH56JK78MN yet?")
+        await app.aclose()
+        return conv.ticket, run.result()
+
+    ticket, result = asyncio.run(go())
+    assert result["status"] == "ok", result
+    (d,) = saved_drafts(drafts_dir)
+    # the file and the ticket say the same: one lookup read before the draft
+    assert draft_lookups(d) == [("GH56JK78MN", "pending_payment")]
+    assert [(r.order_code, r.result["status"]) for r in ticket.lookups] == draft_lookups(d)
+    assert ticket.live.id == d.id and ticket.live.text == DRAFT
+    assert d.meta["questions"] == ticket.questions
+
+
+# --------------------------------------------------------------------------- resuming
+
+def queue_first_day(fake):
+    fake.queue(message(tool_use_block("get_order_status", {"order_code": "GH56JK78MN"})),
+               message(tool_use_block("draft_reply", {"text": DRAFT, "order_code": "GH56JK78MN"})),
+               text("Looked it up and saved a draft."))
+
+
+SHORT = "Your payment for GH56JK78MN is being matched; a colleague is on it."
+
+
+def test_ask_with_an_existing_ticket_brings_back_its_questions_lookups_and_draft(
+        cli, anthropic_env, fake_anthropic, drafts_dir, home):
+    queue_first_day(fake_anthropic)
+    first = cli(["ask", "--ticket", "HD-7", "Customer asks why GH56JK78MN has no license"], anthropic_env)
+    assert first.returncode == 0, first.err
+    (old,) = saved_drafts(drafts_dir)
+
+    # the next day: a follow-up that only makes sense with the ticket's context
+    fake_anthropic.queue(message(tool_use_block("draft_reply", {"text": SHORT, "order_code": "GH56JK78MN"})),
+                         text("Shortened."))
+    n = len(fake_anthropic.requests)
+    second = cli(["ask", "--json", "--ticket", "HD-7", "make it shorter"], anthropic_env)
+    assert second.returncode == 0, second.err
+    result = json.loads(second.out)
+    assert result["status"] == "ok" and result["checks"] == []
+    sent = json.dumps(fake_anthropic.requests[n]["messages"])
+    # its first request carries the earlier question, the lookup's result and the live draft
+    assert "Customer asks why GH56JK78MN has no license" in sent
+    assert "pending_payment" in sent and DRAFT in sent and "make it shorter" in sent
+    # the shorter draft was written from the resumed lookup (not refused as premature) and is
+    # now the ticket's only live draft
+    new, older = saved_drafts(drafts_dir)
+    assert older.id == old.id and older.meta["status"] == "superseded"
+    assert new.text == SHORT and new.meta["status"] == "pending_review" and new.ticket == "HD-7"
+    assert draft_lookups(new) == [("GH56JK78MN", "pending_payment")]
+    assert new.meta["questions"][-1] == "make it shorter" and len(new.meta["questions"]) == 2
+    # the session log says where the ticket came from
+    sessions = json.loads(cli(["log", "list", "--json", "--ticket", "HD-7"], anthropic_env).out)
+    assert [s["ticket"] for s in sessions] == ["HD-7", "HD-7"]
+    start = next(read_events(home / "sessions" / f"{sessions[0]['id']}.jsonl"))
+    assert start["resumed_from"] == [sessions[1]["id"]]
+
+
+def test_a_ticket_nobody_worked_on_starts_empty(cli, anthropic_env, fake_anthropic):
+    fake_anthropic.queue(text("Which order?"))
+    p = cli(["ask", "--ticket", "HD-NEW", "hello"], anthropic_env)
+    assert p.returncode == 0, p.err
+    assert [m["role"] for m in fake_anthropic.requests[0]["messages"]] == ["user"]
+    assert json.dumps(fake_anthropic.requests[0]["messages"]).count("worked on before") == 0
+
+
+def test_chat_on_a_pipe_resumes_a_ticket(cli, anthropic_env, fake_anthropic, drafts_dir):
+    queue_first_day(fake_anthropic)
+    assert cli(["ask", "--ticket", "HD-8", "Customer asks about GH56JK78MN"], anthropic_env).returncode == 0
+    fake_anthropic.queue(text("Here is a shorter version."))
+    n = len(fake_anthropic.requests)
+    p = cli(["chat", "--ticket", "HD-8"], anthropic_env, input="make it shorter\n")
+    assert p.returncode == 0, p.err
+    sent = json.dumps(fake_anthropic.requests[n]["messages"])
+    assert DRAFT in sent and "Customer asks about GH56JK78MN" in sent
+
+
+def test_resume_without_session_logs_uses_the_drafts_provenance(cli, anthropic_env, fake_anthropic,
+                                                                 drafts_dir, home):
+    queue_first_day(fake_anthropic)
+    assert cli(["ask", "--ticket", "HD-9", "Customer asks about GH56JK78MN"], anthropic_env).returncode == 0
+    for p in (home / "sessions").iterdir():  # another machine's logs, or removed
+        p.unlink()
+    fake_anthropic.queue(text("ok"))
+    n = len(fake_anthropic.requests)
+    assert cli(["ask", "--ticket", "HD-9", "make it shorter"], anthropic_env).returncode == 0
+    sent = json.dumps(fake_anthropic.requests[n]["messages"])
+    assert DRAFT in sent and "pending_payment" in sent and "Customer asks about GH56JK78MN" in sent
+
+
+def test_a_decided_draft_is_not_brought_back_as_live(cli, anthropic_env, fake_anthropic, drafts_dir):
+    queue_first_day(fake_anthropic)
+    assert cli(["ask", "--ticket", "HD-10", "Customer asks about GH56JK78MN"], anthropic_env).returncode == 0
+    (d,) = saved_drafts(drafts_dir)
+    assert cli(["drafts", "approve", d.id], anthropic_env).returncode == 0
+    fake_anthropic.queue(text("ok"))
+    n = len(fake_anthropic.requests)
+    assert cli(["ask", "--ticket", "HD-10", "anything else?"], anthropic_env).returncode == 0
+    sent = json.dumps(fake_anthropic.requests[n]["messages"])
+    assert "Customer asks about GH56JK78MN" in sent and "waiting for a person's review" not in sent
+
+
+# --------------------------------------------------------------------------- /ticket ID
+
+def test_slash_ticket_after_a_draft_moves_it_into_the_ticket(anthropic_env, fake_anthropic, drafts_dir, cli):
+    queue_first_day(fake_anthropic)
+
+    async def main():
+        app = App.open(resolve(), registry=default_registry())
+        try:
+            with piped_repl(app) as (repl, inp, buf):
+                running = asyncio.create_task(repl.run())
+                await type_lines(repl, inp, "Customer asks about GH56JK78MN\r/ticket ZD-501\r/drafts\r/exit\r")
+                return await asyncio.wait_for(running, GUARD_S), buf.getvalue()
+        finally:
+            await app.aclose()
+
+    code, screen = asyncio.run(main())
+    assert code == 0, screen
+    moved, old = saved_drafts(drafts_dir)
+    assert moved.ticket == "ZD-501" and moved.text == old.text == DRAFT
+    assert old.meta["status"] == "superseded" and old.meta["superseded_by"] == moved.id
+    assert moved.meta["status"] == "pending_review" and draft_lookups(moved) == draft_lookups(old)
+    assert "moved from ticket" in moved.meta["history"][0]["reason"]
+    pending = json.loads(cli(["drafts", "list", "--json", "--ticket", "ZD-501"], anthropic_env).out)
+    assert [r["id"] for r in pending] == [moved.id]
+    assert f"moved into it as {moved.id}" in screen
+    # both logs of the conversation belong to the ticket
+    sessions = json.loads(cli(["log", "list", "--json", "--ticket", "ZD-501"], anthropic_env).out)
+    assert len(sessions) == 2 and sessions[0]["ticket"] == "ZD-501"
+
+
+def test_slash_ticket_before_any_question_resumes_that_ticket(anthropic_env, fake_anthropic, cli):
+    queue_first_day(fake_anthropic)
+    assert cli(["ask", "--ticket", "ZD-600", "Customer asks about GH56JK78MN"], anthropic_env).returncode == 0
+    fake_anthropic.queue(text("Sure."))
+    n = len(fake_anthropic.requests)
+
+    async def main():
+        app = App.open(resolve(), registry=default_registry())
+        try:
+            with piped_repl(app) as (repl, inp, buf):
+                running = asyncio.create_task(repl.run())
+                await type_lines(repl, inp, "/ticket ZD-600\rmake it shorter\r/exit\r")
+                return await asyncio.wait_for(running, GUARD_S), buf.getvalue()
+        finally:
+            await app.aclose()
+
+    code, screen = asyncio.run(main())
+    assert code == 0 and "resumed ticket ZD-600" in screen
+    assert DRAFT in json.dumps(fake_anthropic.requests[n]["messages"])
+
+
+# --------------------------------------------------------------------------- log list filters
+
+def test_log_list_filters_by_ticket_order_and_age(cli, cli_env):
+    env = {**cli_env, "AGENTCLI_PROVIDER": "offline"}
+    assert cli(["ask", "--ticket", "A-1", "Where is GH56JK78MN?"], env).returncode == 0
+    assert cli(["ask", "--ticket", "B-2", "Where is ORD-20261234?"], env).returncode == 0
+
+    def ids(*flags):
+        p = cli(["log", "list", "--json", *flags], env)
+        assert p.returncode == 0, p.err
+        return [s["ticket"] for s in json.loads(p.out)]
+
+    assert ids() == ["B-2", "A-1"]
+    assert ids("--ticket", "A-1") == ["A-1"]
+    assert ids("--order", "ord 20261234") == ["B-2"]          # a customer's way of writing it
+    assert ids("--order", "gh56-jk78-mn", "--since", "1h") == ["A-1"]
+    assert ids("--since", "2099-01-01") == []
+    assert ids("--ticket", "nobody") == []
+    bad = cli(["log", "list", "--order", "not a code"], env)
+    assert bad.returncode == 2 and "not a valid order code" in bad.err
+
+
+# --------------------------------------------------------------------------- one pattern
+
+code10 = st.text(alphabet="ABCDEFGHJKLMNPQRSTUVWXYZ0123456789", min_size=10, max_size=10).filter(
+    lambda s: any(c.isdigit() for c in s) and any(c.isalpha() for c in s))
+ord8 = st.text(alphabet="0123456789", min_size=8, max_size=8)
+
+
+@st.composite
+def written(draw):
+    """(canonical code, as a customer writes it)."""
+    if draw(st.booleans()):
+        c = draw(code10)
+        form = draw(st.sampled_from(["plain", "lower", "dashed", "spaced"]))
+        if form == "spaced":
+            # spaced groups are taken as a code only in capitals with a group mixing both
+            c = "GH56" + c[4:]
+        w = {"plain": c, "lower": c.lower(), "dashed": f"{c[:4]}-{c[4:8]}-{c[8:]}",
+             "spaced": f"{c[:4]} {c[4:8]} {c[8:]}"}[form]
+        return c, w
+    d = draw(ord8)
+    sep = draw(st.sampled_from(["-", " ", "", "\u2011"]))
+    return "ORD-" + d, draw(st.sampled_from(["ORD", "ord", "Ord"])) + sep + d
+
+
+@settings(max_examples=200, deadline=None)
+@given(pair=written(), before=st.sampled_from(["", "Order ", "my order: ", "(", "re "]),
+       after=st.sampled_from(["", "?", ".", ", thanks", ")"]))
+def test_every_consumer_finds_the_same_code_in_what_a_customer_writes(pair, before, after):
+    code, w = pair
+    prose = f"{before}{w}{after}"
+    assert [f.code for f in find_codes(prose)] == [code]
+    assert order_code_arg(w) == code                            # the tool
+    assert [a["order_code"] for _, a in workflow_calls(prose, [ToolName.LOOKUP])] == [code]
+    assert offline_codes(prose) == [code]                        # the offline workflow
+    assert [c for _, c, _ in codes_in(prose)] == [code]         # the checks
+    assert OrderCode.parse(code) == code
+
+
+@pytest.mark.parametrize("prose", [
+    "everything is fine", "EVERYTHING", "from 2026 to 2027", "FROM 2026 TO 2027", "call 0123456789",
+    "the TEST 2026 IN", "x-GH56JK78MN", "GH56JK78MN-2", "ORD-2026123", "ord-202612345",
+])
+def test_words_and_numbers_are_not_order_codes(prose):
+    assert find_codes(prose) == []
+
+
+def test_a_hostile_session_log_of_the_ticket_does_not_break_the_resume(cli, anthropic_env,
+                                                                      fake_anthropic, home):
+    sessions = home / "sessions"
+    sessions.mkdir()
+    lines = [{"type": "session_start", "session_id": "20261130-100000-aaaaaaaaaaaa", "ticket": "HD-X"},
+             {"type": "question", "text": {"not": "text"}},
+             {"type": "question"},
+             {"type": "tool_result", "name": ["x"], "input": 1},
+             {"type": "tool_result", "id": "t1", "name": "get_order_status",
+              "input": {"order_code": "gh56-jk78-mn"}, "result": {"found": True, "order_code": "GH56JK78MN",
+                                                                   "status": "pending_payment"},
+              "is_error": False, "duration_ms": "NaN", "outcome": "ok", "customer": 7},
+             {"type": "draft_saved", "id": 5},
+             {"type": "question", "text": "the real question about GH56JK78MN"}]
+    body = "\n".join(json.dumps(x) for x in lines) + "\n" + "[" * 100_000 + "\n{cut"
+    (sessions / "20261130-100000-aaaaaaaaaaaa.jsonl").write_text(body)
+    fake_anthropic.queue(text("ok"))
+    p = cli(["ask", "--ticket", "HD-X", "and now?"], anthropic_env)
+    assert p.returncode == 0, p.err
+    sent = json.dumps(fake_anthropic.requests[0]["messages"])
+    assert "the real question about GH56JK78MN" in sent and "pending_payment" in sent
