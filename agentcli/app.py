@@ -26,7 +26,7 @@ from .sessions.log import SessionLog
 from .sessions.replay import ticket_events
 from .ticket import LiveDraft, Run, Ticket
 from .tools import Registry, ToolDeps, default_registry
-from .text import MAX_QUESTION_CHARS
+from .vocab import MAX_QUESTION_CHARS
 from .vocab import CallRecord, OrderCode, Status, ToolName, records
 
 Consumer = Callable[[Event], None]

@@ -143,7 +143,7 @@ class Settings:
 
 
 def _shown(value: Any) -> str:
-    from .text import one_line
+    from .redact import one_line
 
     return one_line(repr(value), 80)
 
@@ -255,7 +255,7 @@ def resolve(
     if c is None and customer is None and os.environ.get("AGENTCLI_CUSTOMER") is not None:
         c, src = os.environ["AGENTCLI_CUSTOMER"], "env"  # set but blank: refused, never "no scope"
     if c is not None:
-        from .text import customer_address
+        from .vocab import customer_address
 
         try:
             s.customer = customer_address(c)

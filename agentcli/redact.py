@@ -259,3 +259,21 @@ def clean_for_terminal(text: str) -> str:
     # reader can see, like a carriage return does (one-line fields flatten them before this).
     text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\u2028", "\n").replace("\u2029", "\n")
     return redact(_CTRL_RE.sub("\ufffd", text))
+
+
+# Characters that break a line or hide on screen: C0/C1 controls, DEL, soft hyphen, bidi marks and
+# overrides, zero-width and other format characters, line/paragraph separators, a BOM.
+_LINE_UNSAFE_RE = re.compile("[\x00-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e"
+                             "\u2060-\u206f\ufeff\ufff9-\ufffb\ud800-\udfff]")
+
+
+def one_line(text: Any, limit: int = 60) -> str:
+    """The one safe-line helper: ``text`` as one printable, redacted line of at most ``limit``
+    characters (escape sequences dropped; controls, format characters and separators become
+    spaces; runs of space collapse; cut with "…"). Work is bounded on a huge value."""
+    s = "" if text is None else (text if isinstance(text, str) else str(text))
+    # redacted first, as the text would be seen: a key split by an escape sequence must not
+    # become two harmless-looking words once the escape is a space; and again after
+    s = _ANSI_RE.sub(" ", redact(s[: limit * 8 + 64]))
+    s = redact(" ".join(_LINE_UNSAFE_RE.sub(" ", s).split()))
+    return s if len(s) <= limit else s[: limit - 1].rstrip() + "\u2026"

@@ -10,9 +10,11 @@
 - ``CallRecord``: one finished tool call, frozen (the ``--json`` ``tool_calls`` entry, a line of
   ``/history``, a lookup in a draft's provenance), read back from hostile dicts by ``from_dict``;
 - ``parse_date`` (the one reader of a date a database or a tool gave) and ``parse_since``
-  (``--since`` of ``drafts list`` and ``log list``).
+  (``--since`` of ``drafts list`` and ``log list``);
+- what people type: ``check_question`` (every way a question comes in) and
+  ``customer_address`` (a customer scope).
 
-Standard library only; imports nothing of agentcli but ``errors``.
+Standard library only; imports nothing of agentcli but ``errors`` and ``redact``.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from enum import StrEnum
 from typing import Any, Iterable, NamedTuple
 
 from .errors import UsageError
+from .redact import one_line, replace_surrogates
 
 
 class ToolName(StrEnum):
@@ -63,6 +66,53 @@ LOOKUP_FAILED = "lookup_failed"
 GROUNDING = "grounding"
 NO_ANSWER = "no_answer"
 CANCELLED = "cancelled"
+
+
+# ----------------------------------------------------------------------------- what people type
+MAX_QUESTION_CHARS = 100_000
+MAX_ADDRESS_CHARS = 254
+# One address: no spaces, controls, brackets, quotes, commas or semicolons; one @ with text on
+# both sides. ``Name <address>`` (as pasted from a mail client) is reduced to the address.
+_ADDRESS_RE = re.compile(r"[^\s@<>\"',;()\[\]\\]+@[^\s@<>\"',;()\[\]\\]+")
+_NAMED_RE = re.compile(r"[^<>]*<([^<>]*)>")
+
+
+def clean_text(s: str) -> str:
+    """Text fit to send and store: no NUL, no byte-order mark in front, and no lone surrogate
+    (from invalid UTF-8 in an argument, or a ``\\ud800`` escape in JSON), which no encoder
+    accepts: each becomes U+FFFD, as undecodable bytes from standard input already do."""
+    s = s.replace("\x00", "")
+    if s.startswith("\ufeff"):
+        s = s[1:]
+    return replace_surrogates(s)
+
+
+def check_question(q: str) -> str:
+    """A question fit to send, or UsageError (empty, too long). Every way in uses it: an
+    argument, standard input, the REPL, a batch line."""
+    q = clean_text(q)
+    if not q.strip():
+        raise UsageError("the question is empty")
+    if len(q) > MAX_QUESTION_CHARS:
+        raise UsageError(f"the question is too long ({len(q)} characters; the limit is "
+                         f"{MAX_QUESTION_CHARS}): trim quoted history from the email")
+    return q.replace("\r\n", "\n").strip("\n")  # pasted CRLF emails read like any other
+
+
+def customer_address(value: str) -> str:
+    """The customer's email address from ``value`` (``ana@example.com`` or ``Ana Silva
+    <ana@example.com>``); ValueError with a message for anything else, blank included: a
+    customer scope that silently meant "no scope" or "nobody" would fail open or look empty."""
+    v = clean_text(str(value)).strip()
+    m = _NAMED_RE.fullmatch(v)
+    if m:
+        v = m.group(1).strip()
+    if not v:
+        raise ValueError("is blank: give the customer's email address, or leave the setting out")
+    if len(v) > MAX_ADDRESS_CHARS or not _ADDRESS_RE.fullmatch(v):
+        raise ValueError(f"{one_line(v, 60)!r} is not an email address: give one like "
+                         "ana@example.com or 'Ana Silva <ana@example.com>'")
+    return v
 
 
 # ----------------------------------------------------------------------------- order codes

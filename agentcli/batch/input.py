@@ -18,7 +18,7 @@ from typing import IO, Any, AsyncIterator, Callable
 
 from ..errors import UsageError
 from ..lines import FdLines, ThreadCaller
-from ..text import check_question, customer_address
+from ..vocab import check_question, customer_address
 
 # A line may hold a 100,000-character question written as JSON \uXXXX escapes (6 bytes each);
 # longer lines are input errors (and the question itself is checked against 100,000 characters).

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..redact import one_line as safe_line
 from ..vocab import find_codes, parse_date
 
 MAX_TEXT = 20_000
@@ -24,7 +25,6 @@ _SPLIT_RE = re.compile(r"[.!?]+(?=[\s\"')\]\u201d]|$)|[\n\r\v\f\x1c-\x1e\x85\u20
 _ABBR_RE = re.compile(r"\b(?:e\.g|i\.e|etc|approx|vs|no|nr|dr|mr|mrs|ms|st|jan|feb|mar|apr|jun|jul|aug|"
                       r"sep|sept|oct|nov|dec)$", re.I)
 _CLAUSE_RE = re.compile(r"[,;:()\u2013\u2014]|\s-\s|\b(?:but|however|although|though|whereas|while)\b", re.I)
-_UNSAFE_RE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u200b-\u200f\u202a-\u202e\u2066-\u2069]+")
 _QUOTED_RE = re.compile(r'"([^"\n]{8,2000})"|\u201c([^\u201d\n]{8,2000})\u201d|\u00ab([^\u00bb\n]{8,2000})\u00bb')
 EXAMPLE_RE = _rx(r"\b(?:e\.g|i\.e|for example|for instance|such as|looks? like|format|formats)\b")
 
@@ -43,8 +43,7 @@ HEDGE_DRAFT = _rx(rf"(?:\b(?:{_NEG}|{_COND}|{_MODAL}|failed|couldn't|wasn't)\b|n
 
 
 def one_line(s: Any, n: int = 300) -> str:
-    s = _UNSAFE_RE.sub(" ", str(s))
-    return s if len(s) <= n else s[: n - 1] + "\u2026"
+    return safe_line(s, n)
 
 
 def clip_text(v: Any) -> str:

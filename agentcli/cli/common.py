@@ -11,8 +11,9 @@ from typing import Any, Callable, Optional
 import typer
 
 from ..errors import EXIT_INTERRUPTED, AgentcliError, UsageError
+from ..redact import one_line
 from ..stdio import silence_stdout
-from ..text import MAX_QUESTION_CHARS, check_question
+from ..vocab import MAX_QUESTION_CHARS, check_question
 
 def _console(**kw: Any) -> Any:
     from rich.console import Console
@@ -173,6 +174,16 @@ def warn(lines: list[str]) -> None:
 
 def tsv(*cells: Any) -> str:
     """One tab-separated line for a pipe: every cell on one line, no tabs inside."""
-    from ..text import one_line
-
     return "\t".join(one_line("" if c is None else c, 200).replace("\t", " ") for c in cells)
+
+
+def format_time(iso: str | None) -> str:
+    """An ISO UTC time as local ``YYYY-MM-DD HH:MM`` for tables."""
+    if not iso:
+        return "?"
+    from datetime import datetime
+
+    try:
+        return datetime.fromisoformat(iso).astimezone().strftime("%Y-%m-%d %H:%M")
+    except (ValueError, OverflowError):
+        return one_line(iso, 32)

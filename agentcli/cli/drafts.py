@@ -96,7 +96,7 @@ def drafts_list(
             return 0
         rows = [*drafts, *sel.damaged]
         if not rows:
-            from ..text import one_line
+            from ..redact import one_line
 
             sys.stderr.write(f"agentcli: no drafts{' match' if q.filtered else ''} in "
                              f"{one_line(str(store.dir), 200)}\n")

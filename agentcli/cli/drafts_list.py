@@ -53,7 +53,8 @@ def print_table(rows: list[Any], *, shown: int, total: int, directory: Path) -> 
     from rich.text import Text
 
     from ..redact import clean_for_terminal
-    from ..text import format_time, one_line
+    from ..redact import one_line
+    from .common import format_time
     from .common import out_console
 
     console = out_console()

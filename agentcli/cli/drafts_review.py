@@ -32,7 +32,7 @@ def decide(store, status: str, ids: list[str], filters: tuple, *, reason: str | 
            yes: bool, force: bool) -> int:
     from ..redact import clean_for_terminal
     from ..drafts.queue import check_reason, resolve_draft_id, review, select
-    from ..text import one_line
+    from ..redact import one_line
     from ..drafts.queue import query, require_folder
     from .drafts_show import resolve
 

@@ -69,7 +69,7 @@ def print_draft(c: Any, d: Any, prov: dict[str, Any] | None, *, footer: bool = T
 
     from ..redact import clean_for_terminal
     from .trace_lines import compact, result_summary, tool_call_line
-    from ..text import format_time
+    from .common import format_time
 
     m = d.meta
     prov = prov or {}

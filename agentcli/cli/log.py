@@ -83,7 +83,7 @@ def log_list(
         if isatty(sys.stdout):
             _sessions_table(sessions, d)
         else:
-            from ..text import format_time
+            from .common import format_time
 
             # a header, then the table's columns (numbers as numbers; questions: how many)
             sys.stdout.write("\t".join(LIST_COLUMNS) + "\n")
@@ -110,7 +110,8 @@ def _sessions_table(sessions: list, directory: Path) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    from ..text import format_time, one_line
+    from ..redact import one_line
+    from .common import format_time
 
     from ..redact import clean_for_terminal
 
@@ -176,7 +177,7 @@ def _replay(path: Path, events: list[dict[str, Any]], shown: list[dict[str, Any]
     from ..redact import clean_for_terminal
     from .render import TraceRenderer
     from ..sessions.replay import rebuild, summarise
-    from ..text import format_time
+    from .common import format_time
 
     c = out_console()
     r = TraceRenderer(c, live=True, quiet=False, err_console=c)

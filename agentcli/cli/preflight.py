@@ -43,7 +43,7 @@ class Check:
 
 
 def _shown(path: Any) -> str:
-    from ..text import one_line
+    from ..redact import one_line
 
     return one_line(str(path), 200)
 

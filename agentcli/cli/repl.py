@@ -28,7 +28,7 @@ from typing import IO, Any
 from ..errors import AgentcliError, UsageError
 from ..events import Usage
 from ..lines import LineReader
-from ..text import check_question
+from ..vocab import check_question
 from .history import build_session, history_file
 from .repl_commands import COMMANDS, SlashCommands
 from .repl_render import ReplRenderer, _clean

@@ -10,7 +10,7 @@ from typing import Any
 
 from ..events import Usage
 from .trace_lines import compact
-from ..text import customer_address
+from ..vocab import customer_address
 from .repl_render import _clean, show_draft
 
 COMMANDS: dict[str, str] = {

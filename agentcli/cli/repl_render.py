@@ -7,13 +7,13 @@ from __future__ import annotations
 from typing import Any
 
 from ..events import Event
-from ..redact import clean_for_terminal, redact
+from ..redact import clean_for_terminal
 from .render import TraceRenderer
 from .trace_lines import draft_block
 
 
 def _clean(text: Any) -> str:
-    return clean_for_terminal(redact(str(text)))
+    return clean_for_terminal(str(text))
 
 
 class ReplRenderer(TraceRenderer):

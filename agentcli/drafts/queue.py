@@ -39,7 +39,7 @@ def ticket_arg(value: str | None, what: str = "--ticket") -> str | None:
         return None
     v = value.strip()
     if not v or len(v) > 200 or not v.isprintable():
-        from ..text import one_line
+        from ..redact import one_line
 
         raise UsageError(f"{what} {one_line(value, 40)!r}: a ticket id is 1 to 200 printable "
                          "characters (e.g. T-1042)")
@@ -308,7 +308,7 @@ def require_folder(store) -> None:
     from ..config import sessions_dir
     from ..errors import ConfigError
     from .queue import last_drafts_location
-    from ..text import one_line
+    from ..redact import one_line
 
     where = one_line(str(store.dir), 200)
     msg = f"the drafts folder {where} does not exist"

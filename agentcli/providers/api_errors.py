@@ -13,12 +13,11 @@ because a 500 whose body names the wrong field is worth more than "try again sho
 from __future__ import annotations
 
 import json
-import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ModelAPIError
-from ..redact import redact
+from ..redact import one_line as safe_line
 
 MAX_SERVER_MESSAGE = 200  # characters of the server's own message kept in an error line
 
@@ -40,19 +39,8 @@ class Where:
 
 
 def one_line(text: Any, limit: int = MAX_SERVER_MESSAGE) -> str:
-    """``text`` as one printable line: control, format and separator characters (C0/C1, bidi
-    overrides, U+0085, U+2028, U+2029, ...) become spaces, runs of space collapse, cut."""
-    s = text if isinstance(text, str) else str(text)
-    # bounded work on a huge body; redacted first, as the text would be seen: a key split by an
-    # escape sequence must not become two harmless-looking words once the escape is a space
-    s = redact(s[: limit * 8])
-    out = []
-    for ch in s:
-        cat = unicodedata.category(ch)
-        out.append(" " if cat in ("Cc", "Cf", "Zl", "Zp", "Cs") or ch.isspace() else ch)
-    s = " ".join("".join(out).split())
-    s = redact(s)
-    return s if len(s) <= limit else s[: limit - 1].rstrip() + "…"
+    """A server's words as one printable, redacted line (``redact.one_line``)."""
+    return safe_line(text, limit)
 
 
 def _message_in(body: Any) -> str | None:
