@@ -1,25 +1,49 @@
-"""Settings: flags win over environment variables, which win over ``agentcli.toml``.
+"""Settings, each declared once in ``SETTINGS``: flags win over environment variables, which win
+over ``agentcli.toml``, which wins over the default.
 
-The config file is looked up in the working directory, then in the user config directory
-(platformdirs). Only cheap, standard-library work happens here: ``agentcli --help`` imports it.
+One ``Setting`` says everything about a setting: its name (the ``Settings`` field and the
+``agentcli.toml`` key), its kind (how a value is checked and parsed), its flags and the commands
+that take them, its environment variable, its default and the help text. Everything else is
+derived from the table: the ``Settings`` dataclass, ``resolve``'s keywords, the environment
+lookups, the config file's keys and their type checks, and (in ``cli/options.py``) the typer
+options, ``ModelOptions`` and the defaults shown in ``--help``.
+
+A bad value is blamed on where it came from: a flag or an environment variable is a usage error
+(exit 2) naming it; ``agentcli.toml`` is a configuration error (exit 3) naming the file and the
+key. The config file is looked up in the working directory, then in ``AGENTCLI_HOME``, then in
+the user config directory (platformdirs); it is read and checked once per process
+(``load_config_file``), so an unknown key is warned about once.
+
+Only cheap, standard-library work happens here: ``agentcli --help`` imports it.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import errno
 import os
+import re
+import stat
 import sys
-import tomllib
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from types import MappingProxyType
+from typing import Any, Callable, Mapping
 
 from .errors import ConfigError, UsageError
 
 APP = "agentcli"
 DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-5-5"
+OFFLINE_MODEL = "offline-rules-v1"
 PROVIDERS = ("anthropic", "openai", "offline")
 MODES = ("agent", "workflow")  # agent: the model decides every step; workflow: see agentcli.workflow
+CONFIG_NAME = "agentcli.toml"
+MAX_CONFIG_BYTES = 1 << 20  # a config file is a few lines; a huge one is a mistake or an attack
+MAX_WARNINGS = 5  # unknown keys named one by one; more are counted
 
+
+# =========================================================================== paths
 
 def home_dir() -> Path | None:
     h = os.environ.get("AGENTCLI_HOME")
@@ -55,91 +79,26 @@ def default_db_path() -> Path:
 
 
 def config_file_candidates() -> list[Path]:
-    out = [Path.cwd() / "agentcli.toml"]
-    if home_dir():
-        out.append(home_dir() / "agentcli.toml")
+    out = []
     try:
-        import platformdirs
-
-        out.append(Path(platformdirs.user_config_dir(APP, appauthor=False)) / "agentcli.toml")
-    except Exception:  # pragma: no cover - platformdirs is a hard dependency
+        out.append(Path.cwd() / CONFIG_NAME)
+    except OSError:  # the working directory was deleted under us: nothing to find there
         pass
+    if home_dir():
+        out.append(home_dir() / CONFIG_NAME)
+    import platformdirs
+
+    out.append(Path(platformdirs.user_config_dir(APP, appauthor=False)) / CONFIG_NAME)
     return out
 
 
-# The keys of agentcli.toml and the types their values must have.
-CONFIG_KEYS: dict[str, tuple[type, ...]] = {
-    "provider": (str,), "model": (str,), "db": (str,), "drafts_dir": (str,), "customer": (str,),
-    "max_turns": (int,), "retries": (int,), "max_tokens": (int,), "tool_timeout": (int, float),
-    "request_timeout": (int, float), "prices": (dict,), "reviewer": (str,), "mode": (str,),
-}
+# =========================================================================== kinds of value
+
+class _Invalid(Exception):
+    """A value a setting cannot take; the message says why (``must be at least 1, got 0``)."""
 
 
-class ConfigValues(dict):
-    """The settings of ``agentcli.toml``, and the file they came from (for messages)."""
-    path: Path | None = None
-
-
-def load_config_file() -> ConfigValues:
-    for path in config_file_candidates():
-        try:
-            found = path.is_file()
-        except OSError as e:  # a folder on the way that this user may not enter
-            raise ConfigError(f"cannot look for {path} ({e.strerror or e}); run agentcli from a "
-                              "folder you can read") from None
-        if found:
-            try:
-                with path.open("rb") as f:
-                    data = tomllib.load(f)
-            except (OSError, ValueError) as e:  # TOMLDecodeError, or bytes that are not UTF-8
-                from .redact import clean_for_terminal
-
-                raise ConfigError(f"cannot read {path}: {clean_for_terminal(str(e))[:200]}; fix or "
-                                  "remove the file") from None
-            except RecursionError:  # tables or arrays nested thousands deep
-                raise ConfigError(f"cannot read {path}: it is nested too deeply; fix or remove "
-                                  "the file") from None
-            section = data.get("agentcli", data)
-            values = ConfigValues(_check_config(section if isinstance(section, dict) else {}, path))
-            values.path = path
-            return values
-    return ConfigValues()
-
-
-def _check_config(cfg: dict[str, Any], path: Path) -> dict[str, Any]:
-    """Wrong types are configuration errors; unknown keys (a typo such as ``max_turn``) a warning."""
-    for key, value in cfg.items():
-        kinds = CONFIG_KEYS.get(key)
-        if kinds is None:
-            sys.stderr.write(f"agentcli: warning: {path}: unknown setting {key!r} is ignored "
-                             f"(known: {', '.join(CONFIG_KEYS)})\n")
-            continue
-        if isinstance(value, bool) or not isinstance(value, kinds):
-            want = {(str,): "text", (dict,): "a table", (int,): "a whole number"}.get(kinds, "a number")
-            raise ConfigError(f"{path}: {key} must be {want}, got {_shown(value)}; fix or remove the setting")
-    return cfg
-
-
-@dataclass
-class Settings:
-    provider: str = "offline"
-    model: str | None = None
-    db: str | None = None
-    drafts_dir: Path = field(default_factory=lambda: Path("drafts"))
-    customer: str | None = None
-    max_turns: int = 10
-    tool_timeout: float = 30.0
-    request_timeout: float = 120.0
-    retries: int = 3
-    stream: bool = True
-    json: bool = False
-    quiet: bool = False
-    max_tokens: int = 2048
-    prices: dict[str, Any] = field(default_factory=dict)
-    mode: str = "agent"
-
-    def with_(self, **kw: Any) -> "Settings":
-        return replace(self, **kw)
+_UNSET = object()  # a blank value: the setting keeps its default
 
 
 def _shown(value: Any) -> str:
@@ -148,136 +107,494 @@ def _shown(value: Any) -> str:
     return one_line(repr(value), 80)
 
 
-def _pick(flag: Any, env_name: str | None, cfg: dict[str, Any], key: str) -> tuple[Any, str]:
+def _either(choices: tuple[str, ...]) -> str:
+    return ", ".join(choices[:-1]) + " or " + choices[-1] if len(choices) > 1 else choices[0]
+
+
+def _text(s: "Setting", v: Any) -> Any:
+    v = str(v)
+    return v if v.strip() else _UNSET
+
+
+def _path(s: "Setting", v: Any) -> Any:
+    return Path(v).expanduser() if str(v).strip() else _UNSET
+
+
+def _choice(s: "Setting", v: Any) -> str:
+    v = str(v).strip().lower()
+    if v not in s.choices:
+        raise _Invalid(f"names an unknown {s.name} {_shown(v)}: choose {_either(s.choices)}")
+    return v
+
+
+def _number(kind: type, described: str) -> Callable[["Setting", Any], Any]:
+    def parse(s: "Setting", value: Any) -> Any:
+        try:
+            v = kind(value)
+            ok = v == v and v not in (float("inf"), float("-inf"))  # nan compares unequal to itself
+            ok = ok and not (kind is int and isinstance(value, float))  # int(2.7) would be 2
+        except (TypeError, ValueError, OverflowError):  # OverflowError: int(inf)
+            ok = False
+        if not ok:
+            raise _Invalid(f"must be {described}, got {_shown(value)}")
+        if s.minimum is not None and v < s.minimum:
+            raise _Invalid(f"must be at least {s.minimum}, got {_shown(value)}")
+        return v
+
+    return parse
+
+
+def _email(s: "Setting", v: Any) -> str:
+    from .vocab import customer_address
+
+    try:
+        return customer_address(v)
+    except ValueError as e:
+        raise _Invalid(str(e)) from None
+
+
+def _postgres_url(s: "Setting", v: Any) -> Any:
+    """A ``postgresql://`` URL. The value is never echoed: it may hold a password."""
+    v = str(v).strip()
+    if not v:
+        return _UNSET
+    scheme = v.split("://", 1)[0].lower() if "://" in v else ""
+    if scheme not in ("postgresql", "postgres"):
+        said = f" (it starts with {scheme}://)" if scheme.isalnum() and len(scheme) <= 20 else ""
+        raise _Invalid(f"must be a postgresql://... URL{said}")
+    return v
+
+
+_DURATION_PART = re.compile(r"\s*(\d{1,12}(?:\.\d{1,6})?)\s*([wdhms])")
+_UNITS = {"w": "weeks", "d": "days", "h": "hours", "m": "minutes", "s": "seconds"}
+
+
+def parse_duration(text: str) -> timedelta:
+    """``4h``, ``30m``, ``2d``, ``1w``, ``90s`` or a sum such as ``1h30m``; ValueError otherwise."""
+    t = text.strip().lower()
+    parts, pos = [], 0
+    while pos < len(t):
+        m = _DURATION_PART.match(t, pos)
+        if not m:
+            raise ValueError(text)
+        parts.append(m)
+        pos = m.end()
+    if not parts:
+        raise ValueError(text)
+    try:
+        total = sum((timedelta(**{_UNITS[m.group(2)]: float(m.group(1))}) for m in parts), timedelta())
+    except OverflowError:
+        raise ValueError(text) from None
+    return total
+
+
+def _duration(s: "Setting", v: Any) -> Any:
+    if not str(v).strip():
+        return _UNSET
+    try:
+        d = parse_duration(str(v))
+    except ValueError:
+        d = timedelta(0)
+    if d <= timedelta(0):
+        raise _Invalid(f"must be a duration such as 4h, 30m or 2d, got {_shown(v)}")
+    return d
+
+
+def _table(s: "Setting", v: Any) -> dict[str, Any]:
+    return dict(v)
+
+
+def _switch(s: "Setting", v: Any) -> bool:
+    return bool(v)
+
+
+@dataclass(frozen=True)
+class Kind:
+    """What values a setting takes: ``py`` is what a flag's value is converted to (by typer),
+    ``toml`` the types ``agentcli.toml`` may hold (``described`` in messages), ``parse`` checks a
+    value from any source and returns the setting's value (raising ``_Invalid``)."""
+    name: str
+    py: type
+    toml: tuple[type, ...]
+    described: str
+    parse: Callable[["Setting", Any], Any]
+
+
+TEXT = Kind("text", str, (str,), "text", _text)
+PATH = Kind("path", Path, (str,), "text", _path)
+CHOICE = Kind("choice", str, (str,), "text", _choice)
+INT = Kind("int", int, (int,), "a whole number", _number(int, "a whole number"))
+NUMBER = Kind("number", float, (int, float), "a number", _number(float, "a finite number"))
+EMAIL = Kind("email", str, (str,), "text", _email)
+POSTGRES_URL = Kind("postgres_url", str, (str,), "text", _postgres_url)
+DURATION = Kind("duration", str, (str,), 'text such as "4h"', _duration)
+TABLE = Kind("table", dict, (dict,), "a table", _table)
+SWITCH = Kind("switch", bool, (), "", _switch)
+
+
+# =========================================================================== the table
+
+# The groups of commands a setting's flag is on (``Setting.commands``):
+MODEL = "model"    # @model_options: the bare command, chat, ask, batch, eval, doctor
+DRAFTS = "drafts"  # drafts list / show / edit / approve / reject, review
+ORDERS = "orders"  # orders show
+LOG = "log"        # log list / show
+
+
+@dataclass(frozen=True)
+class Setting:
+    name: str                       # the Settings field and the agentcli.toml key
+    kind: Kind
+    help: str                       # for --help; the environment variable and default are added
+    default: Any = None
+    flags: tuple[str, ...] = ()     # ("-q", "--quiet"); a flag named but on no command is kept
+    commands: frozenset[str] = frozenset()  # the groups of commands whose --help has the flag
+    env: str | None = None
+    toml: bool = True               # settable in agentcli.toml (under its name)
+    minimum: float | None = None    # INT, NUMBER
+    choices: tuple[str, ...] = ()   # CHOICE
+    metavar: str = "TEXT"
+    default_help: str | None = None  # the default as --help says it, when not a plain value
+    derive: Callable[[Mapping[str, Any]], Any] | None = None  # a default that depends on others
+    empty_env_unset: bool = True    # an empty variable is as if unset (False: it is a value)
+    secret: bool = False            # may hold a password: kept out of repr()
+
+    @property
+    def flag(self) -> str | None:
+        """The long flag, as messages name it."""
+        return next((f for f in self.flags if f.startswith("--")), None)
+
+    def shown_default(self) -> str | None:
+        if self.default_help is not None:
+            return self.default_help
+        d = self.default
+        if d is None or self.kind is SWITCH:
+            return None
+        if isinstance(d, Path):
+            return str(d) if d.is_absolute() or str(d).startswith(".") else f"./{d}"
+        if isinstance(d, float) and d.is_integer():
+            return str(int(d))
+        if isinstance(d, timedelta):
+            return _shown_duration(d)
+        return str(d)
+
+    def help_text(self) -> str:
+        """The help of the flag: the sentence, then the environment variable and the default."""
+        notes = ([f"env {self.env}"] if self.env else []) + (
+            [f"default {self.shown_default()}"] if self.shown_default() else [])
+        return f"{self.help} [{'; '.join(notes)}]" if notes else self.help
+
+
+def _shown_duration(d: timedelta) -> str:
+    secs = int(d.total_seconds())
+    for unit, size in (("w", 604800), ("d", 86400), ("h", 3600), ("m", 60)):
+        if secs and secs % size == 0:
+            return f"{secs // size}{unit}"
+    return f"{secs}s"
+
+
+def _default_provider(values: Mapping[str, Any]) -> str:
+    if "ANTHROPIC_API_KEY" in os.environ and not os.environ["ANTHROPIC_API_KEY"].strip():
+        # Set but empty (``ANTHROPIC_API_KEY=`` in a .env or a CI secret that did not resolve):
+        # the person meant to use the model, so falling back to the offline workflow would
+        # answer with rules and exit 0. A configuration error instead.
+        raise ConfigError("ANTHROPIC_API_KEY is set but empty; put the key in it, unset it "
+                          "for the offline workflow, or pass --provider offline")
+    if os.environ.get("ANTHROPIC_API_KEY"):
+        return "anthropic"
+    if os.environ.get("OPENAI_BASE_URL"):
+        return "openai"
+    return "offline"
+
+
+def _default_model(values: Mapping[str, Any]) -> str | None:
+    return {"anthropic": DEFAULT_ANTHROPIC_MODEL, "offline": OFFLINE_MODEL}.get(values.get("provider"))
+
+
+_MODEL_ETC = frozenset({MODEL})
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting("provider", CHOICE, "anthropic, openai or offline", choices=PROVIDERS,
+            flags=("--provider",), commands=_MODEL_ETC, env="AGENTCLI_PROVIDER", metavar="NAME",
+            derive=_default_provider,
+            default_help="anthropic with ANTHROPIC_API_KEY, else openai with OPENAI_BASE_URL, "
+                         "else offline"),
+    Setting("model", TEXT, "model name (required for openai)", flags=("--model",),
+            commands=_MODEL_ETC, env="AGENTCLI_MODEL", metavar="NAME", derive=_default_model,
+            default_help=f"{DEFAULT_ANTHROPIC_MODEL} for anthropic"),
+    Setting("db", TEXT, "orders database: SQLite path, sqlite:///path or postgresql://...",
+            flags=("--db",), commands=frozenset({MODEL, ORDERS}), env="AGENTCLI_DB", metavar="DB",
+            default_help="the demo database", secret=True),
+    Setting("drafts_dir", PATH, "where drafts are written", default=Path("drafts"),
+            flags=("--drafts-dir",), commands=frozenset({MODEL, DRAFTS}), env="AGENTCLI_DRAFTS_DIR",
+            metavar="DIR"),
+    # A PostgreSQL drafts queue shared by a team instead of a folder: resolved, used by nothing yet.
+    Setting("drafts_url", POSTGRES_URL, "a PostgreSQL drafts queue shared by a team "
+            "(postgresql://...), instead of a folder", flags=("--drafts-url",),
+            env="AGENTCLI_DRAFTS_URL", metavar="URL", default_help="none (the folder)", secret=True),
+    Setting("customer", EMAIL, "customer email this ticket is about; other customers' orders "
+            "read as not found", flags=("--customer",), commands=frozenset({MODEL, ORDERS}),
+            env="AGENTCLI_CUSTOMER", metavar="EMAIL",
+            empty_env_unset=False),  # set but blank: refused, never "no scope"
+    Setting("max_turns", INT, "model calls allowed per question", default=10, minimum=1,
+            flags=("--max-turns",), commands=_MODEL_ETC, metavar="N"),
+    Setting("tool_timeout", NUMBER, "seconds one tool call may take", default=30.0, minimum=0.001,
+            flags=("--tool-timeout",), commands=_MODEL_ETC, metavar="SECONDS"),
+    Setting("request_timeout", NUMBER, "seconds a model request may wait for data", default=120.0,
+            minimum=0.001, flags=("--request-timeout",), commands=_MODEL_ETC,
+            env="AGENTCLI_REQUEST_TIMEOUT", metavar="SECONDS"),
+    Setting("retries", INT, "retries of a failed model request", default=3, minimum=0,
+            flags=("--retries",), commands=_MODEL_ETC, env="AGENTCLI_RETRIES", metavar="N"),
+    Setting("max_tokens", INT, "output tokens the model may write per response", default=2048,
+            minimum=1, flags=("--max-tokens",), commands=_MODEL_ETC, env="AGENTCLI_MAX_TOKENS",
+            metavar="N"),
+    Setting("mode", CHOICE, "agent (the model decides every step) or workflow (agentcli looks up "
+            "the question's order codes first, then the model drafts and answers)",
+            default="agent", choices=MODES, flags=("--mode",), commands=_MODEL_ETC,
+            env="AGENTCLI_MODE", metavar="MODE"),
+    Setting("json", SWITCH, "machine-readable output", default=False, flags=("--json",),
+            commands=frozenset({MODEL, DRAFTS, ORDERS, LOG}), toml=False),
+    Setting("quiet", SWITCH, "no tool trace, answer only", default=False, flags=("-q", "--quiet"),
+            commands=_MODEL_ETC, toml=False),
+    Setting("stream", SWITCH, "wait for whole responses instead of streaming", default=True,
+            flags=("--no-stream",), commands=_MODEL_ETC, toml=False),
+    Setting("prices", TABLE, "prices per million tokens by model ([prices.NAME] input, output, "
+            "cache_read, cache_write)", default=MappingProxyType({})),
+    Setting("reviewer", TEXT, "who approves and rejects (default: the login name)",
+            env="AGENTCLI_REVIEWER"),
+    # The model that extracts claims for the grounding checks: resolved, used by nothing yet.
+    Setting("check_model", TEXT, "the model that extracts claims for the grounding checks",
+            env="AGENTCLI_CHECK_MODEL"),
+    # How long a draft may wait for review (``drafts stats``): resolved, used by nothing yet.
+    Setting("review_target", DURATION, "how long a draft may wait for review",
+            default=timedelta(hours=4)),
+)
+SETTING: Mapping[str, Setting] = MappingProxyType({s.name: s for s in SETTINGS})
+CONFIG_KEYS: tuple[str, ...] = tuple(s.name for s in SETTINGS if s.toml)
+
+
+def _field(s: Setting) -> Any:
+    if isinstance(s.default, Mapping):
+        return field(default_factory=lambda: dict(s.default), repr=not s.secret)
+    return field(default=s.default, repr=not s.secret)
+
+
+def _with(self: Any, **kw: Any) -> Any:
+    return dataclasses.replace(self, **kw)
+
+
+Settings = dataclasses.make_dataclass(
+    "Settings", [(s.name, Any, _field(s)) for s in SETTINGS], frozen=True,
+    namespace={"__module__": __name__, "with_": _with,
+               "__doc__": "The resolved value of every setting in SETTINGS (``resolve``); "
+                          "``with_(**kw)`` gives a changed copy."})
+
+
+# =========================================================================== agentcli.toml
+
+@dataclass(frozen=True)
+class ConfigFile:
+    """The settings of ``agentcli.toml`` (read-only) and the file they came from (None: no file
+    was found; ``doctor`` names it)."""
+    path: Path | None
+    values: Mapping[str, Any]
+
+
+NO_CONFIG_FILE = ConfigFile(None, MappingProxyType({}))
+# (path, bytes) of the file last read, and what reading it gave: a file is parsed, checked and
+# warned about once per process however many times a run asks for it.
+_loaded: tuple[tuple[str, bytes], ConfigFile | ConfigError] | None = None
+
+
+def forget_config_file() -> None:
+    """Forget the file read (the in-process test runner calls this before each run, as a new
+    process would start without it)."""
+    global _loaded
+    _loaded = None
+
+
+def load_config_file() -> ConfigFile:
+    """The first ``agentcli.toml`` of ``config_file_candidates()``, parsed and checked (once per
+    process for the same file and contents): wrong types are configuration errors, unknown keys
+    a warning (with a suggestion) on stderr."""
+    global _loaded
+    found = _read_first_config_file()
+    if found is None:
+        return NO_CONFIG_FILE
+    path, data = found
+    key = (str(path), data)
+    if _loaded is None or _loaded[0] != key:
+        try:
+            result: ConfigFile | ConfigError = _parse_config(path, data)
+        except ConfigError as e:
+            result = e
+        _loaded = (key, result)
+    result = _loaded[1]
+    if isinstance(result, ConfigError):
+        raise ConfigError(result.message)
+    return result
+
+
+def config_file_in_use() -> Path | None:
+    """The ``agentcli.toml`` the settings come from, or None."""
+    return load_config_file().path
+
+
+_SKIP = (errno.ENOENT, errno.ENOTDIR, errno.ELOOP, errno.ENAMETOOLONG)
+
+
+def _read_first_config_file() -> tuple[Path, bytes] | None:
+    for path in config_file_candidates():
+        try:
+            st = os.stat(path)
+        except OSError as e:
+            if e.errno in _SKIP:
+                continue
+            # a folder on the way that this user may not enter
+            raise ConfigError(f"cannot look for {path} ({e.strerror or e}); run agentcli from a "
+                              "folder you can read") from None
+        if not stat.S_ISREG(st.st_mode):  # a folder or a FIFO of that name is not a config file
+            continue
+        try:  # O_NONBLOCK: a FIFO swapped in after the stat must not hang the run
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+            try:
+                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                    continue
+                with os.fdopen(fd, "rb", closefd=False) as f:
+                    data = f.read(MAX_CONFIG_BYTES + 1)
+            finally:
+                os.close(fd)
+        except OSError as e:
+            raise ConfigError(f"cannot read {path} ({e.strerror or e}); fix its permissions or "
+                              "remove it") from None
+        if len(data) > MAX_CONFIG_BYTES:
+            raise ConfigError(f"{path} is larger than {MAX_CONFIG_BYTES >> 20} MB, too large for "
+                              "a config file; fix or remove the file")
+        return path, data
+    return None
+
+
+def _parse_config(path: Path, data: bytes) -> ConfigFile:
+    import tomllib
+
+    try:
+        parsed = tomllib.loads(data.decode("utf-8"))
+    except ValueError as e:  # TOMLDecodeError, or bytes that are not UTF-8
+        from .redact import clean_for_terminal
+
+        raise ConfigError(f"cannot read {path}: {clean_for_terminal(str(e))[:200]}; fix or "
+                          "remove the file") from None
+    except RecursionError:  # tables or arrays nested thousands deep
+        raise ConfigError(f"cannot read {path}: it is nested too deeply; fix or remove "
+                          "the file") from None
+    section = parsed.get("agentcli", parsed)
+    values = section if isinstance(section, dict) else {}
+    _check_config(values, path)
+    return ConfigFile(path, MappingProxyType(values))
+
+
+def _check_config(cfg: dict[str, Any], path: Path) -> None:
+    """Wrong types are configuration errors; an unknown key (a typo such as ``max_turn``) is
+    warned about, with the known key it is closest to."""
+    unknown = [key for key in cfg if key not in SETTING or not SETTING[key].toml]
+    for key in unknown[:MAX_WARNINGS]:
+        _warn_unknown(key, path)
+    if len(unknown) > MAX_WARNINGS:
+        from .redact import clean_for_terminal
+
+        sys.stderr.write(f"agentcli: warning: {clean_for_terminal(str(path))}: "
+                         f"{len(unknown) - MAX_WARNINGS} more unknown settings are ignored\n")
+    for key, value in cfg.items():
+        s = SETTING.get(key)
+        if s is not None and s.toml and (isinstance(value, bool) or not isinstance(value, s.kind.toml)):
+            raise ConfigError(f"{path}: {key} must be {s.kind.described}, got {_shown(value)}; "
+                              "fix or remove the setting")
+
+
+def _warn_unknown(key: str, path: Path) -> None:
+    import difflib
+
+    from .redact import clean_for_terminal
+
+    near = difflib.get_close_matches(key.lower(), CONFIG_KEYS, n=1)
+    hint = f"did you mean {near[0]}?" if near else f"known settings: {', '.join(CONFIG_KEYS)}"
+    sys.stderr.write(f"agentcli: warning: {clean_for_terminal(str(path))}: unknown setting "
+                     f"{_shown(key)} is ignored; {hint}\n")
+
+
+# =========================================================================== resolving
+
+def _pick(s: Setting, flag: Any, cfg: ConfigFile) -> tuple[Any, str]:
+    """The raw value of ``s`` and where it came from: flag, env, config or default."""
     if flag is not None:
         return flag, "flag"
-    if env_name and os.environ.get(env_name):
-        return os.environ[env_name], "env"
-    if key in cfg:
-        return cfg[key], "config"
+    if s.env:
+        raw = os.environ.get(s.env)
+        if raw is not None and (raw != "" or not s.empty_env_unset):
+            return raw, "env"
+    if s.toml and s.name in cfg.values:
+        return cfg.values[s.name], "config"
     return None, "default"
 
 
-def _bad(source: str, key: str, env_name: str | None, cfg: dict[str, Any], why: str) -> Exception:
+def _bad(s: Setting, source: str, cfg: ConfigFile, why: str) -> Exception:
     """A bad value, blamed on where it came from: a flag or environment variable is a usage
     error (exit 2); agentcli.toml is a configuration error naming the file and the key (exit 3)."""
     if source == "config":
-        where = getattr(cfg, "path", None) or "agentcli.toml"
-        return ConfigError(f"{where}: {key} {why}; fix or remove the setting")
-    flag = "--" + key.replace("_", "-")
-    name = f"{env_name} ({flag})" if source == "env" and env_name else flag
+        return ConfigError(f"{cfg.path or CONFIG_NAME}: {s.name} {why}; fix or remove the setting")
+    flag = s.flag if s.commands else None  # a flag no command has yet is not named
+    if source == "env":
+        name = f"{s.env} ({flag})" if flag else str(s.env)
+    else:
+        name = flag or s.name
     return UsageError(f"{name} {why}")
 
 
-def _number(value: Any, source: str, key: str, env_name: str | None, cfg: dict[str, Any],
-            kind: type, minimum: float) -> Any:
-    try:
-        v = kind(value)
-        ok = v == v and v not in (float("inf"), float("-inf"))  # nan compares unequal to itself
-    except (TypeError, ValueError, OverflowError):  # OverflowError: int(inf)
-        ok = False
-    if not ok:
-        raise _bad(source, key, env_name, cfg, f"must be a finite number, got {_shown(value)}")
-    if v < minimum:
-        raise _bad(source, key, env_name, cfg, f"must be at least {minimum}, got {_shown(value)}")
-    return v
+def _resolve_one(s: Setting, flag: Any, cfg: ConfigFile, values: Mapping[str, Any]) -> Any:
+    raw, source = _pick(s, flag, cfg)
+    value = _UNSET
+    if source != "default":
+        try:
+            value = s.kind.parse(s, raw)
+        except _Invalid as e:
+            raise _bad(s, source, cfg, str(e)) from None
+    if value is _UNSET:
+        if s.derive is not None:
+            return s.derive(values)
+        return dict(s.default) if isinstance(s.default, Mapping) else s.default
+    return value
+
+
+def resolve(**flags: Any) -> Settings:
+    """Every setting of ``SETTINGS``: ``flags`` (a setting's name -> the flag's value, None when
+    not given) > environment > agentcli.toml > default."""
+    unknown = sorted(set(flags) - SETTING.keys())
+    if unknown:
+        raise TypeError(f"resolve() got unknown settings: {', '.join(unknown)}")
+    cfg = load_config_file()
+    values: dict[str, Any] = {}
+    for s in SETTINGS:
+        values[s.name] = _resolve_one(s, flags.get(s.name), cfg, values)
+    return Settings(**values)
+
+
+def resolve_setting(name: str, flag: Any = None) -> Any:
+    """One setting alone (flag > environment > agentcli.toml > default), for the commands that
+    need only it: a bad value of another setting does not stop them."""
+    return _resolve_one(SETTING[name], flag, load_config_file(), {})
+
+
+def source_of(name: str, flag: Any = None) -> str:
+    """Where the value of setting ``name`` comes from: ``flag``, ``env``, ``config`` or ``default``."""
+    return _pick(SETTING[name], flag, load_config_file())[1]
+
+
+def resolve_drafts_dir(flag: str | Path | None = None) -> Path:
+    """The drafts folder: flag > AGENTCLI_DRAFTS_DIR > agentcli.toml > ./drafts."""
+    return resolve_setting("drafts_dir", flag)
 
 
 def reviewer_setting() -> str | None:
     """Who reviews, as configured: AGENTCLI_REVIEWER > ``reviewer`` in agentcli.toml (None: the
     caller falls back to the login name, ``drafts.resolve_reviewer``)."""
-    value, _ = _pick(None, "AGENTCLI_REVIEWER", load_config_file(), "reviewer")
-    return value if isinstance(value, str) and value.strip() else None
-
-
-def resolve_drafts_dir(flag: str | Path | None = None, cfg: dict[str, Any] | None = None) -> Path:
-    """The drafts folder: flag > AGENTCLI_DRAFTS_DIR > agentcli.toml > ./drafts. The review
-    commands need only this one setting, so a bad model setting does not stop them."""
-    if cfg is None:
-        cfg = load_config_file()
-    dd, _ = _pick(None if flag is None else str(flag), "AGENTCLI_DRAFTS_DIR", cfg, "drafts_dir")
-    return Path(dd).expanduser() if dd else Path("drafts")
-
-
-def resolve(
-    *,
-    provider: str | None = None,
-    model: str | None = None,
-    db: str | None = None,
-    drafts_dir: str | Path | None = None,
-    customer: str | None = None,
-    max_turns: int | None = None,
-    tool_timeout: float | None = None,
-    request_timeout: float | None = None,
-    retries: int | None = None,
-    max_tokens: int | None = None,
-    stream: bool = True,
-    json: bool = False,
-    quiet: bool = False,
-    mode: str | None = None,
-) -> Settings:
-    cfg = load_config_file()
-    s = Settings(stream=stream, json=json, quiet=quiet)
-
-    p, src = _pick(provider, "AGENTCLI_PROVIDER", cfg, "provider")
-    if p is None:
-        if "ANTHROPIC_API_KEY" in os.environ and not os.environ["ANTHROPIC_API_KEY"].strip():
-            # Set but empty (``ANTHROPIC_API_KEY=`` in a .env or a CI secret that did not
-            # resolve): the person meant to use the model, so falling back to the offline
-            # workflow would answer with rules and exit 0. A configuration error instead.
-            raise ConfigError("ANTHROPIC_API_KEY is set but empty; put the key in it, unset it "
-                              "for the offline workflow, or pass --provider offline")
-        if os.environ.get("ANTHROPIC_API_KEY"):
-            p = "anthropic"
-        elif os.environ.get("OPENAI_BASE_URL"):
-            p = "openai"
-        else:
-            p = "offline"
-    p = str(p).strip().lower()
-    if p not in PROVIDERS:
-        raise _bad(src, "provider", "AGENTCLI_PROVIDER", cfg,
-                   f"names an unknown provider {_shown(p)}: choose one of {', '.join(PROVIDERS)}")
-    s.provider = p
-
-    m, _ = _pick(model, "AGENTCLI_MODEL", cfg, "model")
-    if m is None and p == "anthropic":
-        m = DEFAULT_ANTHROPIC_MODEL
-    if m is None and p == "offline":
-        m = "offline-rules-v1"
-    s.model = m
-
-    d, _ = _pick(db, "AGENTCLI_DB", cfg, "db")
-    s.db = str(d) if d else None
-
-    s.drafts_dir = resolve_drafts_dir(drafts_dir, cfg)
-
-    c, src = _pick(customer, "AGENTCLI_CUSTOMER", cfg, "customer")
-    if c is None and customer is None and os.environ.get("AGENTCLI_CUSTOMER") is not None:
-        c, src = os.environ["AGENTCLI_CUSTOMER"], "env"  # set but blank: refused, never "no scope"
-    if c is not None:
-        from .vocab import customer_address
-
-        try:
-            s.customer = customer_address(c)
-        except ValueError as e:
-            raise _bad(src, "customer", "AGENTCLI_CUSTOMER", cfg, str(e)) from None
-
-    for key, flag, env_name, kind, minimum in (
-            ("max_turns", max_turns, None, int, 1), ("tool_timeout", tool_timeout, None, float, 0.001),
-            ("request_timeout", request_timeout, "AGENTCLI_REQUEST_TIMEOUT", float, 0.001),
-            ("retries", retries, "AGENTCLI_RETRIES", int, 0),
-            ("max_tokens", max_tokens, "AGENTCLI_MAX_TOKENS", int, 1)):
-        value, src = _pick(flag, env_name, cfg, key)
-        if value is not None:
-            setattr(s, key, _number(value, src, key, env_name, cfg, kind, minimum))
-    md, src = _pick(mode, "AGENTCLI_MODE", cfg, "mode")
-    if md is not None:
-        md = str(md).strip().lower()
-        if md not in MODES:
-            raise _bad(src, "mode", "AGENTCLI_MODE", cfg,
-                       f"names an unknown mode {_shown(md)}: choose {' or '.join(MODES)}")
-        s.mode = md
-    if isinstance(cfg.get("prices"), dict):
-        s.prices = cfg["prices"]
-    return s
-
+    return resolve_setting("reviewer")

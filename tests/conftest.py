@@ -139,7 +139,7 @@ def run_in_process(args: list[str], env: dict[str, str], *, input: str | bytes |
     import io
     import tempfile
 
-    from agentcli import redact
+    from agentcli import config, redact
     from agentcli.cli import main
 
     data = input.encode() if isinstance(input, str) else input
@@ -161,6 +161,7 @@ def run_in_process(args: list[str], env: dict[str, str], *, input: str | bytes |
             if cwd is not None:
                 os.chdir(cwd)
             sys.stdin, sys.stdout, sys.stderr = stdin, out, err
+            config.forget_config_file()  # a new process would read agentcli.toml afresh
             code = main([os.fsdecode(a) if isinstance(a, bytes) else str(a) for a in args])
         finally:
             sys.stdin, sys.stdout, sys.stderr = saved_streams

@@ -12,16 +12,15 @@ from typing import Annotated, List, Optional
 
 import typer
 
+from ..config import DRAFTS
 from ..stdio import isatty
 from .common import dump_json, run, warn
-from .options import Json, PlainUsage
+from .options import PlainUsage, option
 
 drafts_app = typer.Typer(help="The human review queue for drafts (nothing is ever sent).",
                          no_args_is_help=True)
 
-DraftsDirOpt = Annotated[Optional[Path], typer.Option(
-    "--drafts-dir", help="the drafts directory [env AGENTCLI_DRAFTS_DIR; default ./drafts]",
-    show_default=False, metavar="DIR")]
+DraftsDirOpt, Json = option("drafts_dir", DRAFTS), option("json", DRAFTS)
 DraftId = Annotated[str, typer.Argument(help="draft id (d-3f2a9c1b7e04), a unique prefix of it, "
                                              "or `last`", show_default=False, metavar="ID")]
 DraftIds = Annotated[Optional[List[str]], typer.Argument(

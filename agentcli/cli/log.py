@@ -10,9 +10,10 @@ from typing import Annotated, Any, Optional
 
 import typer
 
+from ..config import LOG
 from ..stdio import isatty
 from .common import dump_json, out_console, run, tsv, warn
-from .options import Json, PlainUsage
+from .options import PlainUsage, option
 
 log_app = typer.Typer(help="Past sessions, re-rendered with every tool call and result.",
                       no_args_is_help=True)
@@ -26,6 +27,7 @@ ToolFilter = Annotated[Optional[str], typer.Option("--tool", help="only tool cal
                                                    show_default=False, metavar="NAME")]
 ErrorsFilter = Annotated[bool, typer.Option("--errors", help="only failed tool calls (list: sessions "
                                             "with a failure)")]
+Json = option("json", LOG)
 AllFilter = Annotated[bool, typer.Option("--all", help="include `agentcli eval` sessions (hidden by default)")]
 
 

@@ -7,11 +7,13 @@ from typing import Annotated, Optional
 
 import typer
 
+from ..config import ORDERS
 from .common import out_console, run
-from .options import Customer, Db, Json, PlainUsage
+from .options import PlainUsage, option
 
 orders_app = typer.Typer(help="Look orders up without a model.", no_args_is_help=True)
 db_app = typer.Typer(help="The demo orders database.", no_args_is_help=True)
+Db, Customer, Json = (option(name, ORDERS) for name in ("db", "customer", "json"))
 
 
 def register(app: typer.Typer) -> None:

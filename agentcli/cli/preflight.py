@@ -100,13 +100,11 @@ def sessions_check() -> Check:
 
 def provider_chosen(opts: Any) -> bool:
     """Was the provider named (flag, environment, config file), rather than defaulted?"""
-    if getattr(opts, "provider", None) is not None or os.environ.get("AGENTCLI_PROVIDER"):
-        return True
-    try:
-        from ..config import load_config_file
+    from ..config import source_of
 
-        return "provider" in load_config_file()
-    except Exception:
+    try:
+        return source_of("provider", getattr(opts, "provider", None)) != "default"
+    except AgentcliError:  # an unreadable config file: said by the check that reads it
         return False
 
 

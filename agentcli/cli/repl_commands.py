@@ -175,7 +175,7 @@ class SlashCommands:
             self.say(f"not a model name: {_clean(arg)!r}", "yellow")
             return
         p.model = arg
-        self.app.settings.model = arg
+        self.app.settings = self.app.settings.with_(model=arg)  # Settings are frozen
         self.conv.deps = dataclasses.replace(self.conv.deps, model=arg)
         self._note({"type": "model_changed", "model": arg})
         self.say(f"model: {_clean(arg)} from the next question on")
