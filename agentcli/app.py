@@ -19,15 +19,15 @@ from .checks.grounding import check_ticket
 from .config import Settings, sessions_dir
 from .drafts.store import DraftStore
 from .errors import AgentcliError
-from .events import Checked, Event, Question, ToolResult, DraftSaved
+from .events import Checked, DraftSaved, Event, Question, ToolResult
 from .loop import SYSTEM_PROMPT, Conversation, new_session_id
+from .providers import make_provider
 from .redact import redact_obj
 from .sessions.log import SessionLog
 from .sessions.replay import ticket_events
 from .ticket import LiveDraft, Run, Ticket
 from .tools import Registry, ToolDeps, default_registry
-from .vocab import MAX_QUESTION_CHARS
-from .vocab import CallRecord, OrderCode, Status, ToolName, records
+from .vocab import MAX_QUESTION_CHARS, CallRecord, OrderCode, Status, ToolName, records
 
 Consumer = Callable[[Event], None]
 
@@ -63,12 +63,14 @@ class App:
     def open(cls, settings: Settings, *, pool_size: int = 4, registry: Registry | None = None,
              store: Any = None) -> "App":
         """Open the database and build the provider; raises ConfigError (exit 3) on failure."""
-        from .providers import make_provider
-        from .stores import open_store
 
         registry = registry or default_registry()
         provider = make_provider(settings, registry, SYSTEM_PROMPT)  # missing key: fail first
         if store is None:
+            from .stores import (
+                open_store,  # sqlite3 or psycopg: only once a store is opened
+            )
+
             store = open_store(settings.db, pool_size=pool_size)
         return cls(settings, store, provider, registry)
 

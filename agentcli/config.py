@@ -32,6 +32,8 @@ from types import MappingProxyType
 from typing import Any, Callable, Mapping
 
 from .errors import ConfigError, UsageError
+from .redact import clean_for_terminal, one_line
+from .vocab import customer_address
 
 APP = "agentcli"
 DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-5-5"
@@ -102,8 +104,6 @@ _UNSET = object()  # a blank value: the setting keeps its default
 
 
 def _shown(value: Any) -> str:
-    from .redact import one_line
-
     return one_line(repr(value), 80)
 
 
@@ -145,8 +145,6 @@ def _number(kind: type, described: str) -> Callable[["Setting", Any], Any]:
 
 
 def _email(s: "Setting", v: Any) -> str:
-    from .vocab import customer_address
-
     try:
         return customer_address(v)
     except ValueError as e:
@@ -480,7 +478,6 @@ def _parse_config(path: Path, data: bytes) -> ConfigFile:
     try:
         parsed = tomllib.loads(data.decode("utf-8"))
     except ValueError as e:  # TOMLDecodeError, or bytes that are not UTF-8
-        from .redact import clean_for_terminal
 
         raise ConfigError(f"cannot read {path}: {clean_for_terminal(str(e))[:200]}; fix or "
                           "remove the file") from None
@@ -500,7 +497,6 @@ def _check_config(cfg: dict[str, Any], path: Path) -> None:
     for key in unknown[:MAX_WARNINGS]:
         _warn_unknown(key, path)
     if len(unknown) > MAX_WARNINGS:
-        from .redact import clean_for_terminal
 
         sys.stderr.write(f"agentcli: warning: {clean_for_terminal(str(path))}: "
                          f"{len(unknown) - MAX_WARNINGS} more unknown settings are ignored\n")
@@ -514,7 +510,6 @@ def _check_config(cfg: dict[str, Any], path: Path) -> None:
 def _warn_unknown(key: str, path: Path) -> None:
     import difflib
 
-    from .redact import clean_for_terminal
 
     near = difflib.get_close_matches(key.lower(), CONFIG_KEYS, n=1)
     hint = f"did you mean {near[0]}?" if near else f"known settings: {', '.join(CONFIG_KEYS)}"

@@ -22,16 +22,35 @@ made in the order asked, its drafts, how it finished, its findings, and the ``--
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Mapping
 
+from .events import (
+    Checked,
+    DraftSaved,
+    Error,
+    Event,
+    ModelResponse,
+    Question,
+    ToolCallStarted,
+    ToolResult,
+    TurnFinished,
+    Usage,
+)
 from .providers.pricing import estimate_cost
 from .redact import redact_obj
-from .events import (Checked, DraftSaved, Error, Event, ModelResponse, Question, ToolCallStarted,
-                     ToolResult, TurnFinished, Usage)
-from .vocab import (ANSWERED, DRAFT_NOT_SAVED, GROUNDING, LOOKUP_FAILED, NO_ANSWER, OUR_SIDE,
-                    CallRecord, OrderCode, Status)
+from .vocab import (
+    ANSWERED,
+    DRAFT_NOT_SAVED,
+    GROUNDING,
+    LOOKUP_FAILED,
+    NO_ANSWER,
+    OUR_SIDE,
+    CallRecord,
+    OrderCode,
+    Status,
+)
 
 MAX_QUESTIONS = 100   # questions of one ticket kept (the newest)
 MAX_CALLS = 1000      # tool calls of one ticket the checks look at (the newest)

@@ -252,8 +252,10 @@ def test_help_shows_each_default_that_resolve_gives(cli, cli_env, here):
 def _commands():
     def walk(c, path=()):
         yield " ".join(path), c
-        for name, sub in getattr(c, "commands", {}).items():
-            yield from walk(sub, (*path, name))
+        if hasattr(c, "list_commands"):  # the root loads its commands lazily: ask it for each
+            ctx = typer.Context(c)
+            for name in c.list_commands(ctx):
+                yield from walk(c.get_command(ctx, name), (*path, name))
 
     return dict(walk(typer.main.get_command(app)))
 

@@ -18,6 +18,8 @@ How it runs:
 from __future__ import annotations
 
 import asyncio
+import fcntl
+import hashlib
 import json
 import os
 import stat
@@ -27,8 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, AsyncIterator, Callable, Iterable
 
-from .input import INPUT_ERROR, Item, id_key
 from ..errors import EXIT_API, EXIT_INCOMPLETE, EXIT_OK, AgentcliError, UsageError
+from .input import INPUT_ERROR, Item, id_key
 
 DEFAULT_CONCURRENCY = 8
 MAX_CONCURRENCY = 256
@@ -97,7 +99,6 @@ class RecordFile:
             self.fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
         except OSError as e:
             raise UsageError(f"cannot write {path}: {e.strerror or e}") from None
-        import fcntl
 
         try:  # two runs appending to one file (a cron job overlapping the last one) mix records
             fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -127,7 +128,6 @@ def line_ticket(item: Item) -> str:
     """The ticket of a batch line: its ``id`` (so ``--resume`` re-running the question reuses the
     draft it made); a line without an id: its number and question, stable across re-runs of the
     same input and apart from other inputs' line N."""
-    import hashlib
 
     qh = hashlib.sha256((item.question or "").encode("utf-8", "surrogatepass")).hexdigest()[:12]
     if isinstance(item.id, int) and item.id == item.line:
@@ -265,7 +265,9 @@ class BatchRunner:
 
     # -- output ---------------------------------------------------------------------
     def _done(self, seq: int, rec: dict[str, Any], code: int, window: asyncio.Semaphore) -> None:
-        from ..redact import redact_obj  # every record, whatever path made it (issue 14.4)
+        from ..redact import (
+            redact_obj,  # every record, whatever path made it (issue 14.4)
+        )
 
         rec = redact_obj(rec)
         line = json.dumps(rec, ensure_ascii=False)

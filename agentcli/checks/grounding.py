@@ -44,13 +44,41 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..vocab import ANSWERED as OK_OUTCOMES
+from ..vocab import OUR_SIDE, Outcome, records
 from .claims import (
-    DRAFT_CLAIM_RE, DRAFT_ID_RE, EXAMPLE_RE, FRAME_RE, FUTURE_RE, HEDGE_CLAIM,
-    HEDGE_DRAFT, HEDGE_NOTFOUND, HEDGE_PROMISE_POST, HEDGE_PROMISE_PRE, ITEM_CTX_RE, NOTFOUND_EXCEPT,
-    NOTFOUND_RE, PROMISE_RES, QTY_BEFORE_RE, SKU_RE, WORDNUM, COMPAT, blank_quotes, clause_of,
-    date_context, date_in, hedged, iso_date, one_line, clip_text, sentences, codes_in, find_dates, license_claims,
-    status_claims)
-from ..vocab import ANSWERED as OK_OUTCOMES, OUR_SIDE, Outcome, records
+    COMPAT,
+    DRAFT_CLAIM_RE,
+    DRAFT_ID_RE,
+    EXAMPLE_RE,
+    FRAME_RE,
+    FUTURE_RE,
+    HEDGE_CLAIM,
+    HEDGE_DRAFT,
+    HEDGE_NOTFOUND,
+    HEDGE_PROMISE_POST,
+    HEDGE_PROMISE_PRE,
+    ITEM_CTX_RE,
+    NOTFOUND_EXCEPT,
+    NOTFOUND_RE,
+    PROMISE_RES,
+    QTY_BEFORE_RE,
+    SKU_RE,
+    WORDNUM,
+    blank_quotes,
+    clause_of,
+    clip_text,
+    codes_in,
+    date_context,
+    date_in,
+    find_dates,
+    hedged,
+    iso_date,
+    license_claims,
+    one_line,
+    sentences,
+    status_claims,
+)
 
 MAX_FINDINGS = 50
 MAX_TOOL_STRINGS = 200

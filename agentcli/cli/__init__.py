@@ -1,12 +1,15 @@
 """The ``agentcli`` command line (typer): one module per command, the shared model options
 declared once (``options``), the pieces every command shares in ``common``.
 
-Heavy imports (the SDKs, rich, prompt_toolkit, database drivers) happen inside the command bodies
-that use them. ``main()`` is what the console script runs after ``_entry`` (which answers the
+Commands load lazily: the root group knows each command's module (``COMMANDS``) and imports it
+only when that command runs (or when the whole help is drawn), so ``agentcli drafts list`` never
+loads the loop, the providers or the checks, and each command module imports what it needs at
+its top. ``main()`` is what the console script runs after ``_entry`` (which answers the
 top-level ``--help`` itself); ``main(argv)`` runs in-process and returns the exit code, for tests.
 """
 
 
+import importlib
 import sys
 from contextlib import contextmanager
 from typing import Annotated, Any, Iterator, Optional, Sequence
@@ -15,16 +18,39 @@ import typer
 from typer.core import TyperGroup
 
 from .. import __version__
+from ..redact import clean_for_terminal
 from ..stdio import isatty, silence_stdout
-from . import ask, batch, chat, doctor, drafts, log, orders, review_cmd
-from . import eval as eval_command
 from .common import fail
-from .options import ModelOptions, model_options
+from .options import ModelOptions, TicketOpt, model_options
+
+# command -> its module in agentcli.cli, in the order `agentcli --help` lists them
+COMMANDS = {"ask": "ask", "chat": "chat", "batch": "batch", "eval": "eval", "orders": "orders",
+            "db": "orders", "drafts": "drafts", "review": "review_cmd", "log": "log",
+            "doctor": "doctor"}
+_TYPER_SETTINGS = dict(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
 
 
 class _Group(TyperGroup):
-    """The root group: a usage error quotes what was typed (``Invalid value for '--max-turns':
-    'sk-ant-…'``), so its message is redacted and cleaned before typer prints it."""
+    """The root group: commands load on first use (see the module docstring), and a usage error
+    quotes what was typed (``Invalid value for '--max-turns': 'sk-ant-…'``), so its message is
+    redacted and cleaned before typer prints it."""
+
+    _loaded: dict[str, Any] = {}
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: Any, name: str) -> Any:
+        if name not in COMMANDS:
+            return None
+        if name not in self._loaded:
+            module = importlib.import_module(f"{__name__}.{COMMANDS[name]}")
+            holder = typer.Typer(**_TYPER_SETTINGS)
+            module.register(holder)
+            holder.callback()(lambda: None)  # always a group: its commands by name
+            group = typer.main.get_command(holder)
+            self._loaded.update(group.commands)
+        return self._loaded.get(name)
 
     def make_context(self, *args: Any, **kwargs: Any) -> Any:
         with _cleaned_usage_errors():
@@ -41,8 +67,6 @@ def _cleaned_usage_errors() -> Iterator[None]:
         yield
     except Exception as e:  # click's exceptions are not public in typer: recognised by shape
         if isinstance(getattr(e, "message", None), str) and hasattr(e, "show"):
-            from ..redact import clean_for_terminal
-
             e.message = clean_for_terminal(e.message)
         raise
 
@@ -56,9 +80,7 @@ app = typer.Typer(
          "question (like `ask`) when that is a pipe; the options below apply to either.\n\n"
          "Examples:\n\n\b\n  agentcli\n  echo 'Where is ORD-20261234?' | agentcli",
     no_args_is_help=False,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
+    **_TYPER_SETTINGS,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
@@ -74,7 +96,7 @@ def _version(value: bool) -> None:
 def _root(ctx: typer.Context,
           version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
                                                 help="print the version and exit")] = False,
-          ticket: ask.TicketOpt = None,
+          ticket: TicketOpt = None,
           *, opts: ModelOptions) -> None:
     if ctx.invoked_subcommand is not None:
         given = opts.given() + (["--ticket"] if ticket is not None else [])
@@ -83,14 +105,14 @@ def _root(ctx: typer.Context,
                        f"(agentcli {ctx.invoked_subcommand} --help lists its own)", 2)
         return
     if isatty(sys.stdin):
-        chat.chat_main(opts, ticket)
+        from .chat import chat_main
+
+        chat_main(opts, ticket)
     else:
         # A pipe on standard input: behave as `agentcli ask` (a REPL never starts on a pipe).
-        ask.ask_main(None, opts, ticket)
+        from .ask import ask_main
 
-
-for _module in (ask, chat, batch, eval_command, orders, drafts, review_cmd, log, doctor):
-    _module.register(app)
+        ask_main(None, opts, ticket)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

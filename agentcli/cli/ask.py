@@ -7,20 +7,24 @@ from typing import Annotated, Optional
 
 import typer
 
-from .common import (err_console, error_line, offline_notice, out_console, preflight,
-                     read_question, run)
-from .options import ModelOptions, model_options
-
-
-TicketOpt = Annotated[Optional[str], typer.Option(
-    "--ticket", help="the helpdesk ticket id recorded on every draft [default: the session id]",
-    show_default=False)]
+from ..app import App
+from ..drafts.queue import ticket_arg
+from .advice import advise
+from .common import (
+    err_console,
+    error_line,
+    offline_notice,
+    out_console,
+    preflight,
+    read_question,
+    run,
+)
+from .options import ModelOptions, TicketOpt, model_options
+from .render import TraceRenderer
 
 
 def ask_main(question: Optional[str], opts: ModelOptions, ticket: Optional[str] = None) -> None:
     def body():
-        from ..drafts.queue import ticket_arg
-
         t = ticket_arg(ticket)
         settings = opts.settings()
         q = read_question(question)
@@ -32,9 +36,6 @@ def ask_main(question: Optional[str], opts: ModelOptions, ticket: Optional[str] 
 
 
 async def _ask(settings, question: str, ticket: Optional[str] = None) -> int:
-    from ..app import App
-    from .render import TraceRenderer
-
     application = App.open(settings)
     try:
         conv = application.conversation(ticket=ticket, resume=True)
@@ -53,7 +54,6 @@ async def _ask(settings, question: str, ticket: Optional[str] = None) -> int:
             sys.stdout.write(json.dumps(answered.result(), ensure_ascii=False) + "\n")
             sys.stdout.flush()
             if answered.error is not None:
-                from .advice import advise
 
                 error_line(advise(answered.error.message, answered.error.kind, "ask"))
         return answered.exit_code

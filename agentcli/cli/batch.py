@@ -5,6 +5,8 @@ rich and the SDKs load when the command runs.
 """
 
 
+import asyncio
+import concurrent.futures
 import sys
 import time
 from pathlib import Path
@@ -12,6 +14,11 @@ from typing import Annotated, Any, Optional
 
 import typer
 
+from ..app import App
+from ..batch.engine import BatchRunner, RecordFile, read_done
+from ..batch.input import LineSource
+from ..errors import UsageError
+from ..redact import clean_for_terminal
 from .common import offline_notice, preflight, run
 from .options import ModelOptions, model_options
 
@@ -57,9 +64,6 @@ def register(app: typer.Typer) -> None:
 def batch_main(file: Optional[str], opts: ModelOptions, *, concurrency: int = DEFAULT_CONCURRENCY,
                output: Optional[Path] = None, resume: bool = False) -> None:
     def body():
-        from ..batch.input import LineSource
-        from ..errors import UsageError
-
         settings = opts.settings(json=True)
         if resume and output is None:
             raise UsageError("--resume needs --output FILE (the file that holds the records so far)")
@@ -83,8 +87,14 @@ class Progress:
 
     def __init__(self, total: int | None):
         from rich.console import Console
-        from rich.progress import (BarColumn, MofNCompleteColumn, Progress as RichProgress,
-                                   SpinnerColumn, TextColumn, TimeElapsedColumn)
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            SpinnerColumn,
+            TextColumn,
+            TimeElapsedColumn,
+        )
+        from rich.progress import Progress as RichProgress
 
         self.console = Console(stderr=True, highlight=False)
         cols = [SpinnerColumn(), TextColumn("batch"), BarColumn(),
@@ -127,11 +137,7 @@ async def run_batch(settings: Any, *, source: Any, concurrency: int,
                     output: Path | None, resume: bool, show_progress: bool | None = None,
                     quiet: bool = False) -> int:
     """What ``agentcli batch`` does; returns the exit code."""
-    import concurrent.futures
 
-    from ..app import App
-    from ..batch.engine import BatchRunner, RecordFile, read_done
-    from ..errors import UsageError
 
     if resume and output is None:
         raise UsageError("--resume needs --output FILE (the file that holds the records so far)")
@@ -140,7 +146,6 @@ async def run_batch(settings: Any, *, source: Any, concurrency: int,
                          "records as questions; write the records elsewhere")
     skip = read_done(output) if (resume and output is not None) else set()
     rec_file = RecordFile(output) if output is not None else None
-    import asyncio
 
     loop = asyncio.get_running_loop()
     # Lookups and draft writes run in the default executor: one thread per question in flight.
@@ -169,7 +174,6 @@ async def run_batch(settings: Any, *, source: Any, concurrency: int,
                 rec_file.close()
             source.close()
     if summary.stopped:
-        from ..redact import clean_for_terminal
 
         sys.stderr.write(f"agentcli: batch stopped: {clean_for_terminal(summary.stopped)}; fix it and rerun"
                          + (" with --resume" if output is not None else "") + "\n")

@@ -11,18 +11,18 @@ from typing import Any, Optional
 
 import typer
 
+from ..app import App
+from ..drafts.queue import ticket_arg
 from ..stdio import isatty
-from .ask import TicketOpt
 from .common import err_console, offline_notice, out_console, preflight, run
-from .options import ModelOptions, model_options
+from .options import ModelOptions, TicketOpt, model_options
+from .repl import Repl
 
 
 def chat_main(opts: ModelOptions, ticket: Optional[str] = None) -> None:
     """Start the REPL (interactive on a terminal, line by line otherwise); exits via typer.Exit."""
 
     def body():
-        from ..drafts.queue import ticket_arg
-
         t = ticket_arg(ticket)
         settings = opts.settings()
         preflight(settings, opts)
@@ -32,9 +32,6 @@ def chat_main(opts: ModelOptions, ticket: Optional[str] = None) -> None:
 
 
 async def _chat(settings: Any, interactive: bool, ticket: Optional[str] = None) -> int:
-    from ..app import App
-    from .repl import Repl
-
     application = App.open(settings)  # a configuration error ends here: one line, exit 3
     try:
         if interactive:

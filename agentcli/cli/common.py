@@ -3,17 +3,22 @@
 Imports here stay light (typer, the standard library): every command loads this module.
 """
 
+import asyncio
 import inspect
+import json
 import os
+import signal
 import sys
+from datetime import datetime
 from typing import Any, Callable, Optional
 
 import typer
 
 from ..errors import EXIT_INTERRUPTED, AgentcliError, UsageError
-from ..redact import one_line
+from ..redact import clean_for_terminal, one_line, redact, redact_obj
 from ..stdio import silence_stdout
 from ..vocab import MAX_QUESTION_CHARS, check_question
+
 
 def _console(**kw: Any) -> Any:
     from rich.console import Console
@@ -35,7 +40,6 @@ def out_console():
 
 def error_line(message: str) -> None:
     """One line on stderr, redacted and cleaned of control sequences."""
-    from ..redact import clean_for_terminal, redact
 
     line = " ".join(clean_for_terminal(redact(str(message))).split())
     sys.stderr.write(f"agentcli: {line}\n")
@@ -58,8 +62,6 @@ class _Terminated(Exception):
 async def _stop_on_sigterm(coro: Any) -> Any:
     """Await ``coro``; SIGTERM cancels it the way Ctrl-C does (in-flight calls are cancelled, the
     history is repaired, logs and records already written are kept), then exits 143."""
-    import asyncio
-    import signal
 
     loop = asyncio.get_running_loop()
     task = asyncio.current_task()
@@ -155,9 +157,7 @@ def preflight(settings: Any, opts: Any) -> None:
 
 def dump_json(obj: Any) -> None:
     """One JSON document on one line of stdout."""
-    import json
 
-    from ..redact import redact_obj
 
     sys.stdout.write(json.dumps(redact_obj(obj), ensure_ascii=False) + "\n")
     sys.stdout.flush()
@@ -165,7 +165,6 @@ def dump_json(obj: Any) -> None:
 
 def warn(lines: list[str]) -> None:
     """Warnings (damaged files, skipped records), one line each on stderr, cleaned."""
-    from ..redact import clean_for_terminal
 
     for w in lines:
         sys.stderr.write(f"agentcli: warning: {clean_for_terminal(w)}\n")
@@ -181,7 +180,6 @@ def format_time(iso: str | None) -> str:
     """An ISO UTC time as local ``YYYY-MM-DD HH:MM`` for tables."""
     if not iso:
         return "?"
-    from datetime import datetime
 
     try:
         return datetime.fromisoformat(iso).astimezone().strftime("%Y-%m-%d %H:%M")

@@ -8,6 +8,8 @@ from typing import Annotated, Any
 
 import typer
 
+from ..redact import clean_for_terminal, redact
+from . import preflight as pf
 from .common import dump_json, run
 from .options import ModelOptions, model_options
 
@@ -27,8 +29,6 @@ def register(app: typer.Typer) -> None:
 
 
 async def _doctor(opts: ModelOptions, api: bool) -> int:
-    from . import preflight as pf
-
     settings = opts.settings()
     checks = pf.local_checks(settings, chosen=pf.provider_chosen(opts))
     db, store = pf.database_check(settings)
@@ -61,7 +61,6 @@ def _print(checks: list[Any], ok: bool) -> None:
     from rich.console import Console
     from rich.text import Text
 
-    from ..redact import clean_for_terminal, redact
 
     c = Console(highlight=False, soft_wrap=True)
     for ch in checks:

@@ -13,8 +13,13 @@ from typing import Annotated, List, Optional
 import typer
 
 from ..config import DRAFTS
+from ..drafts.queue import damaged_record, query, require_folder, select
+from ..redact import one_line
 from ..stdio import isatty
 from .common import dump_json, run, warn
+from .drafts_list import print_table, write_pipe
+from .drafts_review import decide
+from .drafts_show import edit_body, show_body
 from .options import PlainUsage, option
 
 drafts_app = typer.Typer(help="The human review queue for drafts (nothing is ever sent).",
@@ -48,7 +53,9 @@ ForceOpt = Annotated[bool, typer.Option("--force", help="change a draft already 
 
 
 def _store(flag: Optional[Path]):
-    from ..drafts.queue import store_for  # the queue logic loads with the command that uses it
+    from ..drafts.queue import (
+        store_for,  # the queue logic loads with the command that uses it
+    )
 
     return store_for(flag)
 
@@ -78,11 +85,6 @@ def drafts_list(
     """
 
     def body() -> int:
-        from ..drafts.queue import damaged_record, select
-        from .drafts_list import print_table, write_pipe
-
-        from ..drafts.queue import query, require_folder
-
         store = _store(drafts_dir)
         q = query(status, order, customer, since, ticket, flagged, all_)
         require_folder(store)
@@ -95,7 +97,6 @@ def drafts_list(
             return 0
         rows = [*drafts, *sel.damaged]
         if not rows:
-            from ..redact import one_line
 
             sys.stderr.write(f"agentcli: no drafts{' match' if q.filtered else ''} in "
                              f"{one_line(str(store.dir), 200)}\n")
@@ -124,7 +125,6 @@ def drafts_show(did: DraftId, drafts_dir: DraftsDirOpt = None, json_: Json = Fal
       agentcli drafts show d-3f2a9c1b7e04
       agentcli drafts show last --text | xclip -selection clipboard
     """
-    from .drafts_show import show_body
 
     raise typer.Exit(run(lambda: show_body(_store(drafts_dir), did, json_=json_, text_only=text)))
 
@@ -138,7 +138,6 @@ def drafts_edit(did: DraftId, drafts_dir: DraftsDirOpt = None) -> None:
     \b
       EDITOR=nano agentcli drafts edit d-3f2a
     """
-    from .drafts_show import edit_body
 
     raise typer.Exit(run(lambda: edit_body(_store(drafts_dir), did)))
 
@@ -159,7 +158,6 @@ def drafts_approve(
       agentcli drafts approve d-3f2a
       agentcli drafts approve --ticket HD-1042 --yes
     """
-    from .drafts_review import decide
 
     raise typer.Exit(run(lambda: decide(
         _store(drafts_dir), "approved", ids or [],
@@ -183,7 +181,6 @@ def drafts_reject(
     \b
       agentcli drafts reject d-3f2a --reason "wrong delivery date"
     """
-    from .drafts_review import decide
 
     raise typer.Exit(run(lambda: decide(
         _store(drafts_dir), "rejected", ids or [],

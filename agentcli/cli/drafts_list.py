@@ -13,8 +13,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..drafts.store import Draft
+from ..redact import clean_for_terminal, one_line
 from ..stdio import isatty
-from .common import tsv
+from .common import format_time, out_console, tsv
 
 COMPACT_BELOW = 100
 COLUMNS = ("id", "status", "created", "ticket", "order", "customer", "reviewed_by", "edited",
@@ -25,7 +27,6 @@ STATUS_STYLE = {"pending_review": "yellow", "approved": "green", "rejected": "re
 
 def _cells(item: Any) -> dict[str, Any]:
     """The columns of one row, as plain text (a Draft, or a Damaged file)."""
-    from ..drafts.store import Draft
 
     if not isinstance(item, Draft):
         return {"id": item.id, "status": "damaged", "created": "", "ticket": "", "order": "",
@@ -52,10 +53,6 @@ def print_table(rows: list[Any], *, shown: int, total: int, directory: Path) -> 
     from rich.table import Table
     from rich.text import Text
 
-    from ..redact import clean_for_terminal
-    from ..redact import one_line
-    from .common import format_time
-    from .common import out_console
 
     console = out_console()
     compact = console.width < COMPACT_BELOW

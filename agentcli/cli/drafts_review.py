@@ -11,8 +11,18 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from ..drafts.queue import (
+    check_reason,
+    query,
+    require_folder,
+    resolve_draft_id,
+    review,
+    select,
+)
 from ..errors import UsageError
+from ..redact import clean_for_terminal, one_line
 from ..stdio import isatty
+from .drafts_show import resolve
 
 
 def _confirm(prompt: str) -> bool:
@@ -30,11 +40,6 @@ def _flagged(draft: Any) -> bool:
 
 def decide(store, status: str, ids: list[str], filters: tuple, *, reason: str | None,
            yes: bool, force: bool) -> int:
-    from ..redact import clean_for_terminal
-    from ..drafts.queue import check_reason, resolve_draft_id, review, select
-    from ..redact import one_line
-    from ..drafts.queue import query, require_folder
-    from .drafts_show import resolve
 
     reason = check_reason(reason)
     st_f, order, customer, since, ticket, flagged = filters
@@ -90,8 +95,6 @@ def decide(store, status: str, ids: list[str], filters: tuple, *, reason: str | 
 
 
 def _report(res: Any, status: str) -> None:
-    from ..redact import clean_for_terminal
-
     d = res.draft
     m = d.meta
     verb = "approved" if status == "approved" else "rejected"

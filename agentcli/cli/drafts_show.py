@@ -18,9 +18,13 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from ..config import sessions_dir
+from ..drafts.queue import Query, provenance, resolve_draft_id, reviewer, select
 from ..errors import ConfigError, UsageError
+from ..redact import clean_for_terminal
 from ..stdio import isatty
-from .common import dump_json, out_console, warn
+from .common import dump_json, format_time, out_console, warn
+from .trace_lines import compact, result_summary, tool_call_line
 
 _BREAKS_RE = re.compile(r"[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]+")
 STATUS_STYLE = {"pending_review": "yellow", "approved": "green", "rejected": "red",
@@ -29,7 +33,6 @@ STATUS_STYLE = {"pending_review": "yellow", "approved": "green", "rejected": "re
 
 def resolve(store, token: str) -> str:
     """A draft id from an id, a unique prefix, or ``last`` (the newest draft, superseded aside)."""
-    from ..drafts.queue import Query, resolve_draft_id, select
 
     if (token or "").strip().lower() == "last":
         drafts = select(store, Query()).drafts
@@ -40,13 +43,9 @@ def resolve(store, token: str) -> str:
 
 
 def show_body(store, token: str, *, json_: bool = False, text_only: bool = False) -> int:
-    from ..config import sessions_dir
-    from ..drafts.queue import provenance
-
     d = store.get(resolve(store, token))
     if text_only:
         if isatty(sys.stdout):
-            from ..redact import clean_for_terminal
 
             sys.stdout.write(clean_for_terminal(d.text))
         else:
@@ -67,9 +66,6 @@ def print_draft(c: Any, d: Any, prov: dict[str, Any] | None, *, footer: bool = T
     with results, the text (and its edit as a diff), the history."""
     from rich.text import Text
 
-    from ..redact import clean_for_terminal
-    from .trace_lines import compact, result_summary, tool_call_line
-    from .common import format_time
 
     m = d.meta
     prov = prov or {}
@@ -174,7 +170,6 @@ def print_draft(c: Any, d: Any, prov: dict[str, Any] | None, *, footer: bool = T
 def print_diff(c: Any, before: str, after: str, a: str = "before", b: str = "after") -> None:
     from rich.text import Text
 
-    from ..redact import clean_for_terminal
 
     for dl in difflib.unified_diff(before.splitlines(), after.splitlines(), a, b, lineterm="", n=1):
         style = "green" if dl.startswith("+") else "red" if dl.startswith("-") else "dim"
@@ -219,7 +214,6 @@ def edit_text(text: str, name: str) -> str:
 
 def edit_draft(store, did: str, console: Any) -> Any:
     """Edit one draft's text; the edit is kept and shown as a diff. Returns the draft."""
-    from ..drafts.queue import reviewer
 
     d = store.get(did)
     new = edit_text(d.text, did)

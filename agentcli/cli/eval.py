@@ -1,13 +1,28 @@
 """``agentcli eval``: the built-in support tasks (or your own) against the configured model."""
 
 
+import asyncio
 import sys
+import tempfile
+from collections import Counter
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
 
-from .common import dump_json, error_line, offline_notice, out_console, preflight, run, tsv
+from .. import evals
+from ..app import App
+from ..evals.runner import pass_k_of
+from ..redact import clean_for_terminal
+from .common import (
+    dump_json,
+    error_line,
+    offline_notice,
+    out_console,
+    preflight,
+    run,
+    tsv,
+)
 from .options import ModelOptions, model_options
 
 
@@ -40,8 +55,6 @@ def eval_cmd(
     """
 
     def body():
-        from .. import evals
-
         suite = evals.load_cases(cases) if cases is not None else evals.builtin_cases()
         suite = evals.select(suite, task)
         if list_:
@@ -64,11 +77,7 @@ def _list_cases(suite: list, json_out: bool) -> int:
 
 async def _eval(suite: list, *, source: str, opts: ModelOptions, builtin: bool,
                 repeat: int) -> int:
-    import asyncio
-    import tempfile
 
-    from .. import evals
-    from ..app import App
 
     settings = opts.settings()
     # --customer / AGENTCLI_CUSTOMER only fill in cases that name no customer; each conversation
@@ -136,13 +145,10 @@ async def _eval(suite: list, *, source: str, opts: ModelOptions, builtin: bool,
 
 def _eval_table(per_case: list, summary: dict[str, Any], provider: str, model: str, repeat: int,
                 source: str) -> None:
-    from collections import Counter
 
     from rich.table import Table
     from rich.text import Text
 
-    from ..evals.runner import pass_k_of
-    from ..redact import clean_for_terminal
 
     t = Table(title=f"eval: {source} tasks · {provider}/{model}" + (f" · ×{repeat}" if repeat > 1 else ""),
               title_justify="left", header_style="bold")

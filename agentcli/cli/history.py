@@ -5,17 +5,18 @@ prompt_toolkit is imported only inside these functions.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 from pathlib import Path
 from typing import Any
 
+from ..config import state_dir
 from ..redact import redact
 
 
 def history_file() -> Path:
     """The REPL's input history: ``state_dir() / 'history'`` (owner-only)."""
-    from ..config import state_dir
 
     return state_dir() / "history"
 
@@ -123,7 +124,6 @@ def _key_bindings(pressed: list[int]) -> Any:
                 buf.delete_before_cursor(1)
             buf.validate_and_handle()
 
-        import asyncio
 
         asyncio.get_running_loop().call_later(PASTE_GAP_S, decide)
 

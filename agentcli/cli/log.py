@@ -10,10 +10,23 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from ..config import LOG
+from ..config import LOG, sessions_dir
+from ..drafts.queue import ticket_arg
+from ..errors import UsageError
+from ..redact import clean_for_terminal, one_line
+from ..sessions.log import read_events
+from ..sessions.replay import (
+    filter_events,
+    list_sessions,
+    open_session,
+    rebuild,
+    summarise,
+)
 from ..stdio import isatty
-from .common import dump_json, out_console, run, tsv, warn
+from ..vocab import InvalidOrderCode, OrderCode, parse_since
+from .common import dump_json, format_time, out_console, run, tsv, warn
 from .options import PlainUsage, option
+from .render import TraceRenderer
 
 log_app = typer.Typer(help="Past sessions, re-rendered with every tool call and result.",
                       no_args_is_help=True)
@@ -58,12 +71,6 @@ def log_list(
     """
 
     def body() -> int:
-        from ..config import sessions_dir
-        from ..drafts.queue import ticket_arg
-        from ..errors import UsageError
-        from ..sessions.replay import list_sessions
-        from ..vocab import InvalidOrderCode, OrderCode, parse_since
-
         try:
             code = OrderCode.parse(order) if order is not None else None
         except InvalidOrderCode as e:
@@ -85,7 +92,6 @@ def log_list(
         if isatty(sys.stdout):
             _sessions_table(sessions, d)
         else:
-            from .common import format_time
 
             # a header, then the table's columns (numbers as numbers; questions: how many)
             sys.stdout.write("\t".join(LIST_COLUMNS) + "\n")
@@ -112,10 +118,7 @@ def _sessions_table(sessions: list, directory: Path) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    from ..redact import one_line
-    from .common import format_time
 
-    from ..redact import clean_for_terminal
 
     t = Table(title=Text(f"sessions in {one_line(clean_for_terminal(str(directory)), 120)} (newest first)"),
               title_justify="left", header_style="bold")
@@ -149,16 +152,11 @@ def log_show(
     """
 
     def body() -> int:
-        from ..config import sessions_dir
-        from ..sessions.replay import filter_events, open_session
-        from ..sessions.log import read_events
-
         path = open_session(sessions_dir(), session, include_eval=all_)
         warnings: list[str] = []
         try:
             events = list(read_events(path, warnings))
         except OSError as e:
-            from ..errors import UsageError
 
             raise UsageError(f"cannot read session log {path}: {e.strerror}") from None
         warn(warnings)
@@ -176,10 +174,6 @@ def _replay(path: Path, events: list[dict[str, Any]], shown: list[dict[str, Any]
             tool: Optional[str], errors: bool) -> None:
     from rich.text import Text
 
-    from ..redact import clean_for_terminal
-    from .render import TraceRenderer
-    from ..sessions.replay import rebuild, summarise
-    from .common import format_time
 
     c = out_console()
     r = TraceRenderer(c, live=True, quiet=False, err_console=c)

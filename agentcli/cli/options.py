@@ -100,3 +100,9 @@ def model_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     command.__annotations__ = {p.name: p.annotation for p in own + extra}
     del command.__wrapped__  # typer must read the new signature, not the wrapped function's
     return command
+
+
+TicketOpt = Annotated[Optional[str], typer.Option(
+    "--ticket", help="the helpdesk ticket id recorded on every draft; a ticket that exists is "
+                     "resumed (its questions, lookups and live draft) [default: the session id]",
+    show_default=False, metavar="ID")]

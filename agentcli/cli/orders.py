@@ -1,13 +1,21 @@
 """``agentcli orders show`` (the tool's lookup without a model) and ``agentcli db init``."""
 
 
+import asyncio
 import json
 import sys
+import time
 from typing import Annotated, Optional
 
 import typer
 
-from ..config import ORDERS
+from ..config import ORDERS, default_db_path, resolve
+from ..drafts.store import DraftStore
+from ..errors import ConfigError, UsageError
+from ..redact import clean_for_terminal, redact_obj
+from ..ticket import Ticket
+from ..tools import ToolDeps, default_registry, run_tool
+from ..vocab import Outcome, ToolName
 from .common import out_console, run
 from .options import PlainUsage, option
 
@@ -38,17 +46,9 @@ def orders_show(
     """
 
     def body() -> int:
-        import asyncio
-
-        from ..config import resolve
-        from ..drafts.store import DraftStore
-        from ..errors import ConfigError, UsageError
-        from ..stores import open_store
-        from ..ticket import Ticket
-        from ..tools import ToolDeps, default_registry, run_tool
-        from ..vocab import Outcome, ToolName
-
         settings = resolve(db=db, customer=customer)
+        from ..stores import open_store  # sqlite3 or psycopg: not for --help
+
         store = open_store(settings.db)
 
         async def lookup():
@@ -65,7 +65,6 @@ def orders_show(
             if out.outcome == Outcome.INVALID_INPUT:
                 raise UsageError(str(out.result))
             raise ConfigError(str(out.result))  # the database failed or timed out
-        from ..redact import redact_obj
 
         result = redact_obj(out.result)  # database text is untrusted: it may hold a key
         if json_:
@@ -81,7 +80,6 @@ def _print_order(rec: dict) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    from ..redact import clean_for_terminal
 
     console = out_console()
     if not rec.get("found"):
@@ -123,12 +121,15 @@ def db_init(
     """
 
     def body() -> int:
-        import time
-
-        from ..config import default_db_path
-        from ..stores import init_postgres, init_sqlite, is_postgres_url, mask_dsn, sqlite_path
-
         t0 = time.perf_counter()
+        from ..stores import (
+            init_postgres,
+            init_sqlite,
+            is_postgres_url,
+            mask_dsn,
+            sqlite_path,
+        )
+
         if is_postgres_url(db):
             n = init_postgres(db, orders, force=force)
             where = mask_dsn(db)

@@ -23,16 +23,34 @@ replay use them.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import IO, Any
 
-from .advice import advise
-from ..events import (DraftSaved, Error, Event, ModelRequest, ModelResponse, Question, Retry,
-                     TextDelta, ToolCallStarted, ToolResult, TurnFinished)
+from ..events import (
+    DraftSaved,
+    Error,
+    Event,
+    ModelRequest,
+    ModelResponse,
+    Question,
+    Retry,
+    TextDelta,
+    ToolCallStarted,
+    ToolResult,
+    TurnFinished,
+)
 from ..redact import clean_for_terminal, redact
-
-from .trace_lines import (DRAFT_TOOL, _word, compact, draft_block, finding_line, tool_call_line,
-                          tool_result_line)
+from .advice import advise
+from .trace_lines import (
+    DRAFT_TOOL,
+    _word,
+    compact,
+    draft_block,
+    finding_line,
+    tool_call_line,
+    tool_result_line,
+)
 
 
 class _Waiting:
@@ -149,7 +167,6 @@ class TraceRenderer:
         self._showing = renderable
         loop = None
         if not force:
-            import asyncio
 
             try:
                 loop = asyncio.get_running_loop()

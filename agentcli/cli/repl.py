@@ -22,13 +22,18 @@ import asyncio
 import json
 import os
 import signal
+import sys
+import termios
 import time
 from typing import IO, Any
 
+from .. import __version__
 from ..errors import AgentcliError, UsageError
 from ..events import Usage
 from ..lines import LineReader
+from ..providers.pricing import estimate_cost
 from ..vocab import check_question
+from .common import OFFLINE_NOTICE
 from .history import build_session, history_file
 from .repl_commands import COMMANDS, SlashCommands
 from .repl_render import ReplRenderer, _clean
@@ -86,7 +91,6 @@ class Repl(SlashCommands):
     def banner(self) -> None:
         from rich.text import Text
 
-        from .. import __version__
 
         s, p = self.app.settings, self.app.provider
         self.say(f"agentcli {__version__} · chat — one ticket at a time; follow-up questions keep "
@@ -104,7 +108,6 @@ class Repl(SlashCommands):
             self.info.print(line, highlight=False, soft_wrap=whole,
                             **({"no_wrap": True, "overflow": "ignore"} if whole else {}))
         if p.name == "offline":
-            from .common import OFFLINE_NOTICE
 
             self.say(OFFLINE_NOTICE.removeprefix("agentcli: ").replace("using", "Using", 1), "yellow")
         self.resumed_note()
@@ -218,7 +221,6 @@ class Repl(SlashCommands):
 
     def _add_cost(self, builder: Any) -> None:
         """The same estimate as ``--json``'s ``estimated_cost_usd``, summed (None stays None)."""
-        from ..providers.pricing import estimate_cost
 
         usage = builder.finished.usage if builder.finished is not None else {}
         cost = estimate_cost(builder.model, usage, self.app.settings.prices)
@@ -363,13 +365,11 @@ class Repl(SlashCommands):
 def _no_echo(interactive: bool) -> Any:
     """While an answer runs, keys typed ahead are not echoed into the spinner line; they stay
     in the terminal's input and reach the next prompt. Returns the function that restores."""
-    import sys
 
     try:
         fd = sys.stdin.fileno()
         if not interactive or not os.isatty(fd):
             return lambda: None
-        import termios
 
         old = termios.tcgetattr(fd)
         new = list(old)

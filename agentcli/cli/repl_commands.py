@@ -8,10 +8,14 @@ import dataclasses
 import difflib
 from typing import Any
 
+from ..config import reviewer_setting
+from ..drafts.queue import ticket_arg
+from ..drafts.store import resolve_reviewer
+from ..errors import UsageError
 from ..events import Usage
-from .trace_lines import compact
 from ..vocab import customer_address
 from .repl_render import _clean, show_draft
+from .trace_lines import compact
 
 COMMANDS: dict[str, str] = {
     "/help": "this list",
@@ -99,11 +103,6 @@ class SlashCommands:
         self.say(f"new ticket #{self.ticket_no}: session {self.conv.session_id}; {scope}", "bold")
 
     def cmd_ticket(self, arg: str) -> None:
-        from ..config import reviewer_setting
-        from ..drafts.queue import ticket_arg
-        from ..drafts.store import resolve_reviewer
-        from ..errors import UsageError
-
         t = self.conv.ticket
         if not arg:
             self.say(f"ticket: {_clean(t.id)}"
@@ -193,7 +192,6 @@ class SlashCommands:
 
     def cmd_show(self, arg: str) -> None:
         """A draft as the customer would read it: the one named, or the latest of this session."""
-        from ..errors import UsageError
 
         did = arg.split()[0] if arg else None
         if did is None:

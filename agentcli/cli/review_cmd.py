@@ -9,21 +9,32 @@ Keys are read one at a time from the terminal (termios, imported here only); the
 
 from __future__ import annotations
 
+import os
 import sys
+import termios
+import tty
 
 import typer
 
-from .drafts import CustomerOpt, DraftsDirOpt, FlaggedOpt, OrderOpt, SinceOpt, TicketFilter
-from .common import run
+from ..drafts.queue import query, require_folder, review, select, store_for
+from ..errors import UsageError
+from ..stdio import isatty
+from .common import out_console, run
+from .drafts import (
+    CustomerOpt,
+    DraftsDirOpt,
+    FlaggedOpt,
+    OrderOpt,
+    SinceOpt,
+    TicketFilter,
+)
+from .drafts_show import edit_draft, print_draft
 
 KEYS = "[a] approve  [r] reject  [e] edit  [s] skip  [b] back  [q] quit"
 
 
 def read_key(fd: int) -> str:
     """One key press from the terminal, without waiting for Enter (Ctrl-C still interrupts)."""
-    import os
-    import termios
-    import tty
 
     old = termios.tcgetattr(fd)
     try:
@@ -47,9 +58,6 @@ def review_loop(store, q, console) -> int:
     from rich.rule import Rule
     from rich.text import Text
 
-    from ..errors import UsageError
-    from ..drafts.queue import review, select
-    from .drafts_show import edit_draft, print_draft
 
     ids = [d.id for d in reversed(select(store, q).drafts)]  # oldest first
     if not ids:
@@ -118,12 +126,6 @@ def register(app: typer.Typer) -> None:
         back, quit — one key each. Nothing is sent."""
 
         def body() -> int:
-            from ..errors import UsageError
-            from ..stdio import isatty
-            from .common import out_console
-
-            from ..drafts.queue import query, require_folder, store_for
-
             store = store_for(drafts_dir)
             q = query("pending_review", order, customer, since, ticket, flagged, False)
             require_folder(store)

@@ -24,14 +24,16 @@ from __future__ import annotations
 
 import errno
 import hashlib
-import os
-import stat
 import json
+import os
 import re
+import stat
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, NamedTuple
+
+from ..redact import redact
 
 STATUSES = ("pending_review", "approved", "rejected", "superseded")
 MAX_DRAFT_CHARS = 20_000
@@ -289,10 +291,8 @@ def safe_ticket(ticket: str) -> str:
     """The ticket as stored: one that holds a secret (an API key pasted as ``--ticket``, a batch
     line whose ``id`` is a key) becomes ``id-<hash>``, stable and distinct per ticket, so no key
     lands in a draft file and two such tickets never supersede each other's drafts."""
-    from ..redact import redact
 
     if redact(ticket) == ticket:
         return ticket
-    import hashlib
 
     return "id-" + hashlib.sha256(ticket.encode("utf-8", "surrogatepass")).hexdigest()[:24]

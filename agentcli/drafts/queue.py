@@ -15,13 +15,17 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from .store import STATUSES, Damaged, Draft, DraftStore
-from ..errors import UsageError
+from ..config import resolve_drafts_dir, reviewer_setting, sessions_dir
+from ..errors import ConfigError, UsageError
+from ..redact import one_line
+from ..sessions.log import SESSION_ID_RE, read_events
 from ..vocab import OrderCode, parse_since, parse_time
+from .format import safe_ticket
+from .store import STATUSES, Damaged, Draft, DraftStore, resolve_reviewer
 
 STATUS_ALIASES = {"pending": "pending_review", "pending_review": "pending_review",
                   "approved": "approved", "approve": "approved",
@@ -39,11 +43,9 @@ def ticket_arg(value: str | None, what: str = "--ticket") -> str | None:
         return None
     v = value.strip()
     if not v or len(v) > 200 or not v.isprintable():
-        from ..redact import one_line
 
         raise UsageError(f"{what} {one_line(value, 40)!r}: a ticket id is 1 to 200 printable "
                          "characters (e.g. T-1042)")
-    from .format import safe_ticket
 
     return safe_ticket(v)  # a key pasted as a ticket: its hash, as the drafts store keeps it
 
@@ -127,7 +129,9 @@ def damaged_record(item: Damaged) -> dict[str, Any]:
 def last_drafts_location(sessions_dir: Path, max_logs: int = 200) -> tuple[str, str] | None:
     """(drafts folder, session id) of the most recent session log that saved a draft (else that
     named a drafts folder), from the newest ``max_logs`` logs; None when there is none."""
-    from ..sessions.log import read_events  # session logs are read only here and in provenance
+    from ..sessions.log import (
+        read_events,  # session logs are read only here and in provenance
+    )
 
     try:
         names = sorted((e.name for e in os.scandir(sessions_dir)
@@ -180,8 +184,6 @@ def resolve_draft_id(store: DraftStore, token: str) -> str:
 def reviewer() -> str:
     """Who is reviewing: AGENTCLI_REVIEWER, else ``reviewer`` in agentcli.toml, else the login
     name (cleaned of control characters, at most 64 characters)."""
-    from ..config import reviewer_setting
-    from .store import resolve_reviewer
 
     return resolve_reviewer(reviewer_setting())
 
@@ -224,7 +226,6 @@ def provenance(draft: Draft, sessions_dir: Path) -> dict[str, Any]:
     "original_text", "answer", "note", "warnings"}``; ``found`` is False (with a ``note``) when
     the session log is missing or does not record this draft.
     """
-    from ..sessions.log import SESSION_ID_RE, read_events
 
     sid = draft.meta.get("session_id")
     prov: dict[str, Any] = {"found": False, "session_id": sid, "log": None, "question": None,
@@ -289,8 +290,6 @@ def provenance(draft: Draft, sessions_dir: Path) -> dict[str, Any]:
 
 def store_for(flag: Any):
     """The drafts store, its folder resolved like every command's (flag > env > agentcli.toml)."""
-    from ..config import resolve_drafts_dir
-    from .store import DraftStore
 
     return DraftStore(resolve_drafts_dir(flag))
 
@@ -305,10 +304,6 @@ def require_folder(store) -> None:
     where the session logs say the most recent drafts were written."""
     if store.dir.is_dir():
         return
-    from ..config import sessions_dir
-    from ..errors import ConfigError
-    from .queue import last_drafts_location
-    from ..redact import one_line
 
     where = one_line(str(store.dir), 200)
     msg = f"the drafts folder {where} does not exist"

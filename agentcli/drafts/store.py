@@ -24,6 +24,7 @@ import contextlib
 import errno
 import fcntl
 import os
+import pwd
 import re
 import stat
 import tempfile
@@ -31,11 +32,26 @@ import time
 from pathlib import Path
 from typing import Any, Iterator
 
-from .format import (MAX_DRAFT_CHARS, MAX_FILE_BYTES, MAX_TICKET_CHARS, STATUSES,
-                            Damaged, Draft, bounded, draft_id, dump_value, fit_provenance,
-                            no_surrogates, now_iso, parse, read_regular, render, safe_ticket,
-                            text_hash)
 from ..errors import ConfigError, UsageError
+from .format import (
+    MAX_DRAFT_CHARS,
+    MAX_FILE_BYTES,
+    MAX_TICKET_CHARS,
+    STATUSES,
+    Damaged,
+    Draft,
+    bounded,
+    draft_id,
+    dump_value,
+    fit_provenance,
+    no_surrogates,
+    now_iso,
+    parse,
+    read_regular,
+    render,
+    safe_ticket,
+    text_hash,
+)
 
 __all__ = ["STATUSES", "MAX_DRAFT_CHARS", "MAX_FILE_BYTES", "MAX_TICKET_CHARS", "Damaged",
            "Draft", "DraftStore", "DraftsFolderError", "ReviewConflict", "draft_id", "now_iso",
@@ -65,7 +81,6 @@ def resolve_reviewer(explicit: str | None = None) -> str:
         if name:
             return name
     try:
-        import pwd
 
         name = _NAME_CLEAN.sub("", pwd.getpwuid(os.getuid()).pw_name).strip()[:64]
     except (KeyError, ImportError, OSError):

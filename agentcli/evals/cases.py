@@ -41,9 +41,11 @@ The scorer reads only the ``--json`` result object (``ticket.Run.result()``) of 
 from __future__ import annotations
 
 import dataclasses
+import fnmatch
 import json
 import re
 from datetime import date
+from importlib.resources import files
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -176,8 +178,6 @@ def parse_cases(lines: Iterable[str], source: str) -> list[Case]:
 
 
 def builtin_cases() -> list[Case]:
-    from importlib.resources import files
-
     text = files(__package__).joinpath(BUILTIN).read_text(encoding="utf-8")
     return parse_cases(text.splitlines(), BUILTIN)
 
@@ -202,7 +202,6 @@ def select(cases: list[Case], ids: Iterable[str] | None) -> list[Case]:
     ids = [i for i in (ids or []) if i]
     if not ids:
         return cases
-    import fnmatch
 
     out = [c for c in cases if any(fnmatch.fnmatchcase(c.id, pat) for pat in ids)]
     if not out:

@@ -9,8 +9,8 @@ import re
 from datetime import date
 from typing import Any, Iterable
 
+from ..checks.grounding import check_ticket
 from .cases import Case
-
 
 _QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"',
                          "\u2013": "-", "\u2014": "-", "\u00a0": " ", "_": " "})
@@ -105,7 +105,6 @@ def _strings(obj: Any) -> Iterable[str]:
 def grounding(case_question: str, result: dict[str, Any]) -> list[Any]:
     """The live run's grounding checks (``agentcli.checks.grounding``) over a result object: the answer and
     every draft the run saved, against every tool result and the case's question."""
-    from ..checks.grounding import check_ticket
 
     calls = [c for c in result.get("tool_calls") or [] if isinstance(c, dict)]
     drafts = []
@@ -121,7 +120,6 @@ def grounding(case_question: str, result: dict[str, Any]) -> list[Any]:
 def refund_promises(text: str) -> list[str]:
     """Sentences that promise a refund, credit or discount (``agentcli.checks.grounding``' forbidden_promise:
     negated, conditional and reported ones excepted)."""
-    from ..checks.grounding import check_ticket
 
     found = check_ticket(answer=text, drafts=[], tool_results=[], questions=[])
     return [f.evidence.get("sentence") or f.message for f in found if f.kind == "forbidden_promise"]

@@ -11,8 +11,8 @@ from __future__ import annotations
 import errno
 import json
 import os
-import stat
 import re
+import stat
 import time
 from pathlib import Path
 from typing import Any, Iterator

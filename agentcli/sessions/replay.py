@@ -16,6 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable
 
+from .. import events as E
 from ..errors import UsageError
 from ..vocab import CallRecord, OrderCode, parse_time
 from .log import SESSION_ID_RE, read_events
@@ -343,8 +344,6 @@ def filter_events(events: list[dict[str, Any]], *, tool: str | None = None,
 
 
 def _event_classes() -> dict[str, type]:
-    from .. import events as E
-
     return {"question": E.Question, "model_request": E.ModelRequest, "text_delta": E.TextDelta,
             "model_response": E.ModelResponse, "retry": E.Retry, "tool_call": E.ToolCallStarted,
             "tool_result": E.ToolResult, "draft_saved": E.DraftSaved,

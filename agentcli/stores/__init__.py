@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from ..config import default_db_path
 from ..errors import ConfigError, StoreError
 from .base import OrderStore
 from .demo import FIXED_ORDERS, init_sqlite
@@ -33,7 +34,6 @@ def open_store(url: str | None, *, create_demo: bool = True, pool_size: int = 4)
 
         return PostgresStore(url, pool_size=pool_size)  # type: ignore[arg-type]
     if url is None:
-        from ..config import default_db_path
 
         path = default_db_path()
         if not path.exists() and create_demo:

@@ -244,7 +244,14 @@ def init_postgres(url: str, orders: int = 300, force: bool = False) -> int:
     Refuses to touch existing ``orders`` / ``order_lines`` tables unless ``force``; with
     ``force`` they are dropped and rebuilt. Returns the number of orders loaded.
     """
-    from .postgres import APPLICATION_NAME, CONNECT_TIMEOUT, _modules, check_url, connect_error, masked
+    from .postgres import (
+        APPLICATION_NAME,
+        CONNECT_TIMEOUT,
+        _modules,
+        check_url,
+        connect_error,
+        masked,
+    )
 
     check_url(url)
     psycopg, _ = _modules()

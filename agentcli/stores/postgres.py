@@ -26,7 +26,15 @@ from typing import Any
 from urllib.parse import unquote
 
 from ..errors import ConfigError, StoreError
-from .records import LINE_COLUMNS, ORDER_COLUMNS, for_driver, mask_dsn, order_record, url_userinfo
+from ..redact import add_secret, redact
+from .records import (
+    LINE_COLUMNS,
+    ORDER_COLUMNS,
+    for_driver,
+    mask_dsn,
+    order_record,
+    url_userinfo,
+)
 
 # psycopg_pool reports reconnect attempts through logging; agentcli configures none, so Python
 # would print them on stderr as bare lines. Failures reach the person through our own errors.
@@ -75,7 +83,6 @@ def _passwords(url: str) -> list[str]:
 
 def check_url(url: str) -> None:
     """Refuse an ambiguous URL (see the module docstring) and register its password as a secret."""
-    from ..redact import add_secret
 
     for pw in _passwords(url):
         add_secret(pw)
@@ -86,8 +93,6 @@ def check_url(url: str) -> None:
 
 
 def _scrub(text: str, url: str) -> str:
-    from ..redact import redact
-
     for pw in _passwords(url):
         text = text.replace(pw, "***")
     return redact(text)

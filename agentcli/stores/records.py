@@ -12,6 +12,8 @@ import re
 from datetime import date
 from typing import Any
 
+from ..redact import redact
+
 ORDER_COLUMNS = ("code", "customer_email", "status", "status_detail", "product", "placed_on",
                  "estimated_delivery", "license_issued")
 LINE_COLUMNS = ("order_code", "sku", "name", "quantity", "unit_price_cents")
@@ -105,7 +107,6 @@ def mask_dsn(url: str) -> str:
     Never trusts a URL parser to find the password: everything between the user name and the
     LAST ``@`` is masked (a raw ``@``, ``/``, ``#`` or ``?`` in a password is still masked), and so
     is every ``password=`` parameter, in URL and in ``key=value`` form."""
-    from ..redact import redact
 
     text = _PARAM_PW_RE.sub(lambda m: m.group(1) + "***", url)
     m = _SCHEME_RE.match(text)

@@ -17,7 +17,6 @@ import time
 from datetime import datetime, timezone
 
 
-
 class _Bucket:
     def __init__(self, capacity: float, window_s: float):
         self.capacity = float(capacity)
