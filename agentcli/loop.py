@@ -10,6 +10,8 @@ exactly as received and every tool result. ``ask(question)`` runs one question:
   ``max_tokens``, ``refusal``, ``model_context_window_exceeded``: stop, nothing executed.
 - A response without a stop reason (broken or cut stream) is never executed from; the turn is
   retried as a fresh request (nothing of it has run) up to ``retries`` times, then exit 4.
+- Which failed model calls are retried, after what wait, is ``providers.retry``'s to decide;
+  each retry is a ``Retry`` event (reason, wait), a final failure an ``Error`` (exit 4).
 - Read-only calls of a turn run concurrently, draft calls one at a time in the order asked; the
   results go back in call order, each paired with its ``tool_use_id``. A draft call that shares
   its response with other calls is refused (an error result asking to draft after reading the
@@ -31,7 +33,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import random
 import re
 import secrets
 from datetime import datetime, timezone
@@ -41,7 +42,7 @@ from .errors import EXIT_API, ModelAPIError
 from .events import (DraftSaved, Error, Event, ModelRequest, ModelResponse, Question, Retry,
                      TextDelta, ToolCallStarted, ToolResult, TurnFinished, Usage)
 from .providers import ModelTurn, Provider, ToolCall
-from .providers.ratelimit import RATE_KINDS
+from .providers.retry import Attempts
 from .redact import replace_surrogates
 from .ticket import Ticket
 from .tools import DRAFT, CallOutcome, Registry, ToolDeps, run_tool
@@ -93,26 +94,6 @@ def _without_surrogates(mt: ModelTurn) -> None:
     mt.text = replace_surrogates(mt.text)
     for c in mt.tool_calls:
         c.input = replace_surrogates(c.input)
-
-
-MAX_LIMITED = 100  # limit answers one model call may absorb in a batch (the stall bound aside)
-
-
-def _limit_hits(provider: Any) -> int:
-    gate = getattr(provider, "gate", None)
-    return gate.handed_over if gate is not None else 0
-
-
-def _rate_limit_wait(provider: Any, e: ModelAPIError, hits: int) -> tuple[str | None, float] | None:
-    """For a 429/529 the provider's gate saw during this call (``hits``: its count before):
-    (why the question stops, or None; the wait before trying again)."""
-    gate = getattr(provider, "gate", None)
-    if gate is None or e.kind not in RATE_KINDS or gate.handed_over == hits:
-        return None  # e.g. a rate-limit error inside a 200 stream: the ordinary retries
-    why = gate.check_stall()
-    if why is not None and not gate.batch:
-        gate.clear_stop()  # ask / the REPL: this question stops; the next one may try again
-    return why, (0.0 if why else gate.pause_left())
 
 
 def _safe_stop(stop: str | None) -> str | None:
@@ -220,11 +201,9 @@ class Conversation:
                     return
                 turn += 1
                 mt = None
-                attempt = absorbed = 0
+                tries = Attempts(self.retries, self.retry_base_delay)  # providers.retry: the policy
                 while True:
-                    attempt += 1
-                    hits = _limit_hits(self.provider)
-                    yield ModelRequest(turn, attempt)
+                    yield ModelRequest(turn, tries.number)
                     try:
                         # aclosing: a cancelled turn closes the HTTP stream now, not at GC.
                         async with contextlib.aclosing(
@@ -238,30 +217,20 @@ class Conversation:
                                     yield dataclasses.replace(item, turn=turn)
                         break
                     except ModelAPIError as e:
-                        limited = _rate_limit_wait(self.provider, e, hits)
-                        if limited is not None and limited[0] is not None:
-                            e = ModelAPIError(limited[0], kind=e.kind)  # a quota: stop, say why
-                        elif limited is not None and self.provider.gate.batch and absorbed < MAX_LIMITED:
-                            # The batch's shared gate: a rate-limit answer costs no --retries
-                            # while the batch gets through (its stall bound stops it otherwise).
-                            attempt -= 1
-                            absorbed += 1
-                        retryable = e.retryable if limited is None else limited[0] is None
-                        if not retryable or attempt > self.retries:
+                        step = tries.failed(e)
+                        if step.wait is None:
                             # Keep the ticket usable: a question that got no answer at all
                             # is rolled back, so the next one does not carry it.
                             self._repair(start_len, pending)
                             pending = []
-                            msg = e.message if attempt == 1 else f"{e.message} (tried {attempt} times)"
-                            yield Error(e.kind, msg, EXIT_API)
-                            yield self._finish(q_usage, Status.ERROR, e.kind, answer_parts, turn, msg)
+                            yield Error(step.kind, step.message, EXIT_API)
+                            yield self._finish(q_usage, Status.ERROR, step.kind, answer_parts, turn,
+                                               step.message)
                             return
                         # The SDKs retry nothing themselves (max_retries=0): every retry and its
                         # wait is ours, so it is an event a person sees with its reason.
-                        wait = limited[1] if limited is not None else (
-                            e.retry_after or self.retry_base_delay * (2 ** (attempt - 1)) * (0.75 + random.random() / 2))
-                        yield Retry(turn, attempt + 1, e.message, round(wait, 3))
-                        await asyncio.sleep(wait)
+                        yield Retry(turn, tries.number, step.message, step.wait)
+                        await asyncio.sleep(step.wait)
                 assert mt is not None
                 mt.stop_reason = _safe_stop(mt.stop_reason)
                 _without_surrogates(mt)
@@ -294,7 +263,7 @@ class Conversation:
                     return
                 if stop in STOP_HUMAN:
                     msg = STOP_MESSAGES[stop].format(
-                        max_tokens=getattr(self.provider, "max_tokens", "the limit"))
+                        max_tokens=self.provider.model_settings.max_tokens)
                     if mt.note:  # the server's own words (e.g. how many tokens against how many)
                         msg += f" (the server said: {mt.note})"
                     yield self._finish(q_usage, Status.INCOMPLETE, stop, answer_parts, turn, msg)

@@ -296,3 +296,79 @@ def test_error_lines_carry_the_servers_own_words_cleaned(provider, status, cli_e
     msg = b.error.message
     assert "expected a string got null (field 'content')" in msg
     assert not any(c in msg for c in "\x1b\u2028\u0085") and len(msg) < 320
+
+
+# --------------------------------------------------------------------------- a bug of ours
+
+def _registry_json_cannot_carry():
+    """The real tools, one schema holding a value JSON cannot carry: a bug of ours the SDK meets
+    when it encodes the request inside ``respond``."""
+    from agentcli.tools import Registry, default_registry
+
+    reg = Registry()
+    for t in default_registry():
+        if t.name == "get_order_status":
+            t = dataclasses.replace(t, input_schema={**t.input_schema, "examples": object()})
+        reg.register(t)
+    return reg
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "no_stream"])
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+def test_a_bug_of_ours_inside_respond_is_an_internal_error_not_a_retry(provider, stream, cli_env,
+                                                                       monkeypatch, fake_anthropic,
+                                                                       fake_openai):
+    from agentcli.batch.engine import BatchRunner, Item
+
+    if provider == "anthropic":
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_anthropic.url)
+    else:
+        monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
+    fake = fake_anthropic if provider == "anthropic" else fake_openai
+
+    async def go():
+        app = App.open(resolve(provider=provider, model="m", retries=2, stream=stream),
+                       registry=_registry_json_cannot_carry())
+        try:
+            conv = app.conversation()
+            events: list = []
+            with pytest.raises(TypeError, match="not JSON serializable"):
+                await app.run(conv, "Where is GH56JK78MN?", [events.append])
+            out: list[str] = []
+            await BatchRunner(app, concurrency=1, emit=out.append).run([Item(1, 1, "Where is GH56JK78MN?")])
+            return conv, events, out
+        finally:
+            await app.aclose()
+
+    conv, events, out = asyncio.run(go())
+    assert not any(isinstance(e, Retry) for e in events)  # not "broken response, retrying"
+    assert conv.history == []  # the question that got no answer is rolled back
+    assert fake.requests == []  # nothing was sent
+    (rec,) = map(json.loads, out)
+    assert rec["status"] == "error" and rec["error"].startswith("internal error (TypeError)")
+
+
+def test_a_connection_error_around_our_own_exception_is_that_exception():
+    # anthropic wraps whatever the HTTP client raises in APIConnectionError: a transport fault
+    # or the rate-limit gate's answer is the SDK's business, anything else is a bug of ours
+    import anthropic
+    import httpx2
+
+    from agentcli.providers.ratelimit import LimitAnswer
+    from agentcli.providers.transport import own_bug
+
+    def wrapped(cause: BaseException) -> anthropic.APIConnectionError:
+        try:
+            try:
+                raise cause
+            except BaseException as c:
+                raise anthropic.APIConnectionError(request=httpx2.Request("POST", "http://x")) from c
+        except anthropic.APIConnectionError as e:
+            return e
+
+    bug = KeyError("ours")
+    assert own_bug(wrapped(bug)) is bug
+    assert own_bug(wrapped(httpx2.ReadError("dropped"))) is None
+    assert own_bug(wrapped(bounds.ResponseBoundExceeded("too big"))) is None
+    assert own_bug(wrapped(LimitAnswer(429, wait=1.0, stopped=None, retry_after=1.0, batch=False))) is None

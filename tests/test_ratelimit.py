@@ -126,6 +126,47 @@ def test_no_progress_for_the_stall_bound_stops():
     assert "has not let an answer through" in gate.check_stall()
 
 
+def test_an_idle_hour_after_one_limit_answer_is_no_stall():
+    # a REPL: one 429, an answer, then nothing for an hour; the next 429 is a fresh wait
+    now = [0.0]
+    gate = Gate(1, stall_s=30, clock=lambda: now[0])
+    gate.after_response(429, {"retry-after-ms": "10"})
+    gate.after_response(200, {})
+    now[0] = 3600.0
+    gate.after_response(429, {"retry-after": "2"})
+    answer = gate.limit_answer(429, {"retry-after": "2"})
+    assert answer.stopped is None and answer.wait == 2.0 and answer.retry_after == 2.0
+    now[0] = 3631.0  # limit answers, and nothing else, for longer than stall_s
+    gate.after_response(429, {"retry-after": "2"})
+    answer = gate.limit_answer(429, {"retry-after": "2"})
+    assert answer.stopped and "not let an answer through for 31 s" in answer.stopped
+    assert answer.wait == 0.0
+    assert gate.stopped is None  # outside a batch the stop ends only the question that met it
+
+
+@pytest.mark.parametrize("bound,status,requests", [(2, "error", 3), (3, "ok", 4)])
+def test_a_batch_absorbs_limit_answers_up_to_the_bound(anthropic_env, fake_anthropic, monkeypatch,
+                                                       bound, status, requests):
+    from agentcli.providers import retry
+
+    monkeypatch.setattr(retry, "MAX_LIMITED", bound)
+    fake_anthropic.queue(*[fa.error(429, "slow down", headers={"retry-after-ms": "10"})] * 3,
+                         fa.text("answered"))
+    summary, gate, recs = _run_batch(1, concurrency=1, retries=0)  # --retries 0: no other retry
+    assert [r["status"] for r in recs] == [status]
+    assert len(fake_anthropic.requests) == requests and gate.limit_hits == 3
+    if status == "error":
+        assert recs[0]["error"] == "rate limited by the Anthropic API (429): slow down"
+
+
+def test_doctor_api_under_a_rate_limit_says_so_in_one_line(cli, anthropic_env, fake_anthropic):
+    fake_anthropic.models_status = 429  # the gate takes the answer in hand; check_api maps it
+    p = cli(["doctor", "--api", "--json"], anthropic_env)
+    assert p.returncode == 3, p.err
+    (api,) = [c for c in json.loads(p.out)["checks"] if c["name"] == "model API"]
+    assert not api["ok"] and api["detail"] == "rate limited by the Anthropic API (429): fake: models"
+
+
 def test_pacing_from_headers_waits_before_the_limit_is_hit():
     now = [0.0]
     gate = Gate(8, clock=lambda: now[0])

@@ -214,7 +214,7 @@ class BatchRunner:
         self._stop: str | None = None
         # the provider's rate-limit gate (agentcli.providers.ratelimit): shared pause, pacing, adaptive
         # concurrency under the --concurrency ceiling, and the quota stop
-        self.gate = getattr(app.provider, "gate", None)
+        self.gate = app.provider.gate
         if self.gate is not None:
             self.gate.configure(concurrency, batch=True)
             if progress is not None:
@@ -228,8 +228,7 @@ class BatchRunner:
     # -- one question ---------------------------------------------------------------
     async def _answer(self, item: Item) -> tuple[dict[str, Any], int]:
         app = self.app
-        prov = getattr(app.provider, "name", None)
-        model = getattr(app.provider, "model", None)
+        prov, model = app.provider.name, app.provider.model
         if item.error is not None:
             return error_record(item, item.error, stop_reason=item.error_kind, provider=prov,
                                 model=model), EXIT_INCOMPLETE
@@ -259,9 +258,8 @@ class BatchRunner:
         return rec, code
 
     def _not_attempted(self, item: Item) -> dict[str, Any]:
-        prov = getattr(self.app.provider, "name", None)
         return error_record(item, f"not attempted: the batch stopped ({self._stop})", stop_reason=None,
-                            provider=prov, model=getattr(self.app.provider, "model", None))
+                            provider=self.app.provider.name, model=self.app.provider.model)
 
     # -- output ---------------------------------------------------------------------
     def _done(self, seq: int, rec: dict[str, Any], code: int, window: asyncio.Semaphore) -> None:

@@ -5,8 +5,9 @@
     key_check(settings, chosen)     the provider's key is present, not blank, one clean token
     database_check(settings)        the orders database opens and has the schema (open_store)
     provider_check(settings)        the provider can be built from the settings (no network)
-    await api_check(settings)       opt-in (``doctor --api``): the models list endpoint answers
-                                    (GET /v1/models: no tokens, no cost)
+    await api_check(settings, p)    opt-in (``doctor --api``): the provider's check_api, the
+                                    models list endpoint answers (GET /v1/models: no tokens,
+                                    no cost)
     require(settings, chosen=...)   what ``ask``, ``chat``, ``batch`` and ``eval`` run first: the
                                     first failing local check becomes a ConfigError (exit 3, one line)
 
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import AgentcliError, ConfigError
+from ..errors import AgentcliError, ConfigError, ModelAPIError
 
 KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
 
@@ -188,35 +189,17 @@ def provider_check(settings: Any) -> tuple[Check, Any]:
 
 
 async def api_check(settings: Any, provider: Any) -> Check:
-    """The model API answers: GET /v1/models (lists models; no tokens, no cost)."""
+    """The model API answers: the provider's ``check_api`` (GET /v1/models: lists models; no
+    tokens, no cost), within ``--request-timeout`` (at most 30 s)."""
     import asyncio
 
     name = "model API"
-    if provider is None or provider.name == "offline":
-        return Check(name, True, "offline workflow: no model API to reach")
     timeout = min(float(settings.request_timeout), 30.0)
     try:
-        if provider.name == "anthropic":
-            import anthropic as sdk
-
-            from ..providers.anthropic import WHERE as where
-            page = await asyncio.wait_for(provider.client.models.list(limit=1), timeout)
-        else:
-            import openai as sdk
-
-            where = provider.at
-            page = await asyncio.wait_for(provider.client.models.list(), timeout)
+        said = await asyncio.wait_for(provider.check_api(), timeout)
     except asyncio.TimeoutError:
         return Check(name, False, f"the models list did not answer within {timeout:g} s",
                      "check the network, the base URL, or raise --request-timeout")
-    except Exception as e:
-        from ..providers.api_errors import api_error
-
-        try:
-            msg = api_error(sdk, e, 0, where).message
-        except Exception:
-            msg = f"the models list failed ({type(e).__name__})"
-        return Check(name, False, msg, None)
-    ids = [getattr(m, "id", "") for m in (getattr(page, "data", None) or [])][:3]
-    shown = ", ".join(_shown(i)[:60] for i in ids if isinstance(i, str))
-    return Check(name, True, "GET /v1/models answered" + (f" ({shown})" if shown else ""))
+    except ModelAPIError as e:
+        return Check(name, False, e.message, None)
+    return Check(name, True, said)

@@ -1,12 +1,16 @@
 """The Anthropic Messages API provider (the only module that imports ``anthropic``).
 
-- One ``AsyncAnthropic`` client per process, reused by every question (and every batch task).
-- HTTP-level faults (429 with ``retry-after``, 5xx, 529, connection errors before a response)
-  are retried by the loop, not the SDK (``max_retries=0``): each retry is a ``Retry`` event a
-  person sees with its reason and wait (``retry-after`` honoured, bounded).
-- Faults *inside* a stream (dropped connection, malformed event, stalled stream, no
-  ``message_stop``) surface as raw transport/JSON errors or as a message whose ``stop_reason``
-  is None; they become ``IncompleteResponse`` and the loop retries the turn as a fresh request.
+- One ``AsyncAnthropic`` client per process, reused by every question (and every batch task);
+  its HTTP client is ``providers.transport.http_client`` (the rate-limit gate, the bounds).
+- HTTP-level faults (429 and 529, taken in hand by the gate; 5xx; connection errors before a
+  response) are retried by the loop, not the SDK (``max_retries=0``): each retry is a ``Retry``
+  event a person sees with its reason and wait (``providers.retry``).
+- Faults *inside* a stream (dropped connection, malformed or out-of-order event, stalled
+  stream, no ``message_stop``) surface from the SDK's stream as raw transport, JSON or UTF-8
+  errors, as what its event accumulator raises (:data:`_ACCUMULATOR_FAULTS`), or as a message
+  whose ``stop_reason`` is None; they become ``IncompleteResponse`` and the loop retries the
+  turn as a fresh request. Only the SDK's own calls are guarded so: an exception from our code
+  in ``respond`` is a bug and surfaces as one, never retried as a broken response.
 - The assistant message goes back into the history exactly as received: text, every
   ``tool_use``, ``thinking`` with its signature and ``redacted_thinking``.
 - Prompt caching: the tools and system prompt are a stable prefix marked with
@@ -23,16 +27,27 @@ from typing import Any, AsyncIterator
 
 import anthropic
 
-from . import ratelimit
 from ..errors import ConfigError, IncompleteResponse, ModelAPIError
 from ..events import TextDelta
-from .base import ModelTurn, ToolCall
-from .api_errors import (Where, api_error, broken, broken_cause, is_context_overflow, server_message,
-                         transport_words)
-from .bounds import MAX_INPUT_DEPTH, depth_exceeds, http_client, over_the_bound
+from .api_errors import (Where, api_error, broken, broken_cause, is_context_overflow,
+                         models_answered, server_message, transport_words)
+from .base import ModelSettings, ModelTurn, ToolCall
+from .bounds import MAX_INPUT_DEPTH, depth_exceeds, over_the_bound
 from .messages_format import MessagesHistory
+from .ratelimit import Gate
+from .transport import MALFORMED_BODY, TRANSPORT_FAULTS, http_client, own_bug
 
 _CACHE = {"type": "ephemeral"}
+# What the SDK's stream raises on a malformed or out-of-order event, besides transport and JSON
+# errors: its accumulator works on unvalidated models (``lib/streaming/_messages.py``). Seen
+# against the fake server: AssertionError (no message_start before the end), IndexError and
+# TypeError (a delta for a block index that does not exist or is not a number),
+# AttributeError (a null message, block, delta or usage), ValueError (a tool input's JSON the
+# partial parser refuses, bytes that are not UTF-8), RuntimeError (documented: an event
+# before message_start; RecursionError is one too).
+_ACCUMULATOR_FAULTS = (AssertionError, AttributeError, IndexError, RuntimeError, TypeError,
+                       ValueError)
+_STREAM_FAULTS = (*TRANSPORT_FAULTS, *MALFORMED_BODY, *_ACCUMULATOR_FAULTS)
 _USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_read_input_tokens",
                  "cache_creation_input_tokens")
 
@@ -152,21 +167,20 @@ def _incomplete(e: BaseException) -> IncompleteResponse:
 class AnthropicProvider(MessagesHistory):
     name = "anthropic"
 
-    def __init__(self, settings: Any, registry: Any, system_prompt: str):
+    def __init__(self, model: str, model_settings: ModelSettings, registry: Any, system_prompt: str):
         key = os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")
         if not key:
             raise ConfigError("the anthropic provider needs ANTHROPIC_API_KEY; set it, or use "
                               "--provider offline for the offline workflow")
-        self.model = settings.model
-        self.max_tokens = settings.max_tokens
-        self.retries = settings.retries
-        self.gate = ratelimit.Gate()
+        self.model = model
+        self.model_settings = model_settings
+        self.gate = Gate()
         self.client = anthropic.AsyncAnthropic(
             api_key=os.environ.get("ANTHROPIC_API_KEY") or None,
             max_retries=0,  # the loop retries, visibly (a Retry event per wait)
-            timeout=settings.request_timeout,
+            timeout=model_settings.timeout,
             # every request waits at the shared rate-limit gate; every answer feeds it and is bounded
-            http_client=http_client(anthropic, settings.request_timeout, ratelimit.event_hooks(self)),
+            http_client=http_client(anthropic, model_settings.timeout, self.gate),
         )
         tools = copy.deepcopy(registry.schemas())
         if tools:
@@ -191,28 +205,41 @@ class AnthropicProvider(MessagesHistory):
 
     # -- one model call -----------------------------------------------------------------
     def _params(self, history: list[Any]) -> dict[str, Any]:
-        return {"model": self.model, "max_tokens": self.max_tokens, "system": self.system,
-                "tools": self.tools, "messages": self._messages(history)}
+        return {"model": self.model, "max_tokens": self.model_settings.max_tokens,
+                "system": self.system, "tools": self.tools, "messages": self._messages(history)}
 
     async def respond(self, history: list[Any], *, stream: bool) -> AsyncIterator[TextDelta | ModelTurn]:
         params = self._params(history)
-        opened = False  # True once the response has started: the SDK no longer retries after that
+        opened = False  # True once the response has started
         stopped = not stream  # a stream is complete only once message_stop has arrived
-        inputs = _ToolInputs() if stream else None
+        inputs = _ToolInputs()
         try:
             if stream:
                 async with self.client.messages.stream(**params) as s:
                     opened = True
-                    async for ev in s:
+                    events = s.__aiter__()
+                    while True:
+                        try:
+                            ev = await events.__anext__()
+                        except StopAsyncIteration:
+                            break
+                        except _STREAM_FAULTS as e:  # the SDK's own reading, nothing of ours
+                            raise _incomplete(e) from None
                         inputs.see(ev)
                         if ev.type == "text":
                             if isinstance(ev.text, str):
                                 yield TextDelta(ev.text)
                         elif ev.type == "message_stop":
                             stopped = True
-                    msg = await s.get_final_message()
+                    try:
+                        msg = await s.get_final_message()
+                    except _STREAM_FAULTS as e:
+                        raise _incomplete(e) from None
             else:
-                msg = await self.client.messages.create(**params)
+                try:
+                    msg = await self.client.messages.create(**params)
+                except MALFORMED_BODY as e:  # a body that is not JSON (or UTF-8) at all
+                    raise _incomplete(e) from None
         except anthropic.APIStatusError as e:
             if is_context_overflow(anthropic, e):
                 yield ModelTurn("model_context_window_exceeded", "", [], {}, None,
@@ -226,29 +253,22 @@ class AnthropicProvider(MessagesHistory):
                 if etype in ("overloaded_error", "api_error", "rate_limit_error", "timeout_error"):
                     raise ModelAPIError(f"the Anthropic API failed mid-response ({etype})",
                                         kind=etype.removesuffix("_error"), retryable=True) from None
-            raise api_error(anthropic, e, 0, WHERE) from None
+            raise api_error(anthropic, e, WHERE) from None
         except anthropic.APIResponseValidationError:
             raise broken(WHERE, "not a Messages API response") from None
         except anthropic.APIConnectionError as e:
+            bug = own_bug(e)  # the SDK wraps whatever our HTTP hooks raise
+            if bug is not None:
+                raise bug
             if opened:
                 raise _incomplete(e) from None
-            raise api_error(anthropic, e, 0, WHERE) from None
-        except (anthropic.AnthropicError, ValueError, RuntimeError, OSError, AssertionError,
-                TypeError, AttributeError, KeyError, RecursionError) as e:
-            # Raw transport errors (httpx2), malformed JSON in an event, an out-of-order stream,
-            # an event whose fields are not what the API sends: incomplete, nothing of it runs.
+            raise api_error(anthropic, e, WHERE) from None
+        except anthropic.AnthropicError as e:
             raise _incomplete(e) from None
-        except Exception as e:
-            # Once the response has started, anything the SDK raises while reading it (a raw
-            # transport error, an event that does not fit the message so far) means the
-            # response is incomplete: nothing of it runs, the turn is retried.
-            if opened or type(e).__module__.split(".")[0] in ("httpx", "httpx2", "httpcore", "anyio", "h11"):
-                raise _incomplete(e) from None
-            raise
         if not stopped:
             raise IncompleteResponse("the model's response stream ended without message_stop")
         why = _problem(msg)
-        if why is None and inputs is not None:
+        if why is None and stream:
             why = inputs.problem(msg)
         if why is not None:
             raise broken(WHERE, why)
@@ -270,5 +290,21 @@ class AnthropicProvider(MessagesHistory):
             message={"role": "assistant", "content": content},
         )
 
+    async def check_api(self) -> str:
+        """GET /v1/models (lists models: no tokens, no cost)."""
+        try:
+            page = await self.client.models.list(limit=1)
+        except anthropic.APIConnectionError as e:
+            bug = own_bug(e)
+            if bug is not None:
+                raise bug
+            raise api_error(anthropic, e, WHERE) from None
+        except anthropic.APIError as e:
+            raise api_error(anthropic, e, WHERE) from None
+        except MALFORMED_BODY:
+            raise broken(WHERE, "not a models list") from None
+        return models_answered(page)
+
     async def aclose(self) -> None:
         await self.client.close()
+

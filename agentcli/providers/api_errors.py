@@ -3,7 +3,9 @@
 Both provider SDKs (``anthropic`` and ``openai``) are generated from the same template and share
 the exception names (``AuthenticationError``, ``RateLimitError``, ``APIStatusError``, ...), so
 one function maps either; the provider passes its SDK module and a :class:`Where` that says
-how to name the server and which settings to check. Importing this module imports no SDK.
+how to name the server and which settings to check. The rate-limit gate's answer to a 429/529
+(:class:`~agentcli.providers.ratelimit.LimitAnswer`) is mapped here too. Importing this module
+imports no SDK.
 
 Every line carries the server's own message when it sent one (cleaned of control characters
 and line separators, one line, cut to :data:`MAX_SERVER_MESSAGE` characters, secrets removed),
@@ -18,6 +20,7 @@ from typing import Any
 
 from ..errors import ModelAPIError
 from ..redact import one_line as safe_line
+from .ratelimit import LimitAnswer, RateLimited
 
 MAX_SERVER_MESSAGE = 200  # characters of the server's own message kept in an error line
 
@@ -72,9 +75,10 @@ def server_message(e: Exception) -> str:
     if msg is None:
         resp = getattr(e, "response", None)
         try:
-            msg = _message_in(resp.text) if resp is not None else None
-        except Exception:  # a body that was never read or cannot be decoded
-            msg = None
+            text = resp.text if resp is not None else None
+        except RuntimeError:  # httpx2.ResponseNotRead / StreamClosed: a body never read
+            text = None
+        msg = _message_in(text) if text is not None else None
     return one_line(msg) if msg else ""
 
 
@@ -136,7 +140,8 @@ _TRANSPORT = (
      "the server closed the connection in the middle of the response; try again"),
     (("ReadError", "WriteError", "ConnectionResetError", "BrokenPipeError", "NetworkError"),
      "the connection was lost in the middle of the response; check the network and try again"),
-    (("JSONDecodeError", "ValueError", "KeyError", "TypeError", "AttributeError"),
+    (("JSONDecodeError", "UnicodeDecodeError", "RecursionError", "ValueError", "TypeError",
+      "AttributeError", "IndexError", "RuntimeError"),
      "the response was not valid (malformed data in the stream); try again"),
 )
 
@@ -154,11 +159,17 @@ def transport_words(e: BaseException) -> str:
     return "the response ended early; try again"
 
 
-def api_error(sdk: Any, e: Exception, retries: int, where: Where) -> ModelAPIError:
-    """The one-line error for an SDK exception raised before the response started. The SDK
-    retries nothing (``max_retries=0``): overloads, 429s, 5xx, timeouts and connection failures
-    come back ``retryable`` (with the server's ``retry-after``) and the loop retries them."""
-    err = _api_error(sdk, e, retries, where)
+def api_error(sdk: Any, e: Exception, where: Where) -> ModelAPIError:
+    """The one-line error for an SDK exception raised before the response started (or for the
+    rate-limit gate's :class:`~agentcli.providers.ratelimit.LimitAnswer`, as it is or inside
+    the SDK's connection error). The SDK retries nothing (``max_retries=0``): overloads, 429s,
+    5xx, timeouts and connection failures come back ``retryable`` (with the server's
+    ``retry-after``; a server's ``x-should-retry: false`` is honoured) and the loop retries
+    them (``providers.retry``)."""
+    answer = limit_answer_in(e)
+    if answer is not None:
+        return rate_limited(answer, where)
+    err = _api_error(sdk, e, where)
     if err.kind in ("rate_limited", "overloaded", "server_error", "timeout", "connection",
                     "bad_response"):
         headers = getattr(getattr(e, "response", None), "headers", None) or {}
@@ -167,8 +178,31 @@ def api_error(sdk: Any, e: Exception, retries: int, where: Where) -> ModelAPIErr
     return err
 
 
-def _api_error(sdk: Any, e: Exception, retries: int, where: Where) -> ModelAPIError:
-    after = f" after {retries} retries" if retries else ""
+def limit_answer_in(e: BaseException) -> LimitAnswer | None:
+    """The rate-limit gate's answer behind ``e`` (``e`` itself or one of its causes), or None."""
+    seen = 0
+    while e is not None and seen < 8:
+        if isinstance(e, LimitAnswer):
+            return e
+        e = e.__cause__ or e.__context__  # type: ignore[assignment]
+        seen += 1
+    return None
+
+
+def rate_limited(answer: LimitAnswer, where: Where) -> RateLimited:
+    """The line for a limit answer the gate took in hand: the server's status and words, or,
+    when the gate stops (a quota, a limit letting nothing through), why."""
+    said = _said(answer)
+    if answer.status == 429:
+        kind, msg = "rate_limited", f"rate limited by {where.label} (429){said}"
+    else:
+        kind, msg = "overloaded", f"{where.label} is overloaded ({answer.status}){said}"
+    asked = answer.retry_after
+    return RateLimited(answer.stopped or msg, answer, kind=kind,
+                       retry_after=None if asked is None else min(asked, MAX_RETRY_AFTER))
+
+
+def _api_error(sdk: Any, e: Exception, where: Where) -> ModelAPIError:
     at = where.label
     if isinstance(e, sdk.AuthenticationError):
         return ModelAPIError(f"{at} rejected the API key (401): check {where.key_env}",
@@ -181,26 +215,25 @@ def _api_error(sdk: Any, e: Exception, retries: int, where: Where) -> ModelAPIEr
                              kind="not_found")
     if isinstance(e, sdk.RateLimitError):
         # What to do depends on the command (batch: --concurrency): agentcli.cli.advice adds it.
-        return ModelAPIError(f"rate limited by {at} (429){after}{_said(e)}", kind="rate_limited")
+        return ModelAPIError(f"rate limited by {at} (429){_said(e)}", kind="rate_limited")
     if isinstance(e, sdk.APIStatusError) and e.status_code in where.overloaded:
-        return ModelAPIError(f"{at} is overloaded ({e.status_code}){after}{_said(e)}",
+        return ModelAPIError(f"{at} is overloaded ({e.status_code}){_said(e)}",
                              kind="overloaded")  # advice ("try again shortly"): agentcli.cli.advice
     if isinstance(e, sdk.APIStatusError) and e.status_code >= 500:
-        return ModelAPIError(f"{at} failed ({e.status_code}){after}{_said(e)}", kind="server_error")
+        return ModelAPIError(f"{at} failed ({e.status_code}){_said(e)}", kind="server_error")
     if isinstance(e, sdk.APIStatusError) and e.status_code in (400, 422):
         return ModelAPIError(f"{at} refused the request ({e.status_code}): {short(e)}",
                              kind="bad_request")
     if isinstance(e, sdk.APIStatusError):
         return ModelAPIError(f"{at} answered {e.status_code}: {short(e)}", kind="api_error")
     if isinstance(e, sdk.APITimeoutError):
-        return ModelAPIError(f"{at} did not answer in time{after}; {where.timeout_hint}",
-                             kind="timeout")
+        return ModelAPIError(f"{at} did not answer in time; {where.timeout_hint}", kind="timeout")
     if isinstance(e, sdk.APIConnectionError):
         cause = broken_cause(e)
         if cause is not None:
-            return ModelAPIError(f"{at} sent a broken response{after}: {cause}", kind="bad_response")
+            return ModelAPIError(f"{at} sent a broken response: {cause}", kind="bad_response")
         hint = where.connection_hint or f"check the network and {where.url_env}"
-        return ModelAPIError(f"cannot reach {at}{after}; {hint}", kind="connection")
+        return ModelAPIError(f"cannot reach {at}; {hint}", kind="connection")
     if isinstance(e, sdk.APIResponseValidationError):
         return broken(where, "not a response of the API's shape")
     return ModelAPIError(f"{at} failed ({type(e).__name__})", kind="api_error")
@@ -221,3 +254,12 @@ def broken_cause(e: BaseException) -> str | None:
         e = e.__cause__ or e.__context__  # type: ignore[assignment]
         seen += 1
     return None
+
+
+def models_answered(page: Any) -> str:
+    """The line for a models list that answered (``check_api``): the endpoint and the first
+    model ids it named, each one clean line."""
+    data = getattr(page, "data", None)
+    ids = [getattr(m, "id", "") for m in data[:3]] if isinstance(data, list) else []
+    shown = ", ".join(one_line(i, 60) for i in ids if isinstance(i, str) and i)
+    return "GET /v1/models answered" + (f" ({shown})" if shown else "")

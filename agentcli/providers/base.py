@@ -1,7 +1,12 @@
-"""The provider protocol and the shapes a provider hands the loop (``ModelTurn``, ``ToolCall``).
+"""The provider protocol, the settings every request of a provider carries (``ModelSettings``)
+and the shapes a provider hands the loop (``ModelTurn``, ``ToolCall``).
 
-    respond(history, stream=...)  async-yields TextDelta events (and notices as Retry events),
-                                  then exactly one ModelTurn, or raises ModelAPIError
+    respond(history, stream=...)  async-yields TextDelta events (and a provider's own notices
+                                  as Retry events), then exactly one ModelTurn, or raises
+                                  ModelAPIError; anything else it raises is a bug of ours
+    await check_api()             one free request (the models list): what answered, one line
+    gate                          the rate-limit gate every HTTP request passes (None: no API)
+    model_settings                max_tokens and timeout, sent with every request
 
 A ``ModelTurn`` whose ``stop_reason`` is None is incomplete: the loop never runs its tool calls.
 """
@@ -9,9 +14,26 @@ A ``ModelTurn`` whose ``stop_reason`` is None is incomplete: the loop never runs
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, AsyncIterator, Protocol
+from typing import TYPE_CHECKING, Any, AsyncIterator, Protocol
 
 from ..events import TextDelta
+
+if TYPE_CHECKING:
+    from .ratelimit import Gate
+
+
+@dataclass(frozen=True)
+class ModelSettings:
+    """What each request asks of the model, as pydantic-ai's ``ModelSettings``: fixed when the
+    provider is built, from ``config.Settings`` (:meth:`of`)."""
+
+    max_tokens: int = 2048  # output tokens one response may use (--max-tokens)
+    timeout: float = 120.0  # seconds: the SDK's per-read timeout and the wait for each event
+    #                         of a stream or for a whole JSON body (--request-timeout)
+
+    @classmethod
+    def of(cls, settings: Any) -> "ModelSettings":
+        return cls(max_tokens=settings.max_tokens, timeout=float(settings.request_timeout))
 
 
 @dataclass
@@ -37,6 +59,11 @@ class ModelTurn:
 class Provider(Protocol):
     name: str
     model: str
+    model_settings: ModelSettings
+    # The rate-limit gate (providers.ratelimit) every HTTP request of this provider passes:
+    # the batch engine sizes its concurrency by it and stops on its quota verdict. None for a
+    # provider without an API (the offline workflow, the scripted test model).
+    gate: Gate | None
 
     def add_user_text(self, history: list[Any], text: str) -> None: ...
 
@@ -50,6 +77,11 @@ class Provider(Protocol):
     def tool_call_turn(self, calls: list[tuple[str, dict[str, Any]]]) -> ModelTurn:
         """An assistant turn making these calls, in this provider's format (workflow mode:
         lookups agentcli made itself, shown to the model as its own calls)."""
+        ...
+
+    async def check_api(self) -> str:
+        """Ask the API something that costs nothing (the models list) and say, in one clean
+        line, what answered; raises ModelAPIError (one line) when it does not answer."""
         ...
 
     async def aclose(self) -> None: ...

@@ -12,10 +12,10 @@ and an ``httpx2`` response hook may hand the response a different byte stream (i
 * every body ends within :data:`MAX_RESPONSE_SECONDS` and :data:`MAX_RESPONSE_BYTES`, however
   lively it is (pings or text deltas forever).
 
-Past a bound the read raises :class:`ResponseBoundExceeded` (an ``httpx2.ReadError``): the SDK
-retries a non-streamed request as it does a dropped connection; inside a stream the provider
-turns it into an incomplete response, retried by the loop as a fresh request. Nothing of such
-a response ever runs.
+Past a bound the read raises :class:`ResponseBoundExceeded` (an ``httpx2.ReadError``, so the
+SDKs pass it on as they do a dropped connection): the provider reports a non-streamed body as
+a broken response and a stream as an incomplete one, and the loop retries either as a fresh
+request (the SDKs retry nothing). Nothing of such a response ever runs.
 """
 
 from __future__ import annotations
@@ -89,7 +89,8 @@ class _BoundedStream(httpx2.AsyncByteStream):
 
 def bound_response(idle: float) -> Callable[[Any], Any]:
     """An ``httpx2`` async response hook applying the bounds (``idle`` = --request-timeout;
-    the module's constants are read per response)."""
+    the module's constants are read per response). ``providers.transport.http_client``
+    installs it."""
 
     async def hook(response: httpx2.Response) -> None:
         ctype = response.headers.get("content-type", "").lower()
@@ -98,16 +99,6 @@ def bound_response(idle: float) -> Callable[[Any], Any]:
                                          max_seconds=MAX_RESPONSE_SECONDS)
 
     return hook
-
-
-def http_client(sdk: Any, idle: float, hooks: dict[str, list[Any]] | None = None) -> Any:
-    """The SDK's own default async client (its limits, keep-alive, proxies) with the bounds,
-    and any other event ``hooks`` (the rate-limit gate's)."""
-    events: dict[str, list[Any]] = {"request": [], "response": []}
-    for kind, fns in (hooks or {}).items():
-        events.setdefault(kind, []).extend(fns)
-    events["response"].append(bound_response(idle))
-    return sdk.DefaultAsyncHttpxClient(event_hooks=events)
 
 
 def depth_exceeds(value: Any, limit: int = MAX_INPUT_DEPTH) -> bool:

@@ -23,7 +23,7 @@ from typing import Any, AsyncIterator
 
 from ..events import TextDelta
 from ..vocab import OrderCode, ToolName, asks_for_line_items, distinct_codes
-from .base import ModelTurn, ToolCall
+from .base import ModelSettings, ModelTurn, ToolCall
 from .messages_format import MessagesHistory
 
 CUSTOMER_HINTS = re.compile(
@@ -93,9 +93,15 @@ def _agent_line(r: dict[str, Any], is_error: bool) -> str:
 class OfflineProvider(MessagesHistory):
     name = "offline"
 
-    def __init__(self, settings: Any, registry: Any, system_prompt: str):
-        self.model = settings.model or "offline-rules-v1"
+    gate = None  # no API, no rate limits
+
+    def __init__(self, model: str | None = None, model_settings: ModelSettings | None = None):
+        self.model = model or "offline-rules-v1"
+        self.model_settings = model_settings or ModelSettings()
         self._n = 0
+
+    async def check_api(self) -> str:
+        return "offline workflow: no model API to reach"
 
     def _id(self) -> str:
         self._n += 1

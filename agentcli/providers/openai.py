@@ -7,11 +7,14 @@ OpenAI API itself, behind the same protocol as ``providers.anthropic``:
   configuration error (exit 3) is reported without paying for the import.
 - ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY`` are honoured; the key is optional (local servers need
   none: the SDK gets a placeholder). ``--model`` is required: there is no sensible default.
-- One ``AsyncOpenAI`` client per process; HTTP-level faults before a response (429, 5xx,
-  connection errors) are retried by the loop, not the SDK (``max_retries=0``): each retry is
-  a ``Retry`` event a person sees with its reason and wait; faults inside a
-  stream (dropped, stalled, malformed, no ``finish_reason``) become ``IncompleteResponse`` and
-  the loop retries the turn as a fresh request.
+- One ``AsyncOpenAI`` client per process, its HTTP client ``providers.transport.http_client``
+  (the rate-limit gate, the bounds); HTTP-level faults before a response (429 and 529, taken
+  in hand by the gate; 5xx; connection errors) are retried by the loop, not the SDK
+  (``max_retries=0``): each retry is a ``Retry`` event a person sees with its reason and wait
+  (``providers.retry``); faults inside a stream (dropped, stalled, malformed, no
+  ``finish_reason``) become ``IncompleteResponse`` and the loop retries the turn as a fresh
+  request. Only what the SDK and the transport raise is caught (and ``_Broken``, our verdict
+  on a response's shape): an exception from our own code is a bug and surfaces as one.
 - History format: ``{"role": "user"}``, the assistant message with its ``tool_calls`` as
   received, then one ``{"role": "tool", "tool_call_id": ...}`` message per call in call order.
   The format has no ``is_error`` flag: a failed call's content starts with ``ERROR: ``.
@@ -36,15 +39,16 @@ import json
 import os
 from typing import Any, AsyncIterator
 
-from . import ratelimit
 from ..errors import ConfigError, IncompleteResponse, ModelAPIError
 from ..events import Retry, TextDelta
-from .base import ModelTurn, ToolCall
-from .bounds import http_client, over_the_bound
 from .api_errors import (Where, api_error, broken, broken_cause, error_code, is_context_overflow,
-                         server_message, short, transport_words)
-from .openai_wire import (STOP_MAP, _Broken, _Calls, _get, _Overflow, _Response,  # noqa: F401
-                          _server_label, _stop_reason, _text, _tool_schema, _usage)
+                         models_answered, server_message, short, transport_words)
+from .base import ModelSettings, ModelTurn, ToolCall
+from .bounds import over_the_bound
+from .ratelimit import Gate, LimitAnswer
+from .transport import MALFORMED_BODY, TRANSPORT_FAULTS, http_client
+from .openai_wire import (_Broken, _Calls, _get, _Overflow, _Response, _server_label, _stop_reason,
+                          _text, _tool_schema, _usage)
 
 PLACEHOLDER_KEY = "not-needed"
 ERROR_PREFIX = "ERROR: "
@@ -55,10 +59,11 @@ EMPTY_STREAM_NOTICE = ("the model server sent an empty stream (HTTP 200, nothing
 class OpenAIProvider:
     name = "openai"
 
-    def __init__(self, settings: Any, registry: Any, system_prompt: str):
+    def __init__(self, model: str | None, model_settings: ModelSettings, registry: Any,
+                 system_prompt: str):
         base_url = os.environ.get("OPENAI_BASE_URL") or None
         key = os.environ.get("OPENAI_API_KEY") or None
-        if not settings.model:
+        if not model:
             raise ConfigError("the openai provider needs a model name: pass --model (e.g. --model "
                               "qwen2.5:7b for Ollama) or set AGENTCLI_MODEL")
         if base_url is None and key is None:
@@ -68,9 +73,8 @@ class OpenAIProvider:
         if base_url is not None and not base_url.lower().startswith(("http://", "https://")):
             raise ConfigError("OPENAI_BASE_URL must be an http:// or https:// URL, e.g. "
                               "http://localhost:11434/v1")
-        self.model = settings.model
-        self.max_tokens = settings.max_tokens
-        self.retries = settings.retries
+        self.model = model
+        self.model_settings = model_settings
         self.where = _server_label(base_url)
         self.at = Where(
             label=f"the model server at {self.where}", key_env="OPENAI_API_KEY",
@@ -84,14 +88,17 @@ class OpenAIProvider:
         import openai
 
         self._sdk = openai
-        self.gate = ratelimit.Gate()
+        # What a call of the SDK may raise besides our _Broken: its own errors, the gate's
+        # answer (openai passes it through unwrapped), transport faults and a malformed body.
+        self._faults = (openai.OpenAIError, LimitAnswer, _Broken, *TRANSPORT_FAULTS, *MALFORMED_BODY)
+        self.gate = Gate()
         self.client = openai.AsyncOpenAI(
             api_key=key or PLACEHOLDER_KEY,
             base_url=base_url,
             max_retries=0,  # the loop retries, visibly (a Retry event per wait)
-            timeout=settings.request_timeout,
+            timeout=model_settings.timeout,
             # every request waits at the shared rate-limit gate; every answer feeds it and is bounded
-            http_client=http_client(openai, settings.request_timeout, ratelimit.event_hooks(self)),
+            http_client=http_client(openai, model_settings.timeout, self.gate),
         )
         self.tools = [_tool_schema(s) for s in registry.schemas()]
         self.system = {"role": "system", "content": system_prompt}
@@ -127,7 +134,7 @@ class OpenAIProvider:
 
     # -- one model call -----------------------------------------------------------------
     def _params(self, history: list[Any], stream: bool) -> dict[str, Any]:
-        p: dict[str, Any] = {"model": self.model, "max_tokens": self.max_tokens,
+        p: dict[str, Any] = {"model": self.model, "max_tokens": self.model_settings.max_tokens,
                              "messages": [self.system, *history]}
         if self.tools:
             # Explicit: some servers (llama-cpp-python) leave the tools out of the prompt without it.
@@ -198,7 +205,7 @@ class OpenAIProvider:
                             r.finish = finish
             finally:
                 await s.close()
-        except Exception as e:
+        except self._faults as e:
             raise self._failure(e, opened) from None
 
     async def _read_json(self, r: "_Response", params: dict[str, Any]) -> None:
@@ -220,36 +227,31 @@ class OpenAIProvider:
                         r.refusal.append(refusal)
                     r.add_calls(_get(msg, "tool_calls"), positional=True)
                 r.finish = _text(_get(choice, "finish_reason"), "finish_reason")
-        except Exception as e:
+        except self._faults as e:
             raise self._failure(e, False) from None
 
-    def _failure(self, e: Exception, opened: bool) -> Exception:
-        """The exception to raise for ``e`` caught while calling or reading the response."""
+    def _failure(self, e: BaseException, opened: bool) -> Exception:
+        """The exception to raise for ``e`` (one of ``self._faults``) caught while calling or
+        reading the response."""
         openai = self._sdk
         if isinstance(e, _Broken):
             return broken(self.at, str(e))
         if isinstance(e, openai.APIStatusError):
             if is_context_overflow(openai, e):
                 return _Overflow(server_message(e))
-            return api_error(openai, e, 0, self.at)
-        if isinstance(e, openai.APIConnectionError) and not opened:  # APITimeoutError included
-            return api_error(openai, e, 0, self.at)
+            return api_error(openai, e, self.at)
+        if isinstance(e, LimitAnswer) or (isinstance(e, openai.APIConnectionError) and not opened):
+            return api_error(openai, e, self.at)  # APITimeoutError included
         if isinstance(e, openai.APIResponseValidationError):
             return broken(self.at, "not a chat completion")
         if isinstance(e, openai.APIError) and not isinstance(e, openai.APIConnectionError):
             # An error object inside a 200 stream (vLLM, llama.cpp and others send these).
             return self._stream_error(e)
-        if not opened and not isinstance(e, (openai.OpenAIError, ValueError, RuntimeError, OSError,
-                                             AssertionError, AttributeError, TypeError, KeyError,
-                                             RecursionError)) \
-                and type(e).__module__.split(".")[0] not in ("httpx", "httpx2", "httpcore",
-                                                             "httpcore2", "anyio", "h11"):
-            return e  # a bug of ours: let it surface as one
-        # Malformed JSON in a chunk, a truncated body, an odd chunk shape, a bound exceeded:
-        # the response is incomplete and nothing of it may run.
-        cause = broken_cause(e)
-        if not opened and isinstance(e, (AttributeError, TypeError, KeyError, ValueError)):
+        if not opened and isinstance(e, ValueError):  # a body that is not JSON (or UTF-8)
             return broken(self.at, f"not a chat completion ({type(e).__name__})")
+        # A dropped or stalled stream, malformed JSON in a chunk, a bound exceeded: the
+        # response is incomplete and nothing of it may run.
+        cause = broken_cause(e)
         return IncompleteResponse(f"the model's response broke: {cause}" if cause else
                                   f"the model's response broke off: {transport_words(e)}")
 
@@ -274,6 +276,16 @@ class OpenAIProvider:
         if any(w in code for w in ("invalid_request", "bad_request", "400", "401", "403", "404")):
             return ModelAPIError(msg, kind="bad_request")
         return ModelAPIError(msg, kind="server_error", retryable=True)
+
+    async def check_api(self) -> str:
+        """GET /v1/models (lists models: no tokens, no cost)."""
+        try:
+            page = await self.client.models.list()
+        except (self._sdk.APIError, LimitAnswer) as e:
+            raise api_error(self._sdk, e, self.at) from None
+        except MALFORMED_BODY:
+            raise broken(self.at, "not a models list") from None
+        return models_answered(page)
 
     async def aclose(self) -> None:
         await self.client.close()

@@ -1,14 +1,14 @@
 """The rate-limit gate: one view of the API's limits, shared by every request of a process.
 
-A provider owns one ``Gate`` and hands the SDK an HTTP client whose event hooks consult it
-(:func:`event_hooks`): every HTTP request, the SDK's own retries included, first waits at the
-gate, and every response tells the gate what the API said about its limits.
+A provider owns one ``Gate``; the HTTP client it hands its SDK (``providers.transport``) calls
+:meth:`Gate.before_request` before every request and :meth:`Gate.after_response` on every
+response, and turns every 429/529 into the exception :meth:`Gate.limit_answer` builds
+(:class:`LimitAnswer`) instead of handing that answer to the SDK. The SDKs retry nothing
+(``max_retries=0``): the loop asks the retry policy (``providers.retry``) and waits, visibly.
 
 - **Pause.** A 429 or 529 pauses *all* new requests until its ``retry-after-ms`` /
   ``retry-after`` has passed (without one: a shared backoff, 0.5 s doubling up to 30 s). The
-  SDK is told not to retry such an answer itself (``x-should-retry: false``): it would sleep a
-  retry-after of hours without a word; the loop retries instead, visibly (a ``Retry`` event).
-  Outside a batch a wait under a second stays the SDK's own (quiet) retry.
+  :class:`LimitAnswer` says "handled: wait N s" (the pause left) or "stop: why".
 - **Pacing.** The rate-limit headers of every response (Anthropic's
   ``anthropic-ratelimit-{requests,tokens,input-tokens,output-tokens}-{limit,remaining,reset}``,
   OpenAI-compatible ``x-ratelimit-{limit,remaining,reset}-{requests,tokens}``) feed one bucket
@@ -18,8 +18,10 @@ gate, and every response tells the gate what the API said about its limits.
   the limit starts at the ``--concurrency`` ceiling, drops on a limit answer (once per pause:
   an eighth when the answer carries rate-limit headers the pacing uses, else a quarter) and
   grows by one per round of clear answers.
-- **Quota stop.** A retry-after above ``max_wait`` (a daily quota) or no answer getting through
-  for ``stall_s`` while limited sets ``stopped`` (one line, why): the batch stops dispatching.
+- **Quota stop.** A retry-after above ``max_wait`` (a daily quota), or limit answers with no
+  clear answer between them for ``stall_s``, sets ``stopped`` (one line, why): a batch stops
+  dispatching; outside a batch only the question that met it stops (:meth:`limit_answer`
+  clears the stop for the next one).
 
 Header values are untrusted: unparsable, negative, NaN or huge values are ignored or clamped.
 Standard library only (imported by the providers, never at ``--help``).
@@ -35,7 +37,8 @@ import time
 from datetime import datetime
 from typing import Any, Callable
 
-RATE_KINDS = ("rate_limited", "rate_limit", "overloaded")  # ModelAPIError kinds the gate handles
+from ..errors import ModelAPIError
+
 LIMIT_STATUSES = (429, 529)
 MAX_WAIT_S = 900.0   # a retry-after longer than this is a quota, not a rate: stop
 STALL_S = 900.0      # limited and no answer through for this long: stop
@@ -161,23 +164,21 @@ class Gate:
         self.paused_until = 0.0
         self.limited_s = 0.0          # wall time some wait (pause or pacing) was in force
         self.limit_hits = 0           # 429/529 answers seen
-        self.handed_over = 0          # of those, the ones the SDK was told to leave to the loop
         self.stopped: str | None = None
         self.listener: Callable[["Gate"], None] | None = None
         self._limited_end = 0.0
         self._buckets: dict[str, _Bucket] = {}
         self._strikes = 0             # limit answers since the last clear one
+        self._limited_since = 0.0     # when the first of them came
         self._last_drop = -math.inf
         self._credit = 0.0
         self._in_flight = 0
         self._waiters: collections.deque[asyncio.Future] = collections.deque()
-        self.last_ok = clock()
 
     def configure(self, ceiling: int, *, batch: bool = True) -> None:
         self.ceiling = max(1, int(ceiling))
         self.limit = self.ceiling
         self.batch = batch
-        self.last_ok = self.clock()
 
     # -- what the rest of agentcli reads -------------------------------------------------
     def pause_left(self) -> float:
@@ -210,14 +211,14 @@ class Gate:
         self.stopped = None
         self.paused_until = 0.0
         self._strikes = 0
-        self.last_ok = self.clock()
 
     def check_stall(self) -> str | None:
-        """Stop when limited and nothing got through for ``stall_s``; the reason, or None."""
+        """Stop when limit answers have come for ``stall_s`` with no clear answer between them
+        (an idle hour after one 429 is no stall); the reason, or None."""
         now = self.clock()
-        if self.stopped is None and self.limit_hits and now - self.last_ok > self.stall_s:
+        if self.stopped is None and self._strikes and now - self._limited_since > self.stall_s:
             self._stop(f"the model API's rate limit has not let an answer through for "
-                       f"{now - self.last_ok:.0f} s")
+                       f"{now - self._limited_since:.0f} s")
         return self.stopped
 
     # -- the HTTP hooks ------------------------------------------------------------------
@@ -245,6 +246,8 @@ class Gate:
             self._buckets.setdefault(dim, _Bucket()).update(lim, rem, reset, now)
         if status in LIMIT_STATUSES:
             self.limit_hits += 1
+            if not self._strikes:
+                self._limited_since = now
             self._strikes += 1
             after = retry_after(headers)
             if after is not None and after > self.max_wait:
@@ -265,7 +268,6 @@ class Gate:
                 self._credit = 0.0
             self._changed()
         elif 200 <= status < 300:
-            self.last_ok = now
             self._strikes = 0
             if self.limit < self.ceiling and now >= self.paused_until:
                 self._credit += 1.0 / self.limit
@@ -274,6 +276,15 @@ class Gate:
                     self.limit += 1
                     self._wake()
                     self._changed()
+
+    def limit_answer(self, status: int, headers: Any, body: str = "") -> "LimitAnswer":
+        """What a 429/529 that :meth:`after_response` has just seen means for the request that
+        met it: the exception the HTTP client raises in place of the answer."""
+        why = self.check_stall()
+        if why is not None and not self.batch:
+            self.clear_stop()  # ask / the REPL: this question stops; the next one may try again
+        return LimitAnswer(status, wait=0.0 if why else self.pause_left(), stopped=why,
+                           retry_after=retry_after(headers), batch=self.batch, body=body)
 
     # -- adaptive concurrency (the batch's question slots) -------------------------------
     async def acquire(self) -> None:
@@ -305,27 +316,35 @@ def _human(s: float) -> str:
     return f"{s / 3600:.1f} h" if s >= 3600 else f"{s / 60:.0f} min" if s >= 60 else f"{s:.0f} s"
 
 
-def event_hooks(owner: Any) -> dict[str, list[Callable[..., Any]]]:
-    """httpx event hooks that consult ``owner.gate`` (read at each request: a batch may swap it)."""
+class LimitAnswer(Exception):
+    """A 429 or 529 the gate has in hand, raised by the HTTP client in place of the answer
+    (:func:`providers.transport.http_client`): wait ``wait`` seconds (the shared pause left)
+    and ask again, or stop (``stopped`` says why: a quota, or a limit letting nothing through).
 
-    async def on_request(request: Any) -> None:
-        gate = getattr(owner, "gate", None)
-        if gate is not None:
-            try:
-                size = len(request.content)
-            except Exception:  # a streamed body: no size to estimate from
-                size = 0
-            await gate.before_request(size)
+    ``retry_after`` is the wait the server asked for (None: it named none), ``batch`` whether a
+    batch owns the gate, ``body`` the start of the server's answer (its words for the error)."""
 
-    async def on_response(response: Any) -> None:
-        gate = getattr(owner, "gate", None)
-        if gate is None:
-            return
-        gate.after_response(response.status_code, response.headers)
-        if response.status_code in LIMIT_STATUSES and (gate.batch or (retry_after(response.headers) or 0) >= 1):
-            # The gate and the loop retry it (shared, bounded, visible), not the SDK's silent
-            # sleep (which would sleep a quota's hours); a short wait in ask stays the SDK's.
-            response.headers["x-should-retry"] = "false"
-            gate.handed_over += 1
+    def __init__(self, status: int, *, wait: float, stopped: str | None,
+                 retry_after: float | None, batch: bool, body: str = "") -> None:
+        super().__init__(f"HTTP {status}: " + (f"stop ({stopped})" if stopped else f"wait {wait:.3f} s"))
+        self.status = status
+        self.wait = wait
+        self.stopped = stopped
+        self.retry_after = retry_after
+        self.batch = batch
+        self.body = body
 
-    return {"request": [on_request], "response": [on_response]}
+
+class RateLimited(ModelAPIError):
+    """The one-line error for a :class:`LimitAnswer` (``providers.api_errors.api_error`` builds
+    it): ``wait`` is the gate's, ``retry_after`` the server's (bounded), ``batch`` and
+    ``stopped`` as the answer said; ``retryable`` unless stopped. ``providers.retry`` decides."""
+
+    def __init__(self, message: str, answer: LimitAnswer, *, kind: str,
+                 retry_after: float | None) -> None:
+        super().__init__(message, kind=kind, retryable=answer.stopped is None,
+                         retry_after=retry_after)
+        self.wait = answer.wait
+        self.stopped = answer.stopped
+        self.batch = answer.batch
+        self.status = answer.status

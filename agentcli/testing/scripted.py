@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Callable, Sequence
 
 from ..events import TextDelta
-from ..providers import ModelTurn, ToolCall
+from ..providers import ModelSettings, ModelTurn, ToolCall
 from ..providers.messages_format import MessagesHistory
 
 
@@ -47,13 +47,16 @@ class ScriptedProvider(MessagesHistory):
     calls of this provider from 1. ``requests`` keeps a copy of every history it was sent."""
 
     name = "scripted"
+    gate = None  # no API, no rate limits
 
-    def __init__(self, fn: ModelFunction | Sequence[Reply], *, model: str = "scripted-model"):
+    def __init__(self, fn: ModelFunction | Sequence[Reply], *, model: str = "scripted-model",
+                 model_settings: ModelSettings = ModelSettings()):
         if not callable(fn):
             replies = list(fn)
             fn = lambda history, turn: replies[min(turn, len(replies)) - 1]  # noqa: E731
         self.fn = fn
         self.model = model
+        self.model_settings = model_settings
         self.requests: list[list[Any]] = []
         self._ids = itertools.count(1)
 
@@ -73,6 +76,9 @@ class ScriptedProvider(MessagesHistory):
         content += [{"type": "tool_use", "id": c.id, "name": c.name, "input": c.input} for c in calls]
         stop = ("tool_use" if calls else "end_turn") if r.stop_reason == "default" else r.stop_reason
         return ModelTurn(stop, r.text, calls, dict(r.usage), {"role": "assistant", "content": content})
+
+    async def check_api(self) -> str:
+        return "scripted model: no model API to reach"
 
     async def aclose(self) -> None:
         return None
