@@ -13,8 +13,11 @@ stale copy.
 """
 
 import os
+import shutil
 import sys
+from pathlib import Path
 
+from ._help_text import HELP
 from .stdio import silence_stdout
 
 # Set (to anything) to always render the help through typer; the tests and --write-help use it.
@@ -27,12 +30,8 @@ def _stored_help() -> str | None:
     """The stored top-level help when it is exactly what typer would print here, else None."""
     if sys.argv[1:] not in (["--help"], ["-h"]) or os.environ.get(TYPER_HELP_ENV):
         return None
-    import shutil  # what click itself asks for the width
-
     if shutil.get_terminal_size().columns < _WIDE:
         return None
-    from ._help_text import HELP
-
     return HELP
 
 
@@ -58,8 +57,7 @@ def main() -> None:
 
 def write_help_text() -> str:
     """Render the top-level help through typer at the 80-column layout and store it."""
-    import subprocess
-    from pathlib import Path
+    import subprocess  # --write-help only
 
     env = {**os.environ, TYPER_HELP_ENV: "1", "COLUMNS": str(_WIDE), "NO_COLOR": "1"}
     p = subprocess.run([sys.executable, "-m", "agentcli", "--help"], env=env, capture_output=True,

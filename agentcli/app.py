@@ -25,6 +25,7 @@ from .providers import make_provider
 from .redact import redact_obj
 from .sessions.log import SessionLog
 from .sessions.replay import ticket_events
+from .stores import open_store
 from .ticket import LiveDraft, Run, Ticket
 from .tools import Registry, ToolDeps, default_registry
 from .vocab import MAX_QUESTION_CHARS, CallRecord, OrderCode, Status, ToolName, records
@@ -63,14 +64,9 @@ class App:
     def open(cls, settings: Settings, *, pool_size: int = 4, registry: Registry | None = None,
              store: Any = None) -> "App":
         """Open the database and build the provider; raises ConfigError (exit 3) on failure."""
-
         registry = registry or default_registry()
         provider = make_provider(settings, registry, SYSTEM_PROMPT)  # missing key: fail first
         if store is None:
-            from .stores import (
-                open_store,  # sqlite3 or psycopg: only once a store is opened
-            )
-
             store = open_store(settings.db, pool_size=pool_size)
         return cls(settings, store, provider, registry)
 

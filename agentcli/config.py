@@ -52,24 +52,22 @@ def home_dir() -> Path | None:
     return Path(h).expanduser() if h else None
 
 
-def data_dir() -> Path:
-    """Where the demo database lives (``AGENTCLI_HOME`` or the platform's user data dir)."""
-    h = home_dir()
-    if h:
-        return h
+def _platform_dir(kind: str) -> Path:
+    """The platform's user folder of ``kind`` for agentcli (platformdirs: only when
+    ``AGENTCLI_HOME`` does not decide it)."""
     import platformdirs
 
-    return Path(platformdirs.user_data_dir(APP, appauthor=False))
+    return Path(getattr(platformdirs, kind)(APP, appauthor=False))
+
+
+def data_dir() -> Path:
+    """Where the demo database lives (``AGENTCLI_HOME`` or the platform's user data dir)."""
+    return home_dir() or _platform_dir("user_data_dir")
 
 
 def state_dir() -> Path:
     """Where sessions and REPL history live (``AGENTCLI_HOME`` or the user state dir)."""
-    h = home_dir()
-    if h:
-        return h
-    import platformdirs
-
-    return Path(platformdirs.user_state_dir(APP, appauthor=False))
+    return home_dir() or _platform_dir("user_state_dir")
 
 
 def sessions_dir() -> Path:
@@ -88,9 +86,7 @@ def config_file_candidates() -> list[Path]:
         pass
     if home_dir():
         out.append(home_dir() / CONFIG_NAME)
-    import platformdirs
-
-    out.append(Path(platformdirs.user_config_dir(APP, appauthor=False)) / CONFIG_NAME)
+    out.append(_platform_dir("user_config_dir") / CONFIG_NAME)
     return out
 
 

@@ -39,15 +39,34 @@ from datetime import datetime, timezone
 from typing import Any, AsyncIterator
 
 from .errors import EXIT_API, ModelAPIError
-from .events import (DraftSaved, Error, Event, ModelRequest, ModelResponse, Question, Retry,
-                     TextDelta, ToolCallStarted, ToolResult, TurnFinished, Usage)
+from .events import (
+    DraftSaved,
+    Error,
+    Event,
+    ModelRequest,
+    ModelResponse,
+    Question,
+    Retry,
+    TextDelta,
+    ToolCallStarted,
+    ToolResult,
+    TurnFinished,
+    Usage,
+)
 from .providers import ModelTurn, Provider, ToolCall
 from .providers.retry import Attempts
 from .redact import replace_surrogates
 from .ticket import Ticket
 from .tools import DRAFT, CallOutcome, Registry, ToolDeps, run_tool
-from .vocab import (TURN_LIMIT, Outcome, Status, ToolName, asks_for_line_items, call_key,
-                    distinct_codes)
+from .vocab import (
+    TURN_LIMIT,
+    Outcome,
+    Status,
+    ToolName,
+    asks_for_line_items,
+    call_key,
+    distinct_codes,
+)
 
 AGENT, WORKFLOW = "agent", "workflow"
 

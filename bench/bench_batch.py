@@ -38,7 +38,8 @@ import time
 from pathlib import Path
 from typing import Iterator
 
-from agentcli.stores import FIXED_ORDERS, init_sqlite
+from agentcli.stores import init_sqlite
+from agentcli.stores.demo import FIXED_ORDERS
 from agentcli.testing.fake_anthropic import FakeAnthropic, message, text, tool_results, tool_use_block
 
 CODES = [o[0] for o in FIXED_ORDERS]

@@ -44,7 +44,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from agentcli.drafts.store import DraftStore  # noqa: E402
-from agentcli.stores import SQLiteStore, init_sqlite  # noqa: E402
+from agentcli.stores import init_sqlite  # noqa: E402
+from agentcli.stores.sqlite import SQLiteStore  # noqa: E402
 from agentcli.stores.records import ORDER_SQL  # noqa: E402
 from agentcli.ticket import Ticket  # noqa: E402
 from agentcli.tools import ToolDeps, default_registry, run_tool  # noqa: E402

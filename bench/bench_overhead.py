@@ -159,7 +159,8 @@ async def _run(reps: int, warmup: int, profile: bool, log) -> dict[str, Any]:
 
     from agentcli.app import App
     from agentcli.config import resolve
-    from agentcli.stores import SQLiteStore, init_sqlite
+    from agentcli.stores import init_sqlite
+    from agentcli.stores.sqlite import SQLiteStore
     from agentcli.cli.render import TraceRenderer
     from agentcli.testing.fake_anthropic import FakeAnthropic
 
@@ -369,7 +370,7 @@ def _cache_checks(reqs: list[dict[str, Any]], history: list[Any]) -> dict[str, A
 
 
 def _max_result_bytes(db: Path) -> int:
-    from agentcli.stores import SQLiteStore
+    from agentcli.stores.sqlite import SQLiteStore
 
     store = SQLiteStore(db)
     try:

@@ -10,7 +10,8 @@ import pytest
 
 from agentcli.drafts.store import Draft, DraftStore, draft_id
 from agentcli.errors import ConfigError, UsageError
-from agentcli.stores import SQLiteStore, init_sqlite, mask_dsn, open_store
+from agentcli.stores import init_sqlite, mask_dsn, open_store
+from agentcli.stores.sqlite import SQLiteStore
 
 
 def test_draft_file_is_readable_and_roundtrips(tmp_path):

@@ -12,7 +12,7 @@ import pytest
 from agentcli.app import App
 from agentcli.config import resolve
 from agentcli.events import DraftSaved, Retry, ToolCallStarted, ToolResult
-from agentcli.stores import SQLiteStore
+from agentcli.stores.sqlite import SQLiteStore
 from agentcli.sessions.log import read_events
 from agentcli.testing.fake_anthropic import (message, redacted_thinking_block, stream_events, text,
                                              text_block, thinking_block, tool_results, tool_use_block)

@@ -19,7 +19,8 @@ import pytest
 
 from agentcli.drafts.store import DraftStore
 from agentcli.errors import ConfigError
-from agentcli.stores import SQLiteStore, open_store
+from agentcli.stores import open_store
+from agentcli.stores.sqlite import SQLiteStore
 from agentcli.ticket import Ticket
 from agentcli.tools import ToolDeps, default_registry, run_tool
 

@@ -20,7 +20,8 @@ import pytest
 
 from agentcli.drafts.store import DraftStore
 from agentcli.errors import ConfigError, StoreError, UsageError
-from agentcli.stores import SQLiteStore, init_sqlite, mask_dsn, open_store
+from agentcli.stores import init_sqlite, mask_dsn, open_store
+from agentcli.stores.sqlite import SQLiteStore
 from agentcli.ticket import Ticket
 from agentcli.tools import ToolDeps, default_registry, run_tool
 

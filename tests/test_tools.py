@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentcli.drafts.store import DraftStore
-from agentcli.stores import SQLiteStore
+from agentcli.stores.sqlite import SQLiteStore
 from agentcli.ticket import Ticket
 from agentcli.tools import (DRAFT, READ_ONLY, Registry, Tool, ToolDeps, ToolFailure,
                             default_registry, order_code_arg, run_tool)

@@ -163,7 +163,7 @@ def test_mode_from_config_file_and_bad_values(cli, cli_env, home):
 def test_cancelled_during_the_workflow_lookups_leaves_a_valid_history(demo_db):
     import time as _time
 
-    from agentcli.stores import SQLiteStore
+    from agentcli.stores.sqlite import SQLiteStore
 
     class Slow(SQLiteStore):
         inline = False

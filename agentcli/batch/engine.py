@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, AsyncIterator, Callable, Iterable
 
 from ..errors import EXIT_API, EXIT_INCOMPLETE, EXIT_OK, AgentcliError, UsageError
+from ..redact import redact_obj
 from .input import INPUT_ERROR, Item, id_key
 
 DEFAULT_CONCURRENCY = 8
@@ -263,10 +264,6 @@ class BatchRunner:
 
     # -- output ---------------------------------------------------------------------
     def _done(self, seq: int, rec: dict[str, Any], code: int, window: asyncio.Semaphore) -> None:
-        from ..redact import (
-            redact_obj,  # every record, whatever path made it (issue 14.4)
-        )
-
         rec = redact_obj(rec)
         line = json.dumps(rec, ensure_ascii=False)
         if self.output is not None:

@@ -13,6 +13,16 @@ from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+)
+from rich.progress import Progress as RichProgress
+from rich.text import Text
 
 from ..app import App
 from ..batch.engine import BatchRunner, RecordFile, read_done
@@ -86,16 +96,6 @@ class Progress:
     """A rich progress bar on stderr: done/total (when known), rate, failures."""
 
     def __init__(self, total: int | None):
-        from rich.console import Console
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            SpinnerColumn,
-            TextColumn,
-            TimeElapsedColumn,
-        )
-        from rich.progress import Progress as RichProgress
-
         self.console = Console(stderr=True, highlight=False)
         cols = [SpinnerColumn(), TextColumn("batch"), BarColumn(),
                 MofNCompleteColumn() if total is not None else TextColumn("{task.completed}"),
@@ -128,7 +128,6 @@ class Progress:
 
     def print_line(self, line: str) -> None:
         """A record for a stdout that is the same terminal: printed above the bar."""
-        from rich.text import Text
 
         self.console.print(Text(line), soft_wrap=True, highlight=False)
 

@@ -13,16 +13,16 @@ from datetime import datetime
 from typing import Any, Callable, Optional
 
 import typer
+from rich.console import Console
 
 from ..errors import EXIT_INTERRUPTED, AgentcliError, UsageError
 from ..redact import clean_for_terminal, one_line, redact, redact_obj
 from ..stdio import silence_stdout
 from ..vocab import MAX_QUESTION_CHARS, check_question
+from .preflight import provider_chosen, require
 
 
 def _console(**kw: Any) -> Any:
-    from rich.console import Console
-
     if os.environ.get("NO_COLOR"):
         # No colour and no style at all: rich's own NO_COLOR handling drops colours but keeps
         # bold, dim and reverse; without a colour system it emits no style codes whatever.
@@ -150,7 +150,6 @@ def offline_notice(settings: Any) -> None:
 
 def preflight(settings: Any, opts: Any) -> None:
     """Check before spending (agentcli.cli.preflight): a failing check is exit 3, one line."""
-    from .preflight import provider_chosen, require
 
     require(settings, chosen=provider_chosen(opts))
 

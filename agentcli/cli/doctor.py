@@ -7,6 +7,8 @@ import sys
 from typing import Annotated, Any
 
 import typer
+from rich.console import Console
+from rich.text import Text
 
 from ..redact import clean_for_terminal, redact
 from . import preflight as pf
@@ -58,10 +60,6 @@ async def _doctor(opts: ModelOptions, api: bool) -> int:
 
 
 def _print(checks: list[Any], ok: bool) -> None:
-    from rich.console import Console
-    from rich.text import Text
-
-
     c = Console(highlight=False, soft_wrap=True)
     for ch in checks:
         t = Text()

@@ -13,7 +13,7 @@ from typing import Annotated, List, Optional
 import typer
 
 from ..config import DRAFTS
-from ..drafts.queue import damaged_record, query, require_folder, select
+from ..drafts.queue import damaged_record, query, require_folder, select, store_for
 from ..redact import one_line
 from ..stdio import isatty
 from .common import dump_json, run, warn
@@ -53,10 +53,6 @@ ForceOpt = Annotated[bool, typer.Option("--force", help="change a draft already 
 
 
 def _store(flag: Optional[Path]):
-    from ..drafts.queue import (
-        store_for,  # the queue logic loads with the command that uses it
-    )
-
     return store_for(flag)
 
 

@@ -13,6 +13,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from rich import box
+from rich.table import Table
+from rich.text import Text
+
 from ..drafts.store import Draft
 from ..redact import clean_for_terminal, one_line
 from ..stdio import isatty
@@ -50,10 +54,6 @@ def write_pipe(rows: list[Any]) -> None:
 
 
 def print_table(rows: list[Any], *, shown: int, total: int, directory: Path) -> None:
-    from rich.table import Table
-    from rich.text import Text
-
-
     console = out_console()
     compact = console.width < COMPACT_BELOW
     count = f"{shown} of {total}" if shown != total else str(total)
@@ -108,6 +108,4 @@ def print_table(rows: list[Any], *, shown: int, total: int, directory: Path) -> 
 
 
 def _box(compact: bool):
-    from rich import box
-
     return box.SIMPLE_HEAD if compact else box.HEAVY_HEAD  # compact: no vertical borders

@@ -18,6 +18,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from rich.text import Text
+
 from ..config import sessions_dir
 from ..drafts.queue import Query, provenance, resolve_draft_id, reviewer, select
 from ..errors import ConfigError, UsageError
@@ -64,7 +66,6 @@ def show_body(store, token: str, *, json_: bool = False, text_only: bool = False
 def print_draft(c: Any, d: Any, prov: dict[str, Any] | None, *, footer: bool = True) -> None:
     """The whole draft for a reviewer: header, findings, ticket (questions, customer), lookups
     with results, the text (and its edit as a diff), the history."""
-    from rich.text import Text
 
 
     m = d.meta
@@ -168,9 +169,6 @@ def print_draft(c: Any, d: Any, prov: dict[str, Any] | None, *, footer: bool = T
 
 
 def print_diff(c: Any, before: str, after: str, a: str = "before", b: str = "after") -> None:
-    from rich.text import Text
-
-
     for dl in difflib.unified_diff(before.splitlines(), after.splitlines(), a, b, lineterm="", n=1):
         style = "green" if dl.startswith("+") else "red" if dl.startswith("-") else "dim"
         c.print(Text(clean_for_terminal(dl), style=style), soft_wrap=True, highlight=False)
@@ -224,7 +222,6 @@ def edit_draft(store, did: str, console: Any) -> Any:
         console.print("no change: the draft's text is as it was", highlight=False)
         return d2
     print_diff(console, d.text, d2.text, "before", "after")
-    from rich.text import Text
 
     note = f"edited {d2.id}; status {d2.meta.get('status')}"
     if d.meta.get("status") == "approved":

@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
+from rich.table import Table
+from rich.text import Text
 
 from .. import evals
 from ..app import App
@@ -146,8 +148,6 @@ async def _eval(suite: list, *, source: str, opts: ModelOptions, builtin: bool,
 def _eval_table(per_case: list, summary: dict[str, Any], provider: str, model: str, repeat: int,
                 source: str) -> None:
 
-    from rich.table import Table
-    from rich.text import Text
 
 
     t = Table(title=f"eval: {source} tasks · {provider}/{model}" + (f" · ×{repeat}" if repeat > 1 else ""),

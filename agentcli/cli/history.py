@@ -11,6 +11,12 @@ import re
 from pathlib import Path
 from typing import Any
 
+from prompt_toolkit import PromptSession
+from prompt_toolkit.auto_suggest import AutoSuggestFromHistory
+from prompt_toolkit.completion import Completer, Completion
+from prompt_toolkit.history import FileHistory, InMemoryHistory
+from prompt_toolkit.key_binding import KeyBindings
+
 from ..config import state_dir
 from ..redact import redact
 
@@ -60,8 +66,6 @@ def trim_history_file(path: Path, keep: int = HISTORY_LIMIT) -> int:
 
 
 def _redacting_file_history(path: Path) -> Any:
-    from prompt_toolkit.history import FileHistory
-
     class RedactingFileHistory(FileHistory):
         """A history file that never keeps a secret someone pasted by mistake."""
 
@@ -77,8 +81,6 @@ def _redacting_file_history(path: Path) -> Any:
 
 
 def _completer(commands: dict[str, str]) -> Any:
-    from prompt_toolkit.completion import Completer, Completion
-
     class SlashCompleter(Completer):
         def get_completions(self, document: Any, complete_event: Any) -> Any:
             text = document.text_before_cursor
@@ -98,8 +100,6 @@ PASTE_GAP_S = 0.03
 
 
 def _key_bindings(pressed: list[int]) -> Any:
-    from prompt_toolkit.key_binding import KeyBindings
-
     kb = KeyBindings()
 
     @kb.add("escape", "enter")
@@ -133,9 +133,6 @@ def _key_bindings(pressed: list[int]) -> Any:
 def build_session(*, input: Any = None, output: Any = None, history_path: Path | None = None,
                   history: Any = None, commands: dict[str, str] | None = None) -> Any:
     """The REPL's ``PromptSession``: persistent history, auto-suggest, completion, paste."""
-    from prompt_toolkit import PromptSession
-    from prompt_toolkit.auto_suggest import AutoSuggestFromHistory
-    from prompt_toolkit.history import InMemoryHistory
 
     if history is None:
         history = _redacting_file_history(history_path) if history_path else InMemoryHistory()

@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
+from rich.table import Table
+from rich.text import Text
 
 from ..config import LOG, sessions_dir
 from ..drafts.queue import ticket_arg
@@ -115,11 +117,6 @@ def _status(s: Any) -> str:
 
 
 def _sessions_table(sessions: list, directory: Path) -> None:
-    from rich.table import Table
-    from rich.text import Text
-
-
-
     t = Table(title=Text(f"sessions in {one_line(clean_for_terminal(str(directory)), 120)} (newest first)"),
               title_justify="left", header_style="bold")
     for col in LIST_COLUMNS:  # the same columns as the pipe format
@@ -172,7 +169,6 @@ def log_show(
 
 def _replay(path: Path, events: list[dict[str, Any]], shown: list[dict[str, Any]], *,
             tool: Optional[str], errors: bool) -> None:
-    from rich.text import Text
 
 
     c = out_console()

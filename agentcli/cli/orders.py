@@ -8,11 +8,21 @@ import time
 from typing import Annotated, Optional
 
 import typer
+from rich.table import Table
+from rich.text import Text
 
 from ..config import ORDERS, default_db_path, resolve
 from ..drafts.store import DraftStore
 from ..errors import ConfigError, UsageError
 from ..redact import clean_for_terminal, redact_obj
+from ..stores import (
+    init_postgres,
+    init_sqlite,
+    is_postgres_url,
+    mask_dsn,
+    open_store,
+    sqlite_path,
+)
 from ..ticket import Ticket
 from ..tools import ToolDeps, default_registry, run_tool
 from ..vocab import Outcome, ToolName
@@ -47,8 +57,6 @@ def orders_show(
 
     def body() -> int:
         settings = resolve(db=db, customer=customer)
-        from ..stores import open_store  # sqlite3 or psycopg: not for --help
-
         store = open_store(settings.db)
 
         async def lookup():
@@ -77,10 +85,6 @@ def orders_show(
 
 
 def _print_order(rec: dict) -> None:
-    from rich.table import Table
-    from rich.text import Text
-
-
     console = out_console()
     if not rec.get("found"):
         console.print(Text(f"order {rec.get('order_code')}: not found"))
@@ -122,14 +126,6 @@ def db_init(
 
     def body() -> int:
         t0 = time.perf_counter()
-        from ..stores import (
-            init_postgres,
-            init_sqlite,
-            is_postgres_url,
-            mask_dsn,
-            sqlite_path,
-        )
-
         if is_postgres_url(db):
             n = init_postgres(db, orders, force=force)
             where = mask_dsn(db)

@@ -17,13 +17,20 @@ leaves anything behind: a probe file is removed, folders created only to be prob
 
 from __future__ import annotations
 
+import asyncio
 import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..config import sessions_dir, source_of
 from ..errors import AgentcliError, ConfigError, ModelAPIError
+from ..loop import SYSTEM_PROMPT
+from ..providers import make_provider
+from ..redact import one_line
+from ..stores import open_store
+from ..tools import default_registry
 
 KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
 
@@ -44,8 +51,6 @@ class Check:
 
 
 def _shown(path: Any) -> str:
-    from ..redact import one_line
-
     return one_line(str(path), 200)
 
 
@@ -90,8 +95,6 @@ def drafts_check(settings: Any) -> Check:
 
 
 def sessions_check() -> Check:
-    from ..config import sessions_dir
-
     try:
         d = sessions_dir()
     except AgentcliError as e:
@@ -101,7 +104,6 @@ def sessions_check() -> Check:
 
 def provider_chosen(opts: Any) -> bool:
     """Was the provider named (flag, environment, config file), rather than defaulted?"""
-    from ..config import source_of
 
     try:
         return source_of("provider", getattr(opts, "provider", None)) != "default"
@@ -167,7 +169,6 @@ def require(settings: Any, *, chosen: bool = True, drafts: bool = True) -> None:
 
 def database_check(settings: Any) -> tuple[Check, Any]:
     """(check, the open store or None); the caller closes the store."""
-    from ..stores import open_store
 
     try:
         store = open_store(settings.db, pool_size=1)
@@ -177,10 +178,6 @@ def database_check(settings: Any) -> tuple[Check, Any]:
 
 
 def provider_check(settings: Any) -> tuple[Check, Any]:
-    from ..loop import SYSTEM_PROMPT
-    from ..providers import make_provider
-    from ..tools import default_registry
-
     try:
         prov = make_provider(settings, default_registry(), SYSTEM_PROMPT)
     except AgentcliError as e:
@@ -191,7 +188,6 @@ def provider_check(settings: Any) -> tuple[Check, Any]:
 async def api_check(settings: Any, provider: Any) -> Check:
     """The model API answers: the provider's ``check_api`` (GET /v1/models: lists models; no
     tokens, no cost), within ``--request-timeout`` (at most 30 s)."""
-    import asyncio
 
     name = "model API"
     timeout = min(float(settings.request_timeout), 30.0)

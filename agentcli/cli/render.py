@@ -27,6 +27,10 @@ import asyncio
 import time
 from typing import IO, Any
 
+from rich.live import Live
+from rich.spinner import Spinner
+from rich.text import Text
+
 from ..events import (
     DraftSaved,
     Error,
@@ -57,8 +61,6 @@ class _Waiting:
     """A spinner whose text says how long it has waited (or how long until the retry)."""
 
     def __init__(self, text: str, *, until: float | None = None):
-        from rich.spinner import Spinner
-
         self.text, self.until, self.t0 = text, until, time.monotonic()
         self.spinner = Spinner("dots", text=text, style="cyan")
 
@@ -81,8 +83,6 @@ class _Tail:
         self.r = renderer
 
     def __rich__(self) -> Any:
-        from rich.text import Text
-
         height = max(3, self.r.console.height - 2)
         text = self.r._text[-20000:]
         # up to the last whitespace only: a secret is redacted once it is whole, never shown half
@@ -125,7 +125,6 @@ class TraceRenderer:
               no_wrap: bool = False) -> None:
         if self.quiet and not force:
             return
-        from rich.text import Text
 
         if not self.terminal:  # a pipe or a log: one line per item, never wrapped
             self._print(Text(text, style=style or ""), soft_wrap=True)
@@ -178,8 +177,6 @@ class TraceRenderer:
             self._pending = loop.call_later(SPIN_DELAY_S, self._start_live, renderable)
 
     def _start_live(self, renderable: Any) -> None:
-        from rich.live import Live
-
         self._pending = None
         try:
             self._live = Live(renderable, console=self.console, transient=True,
@@ -203,7 +200,6 @@ class TraceRenderer:
 
     def _block(self, text: str, *, final: bool) -> None:
         """One response's text on a terminal, printed once it is complete."""
-        from rich.text import Text
 
         text = clean_for_terminal(redact(text)).strip()
         if not text:
@@ -343,7 +339,6 @@ class TraceRenderer:
     def _draft(self, ev: DraftSaved) -> None:
         if self.quiet:
             return
-        from rich.text import Text
 
         what = "saved" if ev.created else "already saved (same text)"
         self._line(f"✎ draft {clean_for_terminal(str(ev.id))} {what}: pending review, nothing was "

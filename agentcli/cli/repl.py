@@ -27,6 +27,8 @@ import termios
 import time
 from typing import IO, Any
 
+from rich.text import Text
+
 from .. import __version__
 from ..errors import AgentcliError, UsageError
 from ..events import Usage
@@ -34,7 +36,6 @@ from ..lines import LineReader
 from ..providers.pricing import estimate_cost
 from ..vocab import check_question
 from .common import OFFLINE_NOTICE
-from .history import build_session, history_file
 from .repl_commands import COMMANDS, SlashCommands
 from .repl_render import ReplRenderer, _clean
 
@@ -76,7 +77,6 @@ class Repl(SlashCommands):
         """One item of output. On a terminal it wraps at word boundaries (an id, code or path is
         one word, never split; ``no_wrap`` for a line that must stay whole, e.g. a path); into a
         pipe or buffer it is never wrapped."""
-        from rich.text import Text
 
         if getattr(self.info, "is_terminal", False):
             self.info.print(Text(text, style=style or "", no_wrap=no_wrap, overflow="ignore"),
@@ -89,9 +89,6 @@ class Repl(SlashCommands):
 
     # -- banner ------------------------------------------------------------------------
     def banner(self) -> None:
-        from rich.text import Text
-
-
         s, p = self.app.settings, self.app.provider
         self.say(f"agentcli {__version__} · chat — one ticket at a time; follow-up questions keep "
                  "the context", "bold")
@@ -135,6 +132,11 @@ class Repl(SlashCommands):
     async def run(self) -> int:
         """Interactive: prompt, answer, repeat, until Ctrl-D or /exit. Returns the exit code."""
         if self.session is None:
+            from .history import (  # prompt_toolkit: a terminal only
+                build_session,
+                history_file,
+            )
+
             self.session = build_session(history_path=history_file(), commands=COMMANDS)
         self.banner()
         while True:

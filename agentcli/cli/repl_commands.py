@@ -8,6 +8,8 @@ import dataclasses
 import difflib
 from typing import Any
 
+from rich.table import Table
+
 from ..config import reviewer_setting
 from ..drafts.queue import ticket_arg
 from ..drafts.store import resolve_reviewer
@@ -233,8 +235,6 @@ class SlashCommands:
                  f"{_clean(d.path)}")
 
     def cmd_usage(self, arg: str) -> None:
-        from rich.table import Table
-
         ticket = self.conv.usage
         session = Usage()
         session.add(self.past_usage)

@@ -15,6 +15,8 @@ import termios
 import tty
 
 import typer
+from rich.rule import Rule
+from rich.text import Text
 
 from ..drafts.queue import query, require_folder, review, select, store_for
 from ..errors import UsageError
@@ -55,10 +57,6 @@ def read_line(prompt: str) -> str:
 
 
 def review_loop(store, q, console) -> int:
-    from rich.rule import Rule
-    from rich.text import Text
-
-
     ids = [d.id for d in reversed(select(store, q).drafts)]  # oldest first
     if not ids:
         console.print("no pending drafts" + (" match" if q.filtered else "") + "; nothing to review",

@@ -129,9 +129,6 @@ def damaged_record(item: Damaged) -> dict[str, Any]:
 def last_drafts_location(sessions_dir: Path, max_logs: int = 200) -> tuple[str, str] | None:
     """(drafts folder, session id) of the most recent session log that saved a draft (else that
     named a drafts folder), from the newest ``max_logs`` logs; None when there is none."""
-    from ..sessions.log import (
-        read_events,  # session logs are read only here and in provenance
-    )
 
     try:
         names = sorted((e.name for e in os.scandir(sessions_dir)

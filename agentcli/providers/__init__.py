@@ -23,9 +23,12 @@ A ``ModelTurn`` whose ``stop_reason`` is None is incomplete: the loop never runs
 from __future__ import annotations
 
 import contextlib
+import gc
+import sys
 from typing import Any, Iterator
 
 from .base import ModelSettings, ModelTurn, Provider, ToolCall
+from .offline import OfflineProvider
 
 __all__ = ["ModelSettings", "ModelTurn", "Provider", "ToolCall", "make_provider"]
 
@@ -41,9 +44,6 @@ def _sdk_import(sdk: str) -> Iterator[None]:
     ``import anthropic`` to 0.9-1.0x here. Done once per process, on the SDK's first import (a
     later freeze would also pin whatever else is alive by then).
     """
-    import gc
-    import sys
-
     if sdk in sys.modules:
         yield
         return
@@ -71,6 +71,4 @@ def make_provider(settings: Any, registry: Any, system_prompt: str) -> Provider:
             from .openai import OpenAIProvider
 
         return OpenAIProvider(settings.model, model_settings, registry, system_prompt)
-    from .offline import OfflineProvider
-
     return OfflineProvider(settings.model, model_settings)

@@ -29,8 +29,16 @@ import anthropic
 
 from ..errors import ConfigError, IncompleteResponse, ModelAPIError
 from ..events import TextDelta
-from .api_errors import (Where, api_error, broken, broken_cause, is_context_overflow,
-                         models_answered, server_message, transport_words)
+from .api_errors import (
+    Where,
+    api_error,
+    broken,
+    broken_cause,
+    is_context_overflow,
+    models_answered,
+    server_message,
+    transport_words,
+)
 from .base import ModelSettings, ModelTurn, ToolCall
 from .bounds import MAX_INPUT_DEPTH, depth_exceeds, over_the_bound
 from .messages_format import MessagesHistory

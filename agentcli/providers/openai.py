@@ -37,18 +37,39 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 from typing import Any, AsyncIterator
 
 from ..errors import ConfigError, IncompleteResponse, ModelAPIError
 from ..events import Retry, TextDelta
-from .api_errors import (Where, api_error, broken, broken_cause, error_code, is_context_overflow,
-                         models_answered, server_message, short, transport_words)
+from .api_errors import (
+    Where,
+    api_error,
+    broken,
+    broken_cause,
+    error_code,
+    is_context_overflow,
+    models_answered,
+    server_message,
+    short,
+    transport_words,
+)
 from .base import ModelSettings, ModelTurn, ToolCall
 from .bounds import over_the_bound
+from .openai_wire import (
+    _Broken,
+    _Calls,
+    _get,
+    _Overflow,
+    _Response,
+    _server_label,
+    _stop_reason,
+    _text,
+    _tool_schema,
+    _usage,
+)
 from .ratelimit import Gate, LimitAnswer
 from .transport import MALFORMED_BODY, TRANSPORT_FAULTS, http_client
-from .openai_wire import (_Broken, _Calls, _get, _Overflow, _Response, _server_label, _stop_reason,
-                          _text, _tool_schema, _usage)
 
 PLACEHOLDER_KEY = "not-needed"
 ERROR_PREFIX = "ERROR: "
@@ -117,7 +138,6 @@ class OpenAIProvider:
 
     def tool_call_turn(self, calls: list[tuple[str, dict[str, Any]]]) -> ModelTurn:
         """An assistant message with ``tool_calls`` our code decided on (the workflow mode)."""
-        import secrets
 
         tcs = [ToolCall(f"call_wf_{secrets.token_hex(8)}", name, args) for name, args in calls]
         entries = [{"id": c.id, "type": "function",

@@ -35,6 +35,7 @@ import math
 import re
 import time
 from datetime import datetime
+from email.utils import parsedate_to_datetime
 from typing import Any, Callable
 
 from ..errors import ModelAPIError
@@ -90,7 +91,6 @@ def retry_after(headers: Any) -> float | None:
     if x is not None:
         return x
     try:
-        from email.utils import parsedate_to_datetime
 
         return max(0.0, parsedate_to_datetime(str(v)[:64]).timestamp() - time.time())
     except (TypeError, ValueError, IndexError):

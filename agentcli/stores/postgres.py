@@ -36,6 +36,13 @@ from .records import (
     url_userinfo,
 )
 
+try:  # the optional extra 'agentcli[postgres]'; this module is imported only for a postgresql:// URL
+    import psycopg
+    import psycopg_pool
+    from psycopg.conninfo import conninfo_to_dict
+except ImportError:  # pragma: no cover - the test extra installs it
+    psycopg = psycopg_pool = conninfo_to_dict = None  # type: ignore[assignment]
+
 # psycopg_pool reports reconnect attempts through logging; agentcli configures none, so Python
 # would print them on stderr as bare lines. Failures reach the person through our own errors.
 logging.getLogger("psycopg.pool").addHandler(logging.NullHandler())
@@ -54,12 +61,9 @@ _COLUMNS_SQL = ("SELECT table_name, column_name FROM information_schema.columns 
 
 
 def _modules():
-    try:
-        import psycopg
-        import psycopg_pool
-    except ImportError:
+    if psycopg is None:
         raise ConfigError("PostgreSQL support is not installed: pip install 'agentcli[postgres]' "
-                          "(psycopg 3 and psycopg-pool)") from None
+                          "(psycopg 3 and psycopg-pool)")
     return psycopg, psycopg_pool
 
 
@@ -67,8 +71,6 @@ def _passwords(url: str) -> list[str]:
     """Every string that is (a piece of) the URL's password, however a parser splits it."""
     found: set[str] = set()
     try:
-        from psycopg.conninfo import conninfo_to_dict
-
         found.add(str(conninfo_to_dict(url).get("password") or ""))
     except Exception:
         pass

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from datetime import date
+from pathlib import Path
 from typing import Any
 
 from ..redact import redact
@@ -116,3 +117,12 @@ def mask_dsn(url: str) -> str:
         if ":" in userinfo:
             text = f"{scheme}{userinfo.split(':', 1)[0]}:***@{tail}"
     return redact(text)
+
+
+def sqlite_path(url: str) -> Path:
+    """The file a SQLite ``--db`` names: a path, ``sqlite:///path`` or ``sqlite://path``."""
+    if url.startswith("sqlite:///"):
+        return Path(url[len("sqlite:///"):] or ".")
+    if url.startswith("sqlite://"):
+        return Path(url[len("sqlite://"):])
+    return Path(url)

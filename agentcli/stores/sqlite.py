@@ -46,14 +46,6 @@ def _is_busy(e: sqlite3.Error) -> bool:
     return "locked" in str(e) or "busy" in str(e)
 
 
-def sqlite_path(url: str) -> Path:
-    if url.startswith("sqlite:///"):
-        return Path(url[len("sqlite:///"):] or ".")
-    if url.startswith("sqlite://"):
-        return Path(url[len("sqlite://"):])
-    return Path(url)
-
-
 class SQLiteStore:
     """Read-only SQLite store. ``inline = False`` (a subclass that is slow on purpose) sends
     every lookup to a thread; ``lookup`` is the synchronous query a subclass may wrap."""

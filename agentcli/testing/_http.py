@@ -40,8 +40,6 @@ def split(s: str, n: int) -> list[str]:
 
 
 def _with(reply: Any, **changes: Any) -> Any:
-    import dataclasses
-
     return dataclasses.replace(reply, **changes)
 
 

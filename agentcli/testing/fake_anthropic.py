@@ -52,6 +52,7 @@ from typing import Any, Callable, Iterable
 
 from ._http import FakeServer, Faults, raw_body
 from ._http import split as _split
+from .serve import serve_until_stdin_closes
 
 __all__ = [
     "FakeAnthropic",
@@ -429,7 +430,6 @@ class FakeAnthropic(FakeServer):
 
 def serve(argv: list[str] | None = None) -> None:
     """``python -m agentcli.testing.fake_anthropic --serve ...``: see the module docstring."""
-    from .serve import serve_until_stdin_closes
 
     serve_until_stdin_closes(FakeAnthropic, "python -m agentcli.testing.fake_anthropic", argv)
 

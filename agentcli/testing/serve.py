@@ -6,6 +6,10 @@ prints the server's URL, then serves until standard input closes (or SIGTERM/SIG
 
 from __future__ import annotations
 
+import argparse
+import importlib
+import importlib.util
+import os
 import signal
 import sys
 import threading
@@ -14,9 +18,6 @@ from typing import Any, Callable
 
 def load_handler(spec: str) -> Callable[[dict[str, Any]], Any]:
     """``package.module:function`` or ``path/to/file.py:function``."""
-    import importlib
-    import importlib.util
-    import os
 
     target, sep, attr = spec.rpartition(":")
     if not sep or not target or not attr:
@@ -34,8 +35,6 @@ def load_handler(spec: str) -> Callable[[dict[str, Any]], Any]:
 
 
 def serve_until_stdin_closes(server_cls: Any, prog: str, argv: list[str] | None = None) -> None:
-    import argparse
-
     ap = argparse.ArgumentParser(prog=prog, description="Serve a fake API in this process until stdin closes.")
     ap.add_argument("--serve", action="store_true", help="(accepted for clarity; serving is the only mode)")
     ap.add_argument("--latency", type=float, default=0.0, help="seconds slept before each answer")
