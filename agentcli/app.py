@@ -22,7 +22,6 @@ from .errors import AgentcliError
 from .events import Checked, DraftSaved, Event, Question, ToolResult
 from .loop import SYSTEM_PROMPT, Conversation, new_session_id
 from .providers import make_provider
-from .redact import redact_obj
 from .sessions.log import SessionLog
 from .sessions.replay import ticket_events
 from .stores import open_store
@@ -183,7 +182,7 @@ class App:
         findings = [x.to_dict() for x in found]
         status, stop, message = run.verdict(findings)
         if live is not None:
-            own = redact_obj([x for x in findings if x.get("where") == live.id])
+            own = [x for x in findings if x.get("where") == live.id]
             if tuple(own) != live.findings:
                 try:
                     await asyncio.get_running_loop().run_in_executor(

@@ -39,7 +39,6 @@ from .events import (
     Usage,
 )
 from .providers.pricing import estimate_cost
-from .redact import redact_obj
 from .vocab import (
     ANSWERED,
     DRAFT_NOT_SAVED,
@@ -290,11 +289,13 @@ class Run:
         return 0 if f is not None and f.status == Status.OK else 1
 
     def result(self) -> dict[str, Any]:
+        """The ``--json`` object (its writers redact it: ``cli.common.json_line``, the batch's
+        record file)."""
         f = self.finished
         usage = (f.usage if f else {}) or {}
         status = f.status if f else Status.ERROR
         err = self.error.message if self.error else (f.message if f and f.status != Status.OK else None)
-        return redact_obj({
+        return {
             "question": self.question,
             "customer": self.customer,
             "answer": f.answer if f else "",
@@ -313,4 +314,4 @@ class Run:
             "checks": self.checks,
             # Beyond the spec's fields (issue 9): the usage priced with providers.pricing.
             "estimated_cost_usd": estimate_cost(self.model, usage, self.prices),
-        })
+        }

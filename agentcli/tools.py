@@ -21,10 +21,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable
 
-from .drafts.format import depth_ok
 from .drafts.store import MAX_DRAFT_CHARS, DraftStore
 from .errors import StoreError
-from .redact import redact
 from .ticket import SavedDraft, TicketView
 from .vocab import InvalidOrderCode, OrderCode, Outcome, ToolName, json_type
 
@@ -193,7 +191,7 @@ async def get_order_status(args: dict[str, Any], deps: ToolDeps, ticket: TicketV
 
 async def draft_reply(args: dict[str, Any], deps: ToolDeps, ticket: TicketView) -> ToolOutput:
     check_input(args, {"text": (str, True), "order_code": (str, False)})
-    text = redact(args["text"])  # a secret the model echoes never lands in a draft
+    text = args["text"]  # the drafts store redacts what it writes (a secret the model echoes)
     if not text.strip():
         raise ToolFailure("'text' is empty: write the full reply to the customer")
     if len(text) > MAX_DRAFT_CHARS:
@@ -203,11 +201,9 @@ async def draft_reply(args: dict[str, Any], deps: ToolDeps, ticket: TicketView) 
     try:
         customer = ticket.draft_customer(code)
         draft, created = await asyncio.to_thread(
-            deps.drafts.save, text=text, ticket=ticket.id, order_code=code,
-            customer=redact(customer) if customer else None,
-            question=redact(ticket.question) if ticket.question else None,
-            questions=[redact(q) for q in ticket.questions] or None,
-            lookups=[_redacted(r.to_dict()) for r in ticket.lookups], model=deps.model,
+            deps.drafts.save, text=text, ticket=ticket.id, order_code=code, customer=customer,
+            question=ticket.question, questions=list(ticket.questions) or None,
+            lookups=[r.to_dict() for r in ticket.lookups], model=deps.model,
             provider=deps.provider, session_id=ticket.session_id)
     except OSError:
         raise ToolFailure("the draft could not be saved (drafts directory not writable); tell "
@@ -221,19 +217,6 @@ async def draft_reply(args: dict[str, Any], deps: ToolDeps, ticket: TicketView) 
     return ToolOutput({"status": draft.meta.get("status", "pending_review"), "draft_id": draft.id,
                        "path": str(draft.path)},
                       SavedDraft(draft.id, str(draft.path), code, bool(created)))
-
-
-def _redacted(value: Any) -> Any:
-    """A lookup as stored in a draft: every string redacted (a key in a database field)."""
-    if not depth_ok(value, 32):
-        return {"omitted": "nested too deeply to store"}
-    if isinstance(value, str):
-        return redact(value)
-    if isinstance(value, dict):
-        return {str(k): _redacted(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_redacted(v) for v in value]
-    return value
 
 
 def default_registry() -> Registry:

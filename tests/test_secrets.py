@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+import sys
 
 import pytest
 
@@ -252,3 +253,26 @@ def test_line_separators_reach_the_terminal_as_visible_newlines():
     shown = clean_for_terminal("one\u2028two\u2029three\u0085four")
     assert "\u2028" not in shown and "\u2029" not in shown and "\u0085" not in shown
     assert shown.split("\n")[:2] == ["one", "two"] and shown.split("\n")[2].startswith("three")
+
+
+def test_what_a_person_types_into_a_draft_is_redacted_like_the_models_text(cli, real_key, drafts_dir,
+                                                                          tmp_path, home):
+    """Issue 24 item 5: the configured key typed as a reject reason, set as the reviewer's name, or
+    pasted in the editor never lands in the (team-readable) draft file."""
+    from agentcli.drafts.store import DraftStore
+
+    store = DraftStore(drafts_dir)
+    a, _ = store.save(text="First reply.", ticket="T-1", session_id="s1")
+    b, _ = store.save(text="Second reply.", ticket="T-2", session_id="s2")
+    env = {**real_key, "AGENTCLI_REVIEWER": f"lee {KEY}"}
+    assert cli(["drafts", "reject", a.id, "--reason", f"contains {SPLITS[2](KEY)}"], env).returncode == 0
+    script = tmp_path / "ed.py"
+    script.write_text("import sys\np = sys.argv[1]\ns = open(p).read()\n"
+                      f"open(p, 'w').write(s.replace('Second reply.', 'Second reply, key {KEY}.'))\n")
+    p = cli(["drafts", "edit", b.id], {**env, "EDITOR": f"{sys.executable} {script}", "VISUAL": ""})
+    assert p.returncode == 0, p.err
+    files = "".join(f.read_text() for f in drafts_dir.glob("d-*.md"))
+    assert not leaked(files) and not leaked(everything(home, drafts_dir))
+    # the edit and the decision are recorded all the same, the key as ***
+    assert store.get(b.id).text == "Second reply, key ***." and store.get(a.id).meta["status"] == "rejected"
+    assert store.get(a.id).meta["history"][-1]["who"] == "lee ***"

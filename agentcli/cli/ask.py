@@ -1,7 +1,6 @@
 """``agentcli ask``: one question, answered and exited (and bare ``agentcli`` on a pipe)."""
 
 
-import json
 import sys
 from typing import Annotated, Optional
 
@@ -11,6 +10,7 @@ from ..app import App
 from ..drafts.queue import ticket_arg
 from .advice import advise
 from .common import (
+    dump_json,
     err_console,
     error_line,
     offline_notice,
@@ -51,8 +51,7 @@ async def _ask(settings, question: str, ticket: Optional[str] = None) -> int:
         for c in consumers:
             c.close()
         if settings.json:
-            sys.stdout.write(json.dumps(answered.result(), ensure_ascii=False) + "\n")
-            sys.stdout.flush()
+            dump_json(answered.result())
             if answered.error is not None:
 
                 error_line(advise(answered.error.message, answered.error.kind, "ask"))

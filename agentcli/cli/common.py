@@ -16,7 +16,7 @@ import typer
 from rich.console import Console
 
 from ..errors import EXIT_INTERRUPTED, AgentcliError, UsageError
-from ..redact import clean_for_terminal, one_line, redact, redact_obj
+from ..redact import clean_for_terminal, one_line, redact_obj
 from ..stdio import silence_stdout
 from ..vocab import MAX_QUESTION_CHARS, check_question
 from .preflight import provider_chosen, require
@@ -41,7 +41,7 @@ def out_console():
 def error_line(message: str) -> None:
     """One line on stderr, redacted and cleaned of control sequences."""
 
-    line = " ".join(clean_for_terminal(redact(str(message))).split())
+    line = " ".join(clean_for_terminal(str(message)).split())
     sys.stderr.write(f"agentcli: {line}\n")
     sys.stderr.flush()
 
@@ -154,11 +154,14 @@ def preflight(settings: Any, opts: Any) -> None:
     require(settings, chosen=provider_chosen(opts))
 
 
+def json_line(obj: Any) -> str:
+    """The one ``--json`` writer's line: redacted here, at the sink, whatever built the object."""
+    return json.dumps(redact_obj(obj), ensure_ascii=False)
+
+
 def dump_json(obj: Any) -> None:
     """One JSON document on one line of stdout."""
-
-
-    sys.stdout.write(json.dumps(redact_obj(obj), ensure_ascii=False) + "\n")
+    sys.stdout.write(json_line(obj) + "\n")
     sys.stdout.flush()
 
 

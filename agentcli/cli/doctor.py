@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from ..redact import clean_for_terminal, redact
+from ..redact import clean_for_terminal
 from . import preflight as pf
 from .common import dump_json, run
 from .options import ModelOptions, model_options
@@ -65,9 +65,9 @@ def _print(checks: list[Any], ok: bool) -> None:
         t = Text()
         t.append("✓ " if ch.ok else "✗ ", style="green" if ch.ok else "bold red")
         t.append(f"{ch.name}: ", style="bold")
-        t.append(clean_for_terminal(redact(ch.detail)))
+        t.append(clean_for_terminal(ch.detail))
         if ch.fix and not ch.ok:
-            t.append(" — fix: " + clean_for_terminal(redact(ch.fix)), style="yellow")
+            t.append(" — fix: " + clean_for_terminal(ch.fix), style="yellow")
         c.print(t)
     c.print(Text("all checks passed" if ok else "some checks failed: fix them, then run agentcli doctor again",
                  style="bold green" if ok else "bold red"))

@@ -25,6 +25,7 @@ from ..drafts.queue import Query, provenance, resolve_draft_id, reviewer, select
 from ..errors import ConfigError, UsageError
 from ..redact import clean_for_terminal
 from ..stdio import isatty
+from ..vocab import Outcome, ToolName, records
 from .common import dump_json, format_time, out_console, warn
 from .trace_lines import compact, result_summary, tool_call_line
 
@@ -118,21 +119,21 @@ def print_draft(c: Any, d: Any, prov: dict[str, Any] | None, *, footer: bool = T
         line("  (no question recorded)", "yellow")
 
     c.print()
-    lookups = m.get("lookups")
-    if lookups is None and prov.get("found"):  # a draft saved before lookups were stored
-        lookups = [{"input": x.get("input"), "result": x.get("result"), "is_error": x.get("is_error")}
-                   for x in prov.get("tool_calls") or [] if x.get("name") == "get_order_status"]
+    stored = m.get("lookups")
+    if stored is None and prov.get("found"):  # a draft saved before lookups were stored
+        stored = prov.get("tool_calls")
+    # lookups stored before they carried their tool's name are lookups all the same
+    lookups = [r for r in records([{"name": ToolName.LOOKUP, **x} for x in stored or []
+                                   if isinstance(x, dict)]) if r.is_lookup]
     line("lookups it relied on", "bold")
     if not lookups:
         line("  none: nothing was looked up before this draft", "yellow")
-    for x in lookups or []:
-        text, style = tool_call_line("get_order_status", x.get("input"))
+    for r in lookups:
+        text, style = tool_call_line(ToolName.LOOKUP, r.input)
         line("  " + text, style)
-        res = x.get("result")
-        tag = ("✗ failed" if x.get("is_error") else
-               "← not found" if isinstance(res, dict) and res.get("found") is False else "← found")
-        line(f"  {tag}: {compact(res, 300) if x.get('is_error') else result_summary(res)}",
-             "red" if x.get("is_error") else "green")
+        tag = ("✗ failed" if r.is_error else "← not found" if r.outcome == Outcome.NOT_FOUND else "← found")
+        line(f"  {tag}: {compact(r.result, 300) if r.is_error else result_summary(r.result)}",
+             "red" if r.is_error else "green")
 
     if prov.get("found"):
         line(f"  (session log {prov.get('session_id')}: agentcli log show {prov.get('session_id')})", "dim")

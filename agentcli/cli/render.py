@@ -44,7 +44,7 @@ from ..events import (
     ToolResult,
     TurnFinished,
 )
-from ..redact import clean_for_terminal, redact
+from ..redact import clean_for_terminal
 from .advice import advise
 from .trace_lines import (
     DRAFT_TOOL,
@@ -87,7 +87,7 @@ class _Tail:
         text = self.r._text[-20000:]
         # up to the last whitespace only: a secret is redacted once it is whole, never shown half
         text = text[:max(text.rfind(" "), text.rfind("\n"), text.rfind("\t")) + 1]
-        lines = clean_for_terminal(redact(text)).splitlines()[-height:]
+        lines = clean_for_terminal(text).splitlines()[-height:]
         return Text("\n".join(lines), style="dim")
 
 
@@ -141,7 +141,7 @@ class TraceRenderer:
         self._emit(text[:cut])
 
     def _emit(self, text: str) -> None:
-        txt = clean_for_terminal(redact(text))
+        txt = clean_for_terminal(text)
         if txt:
             self.console.file.write(txt)
             self.console.file.flush()
@@ -201,7 +201,7 @@ class TraceRenderer:
     def _block(self, text: str, *, final: bool) -> None:
         """One response's text on a terminal, printed once it is complete."""
 
-        text = clean_for_terminal(redact(text)).strip()
+        text = clean_for_terminal(text).strip()
         if not text:
             return
         if self._blocks:
@@ -298,7 +298,7 @@ class TraceRenderer:
             self._spin_tools()
             return
         if isinstance(ev, Error):
-            msg = advise(clean_for_terminal(redact(ev.message)), ev.kind, self.command)
+            msg = advise(clean_for_terminal(ev.message), ev.kind, self.command)
             self._line(f"agentcli: {' '.join(msg.split())}", "bold red", force=True)
             return
         if getattr(ev, "type", None) == "checked":  # grounding findings (agentcli.checks.grounding)
@@ -308,10 +308,10 @@ class TraceRenderer:
             self.stop_spinner()
             self._end_text()
             if not self.live and self.answer_file is not None and ev.answer:
-                self.answer_file.write(clean_for_terminal(redact(ev.answer)) + "\n")
+                self.answer_file.write(clean_for_terminal(ev.answer) + "\n")
                 self.answer_file.flush()
             if ev.status == "incomplete" and ev.message:
-                msg = advise(clean_for_terminal(redact(ev.message)), ev.stop_reason, self.command)
+                msg = advise(clean_for_terminal(ev.message), ev.stop_reason, self.command)
                 self._line(f"agentcli: stopped ({clean_for_terminal(str(ev.stop_reason))}): "
                            f"{' '.join(msg.split())}", "bold yellow", force=True)
             return
@@ -326,7 +326,7 @@ class TraceRenderer:
         stop = getattr(ev, "stop_reason", None)
         if getattr(ev, "status", None) == "incomplete" and stop in ("draft_not_saved",
                                                                      "lookup_failed", "grounding", "no_answer"):
-            msg = advise(clean_for_terminal(redact(str(getattr(ev, "message", "") or ""))), stop,
+            msg = advise(clean_for_terminal(str(getattr(ev, "message", "") or "")), stop,
                          self.command)
             self._line(f"incomplete ({clean_for_terminal(str(stop))}): {msg}", "bold yellow",
                        force=True)

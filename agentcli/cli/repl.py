@@ -19,7 +19,6 @@ prompt_toolkit is imported only inside the functions that use it. The slash comm
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import signal
 import sys
@@ -35,7 +34,7 @@ from ..events import Usage
 from ..lines import LineReader
 from ..providers.pricing import estimate_cost
 from ..vocab import check_question
-from .common import OFFLINE_NOTICE
+from .common import OFFLINE_NOTICE, json_line
 from .repl_commands import COMMANDS, SlashCommands
 from .repl_render import ReplRenderer, _clean
 
@@ -214,7 +213,7 @@ class Repl(SlashCommands):
             self._add_cost(b)
         if self.json_out:
             for b in rounds:
-                self._write_answer(json.dumps(b.result(), ensure_ascii=False))
+                self._write_answer(json_line(b.result()))
         elif rounds and self.live and not self.quiet:
             turns = sum(b.finished.turns for b in rounds if b.finished)
             tools = sum(len(b.calls) for b in rounds)

@@ -9,24 +9,25 @@ import json
 import textwrap
 from typing import Any
 
-from ..redact import clean_for_terminal, redact
+from ..redact import clean_for_terminal
+from ..vocab import ToolName
 
 FOLD_CHARS = 600
-DRAFT_TOOL = "draft_reply"
+DRAFT_TOOL = ToolName.DRAFT
 DRAFT_LINES = 40  # lines of a draft shown in the trace; the rest is in the file
 
 
 def compact(obj: Any, limit: int = FOLD_CHARS) -> str:
     """A value as one line of JSON (or its text), redacted, cleaned and cut at ``limit``."""
     s = obj if isinstance(obj, str) else json.dumps(obj, ensure_ascii=False)
-    s = " ".join(clean_for_terminal(redact(s)).split())
+    s = " ".join(clean_for_terminal(s).split())
     if len(s) > limit:
         s = s[:limit] + f"… ({len(s) - limit} more characters)"
     return s
 
 
 def _word(v: Any, limit: int = 60) -> str:
-    s = " ".join(clean_for_terminal(redact(str(v))).split())
+    s = " ".join(clean_for_terminal(str(v)).split())
     return s if len(s) <= limit else s[: limit - 1] + "…"
 
 
@@ -92,7 +93,7 @@ def finding_line(finding: Any) -> tuple[str, str]:
 def draft_block(text: Any, width: int | None) -> list[str]:
     """A draft's text as a quoted block ("  │ line"), wrapped at word boundaries to ``width``
     (None: not wrapped), every line cleaned; line separators (U+2028, U+0085…) end a line."""
-    lines = clean_for_terminal(redact(str(text or ""))).splitlines() or [""]
+    lines = clean_for_terminal(str(text or "")).splitlines() or [""]
     out: list[str] = []
     used = 0  # lines of the text shown
     for ln in lines:

@@ -23,7 +23,7 @@ from ..config import resolve_drafts_dir, reviewer_setting, sessions_dir
 from ..errors import ConfigError, UsageError
 from ..redact import one_line
 from ..sessions.log import SESSION_ID_RE, read_events
-from ..vocab import OrderCode, parse_since, parse_time
+from ..vocab import CallRecord, OrderCode, parse_since, parse_time
 from .format import safe_ticket
 from .store import STATUSES, Damaged, Draft, DraftStore, resolve_reviewer
 
@@ -258,15 +258,14 @@ def provenance(draft: Draft, sessions_dir: Path) -> dict[str, Any]:
                     if isinstance(tc, dict) and tc.get("id") not in order:
                         order[tc.get("id")] = len(order)
             elif t == "tool_result":
-                res = ev.get("result")
-                if ev.get("name") == "draft_reply" and isinstance(res, dict) \
-                        and res.get("draft_id") == draft.id:
-                    inp = ev.get("input")
-                    if prov["original_text"] is None and isinstance(inp, dict):
-                        prov["original_text"] = inp.get("text")
+                rec = CallRecord.from_dict(ev)
+                if rec is None:
                     continue
-                calls.append({k: ev.get(k) for k in ("id", "name", "input", "result", "is_error",
-                                                     "duration_ms", "outcome")})
+                if rec.draft_id == draft.id:
+                    if prov["original_text"] is None:
+                        prov["original_text"] = rec.draft_text
+                    continue
+                calls.append(rec.to_dict())
             elif t == "draft_saved" and ev.get("id") == draft.id:
                 hit = True
         elif t == "turn_finished" and not after_answer:

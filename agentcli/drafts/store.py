@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from ..errors import ConfigError, UsageError
+from ..redact import redact, redact_obj
 from .format import (
     MAX_DRAFT_CHARS,
     MAX_FILE_BYTES,
@@ -276,6 +277,8 @@ class DraftStore:
         if not isinstance(ticket, str) or len(ticket) > MAX_TICKET_CHARS:
             raise UsageError(f"a ticket id is text of at most {MAX_TICKET_CHARS} characters")
         ticket = safe_ticket(no_surrogates(ticket))
+        # The draft writer is a sink: whatever the model, the database or a question put in it,
+        # no secret is written (``redact``); the id is the hash of the text as stored.
         meta: dict[str, Any] = {
             "order_code": order_code, "customer": customer, "question": question,
             "model": model, "provider": provider, "session_id": session_id,
@@ -288,7 +291,7 @@ class DraftStore:
                 meta[k] = no_surrogates(meta[k])
         self._ensure_dir()
         with self._locked():
-            return self._put(ticket, no_surrogates(text), meta)
+            return self._put(ticket, redact(no_surrogates(text)), redact_obj(meta))
 
     def _put(self, ticket: str, text: str, fields: dict[str, Any]) -> tuple[Draft, bool]:
         """Under the lock: the draft (ticket, text), created with ``fields`` unless it exists;
@@ -367,7 +370,8 @@ class DraftStore:
         draft changes only with ``force`` (else ReviewConflict, exit 2)."""
         if status not in STATUSES:
             raise UsageError(f"unknown status {status!r}")
-        who = reviewer if reviewer is not None else resolve_reviewer()
+        who = redact(reviewer if reviewer is not None else resolve_reviewer())
+        reason = redact(reason) if reason is not None else None
         with self._locked():
             d = self.get(did)
             current = d.meta.get("status")
@@ -399,7 +403,7 @@ class DraftStore:
         """Replace a draft's reply text (``drafts edit``, ``review``'s edit), under the lock;
         recorded in its history. Like a hand edit, an edit of an approved draft puts it back to
         pending_review (``approved_text`` keeps what was approved). Returns (draft, changed)."""
-        text = no_surrogates(text)
+        text = redact(no_surrogates(text))  # a key pasted into the editor is not written either
         if len(text) > MAX_DRAFT_CHARS:
             raise UsageError(f"the edited text is too long ({len(text)} characters; the limit is "
                              f"{MAX_DRAFT_CHARS})")
@@ -423,7 +427,7 @@ class DraftStore:
         with self._locked():
             d = self.get(did)
             _reopen(d)
-            d.meta["findings"] = [bounded(x) for x in findings]
+            d.meta["findings"] = [bounded(x) for x in redact_obj(findings)]
             self._rewrite(d)
             return self._load(d.path)
 
@@ -437,8 +441,10 @@ def _reopen(d: Draft) -> None:
 
 
 def _record(d: Draft, who: str, to: str, reason: str | None) -> None:
+    """Append a review action; what a person typed (a reason, a reviewer's name) is redacted as
+    the model's text is."""
     hist = list(d.meta.get("history") or [])
-    hist.append({"who": who, "when": now_iso(), "from": d.meta.get("status"), "to": to,
-                 "reason": reason})
+    hist.append({"who": redact(who), "when": now_iso(), "from": d.meta.get("status"), "to": to,
+                 "reason": redact(reason) if reason is not None else None})
     d.meta["history"] = hist[-MAX_HISTORY:]
     d.meta["status"] = to

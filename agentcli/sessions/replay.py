@@ -18,7 +18,7 @@ from typing import Any, Iterable
 
 from .. import events as E
 from ..errors import UsageError
-from ..vocab import CallRecord, OrderCode, parse_time
+from ..vocab import CallRecord, OrderCode, ToolName, parse_time
 from .log import SESSION_ID_RE, read_events
 
 
@@ -337,7 +337,7 @@ def filter_events(events: list[dict[str, Any]], *, tool: str | None = None,
                 return False
             return True
         if t == "draft_saved":
-            return not errors_only and (not tool or tool == "draft_reply")
+            return not errors_only and (not tool or tool == ToolName.DRAFT)
         return True
 
     return [ev for ev in events if keep(ev)]
