@@ -20,6 +20,7 @@ import contextlib
 import json
 import logging
 import sys
+import warnings
 from typing import Any, Iterator
 
 import mcp.types as types
@@ -139,18 +140,28 @@ class _OneLine(logging.Handler):
         pass
 
 
+def _one_line_warning(message: Any, category: Any, *args: Any, **kwargs: Any) -> None:
+    with contextlib.suppress(Exception):
+        sys.stderr.write(f"agentcli: mcp: warning: {one_line(str(message), 300)}\n")
+
+
 @contextlib.contextmanager
 def sdk_logging() -> Iterator[None]:
+    """While serving, what the SDK, asyncio ("Task exception was never retrieved") and warnings
+    would print with a traceback or a source line becomes one line on standard error."""
     saved = []
-    for name in ("mcp", "mcp_types"):
+    for name in ("mcp", "mcp_types", "asyncio"):
         lg = logging.getLogger(name)
         saved.append((lg, lg.handlers[:], lg.level, lg.propagate))
         lg.handlers[:] = [_OneLine()]
         lg.setLevel(logging.WARNING)
         lg.propagate = False
+    shown = warnings.showwarning
+    warnings.showwarning = _one_line_warning
     try:
         yield
     finally:
+        warnings.showwarning = shown
         for lg, handlers, level, propagate in saved:
             lg.handlers[:] = handlers
             lg.setLevel(level)
