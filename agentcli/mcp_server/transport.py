@@ -225,7 +225,6 @@ class ClientLines:
         self._awaiting: set[str] = set()  # requests read, not yet answered
         self._settled = asyncio.Event()
         out.on_response = self._answered
-        self.eof = False  # the client closed its end of the input
         self._thread = threading.Thread(target=self._run, name="agentcli-mcp-in", daemon=True)
 
     def start(self) -> None:
@@ -250,10 +249,6 @@ class ClientLines:
         elif msg.get("method") == "notifications/cancelled":  # a cancelled request: no answer
             params = msg.get("params")
             self._answered(params.get("requestId") if isinstance(params, dict) else None)
-
-    @property
-    def reading(self) -> bool:
-        return self._thread.is_alive()
 
     def __aiter__(self) -> "ClientLines":
         return self
@@ -314,7 +309,6 @@ class ClientLines:
                         continue
                     chunk = b""  # EIO, EBADF: as good as the end of input
                 if not chunk:
-                    self.eof = True
                     break
                 start = 0
                 while True:
