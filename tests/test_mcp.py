@@ -528,6 +528,15 @@ def test_a_closed_standard_input_is_a_usage_error(cli_env):
     assert p.returncode == 2 and "standard input is closed" in p.stderr and p.stdout == ""
 
 
+def test_a_closed_standard_error_does_not_stop_the_protocol(cli_env):
+    hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "x", "version": "1"}}}
+    p = subprocess.run([agentcli_exe(), "mcp"], env=cli_env, input=(json.dumps(hello) + "\nnot json\n").encode(),
+                       stdout=subprocess.PIPE, timeout=60, preexec_fn=lambda: os.close(2))
+    answers = {m["id"]: m for m in map(json.loads, p.stdout.decode().splitlines())}
+    assert p.returncode == 0 and "result" in answers[1] and answers[None]["error"]["code"] == -32700
+
+
 # --------------------------------------------------------------------------- the optional extra
 
 LAUNCH = r"""

@@ -7,6 +7,7 @@ command body once the SDK is known to be there.
 """
 
 
+import os
 import sys
 from importlib import metadata
 from importlib.util import find_spec
@@ -67,6 +68,8 @@ def register(app: typer.Typer) -> None:
 
 
 def _body(ticket: Optional[str], **flags) -> object:
+    if sys.stderr is None:  # started with standard error closed: the protocol needs none
+        sys.stderr = open(os.devnull, "w")
     require_sdk()
     t = ticket_arg(ticket)
     settings = resolve(**flags)
