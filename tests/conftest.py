@@ -196,3 +196,12 @@ def saved_drafts(ddir):
     """Every draft file of the folder (superseded ones too), newest first."""
     drafts = [d for d in DraftStore(ddir).iter() if isinstance(d, Draft)]
     return sorted(drafts, key=lambda d: (d.meta.get("created_at") or "", d.id), reverse=True)
+
+
+def user_texts(message: dict) -> list[str]:
+    """The text blocks of one user message of a Messages API request. agentcli sends a list of
+    content blocks (the newest carrying the cache breakpoint), never a bare string: another
+    shape fails here rather than being read either way."""
+    content = message["content"]
+    assert isinstance(content, list) and all(isinstance(b, dict) for b in content), content
+    return [b["text"] for b in content if b.get("type") == "text"]

@@ -24,6 +24,8 @@ from agentcli.batch.engine import BatchRunner, read_done
 from agentcli.batch.input import Item, id_key, parse_line
 from agentcli.testing.fake_anthropic import error, message, text, tool_results, tool_use_block
 
+from .conftest import user_texts
+
 TEST_KEY = "sk-ant-test-0123456789abcdefSECRET"  # the key conftest's anthropic_env sets
 
 
@@ -41,8 +43,8 @@ NO_RETRY = {"x-should-retry": "false"}
 
 
 def first_question(req: dict) -> str:
-    c = req["messages"][0]["content"]
-    return c if isinstance(c, str) else "".join(b.get("text", "") for b in c if b.get("type") == "text")
+    (text,) = user_texts(req["messages"][0])
+    return text
 
 
 def scenario(delays: dict[str, float] | None = None, special=None):
