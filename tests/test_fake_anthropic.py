@@ -404,9 +404,9 @@ def test_stall_after_with_client_timeout():
 # --------------------------------------------------------------------------- ordering, helpers
 
 
-def test_a_delay_holds_back_only_its_own_reply(fake):
+def test_a_delay_holds_back_only_its_own_reply():
     """A delayed reply does not hold up the requests after it; stop() cuts the delay short."""
-    fake.queue(text("slow", delay=60), text("fast"))
+    fake = FakeAnthropic().start()  # its own server: this test stops it
     got: list = []
 
     def call():
@@ -416,15 +416,18 @@ def test_a_delay_holds_back_only_its_own_reply(fake):
             except anthropic.APIConnectionError as e:  # the server stopped mid-delay
                 got.append(type(e).__name__)
 
-    slow = threading.Thread(target=call)
-    slow.start()
-    deadline = time.monotonic() + 20  # a hang guard only
-    while not fake.requests and time.monotonic() < deadline:
-        time.sleep(0.01)
-    with anthropic.Anthropic(api_key=KEY, base_url=fake.url, max_retries=0, timeout=20) as c:
-        assert c.messages.create(**ARGS).content[0].text == "fast"
-    assert slow.is_alive() and got == []  # the first reply is still held back
-    fake.stop()
+    try:
+        fake.queue(text("slow", delay=60), text("fast"))
+        slow = threading.Thread(target=call)
+        slow.start()
+        deadline = time.monotonic() + 20  # a hang guard only
+        while not fake.requests and time.monotonic() < deadline:
+            time.sleep(0.01)
+        with anthropic.Anthropic(api_key=KEY, base_url=fake.url, max_retries=0, timeout=20) as c:
+            assert c.messages.create(**ARGS).content[0].text == "fast"
+        assert slow.is_alive() and got == []  # the first reply is still held back
+    finally:
+        fake.stop()
     slow.join(20)
     assert not slow.is_alive() and got == ["APIConnectionError"]
 
