@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -26,6 +27,16 @@ from agentcli.testing.fake_openai import FakeOpenAI
 pytest_plugins = ["tests.pg"]  # the pg_dsn fixture: a real PostgreSQL server
 
 TEST_KEY = "sk-ant-test-0123456789abcdefSECRET"
+
+
+def pytest_configure(config):
+    # A job started in the background (`cmd &`, nohup, some CI runners) has SIGINT ignored, and
+    # an ignored signal stays ignored across fork and exec: every agentcli the tests start would
+    # then ignore the Ctrl-C they send it, as POSIX wants for background jobs. The tests are
+    # about a person's terminal, where it is not ignored; a handled signal is reset to its
+    # default in an exec'd child, so handling it here gives every child the default.
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 _SCRUB = ("ANTHROPIC_", "OPENAI_", "AGENTCLI_", "PG")
 

@@ -403,5 +403,6 @@ def test_eval_stopped_by_sigterm_reports_what_it_scored(anthropic_env, fake_anth
     assert proc.returncode == 143, err
     report = json.loads(out)
     scored = [r for t in report["tasks"] for r in t["runs"]]
-    assert len(scored) >= 1 and report["summary"]["runs"] >= 1
+    # the first task was answered at once and scored; the second was waiting for its answer
+    assert len(scored) == 1 and report["summary"]["runs"] == 1
     assert "eval interrupted after 1 run" in err and "Traceback" not in err
