@@ -224,9 +224,11 @@ def measure(runs: int, llm: bool, llm_venv: str | None, log, smoke: bool = False
                 ("bare SDK, same 3 requests", [py, "-c", BARE_SDK_ASK, str(payloads)], anth_env),
             ]
             if smoke:
-                # Each SDK import is 1-2 s of CPU: the bare import is no code path of ours, and
-                # the recording run above stands in for the agentcli ask against the fake API.
-                skip = ("python -c 'import anthropic'", "agentcli ask (anthropic, fake API)")
+                # Each SDK import is 1-2 s of CPU: the two commands of the bare SDK alone run
+                # nothing of ours, and the recording run above stands in for agentcli's ask
+                # against the fake API.
+                skip = ("python -c 'import anthropic'", "bare SDK, same 3 requests",
+                        "agentcli ask (anthropic, fake API)")
                 cmds = [c for c in cmds if c[0] not in skip]
             if llm_exe:
                 llm_home = tmp / "llm-user"

@@ -374,6 +374,7 @@ def test_log_show_last_with_only_eval_sessions_says_how_to_see_them(cli, cli_env
     assert p.returncode == 0 and "--all shows them" in p.err
 
 
+@pytest.mark.slow
 def test_eval_stopped_by_sigterm_reports_what_it_scored(anthropic_env, fake_anthropic, tmp_path):
     """A supervisor's `timeout` (SIGTERM) mid-suite: the runs already scored are printed, not lost,
     and the process exits 143 (the real process: its signal and exit status are the point)."""

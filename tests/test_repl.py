@@ -584,6 +584,7 @@ def _spawn(args, env):
     return child
 
 
+@pytest.mark.slow
 def test_terminal_end_to_end(anthropic_env, fake_anthropic, demo_db, home):
     """The real console script in a pseudo-terminal: ask, see the trace, Ctrl-C, ask, leave."""
     fake_anthropic.queue(LOOKUP(), text("Order GH56JK78MN is waiting for payment."),

@@ -102,6 +102,7 @@ def test_batch_resume_after_a_500_reuses_the_draft(cli, anthropic_env, fake_anth
     assert rec["ticket"] == "T-1" and rec["status"] == "pending_review"
 
 
+@pytest.mark.slow
 def test_batch_resume_after_a_kill_between_the_draft_and_the_record(cli, anthropic_env, fake_anthropic,
                                                                     tmp_path, drafts_dir):
     f = tmp_path / "q.jsonl"

@@ -116,6 +116,7 @@ DRAFT_120 = """\
   │ Kind regards"""
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cols", [60, 120])
 def test_ask_on_a_terminal(anthropic_env, fake_anthropic, tmp_path, cols):
     """Each text block apart, the lookup on one (word-wrapped) line, the draft once as quoted text,
@@ -143,6 +144,7 @@ def test_ask_on_a_terminal(anthropic_env, fake_anthropic, tmp_path, cols):
     assert b"waiting for the model" in s.raw  # the spinner ran while the model was asked
 
 
+@pytest.mark.slow
 def test_ask_on_a_terminal_shows_every_retry_with_its_reason(anthropic_env, fake_anthropic, tmp_path):
     # (the countdown of a wait of a second or more: tests/test_ratelimit.py, on the renderer)
     fake_anthropic.queue(error(529, "Overloaded", headers={"retry-after-ms": "300"}), text("Done."))
@@ -171,6 +173,7 @@ def test_ask_on_a_pipe_is_raw_markdown_byte_for_byte(cli, anthropic_env, fake_an
     assert lines[7:] == ["  │ " + ln if ln else "  │" for ln in REPLY.split("\n")]
 
 
+@pytest.mark.slow
 def test_quiet_on_a_terminal_keeps_text_blocks_apart(anthropic_env, fake_anthropic, tmp_path):
     scripted(fake_anthropic)
     s = run_ask(anthropic_env, 80, tmp_path, "-q", "Reply to Ana about GH56JK78MN")
@@ -266,6 +269,7 @@ def test_ask_dash_on_a_terminal_says_what_it_waits_for(cli_env, home, tmp_path):
     assert questions_logged(home) == ["Where is my order\nGH56JK78MN?"]  # both lines, one question
 
 
+@pytest.mark.slow
 def test_keys_typed_while_an_answer_runs_are_not_echoed_but_kept(anthropic_env, fake_anthropic,
                                                                   tmp_path):
     fake_anthropic.queue(text("First answer.", delay=1.0), text("Second answer."))
