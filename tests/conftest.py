@@ -81,11 +81,12 @@ def pytest_collection_modifyitems(session, config, items):
     workers take whole files (``--dist loadfile``) in this order: the long ones start at once
     and the many short ones fill in at the end, instead of one long file starting last while
     the other worker has nothing left (xdist's own reordering, by number of tests, is off)."""
-    slow: dict[str, int] = {}
+    slow: dict[Path, int] = {}
     for item in items:
         slow[item.path] = slow.get(item.path, 0) + (item.get_closest_marker("slow") is not None)
     first_seen = {path: i for i, path in enumerate(dict.fromkeys(item.path for item in items))}
     items.sort(key=lambda item: (-slow[item.path], first_seen[item.path]))
+
 
 _SCRUB = ("ANTHROPIC_", "OPENAI_", "AGENTCLI_", "PG")
 

@@ -265,7 +265,7 @@ def _findings(**kw):
     return [f.to_dict() for f in check_ticket(**kw)]
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(answer=texty, drafts=any_drafts, tools=st.lists(tool_result | json_values, max_size=6),
        questions=st.lists(texty, max_size=3) | json_values, failed=st.integers() | st.none())
 def test_any_ticket_gets_well_formed_findings_and_a_planted_promise_is_always_caught(
@@ -293,7 +293,7 @@ def test_any_ticket_gets_well_formed_findings_and_a_planted_promise_is_always_ca
     assert len(more) == MAX_FINDINGS or ("forbidden_promise", PLANTED_ID) in {(d["kind"], d["where"]) for d in more}
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(tools=st.lists(tool_result | json_values, max_size=6), questions=st.lists(texty, max_size=3) | json_values)
 def test_nothing_said_means_no_claim_found(tools, questions):
     """No answer and no draft: whatever the lookups returned, no finding about a text."""
