@@ -186,8 +186,11 @@ def test_every_batch_record_is_redacted(cli, real_key, fake_anthropic, tmp_path,
     assert p.returncode == 4, p.err
     recs = [json.loads(x) for x in p.out.splitlines()]
     assert len(recs) == len(lines) + 1
-    assert any(r.get("stop_reason") == "duplicate_id" for r in recs)
-    assert sum("not attempted" in (r.get("error") or "") for r in recs) >= 5
+    # one at a time: the first is refused (the key), which stops the batch; the second is a
+    # duplicate id (told apart before dispatch); every later line is not attempted
+    assert [r["status"] for r in recs] == ["error"] * len(recs)
+    assert [r.get("stop_reason") for r in recs[:2]] == ["authentication", "duplicate_id"]
+    assert all(r["error"].startswith("not attempted") for r in recs[2:]), recs
     for where in (p.out, p.err, out.read_text(), everything(home, home / "none")):
         assert not leaked(where) and not leaked(where, OTHER)
 
