@@ -103,6 +103,10 @@ def test_passwords_in_context_and_credential_shapes():
     assert redact("GET /v1?api_key=Zz81abc&x=1") == "GET /v1?api_key=***&x=1"
     assert redact("Authorization: Bearer eyJhbGciOi.J9x.y") == "Authorization: Bearer ***"
     assert redact("x-api-key: " + KEY) == "x-api-key: ***"
+    # header names in any case, as HTTP allows (the cheap pre-check once missed these)
+    assert redact("X-Api-Key: abcdefgh12345678") == "X-Api-Key: ***"
+    assert redact("BeArEr abcdefgh12345678xyz") == "BeArEr ***"
+    assert redact("AUTHORIZATION: Basic dXNlcjpwYXNzd29yZA==") == "AUTHORIZATION: Basic ***"
     for s in ("ghp_" + "a1B2" * 10, "AKIA" + "ABCDEFGHIJ234567", "xoxb-1234567890-abcdef",
               "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc", "-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----"):
         assert redact(f"see {s} here") == "see *** here"
