@@ -82,7 +82,9 @@ def _body(ticket: Optional[str], **flags) -> object:
 
 
 async def _serve(settings: Settings, ticket: Optional[str]) -> int:
-    from ..mcp_server.server import serve  # the SDK: only once it is known to be installed
+    from ..mcp_server.server import (
+        serve,  # the SDK: only once it is known to be installed
+    )
     from ..mcp_server.session import ClientSide
 
     store = open_store(settings.db)
