@@ -12,6 +12,7 @@ come back from the session logs that worked on it and from its pending draft.
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 from typing import Any, Callable, Iterable
 
@@ -183,12 +184,11 @@ class App:
         status, stop, message = run.verdict(findings)
         if live is not None:
             own = [x for x in findings if x.get("where") == live.id]
-            if tuple(own) != live.findings:
-                try:
-                    await asyncio.get_running_loop().run_in_executor(
-                        None, self.drafts.set_findings, live.id, own)
-                except (OSError, ValueError, LookupError, AgentcliError):
-                    pass  # the draft is gone or unreadable: the findings are still in the log and --json
+            try:  # the findings of this text (the store keeps them only while it is the text)
+                await asyncio.get_running_loop().run_in_executor(
+                    None, functools.partial(self.drafts.set_findings, live.id, own, text=live.text))
+            except (OSError, ValueError, LookupError, AgentcliError):
+                pass  # the draft is gone or unreadable: the findings are still in the log and --json
         return Checked(findings, status, stop, message)
 
     async def run(self, conv: Conversation, question: str, consumers: Iterable[Consumer] = (), *,

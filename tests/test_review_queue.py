@@ -150,7 +150,8 @@ def test_superseded_flagged_damaged_and_missing_folder(cli, cli_env, drafts_dir,
     store = DraftStore(drafts_dir)
     old, _ = store.save(text="First try.", ticket="T-5")
     new, _ = store.save(text="Shorter.", ticket="T-5")
-    store.set_findings(new.id, [{"kind": "unsupported_date", "severity": "error", "message": "x"}])
+    store.set_findings(new.id, [{"kind": "unsupported_date", "severity": "error", "message": "x"}],
+                       text=new.text)
     (drafts_dir / "d-0000000000ff.md").write_text("garbage")
     recs = _json(cli(["drafts", "list", "--json"], cli_env))
     assert [(r["id"], r["status"]) for r in recs] == [(new.id, "pending_review"), ("d-0000000000ff", "damaged")]
