@@ -188,7 +188,7 @@ def test_hand_edit_is_marked_and_kept_through_approve(cli, cli_env):
     assert rec["edited"] is True and "checked with the carrier" in rec["text"]
     assert "checked with the carrier" not in rec["provenance"]["original_text"]
     p = cli(["drafts", "show", did], cli_env)
-    assert "EDITED" in p.out and "+" in p.out and "checked with the carrier" in p.out
+    assert "edited after it was saved" in p.out and "+" in p.out and "checked with the carrier" in p.out
 
     env = {**cli_env, "USER": "kim.reviewer"}
     p = cli(["drafts", "approve", did], env)
@@ -385,14 +385,14 @@ def test_tables_on_a_terminal(cli_env):
     pexpect = pytest.importorskip("pexpect")
     r = ask()
     env = {**cli_env, "COLUMNS": "160", "LINES": "50", "USER": "kim"}
-    for args, needles in ((["drafts", "list"], ["1 draft in", "status", "pending_review", r["drafts"][0]["id"]]),
-                          (["log", "list"], ["sessions in", "provider/model", r["session_id"], "offline"])):
+    for args, needles in ((["drafts", "list"], ["1 draft in", "status", "pending", r["drafts"][0]["id"]]),
+                          (["log", "list"], ["sessions (newest first) in", "provider/model", r["session_id"], "offline"])):
         child = pexpect.spawn(agentcli_exe(), args, env=env, encoding="utf-8", timeout=30,
                               dimensions=(50, 160))
         out = child.read()
         child.close()
         assert child.exitstatus == 0, out
-        assert "┃" in out or "│" in out or "━" in out, out  # a rich table, not tab-separated lines
+        assert "─" in out or "━" in out, out  # a table, not tab-separated lines
         for n in needles:
             assert n in out, (n, out)
         assert "\t" not in out

@@ -296,12 +296,17 @@ def test_a_bulk_approval_leaves_flagged_drafts_for_a_person(cli, cli_env, drafts
     ok, _ = store.save(text="Your order has shipped.", ticket="T-1", order_code="ORD-20261234")
     bad, _ = store.save(text="We have approved your full refund.", ticket="T-2")
     store.set_findings(bad.id, [{"kind": "forbidden_promise", "severity": "error",
-                                 "message": "promises a refund", "where": bad.id}])
+                                 "message": "promises a refund", "where": bad.id}], text=bad.text)
     p = cli(["drafts", "approve", "--status", "pending", "--yes"], cli_env)
     assert p.returncode == 0, p.err
-    assert "1 draft with error-level grounding findings left as they are" in p.err
+    assert f"{bad.id} left pending: error-level grounding finding forbidden_promise" in p.err
+    assert "1 draft with error-level grounding findings" in p.err
     assert DraftStore(drafts_dir).get(ok.id).meta["status"] == "approved"
     assert DraftStore(drafts_dir).get(bad.id).meta["status"] == "pending_review"
-    p = cli(["drafts", "approve", bad.id], cli_env)  # by id: a person chose it
+    # by id, from a script: a person must confirm on a terminal, or say --force
+    p = cli(["drafts", "approve", bad.id], cli_env)
+    assert p.returncode == 2 and "--force" in p.err and "forbidden_promise" in p.err
+    assert DraftStore(drafts_dir).get(bad.id).meta["status"] == "pending_review"
+    p = cli(["drafts", "approve", bad.id, "--force"], cli_env)
     assert p.returncode == 0, p.err
     assert DraftStore(drafts_dir).get(bad.id).meta["status"] == "approved"

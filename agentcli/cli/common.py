@@ -14,6 +14,7 @@ from typing import Any, Callable, Optional
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from ..errors import EXIT_INTERRUPTED, AgentcliError, UsageError
 from ..redact import clean_for_terminal, one_line, redact_obj
@@ -44,6 +45,18 @@ def error_line(message: str) -> None:
     line = " ".join(clean_for_terminal(str(message)).split())
     sys.stderr.write(f"agentcli: {line}\n")
     sys.stderr.flush()
+
+
+def lock_notice(console: Any) -> Callable[[Optional[str]], None]:
+    """What a drafts command says while it waits for the drafts folder's lock
+    (``DraftStore.on_wait``): that it waits, and for whom."""
+
+    def notice(holder: Optional[str]) -> None:
+        console.print(Text(f"agentcli: waiting for the drafts folder's lock, held by "
+                           f"{clean_for_terminal(holder or 'another process')} (up to 10 s)…",
+                           style="yellow"), highlight=False, soft_wrap=not console.is_terminal)
+
+    return notice
 
 
 def fail(message: str, code: int) -> "typer.Exit":

@@ -63,8 +63,8 @@ from .format import (
 
 __all__ = ["STATUSES", "MAX_DRAFT_CHARS", "MAX_FILE_BYTES", "MAX_TICKET_CHARS", "Damaged",
            "Draft", "DraftChanged", "DraftStore", "DraftsFolderError", "Probe", "ReviewConflict",
-           "SaveFailed", "draft_id", "now_iso", "parse", "render", "resolve_reviewer",
-           "text_hash"]
+           "SaveFailed", "draft_id", "now_iso", "parse", "render", "require_version",
+           "resolve_reviewer", "text_hash"]
 
 FINAL = ("approved", "rejected", "superseded")   # changing these again needs force=True
 LOCK_TIMEOUT = 10.0                               # seconds to wait for the folder's lock
@@ -203,7 +203,8 @@ def changed_message(d: "Draft", seen: str, text_changed: bool) -> str:
     since = hist[at + 1:] if at is not None else hist[-3:]
     said = "; ".join(_action(h) for h in since[-3:])
     if text_changed:
-        what = "its text was changed" + (f" ({said})" if said else " in the file")
+        what = ("its text was changed" + f" ({said})" if said else
+                "its text or status is not the one you were shown")
     else:
         what = said or f"it is now {d.meta.get('status')}"
     return (f"draft {d.id} changed since it was shown to you (version {seen}, now {d.version}): "
@@ -669,10 +670,7 @@ class DraftStore:
         with self._locked():
             d = self.get(did)
             current = d.meta.get("status")
-            if expect is not None and d.version != expect:
-                was = next((s for s in STATUSES if version_of(s, d.text) == expect), None)
-                if not (was is not None and current == status and not d.reopened):
-                    raise DraftChanged(d, expect, text_changed=was is None)
+            require_version(d, expect, status)
             if current == status and not d.reopened:
                 return d, False
             _reopen(d)
@@ -714,9 +712,7 @@ class DraftStore:
             d = self.get(did)
             if same_text(text, d.text):
                 return d, False
-            if expect is not None and d.version != expect:
-                was = next((s for s in STATUSES if version_of(s, d.text) == expect), None)
-                raise DraftChanged(d, expect, text_changed=was is None)
+            require_version(d, expect)
             _reopen(d)
             d.text = text
             st = d.meta.get("status")
@@ -753,6 +749,17 @@ class DraftStore:
                          f"{len(clean)} warning(s)" if clean else "no findings"))
             self._rewrite(d)
             return True
+
+
+def require_version(d: Draft, expect: str | None, status: str | None = None) -> None:
+    """Refuse an action on ``d`` that carries a version it is no longer at (``DraftChanged``),
+    except when only its status moved, already to ``status`` (someone did the same action)."""
+    if expect is None or d.version == expect:
+        return
+    was = next((s for s in STATUSES if version_of(s, d.text) == expect), None)
+    if status is not None and was is not None and d.meta.get("status") == status and not d.reopened:
+        return
+    raise DraftChanged(d, expect, text_changed=was is None)
 
 
 def _reopen(d: Draft) -> None:
