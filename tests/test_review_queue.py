@@ -293,7 +293,7 @@ def test_review_needs_a_terminal(cli, cli_env, drafts_dir):
 
 def test_a_bulk_approval_leaves_flagged_drafts_for_a_person(cli, cli_env, drafts_dir):
     store = DraftStore(drafts_dir)
-    ok, _ = store.save(text="Your order has shipped.", ticket="T-1", order_code="ORD-20261234")
+    ok, _ = store.save(text="Thanks, a colleague is looking into it.", ticket="T-1")
     bad, _ = store.save(text="We have approved your full refund.", ticket="T-2")
     store.set_findings(bad.id, [{"kind": "forbidden_promise", "severity": "error",
                                  "message": "promises a refund", "where": bad.id}], text=bad.text)
