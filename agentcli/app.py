@@ -17,7 +17,7 @@ import os
 from typing import Any, Callable, Iterable
 
 from .checks.grounding import check_ticket
-from .config import Settings, sessions_dir
+from .config import Settings, is_default_drafts_dir, sessions_dir
 from .drafts.store import DraftStore
 from .errors import AgentcliError
 from .events import Checked, DraftSaved, Event, Question, ToolResult
@@ -57,7 +57,8 @@ class App:
         self.store = store
         self.provider = provider
         self.registry = registry
-        self.drafts = DraftStore(settings.drafts_dir)
+        self.drafts = DraftStore(settings.drafts_dir,
+                                 create_parents=is_default_drafts_dir(settings.drafts_dir))
         self._open_logs: set[SessionLog] = set()  # closed at the end (ask: one; the REPL: one a ticket)
 
     @classmethod

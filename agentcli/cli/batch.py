@@ -29,7 +29,7 @@ from ..batch.engine import BatchRunner, RecordFile, read_done
 from ..batch.input import LineSource
 from ..errors import UsageError
 from ..redact import clean_for_terminal
-from .common import offline_notice, preflight, run
+from .common import err_console, lock_notice, offline_notice, preflight, run
 from .options import ModelOptions, model_options
 
 DEFAULT_CONCURRENCY = 8  # keep in step with agentcli.batch.engine.DEFAULT_CONCURRENCY
@@ -154,6 +154,7 @@ async def run_batch(settings: Any, *, source: Any, concurrency: int,
     if show_progress is None:
         show_progress = sys.stderr.isatty() and not quiet
     progress = Progress(source.count_items()) if show_progress else None
+    app.drafts.on_wait = lock_notice(progress.console if progress is not None else err_console())
     emit = None  # the runner's default: stdout
     if progress is not None and sys.stdout.isatty():
         emit = progress.print_line

@@ -29,7 +29,10 @@ from .options import ModelOptions, model_options
 
 
 def register(app: typer.Typer) -> None:
-    app.command("eval", short_help="Score the model on the support tasks.")(model_options(eval_cmd))
+    app.command("eval", short_help="Score the model on the support tasks.")(model_options(
+        eval_cmd, help={"drafts_dir": "where the tasks' drafts are written [default: a temporary "
+                                      "folder, deleted after the run: eval drafts never reach "
+                                      "the review queue]"}))
 
 
 def eval_cmd(

@@ -291,6 +291,8 @@ class TraceRenderer:
                 self._note_draft_text(ev)
                 return  # shown once, with its text, by DraftSaved (next)
             self._line(*tool_result_line(ev.name, ev.outcome, ev.is_error, ev.duration_ms, ev.result))
+            if ev.name == DRAFT_TOOL:
+                self._unsaved(ev)
             self._spin_tools()
             return
         if isinstance(ev, DraftSaved):
@@ -348,6 +350,16 @@ class TraceRenderer:
         if text is not None:
             width = self.console.width if self.terminal else None
             self._print(Text("\n".join(draft_block(text, width))), soft_wrap=True)
+
+    def _unsaved(self, ev: ToolResult) -> None:
+        """A reply that could not be saved is not lost: shown here (it is in the session log)."""
+        text = ev.input.get("text") if isinstance(ev.input, dict) else None
+        if self.quiet or not isinstance(text, str) or not text.strip():
+            return
+        self._line("  the reply that was not saved (also in the session log: agentcli log show "
+                   "last):", "yellow")
+        width = self.console.width if self.terminal else None
+        self._print(Text("\n".join(draft_block(text, width))), soft_wrap=True)
 
     def _note_draft_text(self, ev: ToolResult) -> None:
         """Remember a draft call's text (by the draft id in its result) for its DraftSaved."""

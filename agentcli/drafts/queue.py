@@ -19,7 +19,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ..config import resolve_drafts_dir, reviewer_setting, sessions_dir
+from ..config import is_default_drafts_dir, resolve_drafts_dir, reviewer_setting, sessions_dir
 from ..errors import ConfigError, UsageError
 from ..redact import one_line
 from ..sessions.log import SESSION_ID_RE, read_events
@@ -301,7 +301,8 @@ def provenance(draft: Draft, sessions_dir: Path) -> dict[str, Any]:
 def store_for(flag: Any):
     """The drafts store, its folder resolved like every command's (flag > env > agentcli.toml)."""
 
-    return DraftStore(resolve_drafts_dir(flag))
+    folder = resolve_drafts_dir(flag)
+    return DraftStore(folder, create_parents=is_default_drafts_dir(folder))
 
 
 def query(status, order, customer, since, ticket, flagged, all_):

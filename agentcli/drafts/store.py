@@ -363,6 +363,8 @@ class DraftStore:
                 except PermissionError:  # a teammate's owner-only lock: flock needs no write
                     return os.open(lock, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC), False
         except OSError as e:
+            if not os.path.lexists(lock):  # no lock yet, and none can be made: the folder's fault
+                raise SaveFailed(e.errno, why_not_written(e, self.dir)) from None
             if e.errno == errno.ELOOP:
                 why = "is a symbolic link; remove it and try again"
             elif e.errno in (errno.EACCES, errno.EPERM):
@@ -449,8 +451,25 @@ class DraftStore:
                               "point --drafts-dir (or AGENTCLI_DRAFTS_DIR) at a folder")]
             if not self.create_parents and not self.dir.parent.is_dir():
                 return [Probe("drafts folder", False, f"{self.dir} does not exist, and neither "
-                              f"does {self.dir.parent}", "check the path; agentcli creates a "
-                              "drafts folder only inside a folder that exists")]
+                              f"does {self.dir.parent}", "check --drafts-dir (or "
+                              "AGENTCLI_DRAFTS_DIR, or drafts_dir in agentcli.toml): agentcli "
+                              "creates a drafts folder only inside a folder that exists")]
+            made: list[Path] = []  # created only to be sure it can be, then removed
+            try:
+                p = self.dir
+                while not p.exists() and not p.is_symlink() and p != p.parent:
+                    made.append(p)
+                    p = p.parent
+                for d in reversed(made):
+                    os.mkdir(d, 0o700)
+            except OSError as e:
+                return [Probe("drafts folder", False, f"{self.dir} cannot be created: "
+                              f"{why_not_written(e, self.dir.parent)}",
+                              "point --drafts-dir (or AGENTCLI_DRAFTS_DIR) at a folder you can write")]
+            finally:
+                for d in made:
+                    with contextlib.suppress(OSError):
+                        os.rmdir(d)
             return [Probe("drafts folder", True, f"{self.dir} will be created on the first save")]
         out.append(Probe("drafts folder", True, f"{self.dir}"))
         try:
