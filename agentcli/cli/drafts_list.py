@@ -19,7 +19,16 @@ from ..drafts.store import Draft
 from ..redact import one_line
 from ..stdio import isatty
 from .common import out_console, tsv
-from .layout import Col, age, fit_path, preview, print_lines, short_status, table_lines, wrapped
+from .layout import (
+    Col,
+    age,
+    fit_path,
+    preview,
+    print_lines,
+    short_status,
+    table_lines,
+    wrapped,
+)
 
 COLUMNS = ("id", "status", "created", "ticket", "order", "customer", "reviewed_by", "edited",
            "findings", "text")

@@ -35,7 +35,14 @@ from rich.text import Text
 
 from ..config import sessions_dir, state_dir
 from ..drafts.format import same_text
-from ..drafts.queue import Query, check_version, provenance, resolve_draft_id, reviewer, select
+from ..drafts.queue import (
+    Query,
+    check_version,
+    provenance,
+    resolve_draft_id,
+    reviewer,
+    select,
+)
 from ..drafts.store import DraftChanged, require_version
 from ..errors import AgentcliError, ConfigError, UsageError
 from ..redact import clean_for_terminal, one_line

@@ -206,7 +206,7 @@ def wrapped(console: Any, text: Text, width: int | None, indent: int = 0) -> lis
             used, end = gap + w, b
             continue
         left = room - used - gap
-        if used and w > width - indent and left >= 8:  # a long path starts on this line
+        if w > width - indent and left >= 8:  # a long path starts on this line
             cut = a + _split_at(tok, left)
             emit(start, cut)
             room, start, used = width - indent, cut, 0

@@ -46,6 +46,7 @@ from ..events import (
 )
 from ..redact import clean_for_terminal
 from .advice import advise
+from .layout import print_lines, wrapped
 from .trace_lines import (
     DRAFT_TOOL,
     _word,
@@ -128,9 +129,13 @@ class TraceRenderer:
 
         if not self.terminal:  # a pipe or a log: one line per item, never wrapped
             self._print(Text(text, style=style or ""), soft_wrap=True)
-        else:  # words wrap at spaces; an id, code or path is one word and is never split
-            self._print(Text(text, style=style or "", no_wrap=no_wrap, overflow="ignore"),
-                        soft_wrap=no_wrap)
+        elif no_wrap:  # a path: whole when it fits, else broken after a "/", never wider
+            self.stop_spinner()
+            self._end_text()
+            print_lines(self.console, wrapped(self.console, Text(text, style=style or ""),
+                                              self.console.width, 4))
+        else:  # words wrap at spaces; an id or code is one word and is never split
+            self._print(Text(text, style=style or "", overflow="ignore"), soft_wrap=False)
 
     def _show(self, text: str) -> None:
         """Write model text live, redacted and cleaned. A secret is one run of non-space

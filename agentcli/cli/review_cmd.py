@@ -30,8 +30,8 @@ import typer
 from rich.text import Text
 
 from ..config import sessions_dir
-from ..drafts.queue import provenance, query, require_folder, review, select as select_drafts
-from ..drafts.queue import store_for
+from ..drafts.queue import provenance, query, require_folder, review, store_for
+from ..drafts.queue import select as select_drafts
 from ..errors import EXIT_INTERRUPTED, UsageError
 from ..stdio import isatty
 from .common import lock_notice, out_console, run

@@ -19,7 +19,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ..config import is_default_drafts_dir, resolve_drafts_dir, reviewer_setting, sessions_dir
+from ..config import (
+    is_default_drafts_dir,
+    resolve_drafts_dir,
+    reviewer_setting,
+    sessions_dir,
+)
 from ..errors import ConfigError, UsageError
 from ..redact import one_line
 from ..sessions.log import SESSION_ID_RE, read_events
