@@ -30,7 +30,7 @@ def ask_main(question: Optional[str], opts: ModelOptions, ticket: Optional[str] 
         settings = opts.settings()
         q = read_question(question)
         preflight(settings, opts)
-        offline_notice(settings)
+        offline_notice(settings, opts)
         return _ask(settings, q, t)
 
     raise typer.Exit(run(body))

@@ -14,8 +14,9 @@ import typer
 from ..app import App
 from ..drafts.queue import ticket_arg
 from ..stdio import isatty
-from .common import err_console, offline_notice, out_console, preflight, run
+from .common import err_console, offline_text, out_console, preflight, run
 from .options import ModelOptions, TicketOpt, model_options
+from .preflight import provider_chosen
 from .repl import AppLoader, Repl, quiet_terminal
 
 
@@ -29,7 +30,7 @@ def chat_main(opts: ModelOptions, ticket: Optional[str] = None) -> None:
         t = ticket_arg(ticket)
         settings = opts.settings()
         preflight(settings, opts)
-        return _chat(settings, interactive, t)
+        return _chat(settings, interactive, t, chosen=provider_chosen(opts))
 
     try:
         code = run(body)
@@ -38,12 +39,13 @@ def chat_main(opts: ModelOptions, ticket: Optional[str] = None) -> None:
     raise typer.Exit(code)
 
 
-async def _interactive(settings: Any, ticket: Optional[str]) -> int:
+async def _interactive(settings: Any, ticket: Optional[str], chosen: bool) -> int:
     """The prompt at once; the SDK, the provider and the database open behind it."""
     loader = AppLoader(settings, App.open)
     repl = Repl(loader, console=out_console(), err_console=err_console(), interactive=True,
                 live=True, json_out=settings.json,
-                answer_file=sys.stdout if settings.json else None, ticket=ticket)
+                answer_file=sys.stdout if settings.json else None, ticket=ticket,
+                offline_chosen=chosen)
     try:
         return await repl.run()
     finally:
@@ -56,12 +58,14 @@ async def _interactive(settings: Any, ticket: Optional[str]) -> int:
                 pass
 
 
-async def _chat(settings: Any, interactive: bool, ticket: Optional[str] = None) -> int:
+async def _chat(settings: Any, interactive: bool, ticket: Optional[str] = None, *,
+                chosen: bool = False) -> int:
     if interactive:
-        return await _interactive(settings, ticket)
+        return await _interactive(settings, ticket, chosen)
     application = App.open(settings)  # a configuration error ends here: one line, exit 3
     try:
-        offline_notice(settings)  # the banner says it on a terminal
+        if settings.provider == "offline":  # the banner says it on a terminal
+            sys.stderr.write(offline_text(chosen) + "\n")
         live = isatty(sys.stdout)
         repl = Repl(application, console=out_console(), err_console=err_console(),
                     interactive=False, live=live and not settings.json, json_out=settings.json,

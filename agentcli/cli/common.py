@@ -18,8 +18,9 @@ from rich.text import Text
 
 from ..errors import EXIT_INTERRUPTED, AgentcliError, UsageError
 from ..redact import clean_for_terminal, one_line, redact_obj
-from ..stdio import silence_stdout
+from ..stdio import isatty, silence_stdout
 from ..vocab import MAX_QUESTION_CHARS, check_question
+from .layout import print_lines, wrapped
 from .preflight import provider_chosen, require
 
 
@@ -39,12 +40,22 @@ def out_console():
     return _console()
 
 
+def say_err(text: str, style: str = "") -> None:
+    """One message on stderr: on a terminal wrapped at words to its width (continuation lines
+    indented), so no word or id is broken by the terminal; elsewhere one line."""
+    if isatty(sys.stderr):
+        c = err_console()
+        print_lines(c, wrapped(c, Text(text, style=style), c.width, 2))
+    else:
+        sys.stderr.write(text + "\n")
+    sys.stderr.flush()
+
+
 def error_line(message: str) -> None:
-    """One line on stderr, redacted and cleaned of control sequences."""
+    """One message on stderr, redacted and cleaned of control sequences."""
 
     line = " ".join(clean_for_terminal(str(message)).split())
-    sys.stderr.write(f"agentcli: {line}\n")
-    sys.stderr.flush()
+    say_err(f"agentcli: {line}")
 
 
 def lock_notice(console: Any) -> Callable[[Optional[str]], None]:
@@ -153,12 +164,19 @@ def read_question(arg: Optional[str]) -> str:
 OFFLINE_NOTICE = ("agentcli: using the offline workflow (rule-based order lookups and drafts, not "
                   "a language model); set ANTHROPIC_API_KEY, or OPENAI_BASE_URL with "
                   "--provider openai, to use a model")
+OFFLINE_CHOSEN = ("agentcli: using the offline workflow (rule-based order lookups and drafts, not "
+                  "a language model), as chosen")
 
 
-def offline_notice(settings: Any) -> None:
+def offline_text(chosen: bool) -> str:
+    """The offline notice: how to use a model when offline was the default; only what is
+    used when it was chosen (a key that is set is no advice then)."""
+    return OFFLINE_CHOSEN if chosen else OFFLINE_NOTICE
+
+
+def offline_notice(settings: Any, opts: Any = None) -> None:
     if settings.provider == "offline":
-        sys.stderr.write(OFFLINE_NOTICE + "\n")
-        sys.stderr.flush()
+        say_err(offline_text(opts is not None and provider_chosen(opts)))
 
 
 def preflight(settings: Any, opts: Any) -> None:
@@ -182,8 +200,7 @@ def warn(lines: list[str]) -> None:
     """Warnings (damaged files, skipped records), one line each on stderr, cleaned."""
 
     for w in lines:
-        sys.stderr.write(f"agentcli: warning: {clean_for_terminal(w)}\n")
-    sys.stderr.flush()
+        say_err(f"agentcli: warning: {' '.join(clean_for_terminal(w).split())}")
 
 
 def tsv(*cells: Any) -> str:

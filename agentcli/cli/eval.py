@@ -97,7 +97,7 @@ async def _eval(suite: list, *, source: str, opts: ModelOptions, builtin: bool,
         tmp = tempfile.TemporaryDirectory(prefix="agentcli-eval-drafts-")
         settings = settings.with_(drafts_dir=Path(tmp.name))
     preflight(settings, opts)
-    offline_notice(settings)
+    offline_notice(settings, opts)
     application = App.open(settings)
     interrupted: BaseException | None = None
     try:

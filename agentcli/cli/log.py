@@ -188,7 +188,11 @@ def _replay(path: Path, events: list[dict[str, Any]], shown: list[dict[str, Any]
 
     def line(text: str, style: str = "") -> None:
         r.close()  # end a half-written text line first
-        c.print(Text(clean_for_terminal(text), style=style), soft_wrap=True, highlight=False)
+        t = Text(clean_for_terminal(text), style=style)
+        if c.is_terminal:  # wrapped at words: no id or path broken by the terminal
+            print_lines(c, wrapped(c, t, c.width, 2))
+        else:
+            c.print(t, soft_wrap=True, highlight=False)
 
     def show(ev: dict[str, Any]) -> None:
         t = ev.get("type")

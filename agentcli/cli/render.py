@@ -207,7 +207,7 @@ class TraceRenderer:
         """One response's text on a terminal, printed once it is complete."""
 
         text = clean_for_terminal(text).strip()
-        if not text:
+        if not text or (self.quiet and not final):  # -q: the answer only, not "I'll look it up"
             return
         if self._blocks:
             self._print(Text(""))
@@ -271,8 +271,10 @@ class TraceRenderer:
                 self._line("model: " + compact(ev.text.strip()), "dim")
             return
         if isinstance(ev, Retry):
-            self._line(f"↻ model call {ev.turn} failed: {clean_for_terminal(ev.reason)}; "
-                       f"retrying in {ev.wait_s:.1f} s", "yellow")
+            tried = ev.attempt - 1  # ``attempt`` is the try about to be made
+            which = f"model call {ev.turn} failed" + (f" (try {tried})" if tried > 1 else "")
+            self._line(f"↻ {which}: {clean_for_terminal(ev.reason)}; retrying in {ev.wait_s:.1f} s"
+                       + (f" (try {ev.attempt})" if tried >= 1 else ""), "yellow")
             if round(ev.wait_s, 1) >= 1 and not self.quiet and getattr(self.console, "is_terminal", False):
                 # the wait counted down, spinner or not (a rate limit's retry-after can be long)
                 self._spin(_Waiting("waiting {left:.0f} s before retrying…",
@@ -331,8 +333,14 @@ class TraceRenderer:
             self._line(f"⚑ grounding: {len(findings) - 20} more finding(s) in --json and the "
                        "session log", "bold magenta", force=True)
         stop = getattr(ev, "stop_reason", None)
-        if getattr(ev, "status", None) == "incomplete" and stop in ("draft_not_saved",
-                                                                     "lookup_failed", "grounding", "no_answer"):
+        if getattr(ev, "status", None) != "incomplete":
+            return
+        if stop in ("grounding", "draft_not_saved"):  # the finding was just shown: not twice
+            n = sum(1 for f in findings if isinstance(f, dict) and f.get("severity") == "error")
+            self._line(f"incomplete ({clean_for_terminal(str(stop))}): the error-level finding"
+                       f"{'s' if n != 1 else ''} above; a person must look", "bold yellow",
+                       force=True)
+        elif stop in ("lookup_failed", "no_answer"):
             msg = advise(clean_for_terminal(str(getattr(ev, "message", "") or "")), stop,
                          self.command)
             self._line(f"incomplete ({clean_for_terminal(str(stop))}): {msg}", "bold yellow",

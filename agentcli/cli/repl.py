@@ -42,7 +42,7 @@ from ..lines import LineReader
 from ..providers.pricing import estimate_cost
 from ..stores import mask_dsn, sqlite_path
 from ..vocab import check_question
-from .common import OFFLINE_NOTICE, json_line, lock_notice
+from .common import json_line, lock_notice, offline_text
 from .layout import print_lines, wrapped
 from .repl_commands import COMMANDS, SlashCommands
 from .repl_render import ReplRenderer, _clean
@@ -101,7 +101,8 @@ class Repl(SlashCommands):
     def __init__(self, app: Any, *, console: Any, err_console: Any = None, session: Any = None,
                  interactive: bool = True, live: bool = True, answer_file: IO[str] | None = None,
                  json_out: bool = False, quiet: bool | None = None, spinner: bool | None = None,
-                 ticket: str | None = None):
+                 ticket: str | None = None, offline_chosen: bool = False):
+        self.offline_chosen = offline_chosen    # --provider offline said, not defaulted to
         self.loader = app if isinstance(app, AppLoader) else None
         self.app = None if self.loader is not None else app
         self.settings = self.loader.settings if self.loader is not None else app.settings
@@ -222,7 +223,8 @@ class Repl(SlashCommands):
                 self.info.print(line, highlight=False, soft_wrap=True)
         if s.provider == "offline":
 
-            self.say(OFFLINE_NOTICE.removeprefix("agentcli: ").replace("using", "Using", 1), "yellow")
+            self.say(offline_text(self.offline_chosen).removeprefix("agentcli: ")
+                     .replace("using", "Using", 1), "yellow")
         if self.conv is not None:
             self.resumed_note()
         self.say("/help for commands · Esc-Enter adds a line · Ctrl-C cancels an answer · "
