@@ -386,7 +386,7 @@ def test_progress_bar_on_a_terminal(cli_env, tmp_path):
                           timeout=30, dimensions=(40, 200))
     child.expect(pexpect.EOF)
     child.close()
-    screen = child.before
+    screen = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", child.before)
     assert "3/3" in screen and "1 failed" in screen  # counted as the summary counts it
     # a person reads a line a question, not JSON
     assert "✓ 1  ok" in screen and "✗ 3  error" in screen and '"id"' not in screen
