@@ -13,7 +13,7 @@ from typing import Annotated, List, Optional
 import typer
 
 from ..config import DRAFTS
-from ..drafts.queue import damaged_record, query, require_folder, select, store_for
+from ..drafts.queue import damaged_record, query, require_folder, store_for
 from ..redact import one_line
 from ..stdio import isatty
 from .common import dump_json, err_console, lock_notice, run, warn
@@ -21,7 +21,7 @@ from .drafts_list import print_table, write_pipe
 from .drafts_review import decide
 from .drafts_show import edit_body, show_body
 from .options import PlainUsage, option
-from .recheck import Rechecker
+from .recheck import Rechecker, select_fresh
 
 drafts_app = typer.Typer(help="The human review queue for drafts (nothing is ever sent).",
                          no_args_is_help=True)
@@ -91,11 +91,10 @@ def drafts_list(
         q = query(status, order, customer, since, ticket, flagged, all_)
         require_folder(store)
         store.on_wait = lock_notice(err_console())
-        sel = select(store, q)
+        # a text edited since its findings is checked again (--flagged selects by the new ones)
+        sel = select_fresh(store, q, Rechecker(store))
         drafts = sel.drafts[:limit] if limit else sel.drafts
         total = len(sel.drafts)
-        checker = Rechecker(store)  # a text edited since its findings: checked again
-        drafts = [checker.fresh(d) for d in drafts]
         warn([f"damaged draft file {d.path.name} ({d.reason})" for d in sel.damaged])
         if json_:
             dump_json([d.record() for d in drafts] + [damaged_record(d) for d in sel.damaged])

@@ -81,7 +81,7 @@ def flags(item: Any) -> Text:
 
 def _table_rows(rows: list[Any], width: int, one_status: bool) -> tuple[list[Col], list[dict]]:
     cols = [Col("id", "id", 0), Col("status", "status", 1), Col("flags", "⚑", 1),
-            Col("age", "age", 2), Col("text", "reply", 3, cut=max(16, width // 3), grow=True),
+            Col("age", "age", 2), Col("text", "reply", 3, cut=max(12, width // 3), grow=True),
             Col("ticket", "ticket", 6), Col("order", "order", 4),
             Col("customer", "customer", 5, cut=12, cap=32),
             Col("reviewed_by", "by", 8, cut=6, cap=16)]

@@ -25,7 +25,6 @@ from ..drafts.queue import (
     require_folder,
     resolve_draft_id,
     review,
-    select,
 )
 from ..drafts.store import require_version
 from ..errors import UsageError
@@ -34,7 +33,7 @@ from ..stdio import isatty
 from .common import err_console, lock_notice, out_console
 from .drafts_show import resolve
 from .layout import preview, short_status
-from .recheck import Rechecker, unchecked_note
+from .recheck import Rechecker, select_fresh, unchecked_note
 
 MAX_LISTED = 20
 
@@ -101,7 +100,7 @@ def decide(store, status: str, ids: list[str], filters: tuple, *, reason: str | 
     terminal = isatty(sys.stdin) and isatty(sys.stderr)
     if by_filter:
         q = query(st_f or "pending_review", order, customer, since, ticket, flagged, False)
-        chosen = [checker.fresh(d) for d in select(store, q).drafts]
+        chosen = select_fresh(store, q, checker).drafts
         held = [(d, held_reason(d, checker)) for d in chosen] if approving and not force else []
         held = [(d, why) for d, why in held if why]
         for d, why in held[:MAX_LISTED]:  # a bulk approval never approves what needs a look

@@ -20,6 +20,7 @@ from typing import Any
 
 from ..checks.grounding import check_ticket
 from ..drafts.format import Draft, text_key
+from ..drafts.queue import Selection, select
 from ..errors import AgentcliError
 from ..vocab import ToolName, records
 
@@ -86,6 +87,17 @@ class Rechecker:
         self.notes[d.id] = "checked again for its current text"
         meta = {**d.meta, "findings": found, "findings_sha256": text_key(d.text)}
         return dataclasses.replace(d, meta=meta)
+
+
+def select_fresh(store: Any, q: Any, checker: Rechecker) -> Any:
+    """``queue.select`` with every draft's findings brought up to date first, so ``--flagged``
+    selects by the findings of the text as it is now (a hand edit that adds a refund promise is
+    flagged; one that removes it is not)."""
+    sel = select(store, dataclasses.replace(q, flagged=False))
+    drafts = [checker.fresh(d) for d in sel.drafts]
+    if q.flagged:
+        drafts = [d for d in drafts if not d.findings_current or d.meta.get("findings")]
+    return Selection(drafts, sel.damaged)
 
 
 def unchecked_note(d: Draft, rechecker: Rechecker | None = None) -> str | None:

@@ -31,7 +31,6 @@ from rich.text import Text
 
 from ..config import sessions_dir
 from ..drafts.queue import provenance, query, require_folder, review, store_for
-from ..drafts.queue import select as select_drafts
 from ..errors import EXIT_INTERRUPTED, UsageError
 from ..stdio import isatty
 from .common import lock_notice, out_console, run
@@ -46,7 +45,7 @@ from .drafts import (
 from .drafts_review import held_reason
 from .drafts_show import DraftView, EditNotSaved, edit_draft, emit, show_lines
 from .layout import wrapped
-from .recheck import Rechecker, unchecked_note
+from .recheck import Rechecker, select_fresh, unchecked_note
 
 KEYS = ("[a] approve", "[r] reject", "[e] edit", "[s] skip", "[b] back", "[d] details",
         "[q] quit")
@@ -187,7 +186,8 @@ class Screen:
 class Review:
     def __init__(self, store: Any, q: Any, console: Any):
         self.store, self.q, self.c = store, q, console
-        self.ids = [d.id for d in reversed(select_drafts(store, q).drafts)]  # oldest first
+        # oldest first; --flagged by the findings of each text as it is now
+        self.ids = [d.id for d in reversed(select_fresh(store, q, Rechecker(store)).drafts)]
         self.done: dict[str, str] = {}
         self.status: Text | None = None
         self.screen = Screen(console)

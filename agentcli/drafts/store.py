@@ -360,7 +360,9 @@ class DraftStore:
             except FileExistsError:
                 try:
                     return os.open(lock, flags), True
-                except PermissionError:  # a teammate's owner-only lock: flock needs no write
+                except OSError as e:  # a teammate's owner-only lock, a read-only file system:
+                    if e.errno not in (errno.EACCES, errno.EPERM, errno.EROFS):  # flock needs no write
+                        raise
                     return os.open(lock, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC), False
         except OSError as e:
             if not os.path.lexists(lock):  # no lock yet, and none can be made: the folder's fault
