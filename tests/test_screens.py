@@ -35,9 +35,12 @@ SESSION = "20261201-190525-68621f12aadb"
 class Term:
     """A pseudo-terminal of ``cols`` x ``rows`` running agentcli, rendered by pyte."""
 
-    def __init__(self, args, env, cols, rows=24, cwd=None):
-        env = {**env, "COLUMNS": str(cols), "LINES": str(rows), "TERM": "xterm-256color",
-               "PAGER": "cat"}
+    def __init__(self, args, env, cols, rows=24, cwd=None, sized_by_env=True):
+        env = {**env, "TERM": "xterm-256color", "PAGER": "cat"}
+        if sized_by_env:
+            env.update(COLUMNS=str(cols), LINES=str(rows))
+        else:  # the terminal's own size, as a resize changes it
+            env = {k: v for k, v in env.items() if k not in ("COLUMNS", "LINES")}
         env.pop("NO_COLOR", None)  # a reviewer's terminal has colour
         self.cols, self.rows = cols, rows
         self.screen = pyte.Screen(cols, rows)
@@ -79,11 +82,11 @@ class Term:
     def text(self) -> str:
         return "\n".join(ln.rstrip() for ln in self.screen.display)
 
-    def written_lines(self) -> list[str]:
-        """Each line the program wrote, as wide as it is on screen (escapes removed); a line
-        wider than the terminal is one the terminal had to break."""
+    def written_lines(self, since: int = 0) -> list[str]:
+        """Each line the program wrote (from byte ``since`` on), as wide as it is on screen
+        (escapes removed); a line wider than the terminal is one the terminal had to break."""
         out = []
-        for chunk in ANSI.sub(b"", self.raw).split(b"\n"):
+        for chunk in ANSI.sub(b"", self.raw[since:]).split(b"\n"):
             line = chunk.decode("utf-8", "replace").split("\r")[-1]  # \r: drawn over
             out.append(line)
         return out
@@ -258,3 +261,27 @@ def test_show_text_on_a_terminal_ends_its_line(cli_env, queue):
     t = Term(["drafts", "show", drafts[0].id, "--text"], cli_env, 60)
     assert t.finish() == 0
     assert t.raw.endswith(b"No final newline here\r\n")
+
+
+def test_review_is_drawn_again_when_the_terminal_is_resized(cli_env, queue):
+    t = Term(["review"], cli_env, 100, sized_by_env=False)
+    try:
+        t.pump(screen="draft 1 of 5")
+        t.pump(screen="quit")
+        mark = len(t.raw)
+        t.child.setwinsize(24, 50)  # the window made narrower: SIGWINCH
+        t.screen.resize(24, 50)
+        deadline = time.monotonic() + GUARD_S
+        while b"draft 1 of 5" not in t.raw[mark:] or b"quit" not in t.raw[mark:]:
+            assert time.monotonic() < deadline, "never drawn again"
+            try:
+                data = t.child.read_nonblocking(65536, timeout=0.2)
+            except pexpect.TIMEOUT:
+                continue
+            t.raw += data
+            t.stream.feed(data)
+        assert wide(t.written_lines(mark), 50) == [], t.written_lines(mark)
+        assert t.text().splitlines()[0].startswith("draft 1 of 5")
+    finally:
+        t.send("q")
+        t.finish()

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import select
+import signal
 import sys
 import termios
 import tty
@@ -183,6 +184,10 @@ class Screen:
         return more
 
 
+class _Resized(Exception):
+    """The terminal changed size while a key was awaited: the screen is drawn again."""
+
+
 class Review:
     def __init__(self, store: Any, q: Any, console: Any):
         self.store, self.q, self.c = store, q, console
@@ -201,10 +206,23 @@ class Review:
                          "; nothing to review", highlight=False, markup=False)
             return 0
         code = 0
+        self.waiting = False
+
+        def resized(signum: int, frame: Any) -> None:
+            if self.waiting:  # only while a key is awaited: a screen is never drawn half
+                raise _Resized()
+
+        try:
+            previous = signal.signal(signal.SIGWINCH, resized)
+        except (ValueError, OSError, AttributeError):  # not the main thread
+            previous = None
         try:
             self._loop(sys.stdin.fileno())
         except KeyboardInterrupt:  # Ctrl-C at the keys: the review ends, with its summary
             code = EXIT_INTERRUPTED
+        finally:
+            if previous is not None:
+                signal.signal(signal.SIGWINCH, previous)
         self.c.print()
         counts = {v: list(self.done.values()).count(v) for v in ("approved", "rejected")}
         self.c.print(Text(f"reviewed: {counts['approved']} approved, {counts['rejected']} "
@@ -229,9 +247,16 @@ class Review:
             note = unchecked_note(d, checker)
             if did in self.done and self.status is None:
                 self.say(f"(you {self.done[did]} it in this review)", "dim")
-            more = self.screen.draw(i + 1, len(self.ids), d, note, self.status, KEYS)
+            status = self.status
+            more = self.screen.draw(i + 1, len(self.ids), d, note, status, KEYS)
+            try:
+                self.waiting = True
+                key = read_key(fd)
+            except _Resized:  # drawn again for the new size, the last result still shown
+                continue
+            finally:
+                self.waiting = False
             self.status = None
-            key = read_key(fd)
             if key == "q":
                 return
             if key in (" ", "j", "down"):
