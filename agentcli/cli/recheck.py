@@ -18,7 +18,6 @@ import threading
 import time
 from typing import Any
 
-from ..checks.grounding import check_ticket
 from ..drafts.format import Draft, text_key
 from ..drafts.queue import Selection, select
 from ..errors import AgentcliError
@@ -29,6 +28,10 @@ BUDGET_S = 5.0  # seconds the checks of one command may take, all drafts togethe
 
 def check_text(d: Draft) -> list[dict[str, Any]]:
     """The grounding findings of the draft's text as it is now, from its stored provenance."""
+    # the checks compile their patterns on import (~60 ms): only when a text needs them, so
+    # `drafts list` of checked drafts starts as fast as before
+    from ..checks.grounding import check_ticket
+
     m = d.meta
     lookups = records([{"name": ToolName.LOOKUP, **x} for x in m.get("lookups") or []
                        if isinstance(x, dict)])

@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import grp
 import json
 import os
 import pwd
@@ -160,8 +161,6 @@ def _owner(path: Path) -> str:
 
 
 def _group_name(gid: int) -> str:
-    import grp  # doctor only
-
     try:
         return grp.getgrgid(gid).gr_name
     except (KeyError, OSError):
