@@ -32,7 +32,7 @@ from ..redact import clean_for_terminal, one_line
 from ..stdio import isatty
 from .common import err_console, lock_notice, out_console
 from .drafts_show import resolve
-from .layout import preview, short_status
+from .layout import preview, print_lines, short_status, wrapped
 from .recheck import Rechecker, select_fresh, unchecked_note
 
 MAX_LISTED = 20
@@ -55,27 +55,38 @@ def held_reason(d: Any, checker: Rechecker) -> str | None:
     if errors:
         f = errors[0]
         more = f" and {len(errors) - 1} more" if len(errors) > 1 else ""
-        said = f.get("sentence") or f.get("message") or ""
-        return (f"error-level grounding finding {one_line(f.get('kind') or '?', 40)}{more}: "
-                f"{one_line(said, 160)}")
+        said = one_line(f.get("sentence") or f.get("message") or "", 160).rstrip(".;:")
+        return f"error-level grounding finding {one_line(f.get('kind') or '?', 40)}{more}: “{said}”"
     return unchecked_note(d, checker)
 
 
 def _say(console: Any, text: str, style: str = "") -> None:
-    """One message on stderr: wrapped at words on a terminal, one line into a pipe."""
-    console.print(Text(clean_for_terminal(text), style=style), highlight=False,
-                  soft_wrap=not console.is_terminal)
+    """One message: wrapped at words on a terminal (continuation lines indented), one line
+    into a pipe."""
+    t = Text(clean_for_terminal(text), style=style)
+    if console.is_terminal:
+        print_lines(console, wrapped(console, t, console.width, 2))
+    else:
+        console.print(t, highlight=False, soft_wrap=True)
 
 
 def _row(console: Any, d: Any) -> None:
-    """A draft in a confirmation list: one line that fits the terminal (id whole)."""
+    """A draft in a confirmation list: one line that fits the terminal: the id whole, the
+    ticket whole or not at all (a session id standing in for one says nothing), a preview of
+    what the reply says."""
     width = console.width if console.is_terminal else 200
-    head = f"  {d.id}  {short_status(d.meta.get('status'))}  {one_line(d.ticket or '—', 30)}  "
-    room = width - len(head)
+    head = f"  {d.id}  {short_status(d.meta.get('status'))}  "
+    ticket = one_line(d.ticket or "", 40)
+    if ticket and ticket != d.meta.get("session_id") and len(head) + len(ticket) + 14 <= width:
+        head += ticket + "  "
     line = Text(clean_for_terminal(head))
+    room = width - len(head)
     if room >= 10:
         line.append(clean_for_terminal(preview(d.text, room)), style="dim")
-    console.print(line, highlight=False, no_wrap=True, overflow="ellipsis", crop=True)
+    if console.is_terminal:
+        print_lines(console, [line])
+    else:
+        console.print(line, soft_wrap=True)
 
 
 def decide(store, status: str, ids: list[str], filters: tuple, *, reason: str | None,
