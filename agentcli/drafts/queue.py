@@ -326,7 +326,9 @@ def require_folder(store) -> None:
     last = last_drafts_location(sessions_dir())
     if last is not None:
         msg += (f"; the most recent drafts were written to {one_line(last[0], 200)} (session "
-                f"{one_line(last[1], 40)}): use --drafts-dir or AGENTCLI_DRAFTS_DIR")
+                f"{one_line(last[1], 40)}): use --drafts-dir, AGENTCLI_DRAFTS_DIR or drafts_dir in "
+                "agentcli.toml")
     else:
-        msg += "; use --drafts-dir or AGENTCLI_DRAFTS_DIR to point at the team's drafts folder"
+        msg += ("; point --drafts-dir, AGENTCLI_DRAFTS_DIR or drafts_dir in agentcli.toml at the "
+                "team's drafts folder")
     raise ConfigError(msg)
