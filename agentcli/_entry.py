@@ -35,12 +35,50 @@ def _stored_help() -> str | None:
     return HELP
 
 
+def _keys_kept() -> "object | None":
+    """Starting the REPL on a terminal (``agentcli``, ``agentcli chat``): from the first instant,
+    keys typed are not echoed (an arrow key would print ``^[[A`` while the modules load); they
+    stay in the terminal's input for the prompt. Returns what to restore, or None."""
+    if sys.argv[1:2] not in ([], ["chat"]) or not (sys.stdin and sys.stdin.isatty()):
+        return None
+    try:
+        import termios  # a C module: no cost worth counting
+
+        fd = sys.stdin.fileno()
+        old = termios.tcgetattr(fd)
+        new = list(old)
+        new[3] &= ~termios.ECHO
+        termios.tcsetattr(fd, termios.TCSANOW, new)
+    except (ImportError, OSError, ValueError):
+        return None
+    import signal
+
+    def terminated(signum: int, frame: object) -> None:  # killed while loading: echo back on
+        try:
+            termios.tcsetattr(fd, termios.TCSANOW, old)
+        finally:
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+
+    signal.signal(signal.SIGTERM, terminated)  # the commands install their own when they run
+    return (termios, fd, old)
+
+
 def main() -> None:
     text = _stored_help()
     if text is None:
-        from .cli import main as typer_main
+        kept = _keys_kept()
+        try:
+            from .cli import main as typer_main
 
-        typer_main()
+            typer_main()
+        finally:
+            if kept is not None:
+                termios, fd, old = kept
+                try:
+                    termios.tcsetattr(fd, termios.TCSANOW, old)
+                except (OSError, ValueError):
+                    pass
         return
     if sys.stdout is None:  # started with stdout closed: nowhere to print (typer is silent too)
         return

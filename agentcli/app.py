@@ -12,11 +12,12 @@ come back from the session logs that worked on it and from its pending draft.
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 from typing import Any, Callable, Iterable
 
 from .checks.grounding import check_ticket
-from .config import Settings, sessions_dir
+from .config import Settings, is_default_drafts_dir, sessions_dir
 from .drafts.store import DraftStore
 from .errors import AgentcliError
 from .events import Checked, DraftSaved, Event, Question, ToolResult
@@ -56,7 +57,8 @@ class App:
         self.store = store
         self.provider = provider
         self.registry = registry
-        self.drafts = DraftStore(settings.drafts_dir)
+        self.drafts = DraftStore(settings.drafts_dir,
+                                 create_parents=is_default_drafts_dir(settings.drafts_dir))
         self._open_logs: set[SessionLog] = set()  # closed at the end (ask: one; the REPL: one a ticket)
 
     @classmethod
@@ -193,12 +195,11 @@ class App:
         findings = [x.to_dict() for x in found]
         if live is not None:
             own = [x for x in findings if x.get("where") == live.id]
-            if tuple(own) != live.findings:
-                try:
-                    await asyncio.get_running_loop().run_in_executor(
-                        None, self.drafts.set_findings, live.id, own)
-                except (OSError, ValueError, LookupError, AgentcliError):
-                    pass  # the draft is gone or unreadable: the findings are still in the log and --json
+            try:  # the findings of this text (the store keeps them only while it is the text)
+                await asyncio.get_running_loop().run_in_executor(
+                    None, functools.partial(self.drafts.set_findings, live.id, own, text=live.text))
+            except (OSError, ValueError, LookupError, AgentcliError):
+                pass  # the draft is gone or unreadable: the findings are still in the log and --json
         return findings
 
     async def run(self, conv: Conversation, question: str, consumers: Iterable[Consumer] = (), *,

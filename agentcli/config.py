@@ -10,9 +10,11 @@ options, ``ModelOptions`` and the defaults shown in ``--help``.
 
 A bad value is blamed on where it came from: a flag or an environment variable is a usage error
 (exit 2) naming it; ``agentcli.toml`` is a configuration error (exit 3) naming the file and the
-key. The config file is looked up in the working directory, then in ``AGENTCLI_HOME``, then in
-the user config directory (platformdirs); it is read and checked once per process
-(``load_config_file``), so an unknown key is warned about once.
+key. The config file is looked up in the working directory and its parents (up to a repository
+root, a mount point or ``/``), then in ``AGENTCLI_HOME``, then in the user config directory
+(platformdirs); it is read and checked once per process (``load_config_file``), so an unknown
+key is warned about once. A relative path in it (``drafts_dir = "drafts"``) is relative to the
+file, so a team's config names the team's folder wherever a command runs.
 
 Only cheap, standard-library work happens here: ``agentcli --help`` imports it.
 """
@@ -78,10 +80,40 @@ def default_db_path() -> Path:
     return data_dir() / "orders.sqlite3"
 
 
+def default_drafts_dir() -> Path:
+    """Where drafts go when nothing names a folder: one folder per person, whatever the working
+    directory (``AGENTCLI_HOME/drafts``, else the platform's user data folder)."""
+    return data_dir() / "drafts"
+
+
+def _upwards(start: Path) -> list[Path]:
+    """``start`` and its parents, up to the filesystem root, the root of the repository it is
+    in (a folder holding ``.git``), or the last folder before another filesystem (a mount)."""
+    out: list[Path] = []
+    here = start
+    try:
+        dev = os.stat(here).st_dev
+    except OSError:
+        return [start]
+    while True:
+        out.append(here)
+        if os.path.lexists(here / ".git") or here.parent == here:
+            return out
+        try:
+            if os.stat(here.parent).st_dev != dev:
+                return out
+        except OSError:
+            return out
+        here = here.parent
+
+
 def config_file_candidates() -> list[Path]:
+    """Where ``agentcli.toml`` is looked for, in order: the working directory and its parents
+    (up to a repository root, a mount point or ``/``), ``AGENTCLI_HOME``, the user config
+    folder. The first found is the one used."""
     out = []
     try:
-        out.append(Path.cwd() / CONFIG_NAME)
+        out += [d / CONFIG_NAME for d in _upwards(Path.cwd())]
     except OSError:  # the working directory was deleted under us: nothing to find there
         pass
     if home_dir():
@@ -318,11 +350,13 @@ SETTINGS: tuple[Setting, ...] = (
             commands=_MODEL_ETC, env="AGENTCLI_MODEL", metavar="NAME", derive=_default_model,
             default_help=f"{DEFAULT_ANTHROPIC_MODEL} for anthropic"),
     Setting("db", TEXT, "orders database: SQLite path, sqlite:///path or postgresql://...",
-            flags=("--db",), commands=frozenset({MODEL, ORDERS, MCP}), env="AGENTCLI_DB",
-            metavar="DB", default_help="the demo database", secret=True),
-    Setting("drafts_dir", PATH, "where drafts are written", default=Path("drafts"),
-            flags=("--drafts-dir",), commands=frozenset({MODEL, DRAFTS, MCP}),
-            env="AGENTCLI_DRAFTS_DIR", metavar="DIR"),
+            flags=("--db",), commands=frozenset({MODEL, ORDERS, MCP}), env="AGENTCLI_DB", metavar="DB",
+            default_help="the demo database", secret=True),
+    Setting("drafts_dir", PATH, "the team's drafts folder (best set once, as drafts_dir in "
+            "agentcli.toml)",
+            flags=("--drafts-dir",), commands=frozenset({MODEL, DRAFTS, MCP}), env="AGENTCLI_DRAFTS_DIR",
+            metavar="DIR", derive=lambda values: default_drafts_dir(),
+            default_help="AGENTCLI_HOME/drafts"),
     # A PostgreSQL drafts queue shared by a team instead of a folder: resolved, used by nothing yet.
     Setting("drafts_url", POSTGRES_URL, "a PostgreSQL drafts queue shared by a team "
             "(postgresql://...), instead of a folder", flags=("--drafts-url",),
@@ -550,6 +584,14 @@ def _resolve_one(s: Setting, flag: Any, cfg: ConfigFile, values: Mapping[str, An
             value = s.kind.parse(s, raw)
         except _Invalid as e:
             raise _bad(s, source, cfg, str(e)) from None
+    if s.kind is PATH and isinstance(value, Path) and not value.is_absolute():
+        # a folder named in agentcli.toml is the file's (a team's config names the team's
+        # folder, wherever the command runs); one typed or exported, the working directory's
+        base = cfg.path.parent if source == "config" and cfg.path is not None else None
+        try:
+            value = (base / value) if base is not None else value.absolute()
+        except OSError:  # no working directory any more: leave it as given
+            pass
     if value is _UNSET:
         if s.derive is not None:
             return s.derive(values)
@@ -570,6 +612,39 @@ def resolve(**flags: Any) -> Settings:
     return Settings(**values)
 
 
+@dataclass(frozen=True)
+class Problem:
+    """A setting ``resolve_each`` could not resolve (its default is used instead)."""
+    name: str       # the setting, or "config file"
+    message: str
+
+
+def resolve_each(**flags: Any) -> tuple[Settings, list[Problem]]:
+    """Every setting as ``resolve`` would, but a bad one (or an unreadable config file) does
+    not stop the others: it is listed, and its default stands in (``doctor`` checks all)."""
+    problems: list[Problem] = []
+    try:
+        cfg = load_config_file()
+    except ConfigError as e:
+        cfg = NO_CONFIG_FILE
+        problems.append(Problem("config file", e.message))
+    values: dict[str, Any] = {}
+    for s in SETTINGS:
+        try:
+            values[s.name] = _resolve_one(s, flags.get(s.name), cfg, values)
+        except (ConfigError, UsageError) as e:
+            problems.append(Problem(s.name, e.message))
+            if s.name == "provider":  # an empty key: the person meant the model's provider
+                values[s.name] = "anthropic"
+                continue
+            try:
+                values[s.name] = s.derive(values) if s.derive is not None else (
+                    dict(s.default) if isinstance(s.default, Mapping) else s.default)
+            except (ConfigError, UsageError):
+                values[s.name] = None
+    return Settings(**values), problems
+
+
 def resolve_setting(name: str, flag: Any = None) -> Any:
     """One setting alone (flag > environment > agentcli.toml > default), for the commands that
     need only it: a bad value of another setting does not stop them."""
@@ -582,8 +657,33 @@ def source_of(name: str, flag: Any = None) -> str:
 
 
 def resolve_drafts_dir(flag: str | Path | None = None) -> Path:
-    """The drafts folder: flag > AGENTCLI_DRAFTS_DIR > agentcli.toml > ./drafts."""
-    return resolve_setting("drafts_dir", flag)
+    """The drafts folder: flag > AGENTCLI_DRAFTS_DIR > agentcli.toml > the default
+    (``default_drafts_dir``); always absolute."""
+    v = resolve_setting("drafts_dir", flag)
+    return v if v is not None else default_drafts_dir()
+
+
+def drafts_dir_source(flag: Any = None) -> str:
+    """Where the drafts folder's setting comes from, in words, for doctor and banners:
+    "--drafts-dir", "AGENTCLI_DRAFTS_DIR", "drafts_dir in /srv/support/agentcli.toml" or
+    "the default"."""
+    src = source_of("drafts_dir", flag)
+    if src == "flag":
+        return "--drafts-dir"
+    if src == "env":
+        return "AGENTCLI_DRAFTS_DIR"
+    if src == "config":
+        return f"drafts_dir in {config_file_in_use()}"
+    return "the default (agentcli's own folder)"
+
+
+def is_default_drafts_dir(path: Path) -> bool:
+    """Is ``path`` the default drafts folder (agentcli's own: it may be created with its
+    parents; a folder someone named is created only inside a folder that exists)?"""
+    try:
+        return Path(path).absolute() == default_drafts_dir().absolute()
+    except OSError:
+        return False
 
 
 def reviewer_setting() -> str | None:

@@ -251,7 +251,7 @@ class Conversation:
             while True:
                 if turn >= limit:
                     yield self._finish(q_usage, Status.INCOMPLETE, TURN_LIMIT, answer_parts, turn,
-                                       f"stopped after {turn} model calls (--max-turns {limit}) "
+                                       f"stopped after {turn} model call{'s' if turn != 1 else ''} (--max-turns {limit}) "
                                        "before the model finished; a person should review")
                     return
                 turn += 1

@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable
 
-from .drafts.store import MAX_DRAFT_CHARS, DraftStore
+from .drafts.store import MAX_DRAFT_CHARS, DraftStore, why_not_written
 from .errors import StoreError
 from .ticket import SavedDraft, TicketView
 from .vocab import InvalidOrderCode, OrderCode, Outcome, ToolName, json_type
@@ -205,9 +205,11 @@ async def draft_reply(args: dict[str, Any], deps: ToolDeps, ticket: TicketView) 
             question=ticket.question, questions=list(ticket.questions) or None,
             lookups=[r.to_dict() for r in ticket.lookups], model=deps.model,
             provider=deps.provider, session_id=ticket.session_id)
-    except OSError:
-        raise ToolFailure("the draft could not be saved (drafts directory not writable); tell "
-                          "the person so they can fix it", outcome=Outcome.TOOL_ERROR) from None
+    except OSError as e:  # the store says why: locked by pid N, disk full, permission, read-only
+        why = getattr(e, "message", None) or why_not_written(e, deps.drafts.dir)
+        raise ToolFailure(f"{why}; nothing was saved (the reply text is kept in the session "
+                          "log): tell the person so they can fix it",
+                          outcome=Outcome.TOOL_ERROR) from None
     if not created and draft.meta.get("status") == "rejected":
         # the same text in the same ticket is the same draft, and a reviewer already rejected
         # it: it is not in the review queue, so this save did not put a reply there

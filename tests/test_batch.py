@@ -389,10 +389,16 @@ def test_progress_bar_on_a_terminal(cli_env, tmp_path):
                           timeout=30, dimensions=(40, 200))
     child.expect(pexpect.EOF)
     child.close()
-    screen = child.before
-    assert "3/3" in screen and "1 failed" in screen
-    assert '"id": 1' in screen and '"id": 3' in screen
+    screen = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", child.before)
+    assert "3/3" in screen and "1 failed" in screen  # counted as the summary counts it
+    # a person reads a line a question, not JSON
+    assert "✓ 1  ok" in screen and "✗ 3  error" in screen and '"id": 1' not in screen
     assert child.exitstatus == 1
+    child = pexpect.spawn(agentcli_exe(), ["batch", "--json", str(f)], env=env, encoding="utf-8",
+                          timeout=30, dimensions=(40, 200))
+    child.expect(pexpect.EOF)
+    child.close()
+    assert '"id": 1' in child.before and '"id": 3' in child.before  # --json: JSON Lines there too
 
 
 def test_ctrl_c_while_waiting_for_piped_input(cli_env):

@@ -16,7 +16,8 @@ def test_flags_beat_env_beat_config_file(cli_env, tmp_path, monkeypatch):
         'drafts_dir = "file-drafts"\n[prices."from-file"]\ninput = 1.0\noutput = 2.0\n')
     monkeypatch.delenv("AGENTCLI_DRAFTS_DIR")
     s = resolve()
-    assert (s.model, s.max_turns, s.retries, str(s.drafts_dir)) == ("from-file", 4, 7, "file-drafts")
+    # a relative drafts_dir in agentcli.toml is the file's folder's, wherever the command runs
+    assert (s.model, s.max_turns, s.retries, s.drafts_dir) == ("from-file", 4, 7, tmp_path / "file-drafts")
     monkeypatch.setenv("AGENTCLI_MODEL", "from-env")
     monkeypatch.setenv("AGENTCLI_RETRIES", "2")
     s = resolve()

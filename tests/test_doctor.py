@@ -111,12 +111,14 @@ def test_doctor_lists_every_failure_with_its_fix(cli, cli_env, tmp_path):
     assert p.returncode == 3
     d = json.loads(p.out)
     bad = {c["name"]: c for c in d["checks"] if not c["ok"]}
-    assert set(bad) == {"drafts folder", "database", "provider key"}, d
+    # the provider is not built without its key: said, not skipped
+    assert set(bad) == {"drafts folder", "database", "provider key", "provider"}, d
     assert bad["drafts folder"]["fix"] and bad["provider key"]["fix"]
+    assert "not built until the provider key is fixed" in bad["provider"]["detail"]
     assert d["ok"] is False
     # the same, for a person
     p = cli(["doctor", "--provider", "anthropic"], env)
-    assert p.returncode == 3 and p.out.count("✗ ") == 3 and "fix:" in p.out
+    assert p.returncode == 3 and p.out.count("✗ ") == 4 and "fix:" in p.out
 
 
 def test_doctor_api_asks_the_models_list(cli, anthropic_env, fake_anthropic):

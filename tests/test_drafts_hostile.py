@@ -49,7 +49,8 @@ def test_every_header_field_round_trips_any_text(tmp_path_factory, ticket, quest
     assert (got.meta["status"], got.meta["reviewed_by"], got.meta["review_reason"]) == \
         ("rejected", who, reason)
     assert got.meta["history"][-1] == {"who": who, "when": got.meta["reviewed_at"],
-                                       "from": "pending_review", "to": "rejected", "reason": reason}
+                                       "from": "pending_review", "to": "rejected", "reason": reason,
+                                       "version": got.version}
     # every header line is one line for any reader, str.splitlines included
     raw = d.path.read_text(encoding="utf-8")
     header = raw[4:raw.index("\n---\n")]
@@ -177,8 +178,11 @@ def test_a_new_draft_supersedes_the_pending_ones_of_its_ticket(tmp_path):
     with pytest.raises(ReviewConflict, match="superseded by " + newer.id):
         store.set_status(first.id, "approved", reviewer="kim")
     assert store.set_findings(newer.id, [{"kind": "unverified_order", "severity": "error",
-                                          "sentence": "ORD-1 shipped"}]).meta["findings"][0]["kind"] \
-        == "unverified_order"
+                                          "sentence": "ORD-1 shipped"}], text="Short reply")
+    assert store.get(newer.id).meta["findings"][0]["kind"] == "unverified_order"
+    # findings belong to a text: those of another text are not stored
+    assert not store.set_findings(newer.id, [], text="Long reply")
+    assert store.get(newer.id).errors[0]["kind"] == "unverified_order"
 
 
 def test_history_force_and_an_edit_after_approval(tmp_path):

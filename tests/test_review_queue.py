@@ -153,7 +153,8 @@ def test_superseded_flagged_damaged_and_missing_folder(cli, cli_env, drafts_dir,
     store = DraftStore(drafts_dir)
     old, _ = store.save(text="First try.", ticket="T-5")
     new, _ = store.save(text="Shorter.", ticket="T-5")
-    store.set_findings(new.id, [{"kind": "unsupported_date", "severity": "error", "message": "x"}])
+    store.set_findings(new.id, [{"kind": "unsupported_date", "severity": "error", "message": "x"}],
+                       text=new.text)
     (drafts_dir / "d-0000000000ff.md").write_text("garbage")
     recs = _json(cli(["drafts", "list", "--json"], cli_env))
     assert [(r["id"], r["status"]) for r in recs] == [(new.id, "pending_review"), ("d-0000000000ff", "damaged")]
@@ -195,11 +196,13 @@ def test_table_keeps_whole_ids_escapes_hostile_text_and_pages(cli_env, drafts_di
     for d in drafts[6:]:  # the 24 newest and drafts[0] (its created_at sorts first)
         assert d.id in flat, (d.id, flat)  # never cut, never split across lines
     assert "\x1b]" not in out and "\x07" not in out  # the planted title escape never reaches it
-    header = next(ln for ln in flat.splitlines() if ln.split()[:2] == ["id", "status"])
-    if cols >= 100:  # the wide layout has a customer column: the markup in it is shown as text
-        assert "customer" in header and "[link=http://x]ana" in flat
+    header = next(ln for ln in flat.splitlines() if ln.split()[:1] == ["id"])
+    assert "status" not in header and "25 of 30 pending drafts" in flat  # one status: in the title
+    assert all(len(ln) <= cols for ln in flat.replace("\r", "").split("\n"))
+    if "customer" in header:  # the column fits: the markup in it is shown as text, not applied
+        assert "[link=http://x]ana" in flat
     else:
-        assert "customer" not in header
+        assert cols < 80 and "[link=" not in flat
 
 
 # =========================================================================== show, edit, decide
@@ -299,15 +302,20 @@ def test_review_needs_a_terminal(cli, cli_env, drafts_dir):
 
 def test_a_bulk_approval_leaves_flagged_drafts_for_a_person(cli, cli_env, drafts_dir):
     store = DraftStore(drafts_dir)
-    ok, _ = store.save(text="Your order has shipped.", ticket="T-1", order_code="ORD-20261234")
+    ok, _ = store.save(text="Thanks, a colleague is looking into it.", ticket="T-1")
     bad, _ = store.save(text="We have approved your full refund.", ticket="T-2")
     store.set_findings(bad.id, [{"kind": "forbidden_promise", "severity": "error",
-                                 "message": "promises a refund", "where": bad.id}])
+                                 "message": "promises a refund", "where": bad.id}], text=bad.text)
     p = cli(["drafts", "approve", "--status", "pending", "--yes"], cli_env)
     assert p.returncode == 0, p.err
-    assert "1 draft with error-level grounding findings left as they are" in p.err
+    assert f"{bad.id} left pending: error-level grounding finding forbidden_promise" in p.err
+    assert "1 draft with error-level grounding findings" in p.err
     assert DraftStore(drafts_dir).get(ok.id).meta["status"] == "approved"
     assert DraftStore(drafts_dir).get(bad.id).meta["status"] == "pending_review"
-    p = cli(["drafts", "approve", bad.id], cli_env)  # by id: a person chose it
+    # by id, from a script: a person must confirm on a terminal, or say --force
+    p = cli(["drafts", "approve", bad.id], cli_env)
+    assert p.returncode == 2 and "--force" in p.err and "forbidden_promise" in p.err
+    assert DraftStore(drafts_dir).get(bad.id).meta["status"] == "pending_review"
+    p = cli(["drafts", "approve", bad.id, "--force"], cli_env)
     assert p.returncode == 0, p.err
     assert DraftStore(drafts_dir).get(bad.id).meta["status"] == "approved"

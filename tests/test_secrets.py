@@ -203,6 +203,7 @@ def test_placeholder_keys_leave_questions_and_paths_alone(cli, openai_env, fake_
     from agentcli.testing.fake_openai import text as otext
 
     drafts = tmp_path / "test" / "ollama-drafts"
+    drafts.parent.mkdir()  # a drafts folder is created only inside a folder that exists
     monkeypatch.setenv("OPENAI_API_KEY", "ollama")
     env = {**openai_env, "OPENAI_API_KEY": "ollama", "AGENTCLI_DRAFTS_DIR": str(drafts)}
     fake_openai.queue(otext("Use ollama with the test model; none needed."))

@@ -52,7 +52,9 @@ SAMPLES = {
     "provider": (('"openai"', "openai"), ("ANTHROPIC", "anthropic"), ("offline", "offline")),
     "model": (('"m-file"', "m-file"), ("m-env", "m-env"), ("m-flag", "m-flag")),
     "db": (('"/f.sqlite3"', "/f.sqlite3"), ("/e.sqlite3", "/e.sqlite3"), ("/g.sqlite3", "/g.sqlite3")),
-    "drafts_dir": (('"fd"', Path("fd")), ("~/ed", Path("~/ed").expanduser()), (Path("gd"), Path("gd"))),
+    # relative: to agentcli.toml's folder (the working directory here), or the working directory
+    "drafts_dir": (('"fd"', Path("fd").absolute), ("~/ed", Path("~/ed").expanduser()),
+                   (Path("gd"), Path("gd").absolute)),
     "drafts_url": (('"postgresql://f/q"', "postgresql://f/q"), ("postgres://e/q", "postgres://e/q"),
                    ("postgresql://g/q", "postgresql://g/q")),
     "customer": (('"f@example.com"', "f@example.com"), ("Ed <e@example.com>", "e@example.com"),
@@ -108,6 +110,11 @@ def test_the_table_keeps_every_name_of_the_spec():
     assert config.CONFIG_KEYS == tuple(n for n, (_, _, toml) in SPEC_NAMES.items() if toml)
 
 
+def _value(expected):
+    """An expected value, or a function giving it in the test's working directory."""
+    return expected() if callable(expected) else expected
+
+
 @pytest.mark.parametrize("name", list(SAMPLES))
 def test_each_setting_by_file_env_and_flag_in_that_order_of_precedence(here, monkeypatch, name):
     s = SETTING[name]
@@ -118,14 +125,14 @@ def test_each_setting_by_file_env_and_flag_in_that_order_of_precedence(here, mon
     untouched = getattr(resolve(), name)
     if from_file:
         (here / "agentcli.toml").write_text(f"{name} = {from_file[0]}\n")
-        assert getattr(resolve(), name) == from_file[1] != untouched
+        assert getattr(resolve(), name) == _value(from_file[1]) != untouched
         assert config.source_of(name) == "config"
     if from_env:
         monkeypatch.setenv(s.env, from_env[0])
-        assert getattr(resolve(), name) == from_env[1]
+        assert getattr(resolve(), name) == _value(from_env[1])
         assert config.source_of(name) == "env"
     if from_flag:
-        assert getattr(resolve(**{name: from_flag[0]}), name) == from_flag[1]
+        assert getattr(resolve(**{name: from_flag[0]}), name) == _value(from_flag[1])
         assert config.source_of(name, from_flag[0]) == "flag"
     assert config.resolve_setting(name, from_flag[0] if from_flag else None) == getattr(
         resolve(**({name: from_flag[0]} if from_flag else {})), name)
@@ -245,7 +252,8 @@ def test_help_shows_each_default_that_resolve_gives(cli, cli_env, here):
             assert f"env {s.env}" in text
         if s.default_help is None and s.kind is not config.SWITCH and s.default is not None:
             assert f"default {_plain(getattr(defaults, s.name))}]" in text, (s.name, text)
-    assert "default 2048]" in helps["--max-tokens"] and "default ./drafts]" in helps["--drafts-dir"]
+    assert "default 2048]" in helps["--max-tokens"]
+    assert "default AGENTCLI_HOME/drafts]" in helps["--drafts-dir"]
     assert "claude-sonnet-5-5" in helps["--model"]
 
 
@@ -316,7 +324,7 @@ def test_the_file_is_read_once_per_process_and_again_when_it_changes(here, capsy
     cfg = here / "agentcli.toml"
     cfg.write_text("max_turn = 3\nmax_tokens = 55\n")
     assert config.load_config_file().values["max_tokens"] == 55
-    assert resolve().max_tokens == 55 and config.resolve_drafts_dir() == Path("drafts")
+    assert resolve().max_tokens == 55 and config.resolve_drafts_dir() == config.default_drafts_dir()
     assert capsys.readouterr().err.count("warning") == 1
     # the same size and the same modification time: still seen as new
     st = cfg.stat()

@@ -59,6 +59,9 @@ def test_overload_and_429_retries_are_the_loops_and_shown_with_their_reason(cli,
     assert len(retries) == 2
     assert "overloaded (529)" in retries[0] and "Overloaded" in retries[0]
     assert "rate limited" in retries[1] and "slow down" in retries[1]
+    # each retry line says which try failed, not "model call 1 failed" twice alike
+    assert "model call 1 failed:" in retries[0] and retries[0].endswith("(try 2)")
+    assert "model call 1 failed (try 2):" in retries[1] and retries[1].endswith("(try 3)")
 
 
 def test_a_final_rate_limit_in_ask_gives_no_batch_advice(cli, anthropic_env, fake_anthropic):

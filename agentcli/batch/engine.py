@@ -270,7 +270,7 @@ class BatchRunner:
             self.output.write((line + "\n").encode("utf-8", "surrogateescape"))
         self.summary.add(rec, code)
         if self.progress is not None:
-            self.progress.advance(failed=rec.get("status") != "ok")
+            self.progress.advance(status=str(rec.get("status")))
         self._ready[seq] = line
         while self._head in self._ready:
             self.emit(self._ready.pop(self._head))

@@ -13,6 +13,7 @@ from .common import (
     dump_json,
     err_console,
     error_line,
+    lock_notice,
     offline_notice,
     out_console,
     read_question,
@@ -29,7 +30,7 @@ def ask_main(question: Optional[str], opts: ModelOptions, ticket: Optional[str] 
         settings = opts.settings()
         q = read_question(question)
         preflight(settings, opts)
-        offline_notice(settings)
+        offline_notice(settings, opts)
         return _ask(settings, q, t)
 
     raise typer.Exit(run(body))
@@ -40,9 +41,11 @@ async def _ask(settings, question: str, ticket: Optional[str] = None) -> int:
     try:
         conv = application.conversation(ticket=ticket, resume=True)
         consumers = []
+        application.drafts.on_wait = lock_notice(err_console())  # a held lock: who holds it
         if not settings.json:
             live = sys.stdout.isatty()
             console = out_console() if live else err_console()
+            application.drafts.on_wait = lock_notice(console)  # above the spinner, on a terminal
             consumers.append(TraceRenderer(console, answer_file=None if live else sys.stdout,
                                            live=live, quiet=settings.quiet,
                                            err_console=err_console(), command="ask",

@@ -7,6 +7,7 @@ rich and the SDKs load when the command runs.
 
 import asyncio
 import concurrent.futures
+import json
 import sys
 import time
 from pathlib import Path
@@ -28,8 +29,9 @@ from ..app import App
 from ..batch.engine import BatchRunner, RecordFile, read_done
 from ..batch.input import LineSource
 from ..errors import UsageError
-from ..redact import clean_for_terminal
-from .common import offline_notice, run
+from ..redact import clean_for_terminal, one_line
+from .common import err_console, lock_notice, offline_notice, run, say_err
+from .layout import print_lines
 from .options import ModelOptions, model_options
 from .preflight import preflight
 
@@ -57,10 +59,12 @@ def register(app: typer.Typer) -> None:
                              "(failed API calls are tried again)")] = False,
         *, opts: ModelOptions,
     ) -> None:
-        """Answer many questions; print one JSON object per question, in input order.
+        """Answer many questions; print one JSON object per question, in input order (on a
+        terminal: one readable line each, unless --json; -o FILE keeps the records).
 
         Exit code: 0 when every question finished normally, 1 when any is incomplete (or its
-        input line was unusable), 4 when any failed at the model API after retries.
+        input line was unusable), 4 when any failed at the model API after retries; Ctrl-C says
+        how many were answered and how to go on (--resume).
 
         Examples:
 
@@ -68,7 +72,7 @@ def register(app: typer.Typer) -> None:
           agentcli batch questions.txt > answers.jsonl
           agentcli batch tickets.jsonl -o done.jsonl --resume
         """
-        # --json is accepted for symmetry with ask: batch output is always JSON Lines.
+        # --json: JSON Lines on a terminal too (in a pipe or a file they always are)
         batch_main(file, opts, concurrency=concurrency, output=output, resume=resume)
 
 
@@ -83,9 +87,9 @@ def batch_main(file: Optional[str], opts: ModelOptions, *, concurrency: int = DE
                              "or pipe the questions in (agentcli batch < questions.txt)")
         source = LineSource.open(file)
         preflight(settings, opts)
-        offline_notice(settings)
+        offline_notice(settings, opts)
         return run_batch(settings, source=source, concurrency=concurrency, output=output,
-                         resume=resume, quiet=opts.quiet)
+                         resume=resume, quiet=opts.quiet, readable=not opts.json)
 
     raise typer.Exit(run(body))
 
@@ -104,8 +108,9 @@ class Progress:
                 TextColumn("{task.fields[limits]}"), TimeElapsedColumn()]
         self.p = RichProgress(*cols, console=self.console, redirect_stdout=False,
                               redirect_stderr=False, transient=False)
-        self.task = self.p.add_task("batch", total=total, rate="", failed="0 failed", limits="")
+        self.task = self.p.add_task("batch", total=total, rate="", failed="", limits="")
         self.done = 0
+        self.incomplete = 0
         self.failed = 0
         self.t0 = time.perf_counter()
 
@@ -116,12 +121,17 @@ class Progress:
     def __exit__(self, *exc: Any) -> None:
         self.p.stop()
 
-    def advance(self, *, failed: bool = False, skipped: bool = False) -> None:
+    def advance(self, *, status: str | None = None, skipped: bool = False) -> None:
+        """One question done: ``status`` "ok", "incomplete" (a person must look) or "error"
+        (counted apart, as the summary counts them)."""
         self.done += 0 if skipped else 1
-        self.failed += int(failed)
+        self.incomplete += int(status == "incomplete")
+        self.failed += int(status not in (None, "ok", "incomplete"))
         dt = time.perf_counter() - self.t0
         rate = f"{self.done / dt:.1f}/s" if dt > 0 and self.done else ""
-        self.p.update(self.task, advance=1, rate=rate, failed=f"{self.failed} failed")
+        said = ", ".join(x for x in (f"{self.incomplete} incomplete" if self.incomplete else "",
+                                     f"{self.failed} failed" if self.failed else "") if x)
+        self.p.update(self.task, advance=1, rate=rate, failed=said)
 
     def limits(self, status: str) -> None:
         """The rate-limit gate changed: time limited so far, concurrency now."""
@@ -132,10 +142,43 @@ class Progress:
 
         self.console.print(Text(line), soft_wrap=True, highlight=False)
 
+    def print_text(self, text: Text) -> None:
+        """A readable line above the bar (it fits the terminal)."""
+        print_lines(self.console, [text])
+
+
+STATUS_MARK = {"ok": ("✓", "green"), "incomplete": ("⚑", "yellow"), "error": ("✗", "red")}
+
+
+def _readable(line: str, width: int) -> Text:
+    """A batch record as one line a person reads on a terminal: mark, id, status (and why),
+    the answer's start; the JSON stays in --output and in a pipe."""
+    try:
+        rec = json.loads(line)
+    except ValueError:
+        return Text(one_line(line, width))
+    st = str(rec.get("status") or "?")
+    mark, style = STATUS_MARK.get(st, ("?", ""))
+    why = rec.get("stop_reason") if st != "ok" else None
+    drafts = rec.get("drafts") or []
+    t = Text(f"{mark} ", style=style)
+    t.append(one_line(rec.get("id"), 40), style="bold")
+    t.append(f"  {st}" + (f" ({one_line(why, 30)})" if why else ""), style=style)
+    if drafts:
+        t.append(f"  ✎ {one_line(drafts[0].get('id') if isinstance(drafts[0], dict) else '', 20)}",
+                 style="magenta")
+    said = rec.get("error") if st == "error" else rec.get("answer")
+    room = width - t.cell_len - 2
+    if room > 10 and said:
+        t.append("  " + one_line(said, room), style="dim")
+    if t.cell_len > width:
+        t.truncate(width, overflow="ellipsis")
+    return t
+
 
 async def run_batch(settings: Any, *, source: Any, concurrency: int,
                     output: Path | None, resume: bool, show_progress: bool | None = None,
-                    quiet: bool = False) -> int:
+                    quiet: bool = False, readable: bool = False) -> int:
     """What ``agentcli batch`` does; returns the exit code."""
 
 
@@ -155,8 +198,12 @@ async def run_batch(settings: Any, *, source: Any, concurrency: int,
     if show_progress is None:
         show_progress = sys.stderr.isatty() and not quiet
     progress = Progress(source.count_items()) if show_progress else None
+    app.drafts.on_wait = lock_notice(progress.console if progress is not None else err_console())
     emit = None  # the runner's default: stdout
-    if progress is not None and sys.stdout.isatty():
+    if sys.stdout.isatty() and readable:  # a person reads it: one line a question, not JSON
+        out = progress.console if progress is not None else Console(highlight=False)
+        emit = (lambda line: print_lines(out, [_readable(line, out.width)]))
+    elif progress is not None and sys.stdout.isatty():
         emit = progress.print_line
     runner = BatchRunner(app, concurrency=concurrency, emit=emit, output=rec_file, skip=skip,
                          progress=progress)
@@ -166,6 +213,15 @@ async def run_batch(settings: Any, *, source: Any, concurrency: int,
                 summary = await runner.run(source.items())
         else:
             summary = await runner.run(source.items())
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        s = runner.summary  # Ctrl-C or SIGTERM: what was answered, and how to go on
+        where = (f"; the records so far are in {output}: rerun with --resume -o {output} to answer "
+                 "the rest" if output is not None else
+                 "; to go on later without answering them again, run with -o FILE --resume")
+        say_err(f"agentcli: batch interrupted after {s.total} answered ({s.ok} ok, "
+                f"{s.incomplete} incomplete, {s.errors} failed"
+                + (f", {s.skipped} skipped" if s.skipped else "") + f"){where}")
+        raise
     finally:
         try:
             await app.aclose()
@@ -174,10 +230,8 @@ async def run_batch(settings: Any, *, source: Any, concurrency: int,
                 rec_file.close()
             source.close()
     if summary.stopped:
-
-        sys.stderr.write(f"agentcli: batch stopped: {clean_for_terminal(summary.stopped)}; fix it and rerun"
-                         + (" with --resume" if output is not None else "") + "\n")
+        say_err(f"agentcli: batch stopped: {clean_for_terminal(summary.stopped)}; fix it and rerun"
+                + (" with --resume" if output is not None else ""))
     if not quiet:
-        sys.stderr.write(f"agentcli: {summary.line()}\n")
-    sys.stderr.flush()
+        say_err(f"agentcli: {summary.line()}")
     return summary.exit_code

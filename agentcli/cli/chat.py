@@ -14,33 +14,58 @@ import typer
 from ..app import App
 from ..drafts.queue import ticket_arg
 from ..stdio import isatty
-from .common import err_console, offline_notice, out_console, run
+from .common import err_console, offline_text, out_console, provider_chosen, run
 from .options import ModelOptions, TicketOpt, model_options
 from .preflight import preflight
-from .repl import Repl
+from .repl import AppLoader, Repl, quiet_terminal
 
 
 def chat_main(opts: ModelOptions, ticket: Optional[str] = None) -> None:
     """Start the REPL (interactive on a terminal, line by line otherwise); exits via typer.Exit."""
+    interactive = isatty(sys.stdin) and isatty(sys.stdout)
+    # keys typed before the prompt is up are kept for it, never echoed raw (^[[A)
+    restore = quiet_terminal() if interactive else (lambda: None)
 
     def body():
         t = ticket_arg(ticket)
         settings = opts.settings()
         preflight(settings, opts)
-        return _chat(settings, isatty(sys.stdin) and isatty(sys.stdout), t)
+        return _chat(settings, interactive, t, chosen=provider_chosen(opts))
 
-    raise typer.Exit(run(body))
+    try:
+        code = run(body)
+    finally:
+        restore()
+    raise typer.Exit(code)
 
 
-async def _chat(settings: Any, interactive: bool, ticket: Optional[str] = None) -> int:
+async def _interactive(settings: Any, ticket: Optional[str], chosen: bool) -> int:
+    """The prompt at once; the SDK, the provider and the database open behind it."""
+    loader = AppLoader(settings, App.open)
+    repl = Repl(loader, console=out_console(), err_console=err_console(), interactive=True,
+                live=True, json_out=settings.json,
+                answer_file=sys.stdout if settings.json else None, ticket=ticket,
+                offline_chosen=chosen)
+    try:
+        return await repl.run()
+    finally:
+        if repl.app is not None:
+            await repl.app.aclose()
+        elif loader.done():
+            try:
+                await (await loader.app()).aclose()
+            except Exception:  # noqa: BLE001 - it failed to open: nothing to close
+                pass
+
+
+async def _chat(settings: Any, interactive: bool, ticket: Optional[str] = None, *,
+                chosen: bool = False) -> int:
+    if interactive:
+        return await _interactive(settings, ticket, chosen)
     application = App.open(settings)  # a configuration error ends here: one line, exit 3
     try:
-        if interactive:
-            repl = Repl(application, console=out_console(), err_console=err_console(),
-                        interactive=True, live=True, json_out=settings.json,
-                        answer_file=sys.stdout if settings.json else None, ticket=ticket)
-            return await repl.run()
-        offline_notice(settings)  # the banner says it on a terminal
+        if settings.provider == "offline":  # the banner says it on a terminal
+            sys.stderr.write(offline_text(chosen) + "\n")
         live = isatty(sys.stdout)
         repl = Repl(application, console=out_console(), err_console=err_console(),
                     interactive=False, live=live and not settings.json, json_out=settings.json,

@@ -14,11 +14,14 @@ from typing import Any, Callable, Optional
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
+from ..config import source_of
 from ..errors import EXIT_INTERRUPTED, AgentcliError, UsageError
 from ..redact import clean_for_terminal, one_line, redact_obj
-from ..stdio import silence_stdout
+from ..stdio import isatty, silence_stdout
 from ..vocab import MAX_QUESTION_CHARS, check_question
+from .layout import print_lines, wrapped
 
 
 def _console(**kw: Any) -> Any:
@@ -37,12 +40,34 @@ def out_console():
     return _console()
 
 
+def say_err(text: str, style: str = "") -> None:
+    """One message on stderr: on a terminal wrapped at words to its width (continuation lines
+    indented), so no word or id is broken by the terminal; elsewhere one line."""
+    if isatty(sys.stderr):
+        c = err_console()
+        print_lines(c, wrapped(c, Text(text, style=style), c.width, 2))
+    else:
+        sys.stderr.write(text + "\n")
+    sys.stderr.flush()
+
+
 def error_line(message: str) -> None:
-    """One line on stderr, redacted and cleaned of control sequences."""
+    """One message on stderr, redacted and cleaned of control sequences."""
 
     line = " ".join(clean_for_terminal(str(message)).split())
-    sys.stderr.write(f"agentcli: {line}\n")
-    sys.stderr.flush()
+    say_err(f"agentcli: {line}")
+
+
+def lock_notice(console: Any) -> Callable[[Optional[str]], None]:
+    """What a drafts command says while it waits for the drafts folder's lock
+    (``DraftStore.on_wait``): that it waits, and for whom."""
+
+    def notice(holder: Optional[str]) -> None:
+        console.print(Text(f"agentcli: waiting for the drafts folder's lock, held by "
+                           f"{clean_for_terminal(holder or 'another process')} (up to 10 s)…",
+                           style="yellow"), highlight=False, soft_wrap=not console.is_terminal)
+
+    return notice
 
 
 def fail(message: str, code: int) -> "typer.Exit":
@@ -139,12 +164,27 @@ def read_question(arg: Optional[str]) -> str:
 OFFLINE_NOTICE = ("agentcli: using the offline workflow (rule-based order lookups and drafts, not "
                   "a language model); set ANTHROPIC_API_KEY, or OPENAI_BASE_URL with "
                   "--provider openai, to use a model")
+OFFLINE_CHOSEN = ("agentcli: using the offline workflow (rule-based order lookups and drafts, not "
+                  "a language model), as chosen")
 
 
-def offline_notice(settings: Any) -> None:
+def offline_text(chosen: bool) -> str:
+    """The offline notice: how to use a model when offline was the default; only what is
+    used when it was chosen (a key that is set is no advice then)."""
+    return OFFLINE_CHOSEN if chosen else OFFLINE_NOTICE
+
+
+def provider_chosen(opts: Any) -> bool:
+    """Was the provider named (flag, environment, config file), rather than defaulted?"""
+    try:
+        return source_of("provider", getattr(opts, "provider", None)) != "default"
+    except AgentcliError:  # an unreadable config file: said by the check that reads it
+        return False
+
+
+def offline_notice(settings: Any, opts: Any = None) -> None:
     if settings.provider == "offline":
-        sys.stderr.write(OFFLINE_NOTICE + "\n")
-        sys.stderr.flush()
+        say_err(offline_text(opts is not None and provider_chosen(opts)))
 
 
 def json_line(obj: Any) -> str:
@@ -162,8 +202,7 @@ def warn(lines: list[str]) -> None:
     """Warnings (damaged files, skipped records), one line each on stderr, cleaned."""
 
     for w in lines:
-        sys.stderr.write(f"agentcli: warning: {clean_for_terminal(w)}\n")
-    sys.stderr.flush()
+        say_err(f"agentcli: warning: {' '.join(clean_for_terminal(w).split())}")
 
 
 def tsv(*cells: Any) -> str:

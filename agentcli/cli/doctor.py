@@ -1,23 +1,29 @@
 """``agentcli doctor``: the checks a run makes before spending (agentcli.cli.preflight), each printed
-with its result and fix; exit 0 only when all pass. ``--api`` also asks the model API for its
-models list (GET /v1/models: no tokens, no cost); it is opt-in because it reaches the network."""
+with its result and fix; exit 0 only when all pass. Every check runs every time: a bad setting
+(an empty key, a typo in agentcli.toml) is a failed check of its own and the others still run
+with the setting's default. It names the config file in use and where the drafts folder comes
+from, and tries the drafts folder the way every save uses it (its lock, a file written and
+replaced). ``--api`` also asks the model API for its models list (GET /v1/models: no tokens, no
+cost); it is opt-in because it reaches the network."""
 
 
 import sys
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.text import Text
 
+from ..config import config_file_candidates, config_file_in_use, drafts_dir_source
+from ..errors import AgentcliError
 from ..redact import clean_for_terminal
 from . import preflight as pf
-from .common import dump_json, run
+from .common import dump_json, out_console, run
+from .layout import print_lines, wrapped
 from .options import ModelOptions, model_options
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("doctor")
+    @app.command("doctor", short_help="Check what a run needs, and how to fix each.")
     @model_options
     def doctor(
         api: Annotated[bool, typer.Option(
@@ -25,20 +31,57 @@ def register(app: typer.Typer) -> None:
                           "uses no tokens; reaches the network)")] = False,
         *, opts: ModelOptions,
     ) -> None:
-        """Check what a run needs (drafts folder, sessions folder, database, provider key) and say
-        how to fix each; exit 0 only when all pass (3 otherwise)."""
+        """Check what a run needs (config file, drafts folder and its lock, sessions folder,
+        database, provider key) and say how to fix each; every check runs every time. Exit 0
+        only when all pass (3 otherwise).
+
+        Examples:
+
+        \b
+          agentcli doctor
+          agentcli doctor --api --json
+          agentcli doctor --drafts-dir /srv/support/drafts
+        """
         raise typer.Exit(run(lambda: _doctor(opts, api)))
 
 
+def _config_check(problems: list[Any]) -> Any:
+    bad = [p for p in problems if p.name == "config file"]
+    if bad:
+        return pf.Check("config file", False, bad[0].message, None)
+    try:
+        path = config_file_in_use()
+    except AgentcliError as e:
+        return pf.Check("config file", False, e.message, None)
+    if path is not None:
+        return pf.Check("config file", True, f"{path}")
+    looked = ", ".join(str(p.parent) for p in config_file_candidates()[-2:])
+    return pf.Check("config file", True, "none (looked in the working directory and its parents, "
+                                         f"then {looked}): flags, environment and defaults")
+
+
 async def _doctor(opts: ModelOptions, api: bool) -> int:
-    settings = opts.settings()
-    checks = pf.local_checks(settings, chosen=pf.provider_chosen(opts))
+    settings, problems = opts.settings_each()
+    checks = [_config_check(problems)]
+    checks += [pf.Check(f"setting {p.name}", False, p.message, None) for p in problems
+               if p.name not in ("config file", "provider")]
+    try:
+        source = drafts_dir_source(opts.drafts_dir)
+    except AgentcliError:
+        source = None
+    checks += pf.drafts_checks(settings, source)
+    checks.append(pf.sessions_check())
     db, store = pf.database_check(settings)
-    checks.insert(2, db)
-    prov_check, provider = pf.provider_check(settings)
-    key_failed = any(c.name == "provider key" and not c.ok for c in checks)
-    if prov_check.ok or not key_failed:  # a missing key would be said twice
+    checks.append(db)
+    key = pf.key_check(settings, chosen=pf.provider_chosen(opts))
+    checks.append(key)
+    provider = None
+    if key.ok:
+        prov_check, provider = pf.provider_check(settings)
         checks.append(prov_check)
+    else:
+        checks.append(pf.Check("provider", False, f"{settings.provider}: not built until the "
+                               "provider key is fixed", None))
     try:
         if api:
             if provider is not None:
@@ -60,7 +103,9 @@ async def _doctor(opts: ModelOptions, api: bool) -> int:
 
 
 def _print(checks: list[Any], ok: bool) -> None:
-    c = Console(highlight=False, soft_wrap=True)
+    c = out_console()
+    width = c.width if c.is_terminal else None
+    lines: list[Text] = []
     for ch in checks:
         t = Text()
         t.append("✓ " if ch.ok else "✗ ", style="green" if ch.ok else "bold red")
@@ -68,7 +113,12 @@ def _print(checks: list[Any], ok: bool) -> None:
         t.append(clean_for_terminal(ch.detail))
         if ch.fix and not ch.ok:
             t.append(" — fix: " + clean_for_terminal(ch.fix), style="yellow")
-        c.print(t)
-    c.print(Text("all checks passed" if ok else "some checks failed: fix them, then run agentcli doctor again",
-                 style="bold green" if ok else "bold red"))
+        lines += wrapped(c, t, width, 4)
+    lines.append(Text("all checks passed" if ok else "some checks failed: fix them, then run "
+                      "agentcli doctor again", style="bold green" if ok else "bold red"))
+    if width is not None:
+        print_lines(c, lines)
+    else:
+        for ln in lines:
+            c.print(ln, soft_wrap=True, highlight=False)
     sys.stdout.flush()

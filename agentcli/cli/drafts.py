@@ -13,14 +13,15 @@ from typing import Annotated, List, Optional
 import typer
 
 from ..config import DRAFTS
-from ..drafts.queue import damaged_record, query, require_folder, select, store_for
+from ..drafts.queue import damaged_record, query, require_folder, store_for
 from ..redact import one_line
 from ..stdio import isatty
-from .common import dump_json, run, warn
+from .common import dump_json, err_console, lock_notice, run, warn
 from .drafts_list import print_table, write_pipe
 from .drafts_review import decide
 from .drafts_show import edit_body, show_body
 from .options import PlainUsage, option
+from .recheck import Rechecker, select_fresh
 
 drafts_app = typer.Typer(help="The human review queue for drafts (nothing is ever sent).",
                          no_args_is_help=True)
@@ -49,7 +50,12 @@ FlaggedOpt = Annotated[bool, typer.Option("--flagged", help="only drafts with gr
 AllOpt = Annotated[bool, typer.Option("--all", help="superseded drafts too (hidden by default)")]
 YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="no confirmation (for scripts)")]
 ForceOpt = Annotated[bool, typer.Option("--force", help="change a draft already approved, rejected "
-                                                        "or superseded")]
+                                                        "or superseded; approve one with error-level "
+                                                        "grounding findings without asking")]
+VersionOpt = Annotated[Optional[str], typer.Option(
+    "--version", help="the version you were shown (drafts show prints it): refused, saying what "
+                      "changed, when the draft is no longer at it", show_default=False,
+    metavar="VERSION")]
 
 
 def _store(flag: Optional[Path]):
@@ -84,7 +90,9 @@ def drafts_list(
         store = _store(drafts_dir)
         q = query(status, order, customer, since, ticket, flagged, all_)
         require_folder(store)
-        sel = select(store, q)
+        store.on_wait = lock_notice(err_console())
+        # a text edited since its findings is checked again (--flagged selects by the new ones)
+        sel = select_fresh(store, q, Rechecker(store))
         drafts = sel.drafts[:limit] if limit else sel.drafts
         total = len(sel.drafts)
         warn([f"damaged draft file {d.path.name} ({d.reason})" for d in sel.damaged])
@@ -126,8 +134,10 @@ def drafts_show(did: DraftId, drafts_dir: DraftsDirOpt = None, json_: Json = Fal
 
 
 @drafts_app.command("edit", cls=PlainUsage, short_help="Edit a draft's text in $VISUAL / $EDITOR.")
-def drafts_edit(did: DraftId, drafts_dir: DraftsDirOpt = None) -> None:
-    """Edit a draft's text in $VISUAL or $EDITOR; the edit is kept (and shown as a diff).
+def drafts_edit(did: DraftId, version: VersionOpt = None, drafts_dir: DraftsDirOpt = None) -> None:
+    """Edit a draft's text in $VISUAL or $EDITOR; the edit is kept (shown as a diff) and its
+    grounding findings are checked again. A save that finds the draft changed meanwhile (a
+    teammate's edit or decision) is refused and your text is kept in a file.
 
     Example:
 
@@ -135,7 +145,7 @@ def drafts_edit(did: DraftId, drafts_dir: DraftsDirOpt = None) -> None:
       EDITOR=nano agentcli drafts edit d-3f2a
     """
 
-    raise typer.Exit(run(lambda: edit_body(_store(drafts_dir), did)))
+    raise typer.Exit(run(lambda: edit_body(_store(drafts_dir), did, version)))
 
 
 @drafts_app.command("approve", cls=PlainUsage, short_help="Mark drafts approved (nothing is sent).")
@@ -143,21 +153,25 @@ def drafts_approve(
     ids: DraftIds = None, status: StatusOpt = None, order: OrderOpt = None,
     customer: CustomerOpt = None, since: SinceOpt = None, ticket: TicketFilter = None,
     flagged: FlaggedOpt = False, yes: YesOpt = False, force: ForceOpt = False,
-    drafts_dir: DraftsDirOpt = None,
+    version: VersionOpt = None, drafts_dir: DraftsDirOpt = None,
 ) -> None:
     """Mark drafts approved: by id, or every draft the filters select (pending ones unless
-    --status says otherwise). In place, atomically; nothing is sent.
+    --status says otherwise). In place, atomically; nothing is sent. A draft with an
+    error-level grounding finding is left pending by a filter; by id it asks first on a
+    terminal (or needs --force).
 
     Examples:
 
     \b
       agentcli drafts approve d-3f2a
+      agentcli drafts approve d-3f2a9c1b7e04 --version 5e1f0a9c2b
       agentcli drafts approve --ticket HD-1042 --yes
     """
 
     raise typer.Exit(run(lambda: decide(
         _store(drafts_dir), "approved", ids or [],
-        (status, order, customer, since, ticket, flagged), reason=None, yes=yes, force=force)))
+        (status, order, customer, since, ticket, flagged), reason=None, yes=yes, force=force,
+        version=version)))
 
 
 @drafts_app.command("reject", cls=PlainUsage, short_help="Mark a draft rejected, with a reason.")
@@ -168,7 +182,7 @@ def drafts_reject(
     status: StatusOpt = None, order: OrderOpt = None,
     customer: CustomerOpt = None, since: SinceOpt = None, ticket: TicketFilter = None,
     flagged: FlaggedOpt = False, yes: YesOpt = False, force: ForceOpt = False,
-    drafts_dir: DraftsDirOpt = None,
+    version: VersionOpt = None, drafts_dir: DraftsDirOpt = None,
 ) -> None:
     """Mark drafts rejected, with an optional reason: by id or by filter. Nothing is sent.
 
@@ -180,4 +194,5 @@ def drafts_reject(
 
     raise typer.Exit(run(lambda: decide(
         _store(drafts_dir), "rejected", ids or [],
-        (status, order, customer, since, ticket, flagged), reason=reason, yes=yes, force=force)))
+        (status, order, customer, since, ticket, flagged), reason=reason, yes=yes, force=force,
+        version=version)))

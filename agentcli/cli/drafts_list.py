@@ -1,6 +1,6 @@
-"""``agentcli drafts list`` output: the table (wide, or compact below ``COMPACT_BELOW`` columns),
-through a pager when it is longer than the terminal, and the pipe format (a header line, then
-one tab-separated line per draft: the same columns as the wide table).
+"""``agentcli drafts list`` output: the table (``layout``: columns chosen for the terminal's
+width, one line a draft), through a pager when it is longer than the terminal, and the pipe
+format (a header line, then one tab-separated line per draft, every column).
 
 Every string from a draft file is hostile: cells are ``rich.text.Text`` (never markup), cleaned
 of control characters and line breaks (``one_line``). The pipe path imports no rich.
@@ -13,16 +13,23 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from rich import box
-from rich.table import Table
 from rich.text import Text
 
 from ..drafts.store import Draft
-from ..redact import clean_for_terminal, one_line
+from ..redact import one_line
 from ..stdio import isatty
-from .common import format_time, out_console, tsv
+from .common import out_console, tsv
+from .layout import (
+    Col,
+    age,
+    fit_path,
+    preview,
+    print_lines,
+    short_status,
+    table_lines,
+    wrapped,
+)
 
-COMPACT_BELOW = 100
 COLUMNS = ("id", "status", "created", "ticket", "order", "customer", "reviewed_by", "edited",
            "findings", "text")
 STATUS_STYLE = {"pending_review": "yellow", "approved": "green", "rejected": "red",
@@ -53,59 +60,72 @@ def write_pipe(rows: list[Any]) -> None:
         out.write(tsv(*(c[k] for k in COLUMNS)) + "\n")
 
 
-def print_table(rows: list[Any], *, shown: int, total: int, directory: Path) -> None:
-    console = out_console()
-    compact = console.width < COMPACT_BELOW
-    count = f"{shown} of {total}" if shown != total else str(total)
-    title = Text(f"{count} draft{'s' if total != 1 else ''} in "
-                 f"{one_line(clean_for_terminal(str(directory)), 120)}")
-    t = Table(title=title, title_justify="left", header_style="bold",
-              box=_box(console.width < 150), pad_edge=not compact, padding=(0, 1), expand=False)
-    # The id is never cut or split: no wrap, and wide enough for a whole id at any width.
-    t.add_column("id", no_wrap=True, min_width=14, overflow="ignore")
-    t.add_column("status", no_wrap=True, overflow="ellipsis", min_width=8 if compact else 14)
-    full = console.width >= 150  # below: no borders, a short time, no order column
-    if not compact:
-        t.add_column("created", no_wrap=True, overflow="ellipsis", min_width=16 if full else 11)
-    t.add_column("ticket", no_wrap=True, overflow="ellipsis", max_width=24 if full else 14)
-    if full:
-        t.add_column("order", no_wrap=True, overflow="ellipsis", min_width=10, max_width=14)
-    if not compact:
-        t.add_column("customer", no_wrap=True, overflow="ellipsis", max_width=28 if full else 22)
-    if full:
-        t.add_column("reviewed by", no_wrap=True, overflow="ellipsis", max_width=16)
-    t.add_column("text", overflow="fold", ratio=1, min_width=16)
+def flags(item: Any) -> Text:
+    """The marks a reviewer sorts by: ⚑N error-level findings, ⚠ warnings only, ? findings not
+    checked for the current text, ✎ edited after it was saved."""
+    t = Text()
+    if not isinstance(item, Draft):
+        return t
+    if not item.findings_current:
+        t.append("?", style="bold yellow")
+    else:
+        errors = len(item.errors)
+        if errors:
+            t.append(f"⚑{errors}", style="bold red")
+        elif item.meta.get("findings"):
+            t.append("⚠", style="yellow")
+    if item.edited:
+        t.append("✎", style="magenta")
+    return t
+
+
+def _table_rows(rows: list[Any], width: int, one_status: bool) -> tuple[list[Col], list[dict]]:
+    cols = [Col("id", "id", 0), Col("status", "status", 1), Col("flags", "⚑", 1),
+            Col("age", "age", 2), Col("text", "reply", 3, cut=max(12, width // 3), grow=True),
+            Col("ticket", "ticket", 6), Col("order", "order", 4),
+            Col("customer", "customer", 5, cut=12, cap=32),
+            Col("reviewed_by", "by", 8, cut=6, cap=16)]
+    if one_status:
+        cols = [c for c in cols if c.key != "status"]
+    out = []
     for item in rows:
         c = _cells(item)
         st = c["status"]
-        status = Text(one_line(st, 20), style=STATUS_STYLE.get(st, ""))
-        if c["edited"]:
-            status.append(" ✎" if compact else " ✎ edited", style="magenta")
-        if c["findings"]:
-            status.append(f" ⚑{c['findings']}", style="bold red")
-        cells: list[Any] = [Text(c["id"]), status]
-        if not compact:
-            # created_at is text from a file: cleaned like every other cell
-            when = one_line(format_time(c["created"]), 20) if c["created"] else "—"
-            cells.append(Text(when if full or when == "—" else when[5:]))
-        cells.append(Text(one_line(c["ticket"] or "—", 40)))
-        if full:
-            cells.append(Text(one_line(c["order"] or "—", 20)))
-        if not compact:
-            cells.append(Text(one_line(c["customer"] or "—", 40)))
-        if full:
-            cells.append(Text(one_line(c["reviewed_by"] or "—", 20)))
-        cells.append(Text(one_line(c["text"], 70 if full else 50),
-                          style="red" if st == "damaged" else ""))
-        t.add_row(*cells)
+        out.append({
+            "id": Text(one_line(c["id"], 20)),
+            "status": Text(short_status(st), style=STATUS_STYLE.get(st, "")),
+            "flags": flags(item),
+            "age": Text(age(c["created"]) if c["created"] else "—"),
+            # a ticket that is only its session's id says nothing a reviewer sorts by
+            "ticket": Text("" if isinstance(item, Draft) and c["ticket"] == item.meta.get("session_id")
+                           else one_line(c["ticket"], 40)),
+            "order": Text(one_line(c["order"], 20)),
+            "customer": Text(one_line(c["customer"], 60)),
+            "reviewed_by": Text(one_line(c["reviewed_by"], 20)),
+            "text": Text(preview(c["text"], 400) if st != "damaged" else one_line(c["text"], 400),
+                         style="red" if st == "damaged" else ""),
+        })
+    return cols, out
+
+
+def print_table(rows: list[Any], *, shown: int, total: int, directory: Path) -> None:
+    """The drafts as a table that fits the terminal: one line a draft, the whole id always,
+    what a reviewer sorts by (status, flags, age, ticket, order, customer) and a preview of what
+    the reply says; the least important columns dropped as the terminal narrows."""
+    console = out_console()
+    width = console.width
+    statuses = {_cells(item)["status"] for item in rows}
+    one_status = len(statuses) == 1 and len(rows) > 1
+    count = f"{shown} of {total}" if shown != total else str(total)
+    what = f"{short_status(next(iter(statuses)))} " if one_status else ""
+    head = f"{count} {what}draft{'s' if total != 1 else ''} in "
+    title = Text(head + fit_path(directory, max(10, width - len(head))))
+    cols, cells = _table_rows(rows, width, one_status)
+    lines = [*wrapped(console, title, width), Text(""), *table_lines(cols, cells, width)]
     # A list longer than the terminal goes through a pager ($PAGER, or rich's system pager).
-    if isatty(sys.stdout) and len(rows) + 4 > console.height:
+    if isatty(sys.stdout) and len(lines) > console.height - 1:
         os.environ.setdefault("LESS", "-FRX")  # colours through less; quit if it fits
         with console.pager(styles=True):
-            console.print(t)
+            print_lines(console, lines)
     else:
-        console.print(t)
-
-
-def _box(compact: bool):
-    return box.SIMPLE_HEAD if compact else box.HEAVY_HEAD  # compact: no vertical borders
+        print_lines(console, lines)

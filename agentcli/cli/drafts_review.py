@@ -2,8 +2,13 @@
 
 Several drafts (or any filter) on a terminal ask for a confirmation first; from a script a filter
 needs ``--yes``. An approved, rejected or superseded draft changes again only with ``--force``.
-Each draft is changed on its own (under the store's lock): one that cannot be changed is one
-line on stderr and exit 2, the others are still changed. Nothing is ever sent.
+Each draft is changed on its own (under the store's lock), at the version it had when it was
+checked or shown (``--version`` for a script that showed it): one changed since is refused,
+saying what changed. A draft with an error-level grounding finding (or whose text changed and
+could not be checked again) is never approved by a filter: it is left pending with a line saying
+why; by id it needs a confirmation on a terminal (the finding shown) or ``--force``. One that
+cannot be changed is one line on stderr and exit 2, the others are still changed. Nothing is
+ever sent.
 """
 
 from __future__ import annotations
@@ -11,37 +16,84 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from rich.text import Text
+
 from ..drafts.queue import (
     check_reason,
+    check_version,
     query,
     require_folder,
     resolve_draft_id,
     review,
-    select,
 )
+from ..drafts.store import require_version
 from ..errors import UsageError
 from ..redact import clean_for_terminal, one_line
 from ..stdio import isatty
+from .common import err_console, lock_notice, out_console
 from .drafts_show import resolve
+from .layout import preview, print_lines, short_status, wrapped
+from .recheck import Rechecker, select_fresh, unchecked_note
+
+MAX_LISTED = 20
 
 
 def _confirm(prompt: str) -> bool:
     sys.stderr.write(prompt + " [y/N] ")
     sys.stderr.flush()
-    answer = sys.stdin.readline()
+    try:
+        answer = sys.stdin.readline()
+    except KeyboardInterrupt:
+        sys.stderr.write("\n")
+        return False
     return answer.strip().lower() in ("y", "yes")
 
 
-def _flagged(draft: Any) -> bool:
-    findings = draft.meta.get("findings") or []
-    return isinstance(findings, list) and any(
-        isinstance(f, dict) and f.get("severity") == "error" for f in findings)
+def held_reason(d: Any, checker: Rechecker) -> str | None:
+    """Why ``d`` may not be approved without a person's second look, or None."""
+    errors = d.errors
+    if errors:
+        f = errors[0]
+        more = f" and {len(errors) - 1} more" if len(errors) > 1 else ""
+        said = one_line(f.get("sentence") or f.get("message") or "", 160).rstrip(".;:")
+        return f"error-level grounding finding {one_line(f.get('kind') or '?', 40)}{more}: “{said}”"
+    return unchecked_note(d, checker)
+
+
+def _say(console: Any, text: str, style: str = "") -> None:
+    """One message: wrapped at words on a terminal (continuation lines indented), one line
+    into a pipe."""
+    t = Text(clean_for_terminal(text), style=style)
+    if console.is_terminal:
+        print_lines(console, wrapped(console, t, console.width, 2))
+    else:
+        console.print(t, highlight=False, soft_wrap=True)
+
+
+def _row(console: Any, d: Any) -> None:
+    """A draft in a confirmation list: one line that fits the terminal: the id whole, the
+    ticket whole or not at all (a session id standing in for one says nothing), a preview of
+    what the reply says."""
+    width = console.width if console.is_terminal else 200
+    head = f"  {d.id}  {short_status(d.meta.get('status'))}  "
+    ticket = one_line(d.ticket or "", 40)
+    if ticket and ticket != d.meta.get("session_id") and len(head) + len(ticket) + 14 <= width:
+        head += ticket + "  "
+    line = Text(clean_for_terminal(head))
+    room = width - len(head)
+    if room >= 10:
+        line.append(clean_for_terminal(preview(d.text, room)), style="dim")
+    if console.is_terminal:
+        print_lines(console, [line])
+    else:
+        console.print(line, soft_wrap=True)
 
 
 def decide(store, status: str, ids: list[str], filters: tuple, *, reason: str | None,
-           yes: bool, force: bool) -> int:
+           yes: bool, force: bool, version: str | None = None) -> int:
 
     reason = check_reason(reason)
+    version = check_version(version)
     st_f, order, customer, since, ticket, flagged = filters
     by_filter = any(v not in (None, False) for v in filters)
     if ids and by_filter:
@@ -49,45 +101,71 @@ def decide(store, status: str, ids: list[str], filters: tuple, *, reason: str | 
     if not ids and not by_filter:
         raise UsageError("which drafts? give draft ids, or filters such as --ticket T-1042 or "
                          "--status pending (see `agentcli drafts list`)")
+    if version is not None and len(ids) != 1:
+        raise UsageError("--version goes with one draft id (the version `drafts show ID` printed)")
     require_folder(store)
+    err = err_console()
+    store.on_wait = lock_notice(err)
+    checker = Rechecker(store)
+    approving = status == "approved"
+    terminal = isatty(sys.stdin) and isatty(sys.stderr)
     if by_filter:
         q = query(st_f or "pending_review", order, customer, since, ticket, flagged, False)
-        chosen = select(store, q).drafts
-        held = [] if status != "approved" or force else [d.id for d in chosen if _flagged(d)]
-        targets = [d.id for d in chosen if d.id not in held]
-        if held:  # a bulk approval never approves what the grounding checks flagged unread
-            sys.stderr.write(f"agentcli: {len(held)} draft{'s' if len(held) != 1 else ''} with "
-                             "error-level grounding findings left as they are: read each with "
-                             "`agentcli drafts show ID`, then approve it by id (or add --force)\n")
+        chosen = select_fresh(store, q, checker).drafts
+        held = [(d, held_reason(d, checker)) for d in chosen] if approving and not force else []
+        held = [(d, why) for d, why in held if why]
+        for d, why in held[:MAX_LISTED]:  # a bulk approval never approves what needs a look
+            _say(err, f"agentcli: {d.id} left pending: {why}; read it (agentcli drafts show "
+                      f"{d.id}), then approve it by id", "yellow")
+        if len(held) > MAX_LISTED:
+            _say(err, f"agentcli: … and {len(held) - MAX_LISTED} more left pending "
+                      "(agentcli drafts list --flagged)", "yellow")
+        if held:
+            n = len(held)
+            _say(err, f"agentcli: {n} draft{'s' if n != 1 else ''} with error-level grounding "
+                      "findings (or unchecked edits) left as they are", "yellow")
+        kept = {d.id for d, _ in held}
+        targets = [d for d in chosen if d.id not in kept]
         if not targets:
-            sys.stderr.write("agentcli: no drafts match; nothing changed\n" if not held else
-                             "agentcli: nothing else to approve; nothing changed\n")
+            _say(err, "agentcli: no drafts match; nothing changed" if not held else
+                      "agentcli: nothing else to approve; nothing changed")
             return 0
     else:
-        targets = list(dict.fromkeys(resolve(store, t) if t.strip().lower() == "last"
-                                     else resolve_draft_id(store, t) for t in ids))
-    verb = "approve" if status == "approved" else "reject"
-    terminal = isatty(sys.stdin) and isatty(sys.stderr)
+        dids = list(dict.fromkeys(resolve(store, t) if t.strip().lower() == "last"
+                                  else resolve_draft_id(store, t) for t in ids))
+        targets = [store.get(did) for did in dids]
+        require_version(targets[0], version, status)  # the person saw another text or status
+        targets = [checker.fresh(d) for d in targets]
+    verb = "approve" if approving else "reject"
     if (by_filter or (len(targets) > 1 and terminal)) and not yes:
         if not terminal:  # a filter from a script: say so explicitly
             raise UsageError(f"{len(targets)} drafts selected: add --yes to {verb} them from "
                              "a script")
-        for did in targets[:20]:
-            d = store.get(did)
-            sys.stderr.write(clean_for_terminal(
-                f"  {did}  {d.meta.get('status')}  {one_line(d.ticket or '-', 30)}  "
-                f"{one_line(d.text, 50)}\n"))
-        if len(targets) > 20:
-            sys.stderr.write(f"  … and {len(targets) - 20} more\n")
+        for d in targets[:MAX_LISTED]:
+            _row(err, d)
+        if len(targets) > MAX_LISTED:
+            _say(err, f"  … and {len(targets) - MAX_LISTED} more")
         if not _confirm(f"{verb} {len(targets)} draft{'s' if len(targets) != 1 else ''}?"):
-            sys.stderr.write("agentcli: nothing changed\n")
+            _say(err, "agentcli: nothing changed")
             return 0
     failed = 0
-    for did in targets:
+    for d in targets:
+        why = held_reason(d, checker) if approving and not force and not by_filter else None
+        if why:
+            if not terminal:
+                _say(err, f"agentcli: {d.id} not approved: {why}; read it (agentcli drafts show "
+                          f"{d.id}), then approve it on a terminal or with --force", "yellow")
+                failed += 1
+                continue
+            _say(err, f"{d.id} has {why}", "bold red")
+            _say(err, f"  {preview(d.text, 300, greeting=True)}")
+            if not _confirm(f"approve {d.id} anyway?"):
+                _say(err, f"agentcli: {d.id} left pending; nothing changed")
+                continue
         try:
-            res = review(store, did, status, reason=reason, force=force)
-        except UsageError as e:  # ReviewConflict (needs --force), a vanished or damaged draft
-            sys.stderr.write(f"agentcli: {clean_for_terminal(e.message)}\n")
+            res = review(store, d.id, status, reason=reason, force=force, expect=d.version)
+        except UsageError as e:  # changed since (DraftChanged), needs --force, vanished, damaged
+            _say(err, f"agentcli: {e.message}", "yellow")
             failed += 1
             continue
         _report(res, status)
@@ -99,14 +177,14 @@ def _report(res: Any, status: str) -> None:
     m = d.meta
     verb = "approved" if status == "approved" else "rejected"
     if not res.changed:
-        sys.stderr.write(clean_for_terminal(
-            f"agentcli: note: {d.id} is already {verb} (by {m.get('reviewed_by') or '?'} at "
-            f"{m.get('reviewed_at') or '?'}); nothing changed\n"))
+        _say(err_console(), f"agentcli: note: {d.id} is already {verb} (by "
+                            f"{m.get('reviewed_by') or '?'} at {m.get('reviewed_at') or '?'}); "
+                            "nothing changed")
         return
     was = f" (was {res.previous})" if res.previous and res.previous != "pending_review" else ""
-    extra = " — the file keeps its hand edit" if d.edited else ""
+    extra = " — the text as edited" if d.edited else ""
     tail = ("nothing was sent: copy the text into your helpdesk to reply (agentcli drafts show "
             f"{d.id} --text)" if status == "approved" else "nothing was sent")
-    sys.stdout.write(clean_for_terminal(
-        f"{verb} {d.id}{was} by {m.get('reviewed_by')} at {m.get('reviewed_at')}{extra}; {tail}\n"))
+    _say(out_console(), f"{verb} {d.id}{was} by {m.get('reviewed_by')} at "
+                        f"{m.get('reviewed_at')}{extra}; {tail}")
     sys.stdout.flush()

@@ -29,7 +29,10 @@ from .preflight import preflight
 
 
 def register(app: typer.Typer) -> None:
-    app.command("eval", short_help="Score the model on the support tasks.")(model_options(eval_cmd))
+    app.command("eval", short_help="Score the model on the support tasks.")(model_options(
+        eval_cmd, help={"drafts_dir": "where the tasks' drafts are written [default: a temporary "
+                                      "folder, deleted after the run: eval drafts never reach "
+                                      "the review queue]"}))
 
 
 def eval_cmd(
@@ -94,7 +97,7 @@ async def _eval(suite: list, *, source: str, opts: ModelOptions, builtin: bool,
         tmp = tempfile.TemporaryDirectory(prefix="agentcli-eval-drafts-")
         settings = settings.with_(drafts_dir=Path(tmp.name))
     preflight(settings, opts)
-    offline_notice(settings)
+    offline_notice(settings, opts)
     application = App.open(settings)
     interrupted: BaseException | None = None
     try:

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
-from rich.table import Table
 from rich.text import Text
 
 from ..config import LOG, sessions_dir
@@ -27,6 +26,7 @@ from ..sessions.replay import (
 from ..stdio import isatty
 from ..vocab import InvalidOrderCode, OrderCode, parse_since
 from .common import dump_json, format_time, out_console, run, tsv, warn
+from .layout import Col, age, fit_path, print_lines, table_lines, wrapped
 from .options import PlainUsage, option
 from .render import TraceRenderer
 
@@ -117,17 +117,27 @@ def _status(s: Any) -> str:
 
 
 def _sessions_table(sessions: list, directory: Path) -> None:
-    t = Table(title=Text(f"sessions in {one_line(clean_for_terminal(str(directory)), 120)} (newest first)"),
-              title_justify="left", header_style="bold")
-    for col in LIST_COLUMNS:  # the same columns as the pipe format
-        t.add_column(col, no_wrap=col != "question", overflow="fold" if col == "question" else "ellipsis",
-                     min_width=28 if col == "session" else None)  # a whole session id
-    for s in sessions:
-        t.add_row(Text(s.id), format_time(s.started_at), Text(one_line(s.question or "—", 60)),
-                  str(s.questions), Text(one_line(f"{s.provider}/{s.model}", 32)), str(s.tool_calls),
-                  Text(str(s.tool_errors), style="red" if s.tool_errors else ""), str(len(s.drafts)),
-                  Text(one_line(_status(s), 20), style=_SESSION_STYLE.get(s.status, "")))
-    out_console().print(t)
+    """The sessions as a table that fits the terminal: the whole session id always, then the
+    status, the first question, its age, drafts and tool calls, as the width allows."""
+    console = out_console()
+    width = console.width
+    cols = [Col("session", "session", 0), Col("status", "status", 1),
+            Col("question", "question", 2, cut=20, grow=True), Col("age", "age", 3),
+            Col("drafts", "drafts", 4, right=True), Col("tools", "tools", 5, right=True),
+            Col("failed", "failed", 6, right=True),
+            Col("model", "provider/model", 7, cut=12, cap=40),
+            Col("questions", "questions", 8, right=True)]
+    rows = [{"session": Text(one_line(s.id, 40)),
+             "status": Text(one_line(_status(s), 20), style=_SESSION_STYLE.get(s.status, "")),
+             "question": Text(one_line(s.question or "—", 300)), "age": Text(age(s.started_at)),
+             "drafts": str(len(s.drafts)), "tools": str(s.tool_calls),
+             "failed": Text(str(s.tool_errors), style="red" if s.tool_errors else ""),
+             "model": Text(one_line(f"{s.provider}/{s.model}", 60)), "questions": str(s.questions)}
+            for s in sessions]
+    head = "sessions (newest first) in "
+    title = Text(head + fit_path(directory, max(10, width - len(head))))
+    print_lines(console, [*wrapped(console, title, width), Text(""),
+                          *table_lines(cols, rows, width)])
 
 
 @log_app.command("show", cls=PlainUsage, short_help="Replay a session with every tool call.")
@@ -196,7 +206,11 @@ def _replay(path: Path, events: list[dict[str, Any]], shown: list[dict[str, Any]
 
     def line(text: str, style: str = "") -> None:
         r.close()  # end a half-written text line first
-        c.print(Text(clean_for_terminal(text), style=style), soft_wrap=True, highlight=False)
+        t = Text(clean_for_terminal(text), style=style)
+        if c.is_terminal:  # wrapped at words: no id or path broken by the terminal
+            print_lines(c, wrapped(c, t, c.width, 2))
+        else:
+            c.print(t, soft_wrap=True, highlight=False)
 
     def show(ev: dict[str, Any]) -> None:
         t = ev.get("type")

@@ -17,7 +17,7 @@ from typing import Annotated, Any, Callable, Optional
 
 import typer
 
-from ..config import MODEL, SETTING, SETTINGS, SWITCH, Setting, resolve
+from ..config import MODEL, SETTING, SETTINGS, SWITCH, Setting, resolve, resolve_each
 
 _P = inspect.Parameter
 
@@ -27,12 +27,13 @@ def _param(s: Setting) -> str:
     return s.name + "_" if s.name == "json" else s.name
 
 
-def _annotation(s: Setting) -> Any:
+def _annotation(s: Setting, help: str | None = None) -> Any:
+    text = help or s.help_text()
     if s.kind is SWITCH:  # a flag that turns the setting away from its default
-        return Annotated[bool, typer.Option(*s.flags, help=s.help_text())]
+        return Annotated[bool, typer.Option(*s.flags, help=text)]
     # ranges and choices are checked by config.resolve: one message for flag, environment and
     # config file alike
-    return Annotated[Optional[s.kind.py], typer.Option(*s.flags, help=s.help_text(), show_default=False,
+    return Annotated[Optional[s.kind.py], typer.Option(*s.flags, help=text, show_default=False,
                                                        metavar=s.metavar)]
 
 
@@ -68,11 +69,18 @@ def _settings(self: Any, **override: Any) -> Any:
     return resolve(**{**{s.name: getattr(self, s.name) for s in _MODEL}, **override})
 
 
+def _settings_each(self: Any) -> Any:
+    """(settings, problems): every setting resolved on its own, a bad one listed and replaced by
+    its default (``config.resolve_each``: ``doctor`` runs every check whatever is wrong)."""
+    return resolve_each(**{s.name: getattr(self, s.name) for s in _MODEL})
+
+
 # The flags of one command line, by setting name: None when not given; a switch holds its value.
 ModelOptions = dataclasses.make_dataclass(
     "ModelOptions", [(s.name, Any, dataclasses.field(default=s.default if s.kind is SWITCH else None,
                                                      repr=not s.secret)) for s in _MODEL],
-    frozen=True, namespace={"__module__": __name__, "given": _given, "settings": _settings})
+    frozen=True, namespace={"__module__": __name__, "given": _given, "settings": _settings,
+                            "settings_each": _settings_each})
 
 
 class PlainUsage(typer.core.TyperCommand):
@@ -84,12 +92,17 @@ class PlainUsage(typer.core.TyperCommand):
                 for p in super().collect_usage_pieces(ctx)]
 
 
-def model_options(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Give a typer command the shared model options; it receives them as ``opts: ModelOptions``."""
+def model_options(fn: Callable[..., Any] | None = None, *,
+                  help: dict[str, str] | None = None) -> Any:
+    """Give a typer command the shared model options; it receives them as ``opts: ModelOptions``.
+    ``help``: a setting's help as this command means it (``eval``: drafts go to a temporary
+    folder unless --drafts-dir names one)."""
+    if fn is None:
+        return functools.partial(model_options, help=help)
     sig = inspect.signature(fn)
     own = [p for p in sig.parameters.values() if p.name != "opts"]
     extra = [_P(_param(s), _P.KEYWORD_ONLY, default=False if s.kind is SWITCH else None,
-                annotation=_annotation(s)) for s in _MODEL]
+                annotation=_annotation(s, (help or {}).get(s.name))) for s in _MODEL]
 
     @functools.wraps(fn)
     def command(*args: Any, **kwargs: Any) -> Any:

@@ -24,13 +24,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..config import sessions_dir, source_of
+from ..config import is_default_drafts_dir, sessions_dir
+from ..drafts.store import DraftStore
 from ..errors import AgentcliError, ConfigError, ModelAPIError
 from ..loop import SYSTEM_PROMPT
 from ..providers import make_provider
 from ..redact import one_line
 from ..stores import open_store
 from ..tools import default_registry
+from .common import provider_chosen
 
 KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
 
@@ -89,9 +91,33 @@ def folder_check(name: str, path: Path, fix: str) -> Check:
     return Check(name, True, f"{_shown(path)} is writable" + (" (will be created)" if created else ""))
 
 
+DRAFTS_FIX = "set --drafts-dir (or AGENTCLI_DRAFTS_DIR, or drafts_dir in agentcli.toml) to a folder agentcli can write"
+
+
+def drafts_checks(settings: Any, source: str | None = None) -> list[Check]:
+    """What every save needs in the drafts folder, tried for real (``DraftStore.probe``): the
+    folder, its lock (a root-owned 0600 ``.lock`` makes every save fail), a file written and
+    replaced with the team's group; ``source`` says where the folder's setting came from."""
+    folder = settings.drafts_dir
+    store = DraftStore(folder, create_parents=is_default_drafts_dir(folder))
+    out = []
+    for p in store.probe():
+        detail = p.detail
+        if p.name == "drafts folder" and source:
+            detail += f" (from {source})"
+        out.append(Check(p.name, p.ok, detail, None if p.ok else (p.fix or DRAFTS_FIX)))
+    return out
+
+
 def drafts_check(settings: Any) -> Check:
-    return folder_check("drafts folder", settings.drafts_dir,
-                        "set --drafts-dir (or AGENTCLI_DRAFTS_DIR) to a folder agentcli can write")
+    """The drafts checks as one: the first that fails, else the folder."""
+    checks = drafts_checks(settings)
+    bad = [c for c in checks if not c.ok]
+    if bad:
+        c = bad[0]
+        name = "drafts folder"
+        return Check(name, False, c.detail if c.name == name else f"{c.name}: {c.detail}", c.fix)
+    return Check("drafts folder", True, "; ".join(c.detail for c in checks))
 
 
 def sessions_check() -> Check:
@@ -100,15 +126,6 @@ def sessions_check() -> Check:
     except AgentcliError as e:
         return Check("sessions folder", False, e.message, "set AGENTCLI_HOME to a writable folder")
     return folder_check("sessions folder", d, "set AGENTCLI_HOME to a writable folder")
-
-
-def provider_chosen(opts: Any) -> bool:
-    """Was the provider named (flag, environment, config file), rather than defaulted?"""
-
-    try:
-        return source_of("provider", getattr(opts, "provider", None)) != "default"
-    except AgentcliError:  # an unreadable config file: said by the check that reads it
-        return False
 
 
 def _bad_chars(v: str) -> bool:

@@ -46,6 +46,7 @@ from ..events import (
 )
 from ..redact import clean_for_terminal
 from .advice import advise
+from .layout import print_lines, wrapped
 from .trace_lines import (
     DRAFT_TOOL,
     _word,
@@ -128,9 +129,13 @@ class TraceRenderer:
 
         if not self.terminal:  # a pipe or a log: one line per item, never wrapped
             self._print(Text(text, style=style or ""), soft_wrap=True)
-        else:  # words wrap at spaces; an id, code or path is one word and is never split
-            self._print(Text(text, style=style or "", no_wrap=no_wrap, overflow="ignore"),
-                        soft_wrap=no_wrap)
+        elif no_wrap:  # a path: whole when it fits, else broken after a "/", never wider
+            self.stop_spinner()
+            self._end_text()
+            print_lines(self.console, wrapped(self.console, Text(text, style=style or ""),
+                                              self.console.width, 4))
+        else:  # words wrap at spaces; an id or code is one word and is never split
+            self._print(Text(text, style=style or "", overflow="ignore"), soft_wrap=False)
 
     def _show(self, text: str) -> None:
         """Write model text live, redacted and cleaned. A secret is one run of non-space
@@ -202,7 +207,7 @@ class TraceRenderer:
         """One response's text on a terminal, printed once it is complete."""
 
         text = clean_for_terminal(text).strip()
-        if not text:
+        if not text or (self.quiet and not final):  # -q: the answer only, not "I'll look it up"
             return
         if self._blocks:
             self._print(Text(""))
@@ -266,8 +271,10 @@ class TraceRenderer:
                 self._line("model: " + compact(ev.text.strip()), "dim")
             return
         if isinstance(ev, Retry):
-            self._line(f"↻ model call {ev.turn} failed: {clean_for_terminal(ev.reason)}; "
-                       f"retrying in {ev.wait_s:.1f} s", "yellow")
+            tried = ev.attempt - 1  # ``attempt`` is the try about to be made
+            which = f"model call {ev.turn} failed" + (f" (try {tried})" if tried > 1 else "")
+            self._line(f"↻ {which}: {clean_for_terminal(ev.reason)}; retrying in {ev.wait_s:.1f} s"
+                       + (f" (try {ev.attempt})" if tried >= 1 else ""), "yellow")
             if round(ev.wait_s, 1) >= 1 and not self.quiet and getattr(self.console, "is_terminal", False):
                 # the wait counted down, spinner or not (a rate limit's retry-after can be long)
                 self._spin(_Waiting("waiting {left:.0f} s before retrying…",
@@ -291,6 +298,8 @@ class TraceRenderer:
                 self._note_draft_text(ev)
                 return  # shown once, with its text, by DraftSaved (next)
             self._line(*tool_result_line(ev.name, ev.outcome, ev.is_error, ev.duration_ms, ev.result))
+            if ev.name == DRAFT_TOOL:
+                self._unsaved(ev)
             self._spin_tools()
             return
         if isinstance(ev, DraftSaved):
@@ -324,8 +333,14 @@ class TraceRenderer:
             self._line(f"⚑ grounding: {len(findings) - 20} more finding(s) in --json and the "
                        "session log", "bold magenta", force=True)
         stop = getattr(ev, "stop_reason", None)
-        if getattr(ev, "status", None) == "incomplete" and stop in ("draft_not_saved",
-                                                                     "lookup_failed", "grounding", "no_answer"):
+        if getattr(ev, "status", None) != "incomplete":
+            return
+        if stop in ("grounding", "draft_not_saved"):  # the finding was just shown: not twice
+            n = sum(1 for f in findings if isinstance(f, dict) and f.get("severity") == "error")
+            self._line(f"incomplete ({clean_for_terminal(str(stop))}): the error-level finding"
+                       f"{'s' if n != 1 else ''} above; a person must look", "bold yellow",
+                       force=True)
+        elif stop in ("lookup_failed", "no_answer"):
             msg = advise(clean_for_terminal(str(getattr(ev, "message", "") or "")), stop,
                          self.command)
             self._line(f"incomplete ({clean_for_terminal(str(stop))}): {msg}", "bold yellow",
@@ -348,6 +363,16 @@ class TraceRenderer:
         if text is not None:
             width = self.console.width if self.terminal else None
             self._print(Text("\n".join(draft_block(text, width))), soft_wrap=True)
+
+    def _unsaved(self, ev: ToolResult) -> None:
+        """A reply that could not be saved is not lost: shown here (it is in the session log)."""
+        text = ev.input.get("text") if isinstance(ev.input, dict) else None
+        if self.quiet or not isinstance(text, str) or not text.strip():
+            return
+        self._line("  the reply that was not saved (also in the session log: agentcli log show "
+                   "last):", "yellow")
+        width = self.console.width if self.terminal else None
+        self._print(Text("\n".join(draft_block(text, width))), soft_wrap=True)
 
     def _note_draft_text(self, ev: ToolResult) -> None:
         """Remember a draft call's text (by the draft id in its result) for its DraftSaved."""

@@ -10,6 +10,11 @@ questions. It has two faces:
 - ``run_lines(fd)``: standard input is not a terminal; one question (or slash command) per line,
   turns of one conversation, no prompt_toolkit at all, 0 at end of input.
 
+The prompt appears at once: ``chat`` hands the REPL an ``AppLoader`` (``App.open`` in a thread:
+the SDK import, the provider, the database) and the banner is drawn from the settings; the first
+input waits for the loader only if it is not done yet. Keys typed before the prompt are not
+echoed (``quiet_terminal``) and reach it.
+
 The session and consoles are injected, so tests drive the REPL with prompt_toolkit's
 ``create_pipe_input`` / ``DummyOutput`` and a rich ``Console`` writing to a buffer.
 prompt_toolkit is imported only inside the functions that use it. The slash commands are in
@@ -23,30 +28,85 @@ import os
 import signal
 import sys
 import termios
+import threading
 import time
-from typing import IO, Any
+from typing import IO, Any, Callable
 
 from rich.text import Text
 
 from .. import __version__
-from ..errors import AgentcliError, UsageError
+from ..config import default_db_path
+from ..errors import EXIT_CONFIG, AgentcliError, UsageError
 from ..events import Usage
 from ..lines import LineReader
 from ..providers.pricing import estimate_cost
+from ..stores import mask_dsn, sqlite_path
 from ..vocab import check_question
-from .common import OFFLINE_NOTICE, json_line
+from .common import json_line, lock_notice, offline_text
+from .layout import print_lines, wrapped
 from .repl_commands import COMMANDS, SlashCommands
 from .repl_render import ReplRenderer, _clean
 
 
+class AppLoader:
+    """``App.open(settings)`` in a daemon thread (the SDK import can take seconds on a busy
+    machine): the REPL draws its prompt meanwhile. ``await loader.app()`` gives the App, or
+    raises what opening it raised. A daemon thread: leaving the REPL at once never waits for an
+    import to finish."""
+
+    def __init__(self, settings: Any, opener: Callable[[Any], Any]):
+        self.settings = settings
+        self._loop = asyncio.get_running_loop()
+        self._future: asyncio.Future = self._loop.create_future()
+        threading.Thread(target=self._work, args=(opener,), name="agentcli-loader",
+                         daemon=True).start()
+
+    def _work(self, opener: Callable[[Any], Any]) -> None:
+        try:
+            result, ok = opener(self.settings), True
+        except BaseException as e:  # noqa: BLE001 - handed to whoever awaits the App
+            result, ok = e, False
+
+        def hand_over() -> None:
+            if self._future.done():
+                return
+            if ok:
+                self._future.set_result(result)
+            else:
+                self._future.set_exception(result)
+
+        try:
+            self._loop.call_soon_threadsafe(hand_over)
+        except RuntimeError:  # the loop has closed: the REPL is gone
+            pass
+
+    def done(self) -> bool:
+        return self._future.done()
+
+    async def app(self) -> Any:
+        return await asyncio.shield(self._future)
+
+
+def quiet_terminal() -> Callable[[], None]:
+    """From now until the prompt takes the terminal, keys typed are not echoed (an arrow key
+    would print ``^[[A``); they stay in the terminal's input and reach the prompt. Returns the
+    function that restores the terminal as it was."""
+    return _no_echo(True)
+
+
 class Repl(SlashCommands):
-    """One support agent's session: ticket after ticket, on one ``App``."""
+    """One support agent's session: ticket after ticket, on one ``App`` (or an ``AppLoader``
+    opening it behind the first prompt)."""
 
     def __init__(self, app: Any, *, console: Any, err_console: Any = None, session: Any = None,
                  interactive: bool = True, live: bool = True, answer_file: IO[str] | None = None,
                  json_out: bool = False, quiet: bool | None = None, spinner: bool | None = None,
-                 ticket: str | None = None):
-        self.app = app
+                 ticket: str | None = None, offline_chosen: bool = False):
+        self.offline_chosen = offline_chosen    # --provider offline said, not defaulted to
+        self.loader = app if isinstance(app, AppLoader) else None
+        self.app = None if self.loader is not None else app
+        self.settings = self.loader.settings if self.loader is not None else app.settings
+        self.ticket_arg = ticket
         self.console = console                  # the person's screen (or stdout in a pipe)
         self.err = err_console or console       # trace when not live; notes in --json mode
         self.session = session                  # PromptSession (interactive only)
@@ -54,9 +114,12 @@ class Repl(SlashCommands):
         self.live = live
         self.answer_file = answer_file
         self.json_out = json_out
-        self.quiet = app.settings.quiet if quiet is None else quiet
+        self.quiet = self.settings.quiet if quiet is None else quiet
         self.spinner = bool(getattr(console, "is_terminal", False)) if spinner is None else spinner
-        self.conv = app.conversation(ticket=ticket, resume=True)  # a ticket that exists comes back
+        self.conv: Any = None
+        self.failed: str | None = None          # the App could not be opened (exit 3)
+        if self.app is not None:
+            self._opened(self.app)
         self.past_usage = Usage()               # tickets closed with /new
         self.ticket_no = 1
         self.saved_before: list[Any] = []       # drafts of the tickets closed with /new
@@ -66,20 +129,70 @@ class Repl(SlashCommands):
         self._confirm_session: Any = None
         self.prompts = 0  # prompts shown so far (tests type one line per prompt)
 
+    def _opened(self, app: Any) -> None:
+        self.app = app
+        self.conv = app.conversation(ticket=self.ticket_arg, resume=True)  # a ticket that exists comes back
+        app.drafts.on_wait = lock_notice(self.err)
+
+    async def ready(self) -> bool:
+        """The App is open (waiting for the loader if need be); False when it could not be."""
+        if self.app is not None:
+            return True
+        if self.failed is not None:
+            return False
+        if self.loader is None:
+            return False
+        try:
+            if self.loader.done() or not getattr(self.info, "is_terminal", False):
+                app = await self.loader.app()
+            else:
+                with self.info.status("starting the model client…", spinner="dots"):
+                    app = await self.loader.app()
+        except AgentcliError as e:
+            self.failed = e.message
+            self.error_line(e.message)
+            return False
+        self._opened(app)
+        self.resumed_note()
+        return True
+
+    async def _load_behind(self) -> None:
+        """While the first prompt waits: open the App; a ticket resumed is said above the
+        prompt; a failure ends the prompt (the REPL exits 3)."""
+        from prompt_toolkit.application import run_in_terminal
+
+        try:
+            app = await self.loader.app()
+        except AgentcliError as e:
+            message = self.failed = e.message
+            if self.session is not None and self.session.app.is_running:
+                await run_in_terminal(lambda: self.error_line(message))
+                self.session.app.exit(exception=EOFError())
+            return
+        except Exception:  # noqa: BLE001 - said when the first input waits for it
+            return
+        if self.app is None:
+            self._opened(app)
+            if self.session is not None and self.session.app.is_running:
+                await run_in_terminal(self.resumed_note)
+            else:
+                self.resumed_note()
+
     # -- output helpers ----------------------------------------------------------------
     @property
     def info(self) -> Any:
         """Where command output, notes and the banner go."""
         return self.err if self.json_out else self.console
 
-    def say(self, text: str, style: str | None = None, *, no_wrap: bool = False) -> None:
-        """One item of output. On a terminal it wraps at word boundaries (an id, code or path is
-        one word, never split; ``no_wrap`` for a line that must stay whole, e.g. a path); into a
-        pipe or buffer it is never wrapped."""
+    def say(self, text: str, style: str | None = None, *, no_wrap: bool = False,
+            indent: int = 0) -> None:
+        """One item of output. On a terminal it wraps at word boundaries, continuation lines
+        indented by ``indent`` (an id or code is one word, never split; a path longer than the
+        line breaks after a "/"); into a pipe or buffer it is never wrapped."""
 
         if getattr(self.info, "is_terminal", False):
-            self.info.print(Text(text, style=style or "", no_wrap=no_wrap, overflow="ignore"),
-                            highlight=False, soft_wrap=no_wrap)
+            print_lines(self.info, wrapped(self.info, Text(text, style=style or ""),
+                                           self.info.width, indent))
         else:
             self.info.print(Text(text, style=style or ""), highlight=False, soft_wrap=True)
 
@@ -88,30 +201,39 @@ class Repl(SlashCommands):
 
     # -- banner ------------------------------------------------------------------------
     def banner(self) -> None:
-        s, p = self.app.settings, self.app.provider
+        """Drawn from the settings: it needs neither the SDK nor the database (the App may still
+        be opening behind the prompt)."""
+        s = self.settings
         self.say(f"agentcli {__version__} · chat — one ticket at a time; follow-up questions keep "
                  "the context", "bold")
-        rows = [("provider", p.name), ("model", p.model), ("database", self.app.db_description),
+        db = self.app.db_description if self.app is not None else db_description(s.db)
+        customer = self.conv.ticket.customer if self.conv is not None else s.customer
+        ticket = (self.conv.ticket.id if self.conv is not None
+                  else self.ticket_arg or "a new one (the session id)")
+        rows = [("provider", s.provider), ("model", s.model or "—"), ("database", db),
                 ("drafts", os.path.abspath(s.drafts_dir)),
-                ("customer", self.conv.ticket.customer
-                 or "none: every customer's orders are visible (/customer EMAIL)"),
-                ("ticket", self.conv.ticket.id)]
+                ("customer", customer or "none: every customer's orders are visible (/customer EMAIL)"),
+                ("ticket", ticket)]
         for label, value in rows:
-            # A path or DSN is never cut or split: it stays one line (the terminal may wrap it).
             line = Text(f"{label:<10}", style="bold")
             line.append(_clean(value))
-            whole = label in ("database", "drafts", "ticket")
-            self.info.print(line, highlight=False, soft_wrap=whole,
-                            **({"no_wrap": True, "overflow": "ignore"} if whole else {}))
-        if p.name == "offline":
+            if getattr(self.info, "is_terminal", False):
+                print_lines(self.info, wrapped(self.info, line, self.info.width, 10))
+            else:
+                self.info.print(line, highlight=False, soft_wrap=True)
+        if s.provider == "offline":
 
-            self.say(OFFLINE_NOTICE.removeprefix("agentcli: ").replace("using", "Using", 1), "yellow")
-        self.resumed_note()
+            self.say(offline_text(self.offline_chosen).removeprefix("agentcli: ")
+                     .replace("using", "Using", 1), "yellow")
+        if self.conv is not None:
+            self.resumed_note()
         self.say("/help for commands · Esc-Enter adds a line · Ctrl-C cancels an answer · "
                  "Ctrl-D or /exit leaves", "dim")
 
     def resumed_note(self) -> None:
         """What a resumed ticket brought back (``--ticket ID``, ``/ticket ID``)."""
+        if self.conv is None:
+            return
         t = self.conv.ticket
         if not (t.resumed_from or t.questions or t.live):
             return
@@ -124,7 +246,7 @@ class Repl(SlashCommands):
                  "bold")
 
     def prompt_message(self) -> str:
-        c = self.conv.ticket.customer
+        c = self.conv.ticket.customer if self.conv is not None else self.settings.customer
         return f"{_clean(c)} › " if c else "› "
 
     # -- the two faces -------------------------------------------------------------------
@@ -138,16 +260,23 @@ class Repl(SlashCommands):
 
             self.session = build_session(history_path=history_file(), commands=COMMANDS)
         self.banner()
-        while True:
-            try:
-                self.prompts += 1
-                text = await self.session.prompt_async(self.prompt_message())
-            except KeyboardInterrupt:
-                continue  # Ctrl-C at the prompt: the line is dropped, a fresh prompt follows
-            except EOFError:
-                break
-            if not await self.handle(text):
-                break
+        behind = asyncio.create_task(self._load_behind()) if self.app is None else None
+        try:
+            while True:
+                try:
+                    self.prompts += 1
+                    text = await self.session.prompt_async(self.prompt_message())
+                except KeyboardInterrupt:
+                    continue  # Ctrl-C at the prompt: the line is dropped, a fresh prompt follows
+                except EOFError:
+                    break
+                if not await self.handle(text):
+                    break
+        finally:
+            if behind is not None and not behind.done():
+                behind.cancel()
+        if self.failed is not None:
+            return EXIT_CONFIG
         self.goodbye()
         return 0
 
@@ -170,6 +299,8 @@ class Repl(SlashCommands):
         stripped = text.strip()
         if not stripped:
             return True
+        if not await self.ready():  # the App is still opening: wait for it (once)
+            return False
         # A command is one line: a pasted email whose first line starts with "/" is a question.
         one = "\n" not in stripped and len(stripped.splitlines()) == 1
         if self.interactive and one and stripped.startswith("/") and not stripped.startswith("//"):
@@ -199,7 +330,8 @@ class Repl(SlashCommands):
                 and builder.finished.stop_reason == "turn_limit" and self.interactive:
             self._so_far(rounds)
             n = self.app.settings.max_turns
-            if not await self.confirm(f"continue for another {n} model call{'s' if n > 1 else ''}? [y/N] "):
+            if not await self.confirm(f"continue for another {n} model call{'s' if n > 1 else ''}? "
+                                      "[y/N, one key] "):
                 self.say("stopped here; ask a follow-up question, or /new for the next ticket", "dim")
                 break
             builder = await self.run_turn(question, consumers, resume=True, max_turns=n)
@@ -267,20 +399,42 @@ class Repl(SlashCommands):
         self.say(msg, "yellow")
 
     async def confirm(self, message: str) -> bool:
-        """A yes/no question (default no); never asked when input is not a terminal."""
+        """A yes/no question answered by one key, as ``review`` takes its keys: y is yes; n,
+        Enter, Esc or Ctrl-C is no (the default). Never asked when input is not a terminal."""
         if not self.interactive or self.session is None:
             return False
         from prompt_toolkit import PromptSession
+        from prompt_toolkit.key_binding import KeyBindings
 
         if self._confirm_session is None:
+            kb = KeyBindings()
+
+            @kb.add("y")
+            @kb.add("Y")
+            def _yes(event: Any) -> None:
+                event.app.exit(result="y")
+
+            @kb.add("n")
+            @kb.add("N")
+            @kb.add("enter")
+            @kb.add("escape", eager=True)
+            @kb.add("c-c")
+            @kb.add("c-d")
+            def _no(event: Any) -> None:
+                event.app.exit(result="n")
+
+            @kb.add("<any>")
+            def _other(event: Any) -> None:
+                pass  # only y or n (or Enter for no)
+
             self._confirm_session = PromptSession(input=self.session.app.input,
-                                                  output=self.session.app.output)
+                                                  output=self.session.app.output, key_bindings=kb)
         try:
             self.prompts += 1
             answer = await self._confirm_session.prompt_async(message)
         except (KeyboardInterrupt, EOFError):
             return False
-        return answer.strip().lower() in ("y", "yes")
+        return (answer or "").strip().lower() == "y"
 
     # -- running a turn as a cancellable task --------------------------------------------
     def cancel_turn(self) -> bool:
@@ -361,6 +515,18 @@ class Repl(SlashCommands):
                                                 "message": detail[:500]})
         except Exception:  # noqa: BLE001
             pass
+
+
+def db_description(url: str | None) -> str:
+    """The orders database as the banner names it, without opening it (no password shown)."""
+    if url is None:
+        return f"sqlite:///{default_db_path()} (the demo database)"
+    if "://" in url and not url.startswith("sqlite:"):
+        return mask_dsn(url)
+    try:
+        return f"sqlite:///{sqlite_path(url)}"
+    except AgentcliError:
+        return mask_dsn(url)
 
 
 def _no_echo(interactive: bool) -> Any:

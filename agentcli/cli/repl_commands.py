@@ -6,14 +6,15 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+from pathlib import Path
 from typing import Any
 
 from rich.table import Table
 
-from ..config import reviewer_setting
+from ..config import resolve_drafts_dir, reviewer_setting
 from ..drafts.queue import ticket_arg
 from ..drafts.store import resolve_reviewer
-from ..errors import UsageError
+from ..errors import AgentcliError, UsageError
 from ..events import Usage
 from ..vocab import customer_address
 from .repl_render import _clean, show_draft
@@ -43,6 +44,16 @@ HABITS = {"exit": "/exit", "quit": "/exit", "exit()": "/exit", "quit()": "/exit"
 NO_ARGUMENT = ("/help", "/new", "/drafts", "/usage", "/history", "/exit")
 
 
+
+
+def review_command(folder: Path) -> str:
+    """``agentcli review``, with ``--drafts-dir`` when a plain ``agentcli review`` here would
+    look in another folder (the REPL was given --drafts-dir): the hint names the folder used."""
+    try:
+        same = resolve_drafts_dir(None) == Path(folder).absolute()
+    except (AgentcliError, OSError):
+        same = False
+    return "agentcli review" if same else f"agentcli review --drafts-dir {_clean(folder)}"
 
 
 class SlashCommands:
@@ -89,7 +100,7 @@ class SlashCommands:
     def cmd_help(self, arg: str) -> None:
         width = max(len(n) for n in COMMANDS)
         for n, desc in COMMANDS.items():
-            self.say(f"{n.ljust(width)}  {desc}")
+            self.say(f"{n.ljust(width)}  {desc}", indent=width + 2)
         self.say(KEYS_HELP, "dim")
 
     def cmd_new(self, arg: str) -> None:
@@ -186,9 +197,10 @@ class SlashCommands:
         if not drafts:
             self.say("no drafts saved in this ticket yet")
             return
-        self.say("drafts of this ticket (latest first), all waiting for a person's review:")
+        statuses = {d.id: self._status_of(d) for d in drafts}
+        self.say(f"drafts of this ticket (latest first): {self._counts(statuses)}")
         for d in drafts[:20]:
-            self._draft_row(d)
+            self._draft_row(d, statuses[d.id])
         if len(drafts) > 20:
             self.say(f"  … {len(drafts) - 20} older (agentcli drafts list)", "dim")
 
@@ -214,25 +226,44 @@ class SlashCommands:
         show_draft(self.say, draft, width)
 
     def goodbye(self) -> None:
-        """On leaving: every draft saved in this session, so none is forgotten."""
-        saved = [*self.saved_before, *self.conv.ticket.drafts]
+        """On leaving: every draft saved in this session, so none is forgotten, each with its
+        status as it is now, and where to review the pending ones."""
+        if self.conv is None:
+            return
+        saved = list({d.id: d for d in [*self.saved_before, *self.conv.ticket.drafts]}.values())
         if not saved:
             return
         n = len(saved)
-        self.say(f"{n} draft{'s' if n > 1 else ''} saved in this session, waiting for a person's "
-                 "review (agentcli drafts review):", "bold")
+        statuses = {d.id: self._status_of(d) for d in saved}
+        pending = sum(1 for s in statuses.values() if s == "pending_review")
+        hint = f"; review them: {review_command(self.app.drafts.dir)}" if pending else ""
+        self.say(f"{n} draft{'s' if n > 1 else ''} saved in this session ({self._counts(statuses)})"
+                 f"{hint}:", "bold")
         for d in saved[-20:]:
-            self._draft_row(d)
+            self._draft_row(d, statuses[d.id])
         if n > 20:
             self.say(f"  … {n - 20} more (agentcli drafts list)", "dim")
 
-    def _draft_row(self, d: Any) -> None:
+    def _status_of(self, d: Any) -> str:
         try:
-            status = self.app.drafts.get(d.id).meta.get("status", "?")
+            return str(self.app.drafts.get(d.id).meta.get("status", "?"))
         except Exception:  # noqa: BLE001 - a deleted or damaged file: still list it
-            status = "missing"
+            return "missing"
+
+    @staticmethod
+    def _counts(statuses: dict[str, str]) -> str:
+        words = {"pending_review": "waiting for review", "approved": "approved",
+                 "rejected": "rejected", "superseded": "superseded by a newer draft",
+                 "missing": "missing from the drafts folder"}
+        counts: dict[str, int] = {}
+        for s in statuses.values():
+            counts[s] = counts.get(s, 0) + 1
+        return ", ".join(f"{k} {words.get(s, _clean(s))}" for s, k in counts.items())
+
+    def _draft_row(self, d: Any, status: str | None = None) -> None:
+        status = status or self._status_of(d)
         self.say(f"  {_clean(d.id)}  {_clean(status)}  {_clean(d.order_code or '—')}  "
-                 f"{_clean(d.path)}")
+                 f"{_clean(d.path)}", indent=4)
 
     def cmd_usage(self, arg: str) -> None:
         ticket = self.conv.usage
@@ -261,8 +292,8 @@ class SlashCommands:
             return
         for i, c in enumerate(log, 1):
             self.say(f"{i:>3}. {_clean(c.name)} {compact(c.input, 200)} → {_clean(c.outcome)} "
-                     f"({c.duration_ms:.1f} ms)", "red" if c.is_error else None)
-            self.say(f"     {compact(c.result, 300)}", "dim")
+                     f"({c.duration_ms:.1f} ms)", "red" if c.is_error else None, indent=5)
+            self.say(f"     {compact(c.result, 300)}", "dim", indent=5)
 
     def _note(self, record: dict[str, Any]) -> None:
         """Record a change of scope or model in the session log (for the audit trail)."""

@@ -41,16 +41,18 @@ MAX_FILE_BYTES = 2 * 1024 * 1024   # a draft file larger than this is not read (
 MAX_DEPTH = 64                     # nesting of a header value (lookups are tool results)
 MAX_TICKET_CHARS = 256
 PROVENANCE_ROOM = 256 * 1024     # left free at save for history and the approved text
+VERSION_CHARS = 10
+VERSION_RE = re.compile(r"^[0-9a-f]{6,64}$")
 
 ID_RE = re.compile(r"^d-[0-9a-f]{12}$")
 _KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 TEXT_FIELDS = ("id", "status", "created_at", "ticket", "order_code", "customer", "question",
                "model", "provider", "session_id", "conversation_id", "text_sha256",
                "reviewed_by", "reviewed_at", "review_reason", "superseded_by",
-               "approved_sha256", "approved_text")
+               "approved_sha256", "approved_text", "findings_sha256")
 LIST_FIELDS = {"questions": str, "lookups": dict, "findings": dict, "history": dict}
-META_ORDER = TEXT_FIELDS[:15] + ("superseded_by", "questions", "lookups", "findings", "history",
-                                 "approved_sha256", "approved_text")
+META_ORDER = TEXT_FIELDS[:15] + ("superseded_by", "questions", "lookups", "findings",
+                                 "findings_sha256", "history", "approved_sha256", "approved_text")
 _UNSAFE = re.compile("[\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f"
                      "\ufeff\ufff9-\ufffb\ud800-\udfff]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -70,6 +72,36 @@ def draft_id(ticket: str, text: str) -> str:
 
 def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def normal_text(text: str) -> str:
+    """The text as a reader sees it: line endings as LF, no whitespace at the end of a line, no
+    blank lines at the end. An editor that adds a final newline (vim's ``:wq``) or strips
+    trailing spaces changes the bytes, not the reply: such a save is not an edit."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    return "\n".join(ln.rstrip() for ln in lines).rstrip("\n")
+
+
+def same_text(a: str, b: str) -> bool:
+    return a == b or normal_text(a) == normal_text(b)
+
+
+def text_key(text: str) -> str:
+    """The hash a text is known by in ``findings_sha256`` (its normal form)."""
+    return text_hash(normal_text(text))
+
+
+def text_matches(h: Any, text: str) -> bool:
+    """Does the stored hash ``h`` (of the exact text, or of its normal form) name ``text``?"""
+    return isinstance(h, str) and bool(h) and h in (text_hash(text), text_key(text))
+
+
+def version_of(status: Any, text: str) -> str:
+    """What a person was shown, as a short hash of the status and the text (its normal form):
+    every review action carries it, and the store refuses the action when the draft is no
+    longer at it."""
+    h = hashlib.sha256(f"{status}\0{normal_text(text)}".encode("utf-8", "surrogatepass"))
+    return h.hexdigest()[:VERSION_CHARS]
 
 
 def no_surrogates(s: str) -> str:
@@ -164,14 +196,44 @@ class Draft:
 
     @property
     def edited(self) -> bool:
+        """The text is not the one saved (a hand edit, ``drafts edit``); a change of trailing
+        whitespace or final newline alone is no edit."""
         h = self.meta.get("text_sha256")
-        return bool(h) and h != text_hash(self.text)
+        return bool(h) and not text_matches(h, self.text)
+
+    @property
+    def version(self) -> str:
+        return version_of(self.meta.get("status"), self.text)
+
+    @property
+    def findings_for(self) -> str | None:
+        """The hash of the text the stored findings were computed for; None: not checked yet
+        (saved, and the checks of its question have not run). Drafts saved before
+        ``findings_sha256`` existed: the text they were saved with."""
+        if "findings_sha256" in self.meta:
+            return self.meta["findings_sha256"] or None
+        return self.meta.get("text_sha256")
+
+    @property
+    def findings_current(self) -> bool:
+        """Were the stored findings computed for the text as it is now?"""
+        return text_matches(self.findings_for, self.text)
+
+    @property
+    def errors(self) -> list[dict[str, Any]]:
+        """The error-level findings of the text as it is now (stale ones do not count here: a
+        caller checks ``findings_current`` and has the text checked again)."""
+        if not self.findings_current:
+            return []
+        return [f for f in self.meta.get("findings") or []
+                if isinstance(f, dict) and f.get("severity") == "error"]
 
     def record(self) -> dict[str, Any]:
         rec = {k: self.meta.get(k) for k in META_ORDER if k in self.meta}
         rec.update(ticket=self.ticket, path=str(self.path), text=self.text, edited=self.edited,
                    findings=self.meta.get("findings") or [], history=self.meta.get("history") or [],
-                   edited_after_approval=self.reopened)
+                   edited_after_approval=self.reopened, version=self.version,
+                   findings_current=self.findings_current)
         return rec
 
 
@@ -218,9 +280,11 @@ def parse(raw: str, path: Path) -> Draft:
     check_meta(meta, path.name[:-3] if path.name.endswith(".md") else path.name)
     d = Draft(meta=meta, text=raw[pos:], path=path)
     approved = meta.get("approved_sha256")
-    if meta["status"] == "approved" and approved and approved != text_hash(d.text):
-        meta["status"] = "pending_review"
-        d.reopened = True
+    if meta["status"] == "approved" and approved and not text_matches(approved, d.text):
+        kept = meta.get("approved_text")
+        if not (isinstance(kept, str) and same_text(kept, d.text)):
+            meta["status"] = "pending_review"
+            d.reopened = True
     return d
 
 

@@ -19,12 +19,17 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ..config import resolve_drafts_dir, reviewer_setting, sessions_dir
+from ..config import (
+    is_default_drafts_dir,
+    resolve_drafts_dir,
+    reviewer_setting,
+    sessions_dir,
+)
 from ..errors import ConfigError, UsageError
 from ..redact import one_line
 from ..sessions.log import SESSION_ID_RE, read_events
 from ..vocab import CallRecord, OrderCode, parse_since, parse_time
-from .format import safe_ticket
+from .format import VERSION_RE, safe_ticket
 from .store import STATUSES, Damaged, Draft, DraftStore, resolve_reviewer
 
 STATUS_ALIASES = {"pending": "pending_review", "pending_review": "pending_review",
@@ -192,6 +197,18 @@ class ReviewOutcome:
     previous: str | None
 
 
+def check_version(version: str | None) -> str | None:
+    """A draft version given by a person or a script (``--version``: what ``drafts show``
+    printed), or None."""
+    if version is None:
+        return None
+    v = version.strip().lower()
+    if not VERSION_RE.match(v):
+        raise UsageError(f"--version {one_line(version, 40)!r} is not a draft version (`drafts "
+                         "show ID` prints it: 10 hex digits)")
+    return v
+
+
 def check_reason(reason: str | None) -> str | None:
     if reason is None:
         return None
@@ -203,8 +220,10 @@ def check_reason(reason: str | None) -> str | None:
 
 
 def review(store: DraftStore, token: str, status: str, *, reason: str | None = None,
-           who: str | None = None, force: bool = False) -> ReviewOutcome:
-    """Approve or reject a draft in place (atomic, under the store's lock). Nothing is sent."""
+           who: str | None = None, force: bool = False,
+           expect: str | None = None) -> ReviewOutcome:
+    """Approve or reject a draft in place (atomic, under the store's lock), at the version
+    ``expect`` the person was shown (``DraftChanged`` when it is no longer). Nothing is sent."""
     status = normalise_status(status) or ""
     reason = check_reason(reason)
     did = resolve_draft_id(store, token)
@@ -212,7 +231,7 @@ def review(store: DraftStore, token: str, status: str, *, reason: str | None = N
     # ``changed`` is decided under the store's lock: of two concurrent approvals exactly one
     # changes the file. ``previous`` (read before the lock) is only used for a note.
     draft, changed = store.set_status(did, status, reviewer=who or reviewer(), reason=reason,
-                                      force=force)
+                                      force=force, expect=expect)
     return ReviewOutcome(draft, changed, previous)
 
 
@@ -287,7 +306,8 @@ def provenance(draft: Draft, sessions_dir: Path) -> dict[str, Any]:
 def store_for(flag: Any):
     """The drafts store, its folder resolved like every command's (flag > env > agentcli.toml)."""
 
-    return DraftStore(resolve_drafts_dir(flag))
+    folder = resolve_drafts_dir(flag)
+    return DraftStore(folder, create_parents=is_default_drafts_dir(folder))
 
 
 def query(status, order, customer, since, ticket, flagged, all_):
@@ -306,7 +326,9 @@ def require_folder(store) -> None:
     last = last_drafts_location(sessions_dir())
     if last is not None:
         msg += (f"; the most recent drafts were written to {one_line(last[0], 200)} (session "
-                f"{one_line(last[1], 40)}): use --drafts-dir or AGENTCLI_DRAFTS_DIR")
+                f"{one_line(last[1], 40)}): use --drafts-dir, AGENTCLI_DRAFTS_DIR or drafts_dir in "
+                "agentcli.toml")
     else:
-        msg += "; use --drafts-dir or AGENTCLI_DRAFTS_DIR to point at the team's drafts folder"
+        msg += ("; point --drafts-dir, AGENTCLI_DRAFTS_DIR or drafts_dir in agentcli.toml at the "
+                "team's drafts folder")
     raise ConfigError(msg)

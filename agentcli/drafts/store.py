@@ -23,14 +23,19 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import grp
+import json
 import os
 import pwd
 import re
+import socket
 import stat
+import sys
 import tempfile
 import time
+from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator, NamedTuple
 
 from ..errors import ConfigError, UsageError
 from ..redact import redact, redact_obj
@@ -51,15 +56,20 @@ from .format import (
     read_regular,
     render,
     safe_ticket,
+    same_text,
     text_hash,
+    text_key,
+    version_of,
 )
 
 __all__ = ["STATUSES", "MAX_DRAFT_CHARS", "MAX_FILE_BYTES", "MAX_TICKET_CHARS", "Damaged",
-           "Draft", "DraftStore", "DraftsFolderError", "ReviewConflict", "draft_id", "now_iso",
-           "parse", "render", "resolve_reviewer", "text_hash"]
+           "Draft", "DraftChanged", "DraftStore", "DraftsFolderError", "Probe", "ReviewConflict",
+           "SaveFailed", "draft_id", "now_iso", "parse", "render", "require_version",
+           "resolve_reviewer", "text_hash"]
 
 FINAL = ("approved", "rejected", "superseded")   # changing these again needs force=True
 LOCK_TIMEOUT = 10.0                               # seconds to wait for the folder's lock
+LOCK_NOTICE_AFTER = 0.3                           # a wait this long is said (on_wait)
 MAX_HISTORY = 500
 _NAME_CLEAN = re.compile("[\x00-\x1f\x7f-\x9f\u2028-\u202e\u2066-\u2069\u200b-\u200f\ufeff]")
 
@@ -69,8 +79,36 @@ class DraftsFolderError(ConfigError, OSError):
     way, a lock held too long). Exit 3; an ``OSError`` too, so the draft tool reports it."""
 
 
+class SaveFailed(DraftsFolderError):
+    """A draft file could not be written; the message says why in a person's words (the
+    folder is locked by pid N, the disk is full, permission denied, a read-only file system).
+    ``errno`` is the system's error number (``EAGAIN`` for a lock held too long)."""
+
+    def __init__(self, code: int | None, message: str):
+        super().__init__(message)
+        self.errno = code
+
+
 class ReviewConflict(UsageError):
     """A status change that needs ``force`` (the draft was already decided)."""
+
+
+class DraftChanged(ReviewConflict):
+    """An action carried the version the person was shown, and the draft is no longer at it:
+    nothing was changed. ``draft`` is the draft as it is now, ``seen`` the version shown,
+    ``text_changed`` whether its text differs from the one shown (else only its status)."""
+
+    def __init__(self, draft: "Draft", seen: str, text_changed: bool):
+        self.draft, self.seen, self.text_changed = draft, seen, text_changed
+        super().__init__(changed_message(draft, seen, text_changed))
+
+
+class Probe(NamedTuple):
+    """One thing ``DraftStore.probe`` tried in the folder (for ``doctor``)."""
+    name: str
+    ok: bool
+    detail: str
+    fix: str | None = None
 
 
 def resolve_reviewer(explicit: str | None = None) -> str:
@@ -102,17 +140,154 @@ def _fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
+def _login() -> str:
+    try:
+        return pwd.getpwuid(os.getuid()).pw_name
+    except (KeyError, OSError):
+        return f"uid {os.getuid()}"
+
+
+def _owner(path: Path) -> str:
+    """", owned by root, mode 0600" for a file we cannot open ("" when it cannot be told)."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return ""
+    try:
+        who = pwd.getpwuid(st.st_uid).pw_name
+    except (KeyError, OSError):
+        who = f"uid {st.st_uid}"
+    return f", owned by {who}, mode {stat.S_IMODE(st.st_mode):04o}"
+
+
+def _group_name(gid: int) -> str:
+    try:
+        return grp.getgrgid(gid).gr_name
+    except (KeyError, OSError):
+        return f"gid {gid}"
+
+
+def _short_time(iso: Any) -> str:
+    try:
+        return datetime.fromisoformat(str(iso)).astimezone().strftime("%H:%M:%S")
+    except (TypeError, ValueError, OverflowError):
+        return "?"
+
+
+_VERBS = {"approved": "approved it", "rejected": "rejected it",
+          "superseded": "it was replaced by a newer draft", "pending_review": "put it back to review"}
+
+
+def _action(h: dict[str, Any]) -> str:
+    """One history entry in words: "kim approved it at 14:03:05"."""
+    who = _NAME_CLEAN.sub("", str(h.get("who") or "someone"))[:64]
+    to, frm = h.get("to"), h.get("from")
+    reason = _NAME_CLEAN.sub(" ", str(h.get("reason") or ""))[:120]
+    if to == frm:
+        what = reason or "changed it"
+    elif to == "superseded":
+        return f"it was replaced by a newer draft at {_short_time(h.get('when'))}"
+    else:
+        what = _VERBS.get(str(to), f"set it to {to}")
+        if to == "pending_review" and reason:
+            what = reason
+    return f"{who} {what} at {_short_time(h.get('when'))}"
+
+
+def changed_message(d: "Draft", seen: str, text_changed: bool) -> str:
+    """What happened to a draft since a person was shown version ``seen``: the actions its
+    history records after that version (or the last ones, when the version is not in it)."""
+    hist = [h for h in d.meta.get("history") or [] if isinstance(h, dict)]
+    at = next((i for i in range(len(hist) - 1, -1, -1) if hist[i].get("version") == seen), None)
+    since = hist[at + 1:] if at is not None else hist[-3:]
+    said = "; ".join(_action(h) for h in since[-3:])
+    if text_changed:
+        what = ("its text was changed" + f" ({said})" if said else
+                "its text or status is not the one you were shown")
+    else:
+        what = said or f"it is now {d.meta.get('status')}"
+    return (f"draft {d.id} changed since it was shown to you (version {seen}, now {d.version}): "
+            f"{what}; nothing was changed")
+
+
+def _holder() -> bytes:
+    """What the lock file says while we hold the lock: who and what, for a teammate who waits."""
+    words = [w for w in sys.argv[1:3] if re.fullmatch(r"[a-z]{2,12}", w)]
+    rec = {"pid": os.getpid(), "user": resolve_reviewer(None), "host": socket.gethostname()[:64],
+           "command": " ".join(["agentcli", *words]), "since": now_iso()}
+    return (json.dumps(rec) + "\n").encode()
+
+
+def holder_text(raw: bytes) -> str | None:
+    """The holder of a lock, from the lock file's contents: "pid 4242 (kim, agentcli drafts edit,
+    since 14:03:05)"; None when it names nobody (an older agentcli, or an empty file)."""
+    try:
+        rec = json.loads(raw.decode("utf-8", "replace") or "null")
+        pid = int(rec["pid"])
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return None
+    parts = [str(rec.get(k))[:64] for k in ("user", "command") if rec.get(k)]
+    if rec.get("host") and rec.get("host") != socket.gethostname()[:64]:
+        parts.append(f"on {str(rec['host'])[:64]}")
+    if rec.get("since"):
+        parts.append(f"since {_short_time(rec['since'])}")
+    text = f"pid {pid}" + (f" ({', '.join(parts)})" if parts else "")
+    return _NAME_CLEAN.sub("", text)
+
+
+def why_not_written(e: OSError, where: Path) -> str:
+    """A failed write in a person's words."""
+    n = e.errno
+    if n in (errno.ENOSPC, getattr(errno, "EDQUOT", -1)):
+        return f"the disk holding {where} is full (or your quota is used up)"
+    if n == errno.EROFS:
+        return f"{where} is on a read-only file system"
+    if n in (errno.EACCES, errno.EPERM):
+        return f"permission denied: {_login()} may not write in {where}"
+    if n in (errno.ENOENT, errno.ENOTDIR):
+        return f"{where} no longer exists"
+    return f"{e.strerror or type(e).__name__} in {where}"
+
+
 class DraftStore:
-    def __init__(self, directory: Path | str):
+    """One folder of drafts. ``create_parents``: the folder may be created with its missing
+    parents (the default folder, under agentcli's own home); a folder someone named is created
+    only inside a folder that exists. ``on_wait(holder)`` is called once when an operation has
+    waited ``LOCK_NOTICE_AFTER`` seconds for the folder's lock (``holder``: who holds it, or
+    None)."""
+
+    def __init__(self, directory: Path | str, *, create_parents: bool = False,
+                 on_wait: Callable[[str | None], None] | None = None):
         self.dir = Path(directory)
+        self.create_parents = create_parents
+        self.on_wait = on_wait
 
     # ----------------------------------------------------------------- files
 
     def _ensure_dir(self) -> None:
+        if self.dir.is_dir():
+            return
+        parent = self.dir.parent
+        if not self.create_parents and not parent.is_dir():
+            raise DraftsFolderError(
+                f"the drafts folder {self.dir} does not exist, and neither does {parent}: check "
+                "the path (--drafts-dir, AGENTCLI_DRAFTS_DIR or drafts_dir in agentcli.toml); "
+                "agentcli creates a drafts folder only inside a folder that exists")
         try:
-            self.dir.mkdir(mode=0o700, parents=True, exist_ok=True)  # ours: private
+            self.dir.mkdir(mode=0o700, parents=self.create_parents, exist_ok=True)  # private
         except OSError as e:
-            raise OSError(f"cannot create drafts directory: {e.strerror}") from None
+            raise SaveFailed(e.errno, f"cannot create the drafts folder: "
+                                      f"{why_not_written(e, self.dir)}") from None
+
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[None]:
+        """A failed write says why, in a person's words (``SaveFailed``)."""
+        try:
+            yield
+        except DraftsFolderError:
+            raise
+        except OSError as e:
+            raise SaveFailed(e.errno, why_not_written(e, self.dir)) from None
 
     def path_for(self, did: str) -> Path:
         if not isinstance(did, str) or not re.match(r"^d-[0-9a-f]{12}$", did):
@@ -154,22 +329,22 @@ class DraftStore:
 
     def _rewrite(self, d: Draft) -> None:
         """Replace a draft's file atomically (callers hold the lock)."""
-        tmp = self._write_temp(render(d.meta, d.text))
-        try:
-            os.replace(tmp, d.path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        with self._writing():
+            tmp = self._write_temp(render(d.meta, d.text))
+            try:
+                os.replace(tmp, d.path)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+                raise
         _fsync_dir(self.dir)
 
     def _load(self, path: Path) -> Draft:
         """ValueError (damaged), FileNotFoundError (missing)."""
         return parse(read_regular(path), path)
 
-    @contextlib.contextmanager
-    def _locked(self) -> Iterator[None]:
-        self._ensure_dir()
+    def _open_lock(self) -> tuple[int, bool]:
+        """The folder's lock file, opened the way every writer opens it: (fd, writable)."""
         lock = self.dir / ".lock"
         flags = os.O_RDWR | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
         try:
@@ -180,34 +355,165 @@ class DraftStore:
                 except BaseException:
                     os.close(fd)
                     raise
+                return fd, True
             except FileExistsError:
                 try:
-                    fd = os.open(lock, flags)
-                except PermissionError:  # a teammate's owner-only lock: flock needs no write
-                    fd = os.open(lock, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+                    return os.open(lock, flags), True
+                except OSError as e:  # a teammate's owner-only lock, a read-only file system:
+                    if e.errno not in (errno.EACCES, errno.EPERM, errno.EROFS):  # flock needs no write
+                        raise
+                    return os.open(lock, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC), False
         except OSError as e:
-            why = "is a symbolic link" if e.errno == errno.ELOOP else f"cannot be opened ({e.strerror})"
-            raise DraftsFolderError(f"the drafts lock {lock} {why}; remove it and try again") from None
+            if not os.path.lexists(lock):  # no lock yet, and none can be made: the folder's fault
+                raise SaveFailed(e.errno, why_not_written(e, self.dir)) from None
+            if e.errno == errno.ELOOP:
+                why = "is a symbolic link; remove it and try again"
+            elif e.errno in (errno.EACCES, errno.EPERM):
+                why = (f"cannot be opened by {_login()} ({e.strerror}{_owner(lock)}), "
+                       "so no draft can be saved here: ask its owner to remove it (or make it "
+                       "group-readable)")
+            else:
+                why = f"cannot be opened ({e.strerror}); remove it and try again"
+            raise DraftsFolderError(f"the drafts lock {lock} {why}") from None
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        self._ensure_dir()
+        lock = self.dir / ".lock"
+        fd, writable = self._open_lock()
         try:
             if not stat.S_ISREG(os.fstat(fd).st_mode):
                 raise DraftsFolderError(f"the drafts lock {lock} is not a regular file; remove it")
-            deadline = time.monotonic() + LOCK_TIMEOUT
+            start = time.monotonic()
+            told = False
             while True:
                 try:
                     fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                     break
                 except BlockingIOError:
-                    if time.monotonic() > deadline:
-                        raise DraftsFolderError(
-                            f"the drafts folder {self.dir} stayed locked by another process for "
-                            f"{LOCK_TIMEOUT:g} s; try again") from None
+                    waited = time.monotonic() - start
+                    if waited > LOCK_TIMEOUT:
+                        who = self._holder_of(fd)
+                        raise SaveFailed(errno.EAGAIN, (
+                            f"the drafts folder {self.dir} stayed locked by "
+                            f"{who or 'another process'} for more than {LOCK_TIMEOUT:g} s; "
+                            "try again when it is done")) from None
+                    if not told and waited >= LOCK_NOTICE_AFTER and self.on_wait is not None:
+                        told = True
+                        with contextlib.suppress(Exception):  # a notice never breaks a save
+                            self.on_wait(self._holder_of(fd))
                     time.sleep(0.02)
+            if writable:  # who holds it, for a teammate who waits (best effort)
+                with contextlib.suppress(OSError):
+                    os.ftruncate(fd, 0)
+                    os.pwrite(fd, _holder(), 0)
             try:
                 yield
             finally:
+                if writable:
+                    with contextlib.suppress(OSError):
+                        os.ftruncate(fd, 0)
                 fcntl.flock(fd, fcntl.LOCK_UN)
         finally:
             os.close(fd)
+
+    @staticmethod
+    def _holder_of(fd: int) -> str | None:
+        try:
+            return holder_text(os.pread(fd, 4096, 0))
+        except OSError:
+            return None
+
+    def lock_holder(self) -> str | None:
+        """Who holds the folder's lock now ("pid 4242 (kim, agentcli drafts edit, …)"), or None."""
+        try:
+            fd = os.open(self.dir / ".lock", os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        except OSError:
+            return None
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                fcntl.flock(fd, fcntl.LOCK_UN)
+                return None  # nobody holds it
+            except BlockingIOError:
+                return self._holder_of(fd) or "another process"
+        finally:
+            os.close(fd)
+
+    def probe(self) -> list[Probe]:
+        """What every save needs, tried for real without changing a draft: the folder (it exists,
+        or can be created where it is), the lock (it opens the way every writer opens it and can
+        be taken: a root-owned 0600 ``.lock`` makes every save fail), and a file written and
+        replaced the way drafts are (with the team's group and mode in a team folder)."""
+        out: list[Probe] = []
+        if not self.dir.is_dir():
+            if self.dir.exists() or self.dir.is_symlink():
+                return [Probe("drafts folder", False, f"{self.dir} is not a folder",
+                              "point --drafts-dir (or AGENTCLI_DRAFTS_DIR) at a folder")]
+            if not self.create_parents and not self.dir.parent.is_dir():
+                return [Probe("drafts folder", False, f"{self.dir} does not exist, and neither "
+                              f"does {self.dir.parent}", "check --drafts-dir (or "
+                              "AGENTCLI_DRAFTS_DIR, or drafts_dir in agentcli.toml): agentcli "
+                              "creates a drafts folder only inside a folder that exists")]
+            made: list[Path] = []  # created only to be sure it can be, then removed
+            try:
+                p = self.dir
+                while not p.exists() and not p.is_symlink() and p != p.parent:
+                    made.append(p)
+                    p = p.parent
+                for d in reversed(made):
+                    os.mkdir(d, 0o700)
+            except OSError as e:
+                return [Probe("drafts folder", False, f"{self.dir} cannot be created: "
+                              f"{why_not_written(e, self.dir.parent)}",
+                              "point --drafts-dir (or AGENTCLI_DRAFTS_DIR) at a folder you can write")]
+            finally:
+                for d in made:
+                    with contextlib.suppress(OSError):
+                        os.rmdir(d)
+            return [Probe("drafts folder", True, f"{self.dir} will be created on the first save")]
+        out.append(Probe("drafts folder", True, f"{self.dir}"))
+        try:
+            fd, writable = self._open_lock()
+        except DraftsFolderError as e:
+            out.append(Probe("drafts lock", False, e.message, None))
+            return out
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                fcntl.flock(fd, fcntl.LOCK_UN)
+                out.append(Probe("drafts lock", True, "can be taken"
+                                 + ("" if writable else " (a teammate's lock file, read-only: fine)")))
+            except BlockingIOError:
+                out.append(Probe("drafts lock", True, f"held now by {self._holder_of(fd) or 'another process'}"
+                                 "; saves wait for it (up to 10 s)"))
+            except OSError as e:
+                out.append(Probe("drafts lock", False, f"cannot be taken ({e.strerror})",
+                                 "remove the .lock file; the next save makes a new one"))
+        finally:
+            os.close(fd)
+        try:
+            tmp = self._write_temp("probe\n")
+            try:
+                st = os.stat(tmp)
+                os.replace(tmp, tmp + ".replaced")  # drafts are rewritten by rename
+                tmp += ".replaced"
+            finally:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+            mode, gid = self._sharing()
+            if gid is not None and st.st_gid != gid:
+                grp = _group_name(gid)
+                out.append(Probe("drafts files", False, f"new drafts would belong to your group, "
+                                 f"not the folder's ({grp}): teammates could not read them",
+                                 f"join the group {grp} (then log in again)"))
+            else:
+                out.append(Probe("drafts files", True, "a draft can be written and replaced"
+                                 + (" (group-readable for the team)" if gid is not None else "")))
+        except (OSError, UsageError) as e:
+            why = why_not_written(e, self.dir) if isinstance(e, OSError) else str(e)
+            out.append(Probe("drafts files", False, f"no draft can be written: {why}", None))
+        return out
 
     # ----------------------------------------------------------------- reading
 
@@ -285,13 +591,17 @@ class DraftStore:
             "questions": [no_surrogates(str(q)) for q in (questions or [])],
             "lookups": [bounded(x) for x in (lookups or [])],
             "findings": [bounded(x) for x in (findings or [])], "history": [],
+            # the findings belong to this text; None: its checks have not run yet
+            "findings_sha256": None,
         }
         for k in ("order_code", "customer", "question", "model", "provider", "session_id"):
             if isinstance(meta[k], str):
                 meta[k] = no_surrogates(meta[k])
-        self._ensure_dir()
+        stored = redact(no_surrogates(text))
+        if findings is not None:
+            meta["findings_sha256"] = text_key(stored)
         with self._locked():
-            return self._put(ticket, redact(no_surrogates(text)), redact_obj(meta))
+            return self._put(ticket, stored, redact_obj(meta))
 
     def _put(self, ticket: str, text: str, fields: dict[str, Any]) -> tuple[Draft, bool]:
         """Under the lock: the draft (ticket, text), created with ``fields`` unless it exists;
@@ -316,16 +626,17 @@ class DraftStore:
         meta = {"id": did, "status": "pending_review", "created_at": now_iso(), "ticket": ticket,
                 **fields, "text_sha256": text_hash(text)}
         content = fit_provenance(meta, text)
-        tmp = self._write_temp(content)
-        try:
-            os.link(tmp, path)  # atomic create that never overwrites
-            created = True
-            _fsync_dir(self.dir)
-        except FileExistsError:  # a writer that does not take the lock (an older agentcli)
-            created = False
-        finally:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
+        with self._writing():
+            tmp = self._write_temp(content)
+            try:
+                os.link(tmp, path)  # atomic create that never overwrites
+                created = True
+                _fsync_dir(self.dir)
+            except FileExistsError:  # a writer that does not take the lock (an older agentcli)
+                created = False
+            finally:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
         if created:
             self._supersede(ticket, did)
         return self._load(path), created
@@ -364,10 +675,14 @@ class DraftStore:
             self._rewrite(d)
 
     def set_status(self, did: str, status: str, *, reviewer: str | None,
-                   reason: str | None = None, force: bool = False) -> tuple[Draft, bool]:
+                   reason: str | None = None, force: bool = False,
+                   expect: str | None = None) -> tuple[Draft, bool]:
         """Change a draft's status in place, atomically under the lock. Returns (draft, changed);
         the same status again is a no-op (changed False). An approved, rejected or superseded
-        draft changes only with ``force`` (else ReviewConflict, exit 2)."""
+        draft changes only with ``force`` (else ReviewConflict, exit 2). ``expect``: the version
+        the person was shown (``Draft.version``); a draft no longer at it is not changed
+        (``DraftChanged``, saying what changed), unless only its status moved, already to
+        ``status`` (a teammate did the same: a no-op)."""
         if status not in STATUSES:
             raise UsageError(f"unknown status {status!r}")
         who = redact(reviewer if reviewer is not None else resolve_reviewer())
@@ -375,6 +690,7 @@ class DraftStore:
         with self._locked():
             d = self.get(did)
             current = d.meta.get("status")
+            require_version(d, expect, status)
             if current == status and not d.reopened:
                 return d, False
             _reopen(d)
@@ -399,10 +715,14 @@ class DraftStore:
             self._rewrite(d)
             return self._load(d.path), True
 
-    def set_text(self, did: str, text: str, *, reviewer: str | None = None) -> tuple[Draft, bool]:
+    def set_text(self, did: str, text: str, *, reviewer: str | None = None,
+                 expect: str | None = None) -> tuple[Draft, bool]:
         """Replace a draft's reply text (``drafts edit``, ``review``'s edit), under the lock;
         recorded in its history. Like a hand edit, an edit of an approved draft puts it back to
-        pending_review (``approved_text`` keeps what was approved). Returns (draft, changed)."""
+        pending_review (``approved_text`` keeps what was approved). Returns (draft, changed): a
+        text that differs only in trailing whitespace or a final newline is no edit (nothing is
+        written or recorded). ``expect``: the version the editor was opened on; a draft no
+        longer at it is not changed (``DraftChanged``): the other edit or decision is kept."""
         text = redact(no_surrogates(text))  # a key pasted into the editor is not written either
         if len(text) > MAX_DRAFT_CHARS:
             raise UsageError(f"the edited text is too long ({len(text)} characters; the limit is "
@@ -410,9 +730,10 @@ class DraftStore:
         who = reviewer if reviewer is not None else resolve_reviewer()
         with self._locked():
             d = self.get(did)
-            _reopen(d)
-            if text == d.text:
+            if same_text(text, d.text):
                 return d, False
+            require_version(d, expect)
+            _reopen(d)
             d.text = text
             st = d.meta.get("status")
             if st == "approved":
@@ -422,14 +743,43 @@ class DraftStore:
             self._rewrite(d)
             return self._load(d.path), True
 
-    def set_findings(self, did: str, findings: list[dict[str, Any]]) -> Draft:
-        """Store the grounding findings of a draft (replacing earlier ones), under the lock."""
+    def set_findings(self, did: str, findings: list[dict[str, Any]], *, text: str) -> bool:
+        """Store the grounding findings computed for ``text`` (replacing earlier ones), under
+        the lock; False (nothing stored) when the draft's text is no longer ``text``: findings
+        belong to the text they were computed for. A re-check of an edited text is recorded in
+        the history; the same findings for the same text again write nothing."""
+        text = redact(no_surrogates(text))  # the form the text was stored in
+        clean = [bounded(x) for x in redact_obj(findings)]
         with self._locked():
             d = self.get(did)
+            if not same_text(text, d.text):
+                return False
+            if d.findings_current and (d.meta.get("findings") or []) == clean:
+                return True
+            rechecked = d.findings_for is not None and not d.findings_current
             _reopen(d)
-            d.meta["findings"] = [bounded(x) for x in redact_obj(findings)]
+            d.meta["findings"] = clean
+            d.meta["findings_sha256"] = text_key(d.text)
+            if rechecked:
+                errors = [f for f in clean if isinstance(f, dict) and f.get("severity") == "error"]
+                kinds = ", ".join(dict.fromkeys(str(f.get("kind")) for f in errors))
+                _record(d, "agentcli", d.meta.get("status"),
+                        "grounding checks run again for the edited text: " +
+                        (f"{len(errors)} error-level ({kinds})" if errors else
+                         f"{len(clean)} warning(s)" if clean else "no findings"))
             self._rewrite(d)
-            return self._load(d.path)
+            return True
+
+
+def require_version(d: Draft, expect: str | None, status: str | None = None) -> None:
+    """Refuse an action on ``d`` that carries a version it is no longer at (``DraftChanged``),
+    except when only its status moved, already to ``status`` (someone did the same action)."""
+    if expect is None or d.version == expect:
+        return
+    was = next((s for s in STATUSES if version_of(s, d.text) == expect), None)
+    if status is not None and was is not None and d.meta.get("status") == status and not d.reopened:
+        return
+    raise DraftChanged(d, expect, text_changed=was is None)
 
 
 def _reopen(d: Draft) -> None:
@@ -441,10 +791,12 @@ def _reopen(d: Draft) -> None:
 
 
 def _record(d: Draft, who: str, to: str, reason: str | None) -> None:
-    """Append a review action; what a person typed (a reason, a reviewer's name) is redacted as
-    the model's text is."""
+    """Append a review action, with the version the draft is at after it (what a later action
+    that carries an older version is told happened since); what a person typed (a reason, a
+    reviewer's name) is redacted as the model's text is."""
     hist = list(d.meta.get("history") or [])
     hist.append({"who": redact(who), "when": now_iso(), "from": d.meta.get("status"), "to": to,
-                 "reason": redact(reason) if reason is not None else None})
+                 "reason": redact(reason) if reason is not None else None,
+                 "version": version_of(to, d.text)})
     d.meta["history"] = hist[-MAX_HISTORY:]
     d.meta["status"] = to
