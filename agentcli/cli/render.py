@@ -266,11 +266,16 @@ class TraceRenderer:
                 self._line("model: " + compact(ev.text.strip()), "dim")
             return
         if isinstance(ev, Retry):
-            self._line(f"↻ model call {ev.turn} failed: {clean_for_terminal(ev.reason)}; "
-                       f"retrying in {ev.wait_s:.1f} s", "yellow")
+            if ev.waiting:  # nothing was sent: the rate limit asks to wait first
+                self._line(f"⧗ model call {ev.turn}: {clean_for_terminal(ev.reason)}; sending in "
+                           f"{ev.wait_s:.1f} s", "yellow")
+            else:
+                self._line(f"↻ model call {ev.turn} failed: {clean_for_terminal(ev.reason)}; "
+                           f"retrying in {ev.wait_s:.1f} s", "yellow")
             if round(ev.wait_s, 1) >= 1 and not self.quiet and getattr(self.console, "is_terminal", False):
                 # the wait counted down, spinner or not (a rate limit's retry-after can be long)
-                self._spin(_Waiting("waiting {left:.0f} s before retrying…",
+                what = "for the rate limit" if ev.waiting else "before retrying"
+                self._spin(_Waiting("waiting {left:.0f} s " + what + "…",
                                     until=time.monotonic() + ev.wait_s), force=True)
                 self._countdown = self._live
             elif ev.wait_s > 0:

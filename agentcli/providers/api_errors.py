@@ -193,10 +193,15 @@ def rate_limited(answer: LimitAnswer, where: Where) -> RateLimited:
     """The line for a limit answer the gate took in hand: the server's status and words, or,
     when the gate stops (a quota, a limit letting nothing through), why."""
     said = _said(answer)
+    if answer.paced is not None:  # no request sent: a wait the loop shows, then asks again
+        return RateLimited(f"waiting for the rate limit of {where.label}: {answer.paced}", answer,
+                           kind="rate_limited", retry_after=None)
     if answer.status == 429:
         kind, msg = "rate_limited", f"rate limited by {where.label} (429){said}"
     else:
         kind, msg = "overloaded", f"{where.label} is overloaded ({answer.status}){said}"
+    if answer.stopped:
+        kind = "rate_limit_stop"  # a quota or a limit that lets nothing through: not "a minute"
     asked = answer.retry_after
     return RateLimited(answer.stopped or msg, answer, kind=kind,
                        retry_after=None if asked is None else min(asked, MAX_RETRY_AFTER))
