@@ -31,7 +31,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from ..config import MAX_RETRIES  # the most --retries may ask for (config.SETTINGS refuses more)
+from ..config import MAX_RETRIES
 from ..errors import ModelAPIError
 from .ratelimit import RateLimited
 
