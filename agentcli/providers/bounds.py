@@ -173,6 +173,8 @@ class OutputBudget:
 class NoProgress(Exception):
     """A stream that sent nothing new (only pings, empty deltas) for ``idle`` seconds."""
 
+    agentcli_bound = True  # said as it is (``api_errors.broken_cause``)
+
 
 class Progress:
     """The wait for the next event of a stream that brings something: :meth:`next` raises

@@ -273,8 +273,8 @@ class FakeServer:
 
     def _write_chunks(self, h: _Handler, reply: Any, chunks: list[bytes]) -> None:
         """Each of ``chunks`` as HTTP chunks; with ``trickle`` > 0, one byte per ``trickle`` s;
-        with ``endless`` set, that payload is then sent again and again until the client leaves
-        or the server stops."""
+        with ``endless`` set, that payload is then sent again and again (every ``endless_every``
+        s, 0: as fast as the client reads) until the client leaves or the server stops."""
         w = h.wfile
         step = getattr(reply, "trickle", 0.0) or 0.0
         for c in chunks:
@@ -289,8 +289,11 @@ class FakeServer:
                 w.write(b"%x\r\n%s\r\n" % (len(c), c))
                 w.flush()
         endless = getattr(reply, "endless", None)
+        every = getattr(reply, "endless_every", None)
+        every = max(step, 0.01) if every is None else every
         while endless and not self._stopping.is_set():
-            self._sleep(max(step, 0.01))
+            if every:
+                self._sleep(every)
             w.write(b"%x\r\n%s\r\n" % (len(endless), endless))
             w.flush()
 
@@ -397,6 +400,7 @@ class Faults:
     raw_type: str = "application/json"
     trickle: float = 0.0
     endless: bytes | None = None
+    endless_every: float | None = None  # seconds between repeats (None: trickle, at least 10 ms)
 
 
 def raw_body(body: bytes | str | Any) -> bytes:
@@ -407,7 +411,8 @@ def raw_body(body: bytes | str | Any) -> bytes:
 
     Byte-level faults, which also apply to any other reply through ``dataclasses.replace``:
     ``trickle=S`` sends the body one byte every S seconds; ``endless=B`` then sends the bytes
-    ``B`` again and again (every ``trickle`` s, at least 10 ms) until the client leaves.
+    ``B`` again and again (every ``trickle`` s, at least 10 ms; ``endless_every=S`` sets the
+    interval, 0 floods as fast as the client reads) until the client leaves.
     """
     if isinstance(body, str):
         return body.encode()
