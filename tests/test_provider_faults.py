@@ -504,3 +504,84 @@ def test_a_connection_error_around_our_own_exception_is_that_exception():
     assert own_bug(wrapped(httpx2.ReadError("dropped"))) is None
     assert own_bug(wrapped(bounds.ResponseBoundExceeded("too big"))) is None
     assert own_bug(wrapped(LimitAnswer(429, wait=1.0, stopped=None, retry_after=1.0, batch=False))) is None
+
+
+# --------------------------------------------------------------------------- transport words
+
+def _body_of(provider: str) -> bytes:
+    if provider == "anthropic":
+        return json.dumps(fa.text("hello").message).encode()
+    return json.dumps({"id": "c", "object": "chat.completion", "created": 0, "model": "m",
+                       "choices": [{"index": 0, "finish_reason": "stop",
+                                    "message": {"role": "assistant", "content": "hello"}}]}).encode()
+
+
+TRANSPORT_FAULTS = {
+    "redirect_307": (lambda mod, body, other: mod.raw(b"", status=307, headers={
+        "location": other + "/v1/messages?token=abc"}),
+        ("answered with a redirect (307 to http://127.0.0.1:", "does not follow redirects")),
+    "redirect_301": (lambda mod, body, other: mod.raw(b"", status=301, headers={"location": "/v2"}),
+                     ("answered with a redirect (301 to /v2)",)),
+    "gzip_not_gzip": (lambda mod, body, other: mod.raw(body, headers={"content-encoding": "gzip"}),
+                      ("does not match its content-encoding",)),
+    "deflate_not_deflate": (lambda mod, body, other: mod.raw(body, headers={
+        "content-encoding": "deflate"}), ("does not match its content-encoding",)),
+    "shorter_than_content_length": (lambda mod, body, other: mod.raw(
+        body, content_length=len(body) + 100),
+        ("closed the connection before the whole response arrived", "expected")),
+}
+
+
+@pytest.mark.parametrize("fault", list(TRANSPORT_FAULTS))
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+def test_transport_faults_are_said_as_what_the_server_did(provider, fault, cli_env, monkeypatch,
+                                                          fake_anthropic, fake_openai):
+    make, words = TRANSPORT_FAULTS[fault]
+    mod = fa if provider == "anthropic" else fo
+    with (fa.FakeAnthropic() if provider == "anthropic" else fo.FakeOpenAI()) as other:
+        other.handler = lambda req: mod.text("answered by the redirect's target")
+        if provider == "anthropic":
+            monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+            monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_anthropic.url)
+            fake = fake_anthropic
+        else:
+            monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
+            fake = fake_openai
+        fake.queue(*[make(mod, _body_of(provider), other.url)] * 2)
+        b, events = ask_once(provider, "hello?", model="m", retries=0, stream=False)
+        assert other.requests == []  # a redirect is not followed: nothing went elsewhere
+    one_line_api_failure(b)
+    msg = b.error.message
+    assert "cannot reach" not in msg and all(w in msg for w in words), msg
+    assert "token=abc" not in msg
+
+
+def test_a_server_that_is_not_there_or_not_http_is_said_so(cli_env, monkeypatch):
+    import socket
+    import threading
+
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(4)
+
+    def banner() -> None:  # something that is not an HTTP server
+        for _ in range(2):
+            c, _ = srv.accept()
+            c.recv(65536)
+            c.sendall(b"SSH-2.0-OpenSSH_9.6\r\n")
+            c.close()
+
+    threading.Thread(target=banner, daemon=True).start()
+    port = srv.getsockname()[1]
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    cases = [(f"http://127.0.0.1:{port}", "closed the connection without answering"),
+             (f"https://127.0.0.1:{port}", "the TLS handshake failed"),
+             ("http://127.0.0.1:9", "cannot reach the Anthropic API (connection refused)")]
+    try:
+        for url, words in cases:
+            monkeypatch.setenv("ANTHROPIC_BASE_URL", url)
+            b, _ = ask_once("anthropic", "hello?", retries=0, stream=False)
+            one_line_api_failure(b)
+            assert words in b.error.message, b.error.message
+    finally:
+        srv.close()

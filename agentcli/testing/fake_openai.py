@@ -200,11 +200,13 @@ def text(s: str, finish_reason: Any = "stop", **kw: Any) -> Reply:
 
 def raw(body: bytes | str | Any, content_type: str = "application/json", status: int = 200, *,
         trickle: float = 0.0, endless: bytes | None = None, endless_every: float | None = None,
-        delay: float = 0.0) -> Reply:
+        delay: float = 0.0, headers: dict[str, str] | None = None,
+        content_length: int | None = None) -> Reply:
     """A reply whose body is exactly ``body``, whatever the request asked for (see
     ``agentcli.testing._http.raw_body`` for the forms and the byte-level faults)."""
     return Reply(status=status, raw=raw_body(body), raw_type=content_type, trickle=trickle,
-                 endless=endless, endless_every=endless_every, delay=delay)
+                 endless=endless, endless_every=endless_every, delay=delay,
+                 headers=dict(headers or {}), content_length=content_length)
 
 
 def _chunk_event(delta: dict[str, Any] | None) -> bytes:
