@@ -559,23 +559,34 @@ def test_transport_faults_are_said_as_what_the_server_did(provider, fault, cli_e
 def test_a_server_that_is_not_there_or_not_http_is_said_so(cli_env, monkeypatch):
     import socket
     import threading
+    import time
 
-    srv = socket.socket()
-    srv.bind(("127.0.0.1", 0))
-    srv.listen(4)
+    def server(reply: bytes | None) -> socket.socket:
+        srv = socket.socket()
+        srv.bind(("127.0.0.1", 0))
+        srv.listen(4)
 
-    def banner() -> None:  # something that is not an HTTP server
-        for _ in range(2):
-            c, _ = srv.accept()
-            c.recv(65536)
-            c.sendall(b"SSH-2.0-OpenSSH_9.6\r\n")
-            c.close()
+        def serve() -> None:
+            while True:
+                try:
+                    c, _ = srv.accept()
+                except OSError:
+                    return
+                c.recv(65536)
+                if reply is not None:  # something that is not an HTTP server
+                    c.sendall(reply)
+                    time.sleep(0.5)  # the client reads the reply before the close
+                c.close()
 
-    threading.Thread(target=banner, daemon=True).start()
-    port = srv.getsockname()[1]
+        threading.Thread(target=serve, daemon=True).start()
+        return srv
+
+    banner, mute = server(b"SSH-2.0-OpenSSH_9.6\r\n\r\n"), server(None)
+    b_port, m_port = banner.getsockname()[1], mute.getsockname()[1]
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
-    cases = [(f"http://127.0.0.1:{port}", "closed the connection without answering"),
-             (f"https://127.0.0.1:{port}", "the TLS handshake failed"),
+    cases = [(f"http://127.0.0.1:{b_port}", "sent a reply that is not valid HTTP"),
+             (f"http://127.0.0.1:{m_port}", "closed the connection without answering"),
+             (f"https://127.0.0.1:{b_port}", "the TLS handshake failed"),
              ("http://127.0.0.1:9", "cannot reach the Anthropic API (connection refused)")]
     try:
         for url, words in cases:
@@ -584,4 +595,5 @@ def test_a_server_that_is_not_there_or_not_http_is_said_so(cli_env, monkeypatch)
             one_line_api_failure(b)
             assert words in b.error.message, b.error.message
     finally:
-        srv.close()
+        banner.close()
+        mute.close()
