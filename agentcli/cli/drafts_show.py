@@ -12,7 +12,6 @@ import os
 import re
 import shlex
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -27,6 +26,7 @@ from ..redact import clean_for_terminal
 from ..stdio import isatty
 from ..vocab import Outcome, ToolName, records
 from .common import dump_json, format_time, out_console, warn
+from .editor import run_editor
 from .trace_lines import compact, result_summary, tool_call_line
 
 _BREAKS_RE = re.compile(r"[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]+")
@@ -198,7 +198,7 @@ def edit_text(text: str, name: str) -> str:
         path = Path(tmp) / f"{name}.txt"
         path.write_text(text, encoding="utf-8", errors="surrogateescape")
         try:
-            rc = subprocess.run([*cmd, str(path)]).returncode
+            rc = run_editor([*cmd, str(path)])  # SIGTERM/SIGHUP stop it; the copy goes with tmp
         except OSError as e:
             raise ConfigError(f"cannot start the editor {cmd[0]!r} ({e.strerror}); set $VISUAL or "
                               "$EDITOR") from None
