@@ -13,6 +13,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import select
 import signal
 import subprocess
 import time
@@ -265,3 +266,31 @@ def test_sigterm_during_reviews_edit_stops_the_editor(cli_env, drafts_dir, tmp_p
     assert child.exitstatus == 143, out
     assert "temporary copy of the draft removed" in out and "Traceback" not in out
     assert not _alive(pid) and list(tmp.iterdir()) == []
+
+
+@pytest.mark.parametrize("sig,code,said", [(signal.SIGTERM, 143, "terminated (SIGTERM)"),
+                                           (signal.SIGINT, 130, "interrupted")])
+def test_a_command_without_an_event_loop_exits_with_the_signals_code(cli_env, drafts_dir,
+                                                                      tmp_path, sig, code, said):
+    # `drafts list` into a pipe nobody reads: SIGTERM is exit 143 and one line, as in ask and
+    # batch, not a process killed by the signal
+    qs = tmp_path / "q.txt"
+    qs.write_text("".join(f"Customer {i} asks: where is my order GH56JK78MN? (mail {i})\n"
+                          for i in range(60)))
+    p = subprocess.run([agentcli_exe(), "batch", str(qs)], env=_offline(cli_env),
+                       capture_output=True, timeout=GUARD_S * 3)
+    assert p.returncode == 0, p.stderr
+    r, w = _stalled_pipe()
+    try:
+        proc = subprocess.Popen([agentcli_exe(), "drafts", "list"], env=cli_env,
+                                stdin=subprocess.DEVNULL, stdout=w, stderr=subprocess.PIPE)
+        select.select([r], [], [], GUARD_S)  # it is writing: its handlers are in place
+        time.sleep(0.3)
+        assert proc.poll() is None, proc.stderr.read()  # blocked: the pipe holds one page
+        rc = _finish(proc, sig)
+        err = proc.stderr.read().decode()
+    finally:
+        os.close(w)
+        os.close(r)
+    assert rc == code, err
+    assert said in err and "Traceback" not in err

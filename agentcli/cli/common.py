@@ -57,8 +57,9 @@ EXIT_TERMINATED = 143  # 128 + SIGTERM, what a shell reports for a process kille
 GRACE_S = 5.0  # after SIGTERM / Ctrl-C, the seconds a command has to stop on its own terms
 
 
-class _Terminated(Exception):
-    """SIGTERM arrived while a command body ran (a supervisor, ``timeout``, a cron limit)."""
+class _Terminated(BaseException):
+    """SIGTERM arrived while a command body ran (a supervisor, ``timeout``, a cron limit). A
+    BaseException, as KeyboardInterrupt: no ``except Exception`` in a command swallows it."""
 
 
 class _Watchdog:
@@ -66,7 +67,9 @@ class _Watchdog:
     (its event loop stuck in a write to a full pipe or a FIFO nobody reads, a thread stuck in
     a system call), say so on stderr and end the process with the signal's exit code. What
     was finished is already on disk (session logs, drafts and ``--output`` records are each
-    written whole as they happen), so nothing done is lost."""
+    written whole as they happen), so nothing done is lost. Once started it stays armed until
+    the process ends: the interpreter's last flush of a buffered stdout into a full pipe would
+    hang the exit too."""
 
     _armed: threading.Event | None = None  # set: disarmed (the command ended on its own)
 
@@ -120,8 +123,7 @@ async def _stop_on_sigterm(coro: Any) -> Any:
 
     def on_term(signum: int, frame: Any) -> None:
         hit.append(True)
-        _Watchdog.start(EXIT_TERMINATED, "terminated (SIGTERM) while the output was blocked; "
-                                         "what was finished is kept")
+        _Watchdog.start(EXIT_TERMINATED, _TERM_LINE)
         if task is not None:
             loop.call_soon_threadsafe(task.cancel)
 
@@ -132,8 +134,7 @@ async def _stop_on_sigterm(coro: Any) -> Any:
     previous_int = signal.getsignal(signal.SIGINT)  # asyncio.run's own (it cancels the task)
 
     def on_int(signum: int, frame: Any) -> None:
-        _Watchdog.start(EXIT_INTERRUPTED, "interrupted while the output was blocked; what was "
-                                          "finished is kept")
+        _Watchdog.start(EXIT_INTERRUPTED, _INT_LINE)
         if callable(previous_int):
             previous_int(signum, frame)  # the first cancels, a second raises KeyboardInterrupt
         else:
@@ -155,20 +156,52 @@ async def _stop_on_sigterm(coro: Any) -> Any:
     return result
 
 
+_TERM_LINE = "terminated (SIGTERM) while the output was blocked; what was finished is kept"
+_INT_LINE = "interrupted while the output was blocked; what was finished is kept"
+
+
+def _obey_signals() -> dict[int, Any]:
+    """For a command body that is not a coroutine: SIGTERM ends it as Ctrl-C does (exit 143,
+    not a process killed by a signal), and either starts the :class:`_Watchdog` (a write to a
+    full pipe, or the last flush at exit, must not hold the process). The previous handlers."""
+
+    def on_term(signum: int, frame: Any) -> None:
+        _Watchdog.start(EXIT_TERMINATED, _TERM_LINE)
+        raise _Terminated()
+
+    def on_int(signum: int, frame: Any) -> None:
+        _Watchdog.start(EXIT_INTERRUPTED, _INT_LINE)
+        raise KeyboardInterrupt
+
+    previous: dict[int, Any] = {}
+    try:
+        for sig, handler in ((signal.SIGTERM, on_term), (signal.SIGINT, on_int)):
+            if sig == signal.SIGINT and signal.getsignal(sig) is not signal.default_int_handler:
+                continue  # Ctrl-C is someone else's (an embedding program's)
+            previous[sig] = signal.signal(sig, handler)
+    except ValueError:  # not the main thread
+        pass
+    return previous
+
+
 def run(fn: Callable[[], Any]) -> Any:
     """Run a command body: AgentcliError -> one line + its exit code; Ctrl-C -> 130; SIGTERM -> 143."""
+    previous = _obey_signals()
     try:
-        return _run(fn)
+        return _run(fn, previous)
     finally:
-        _Watchdog.disarm()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
-def _run(fn: Callable[[], Any]) -> Any:
+def _run(fn: Callable[[], Any], previous: dict[int, Any]) -> Any:
     try:
         result = fn()
         if inspect.iscoroutine(result):
-            import asyncio  # not at module level: it pulls in ssl (~30-80 ms, 6 MB) for --help
-
+            # the loop's turn: asyncio.run puts its own Ctrl-C handler only over the default one,
+            # and _stop_on_sigterm its own over that
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
             result = asyncio.run(_stop_on_sigterm(result))
         return result
     except AgentcliError as e:
