@@ -7,12 +7,11 @@ import sys
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.text import Text
 
 from ..redact import clean_for_terminal
 from . import preflight as pf
-from .common import dump_json, run
+from .common import dump_json, out_console, run
 from .options import ModelOptions, model_options
 
 
@@ -36,8 +35,8 @@ async def _doctor(opts: ModelOptions, api: bool) -> int:
     db, store = pf.database_check(settings)
     checks.insert(2, db)
     prov_check, provider = pf.provider_check(settings)
-    key_failed = any(c.name == "provider key" and not c.ok for c in checks)
-    if prov_check.ok or not key_failed:  # a missing key would be said twice
+    key_failed = any(c.name in ("provider key", "provider address") and not c.ok for c in checks)
+    if prov_check.ok or not key_failed:  # a bad key or address would be said twice
         checks.append(prov_check)
     try:
         if api:
@@ -60,7 +59,7 @@ async def _doctor(opts: ModelOptions, api: bool) -> int:
 
 
 def _print(checks: list[Any], ok: bool) -> None:
-    c = Console(highlight=False, soft_wrap=True)
+    c = out_console()  # NO_COLOR: no colour and no bold either
     for ch in checks:
         t = Text()
         t.append("✓ " if ch.ok else "✗ ", style="green" if ch.ok else "bold red")

@@ -60,6 +60,7 @@ from .bounds import (
     parse_tool_input,
     shown_input,
 )
+from .endpoint import check_endpoint
 from .messages_format import MessagesHistory
 from .ratelimit import Gate
 from .transport import MALFORMED_BODY, TRANSPORT_FAULTS, http_client, own_bug
@@ -313,6 +314,9 @@ class AnthropicProvider(MessagesHistory):
         if not key:
             raise ConfigError("the anthropic provider needs ANTHROPIC_API_KEY; set it, or use "
                               "--provider offline for the offline workflow")
+        check_endpoint("ANTHROPIC_API_KEY" if os.environ.get("ANTHROPIC_API_KEY")
+                       else "ANTHROPIC_AUTH_TOKEN", key, "ANTHROPIC_BASE_URL",
+                       "https://api.anthropic.com")
         self.model = model
         self.model_settings = model_settings
         self.gate = Gate()

@@ -56,6 +56,7 @@ from .api_errors import (
 )
 from .base import ModelSettings, ModelTurn, ToolCall
 from .bounds import NoProgress, OutputBudget, Progress, over_the_bound
+from .endpoint import check_endpoint
 from .openai_wire import (
     _Broken,
     _Calls,
@@ -112,9 +113,7 @@ class OpenAIProvider:
             raise ConfigError("the openai provider needs OPENAI_BASE_URL (your server, e.g. "
                               "http://localhost:11434/v1 for Ollama) or OPENAI_API_KEY (for "
                               "api.openai.com)")
-        if base_url is not None and not base_url.lower().startswith(("http://", "https://")):
-            raise ConfigError("OPENAI_BASE_URL must be an http:// or https:// URL, e.g. "
-                              "http://localhost:11434/v1")
+        check_endpoint("OPENAI_API_KEY", key, "OPENAI_BASE_URL", "http://localhost:11434/v1")
         self.model = model
         self.model_settings = model_settings
         self.where = _server_label(base_url)
