@@ -388,6 +388,7 @@ def test_progress_bar_on_a_terminal(cli_env, tmp_path):
     child.close()
     screen = child.before
     assert "3/3" in screen and "1 failed" in screen
+    assert not re.search(r"\x1b\[[\d;]*m", screen)  # NO_COLOR (cli_env): no colour, no bold
     assert '"id": 1' in screen and '"id": 3' in screen
     assert child.exitstatus == 1
 

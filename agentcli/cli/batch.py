@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
-from rich.console import Console
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -29,7 +28,7 @@ from ..batch.engine import BatchRunner, RecordFile, read_done
 from ..batch.input import LineSource
 from ..errors import UsageError
 from ..redact import clean_for_terminal
-from .common import offline_notice, preflight, run
+from .common import err_console, offline_notice, preflight, run
 from .options import ModelOptions, model_options
 
 DEFAULT_CONCURRENCY = 8  # keep in step with agentcli.batch.engine.DEFAULT_CONCURRENCY
@@ -96,7 +95,7 @@ class Progress:
     """A rich progress bar on stderr: done/total (when known), rate, failures."""
 
     def __init__(self, total: int | None):
-        self.console = Console(stderr=True, highlight=False)
+        self.console = err_console()  # NO_COLOR: no colour, and no bold either
         cols = [SpinnerColumn(), TextColumn("batch"), BarColumn(),
                 MofNCompleteColumn() if total is not None else TextColumn("{task.completed}"),
                 TextColumn("{task.fields[rate]}"), TextColumn("{task.fields[failed]}"),
