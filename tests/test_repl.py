@@ -688,3 +688,29 @@ def test_a_context_overflow_in_the_repl_advises_a_new_ticket(anthropic_env, fake
     assert code == 0
     (line,) = [ln for ln in screen.splitlines() if ln.startswith("agentcli: stopped")]
     assert "context window" in line and "start a new ticket (/new)" in line
+
+
+PASTED_ESCAPES = [
+    ("Hi \x1b[31mthere, where is GH56JK78MN?", "Hi there, where is GH56JK78MN?"),
+    ("Hi \x1b[1;31mthere\x1b[0m, where is GH56JK78MN?", "Hi there, where is GH56JK78MN?"),
+    ("Hi \x1b[<31mthere, where is GH56JK78MN?", "Hi there, where is GH56JK78MN?"),
+    ("Hi \x1b[1;2;3;4mthere, where is GH56JK78MN?", "Hi there, where is GH56JK78MN?"),
+    ("Hi \x1b[MXYZthere, where is GH56JK78MN?", "Hi XYZthere, where is GH56JK78MN?"),
+    ("Hi \x1b[<0;3;4Mthere, where is GH56JK78MN?", "Hi there, where is GH56JK78MN?"),
+]
+
+
+@pytest.mark.parametrize("typed,sent", PASTED_ESCAPES, ids=range(len(PASTED_ESCAPES)))
+def test_an_escape_sequence_in_the_input_keeps_the_question(anthropic_env, fake_anthropic, capfd,
+                                                            typed, sent):
+    # Issue 24 item 8: prompt_toolkit took "\x1b[31m" for a mouse report and its handler raised:
+    # a traceback, "Press ENTER to continue..." and the rest of the question lost.
+    fake_anthropic.queue(text("It is waiting for its payment."))
+    code, screen = run_keys(typed + "\r/exit\r")
+    assert code == 0
+    captured = capfd.readouterr()
+    for where in (screen, captured.out, captured.err):
+        assert "Traceback" not in where and "Press ENTER" not in where
+    (req,) = fake_anthropic.requests
+    assert user_texts(req["messages"][0]) == [sent]
+    assert "It is waiting for its payment." in screen
