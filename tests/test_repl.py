@@ -714,3 +714,14 @@ def test_an_escape_sequence_in_the_input_keeps_the_question(anthropic_env, fake_
     (req,) = fake_anthropic.requests
     assert user_texts(req["messages"][0]) == [sent]
     assert "It is waiting for its payment." in screen
+
+
+def test_an_escape_sequence_at_the_continue_question_is_no_traceback(anthropic_env,
+                                                                     fake_anthropic, capfd):
+    fake_anthropic.queue(LOOKUP(), text("It is waiting for payment."))
+    code, screen = run_keys("Where is GH56JK78MN?\r\x1b[31my\r/exit\r", max_turns=1)
+    assert code == 0
+    captured = capfd.readouterr()
+    for where in (screen, captured.out, captured.err):
+        assert "Traceback" not in where and "Press ENTER" not in where
+    assert "It is waiting for payment." in screen  # the "y" after the colour code was kept

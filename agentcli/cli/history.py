@@ -115,6 +115,13 @@ def _pasted_mouse_report(event: Any) -> None:
         event.current_buffer.insert_text("".join(c for c in m.group(1) if c.isprintable()))
 
 
+def pasted_text_bindings() -> Any:
+    """Key bindings every prompt of ours has (the REPL's, its yes/no question's)."""
+    kb = KeyBindings()
+    kb.add(Keys.Vt100MouseEvent)(_pasted_mouse_report)
+    return kb
+
+
 def _key_bindings(pressed: list[int]) -> Any:
     kb = KeyBindings()
     kb.add(Keys.Vt100MouseEvent)(_pasted_mouse_report)

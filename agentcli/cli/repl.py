@@ -272,9 +272,12 @@ class Repl(SlashCommands):
             return False
         from prompt_toolkit import PromptSession
 
+        from .history import pasted_text_bindings
+
         if self._confirm_session is None:
             self._confirm_session = PromptSession(input=self.session.app.input,
-                                                  output=self.session.app.output)
+                                                  output=self.session.app.output,
+                                                  key_bindings=pasted_text_bindings())
         try:
             self.prompts += 1
             answer = await self._confirm_session.prompt_async(message)
