@@ -566,6 +566,36 @@ def test_chat_on_a_pipe_offline_keeps_context(cli, cli_env):
     assert "ORD-20261234" in p.out and "shipped" in p.out and "Printed manual" in p.out
 
 
+@pytest.mark.parametrize("replies,code", [
+    ([("error", 400), ("text", "ok")], 4),      # the issue's example: a 400, then fine: still 4
+    ([("text", "ok"), ("error", 401)], 4),
+    ([("error", 529), ("error", 529), ("text", "ok")], 4),  # an overload past --retries 1
+    ([("max_tokens", None), ("text", "ok")], 1),
+    ([("text", "ok"), ("text", "ok")], 0),
+], ids=["400", "401", "overloaded", "max_tokens", "all_ok"])
+def test_chat_on_a_pipe_exits_as_batch_does(cli, anthropic_env, fake_anthropic, replies, code):
+    # Issue 24 item 11: a script piping questions in learns from the status that one failed
+    queued = []
+    for kind, arg in replies:
+        if kind == "error":
+            queued.append(error(arg, "refused", headers={"x-should-retry": "false"} if arg < 500
+                                else {}))
+        elif kind == "max_tokens":
+            queued.append(text("cut", stop_reason="max_tokens"))
+        else:
+            queued.append(text(arg))
+    fake_anthropic.queue(*queued)
+    p = cli(["chat"], anthropic_env, input="first question\nsecond question\n")
+    assert p.returncode == code, p.err
+    assert "Traceback" not in p.err
+
+
+def test_chat_on_a_pipe_with_an_unusable_line_is_1(cli, cli_env):
+    p = cli(["chat", "--provider", "offline"], cli_env,
+            input="Where is GH56JK78MN?\n" + "x" * 200_000 + "\n")
+    assert p.returncode == 1, p.err
+
+
 def test_bad_configuration_exits_3_with_one_line(cli, cli_env, tmp_path):
     p = cli(["chat", "--provider", "offline", "--db", str(tmp_path / "missing.sqlite3")], cli_env,
             input="hi\n")

@@ -29,7 +29,7 @@ from typing import IO, Any
 from rich.text import Text
 
 from .. import __version__
-from ..errors import AgentcliError, UsageError
+from ..errors import EXIT_API, EXIT_INCOMPLETE, EXIT_OK, AgentcliError, UsageError
 from ..events import Usage
 from ..lines import LineReader
 from ..providers.pricing import estimate_cost
@@ -65,6 +65,7 @@ class Repl(SlashCommands):
         self._task: asyncio.Task | None = None
         self._confirm_session: Any = None
         self.prompts = 0  # prompts shown so far (tests type one line per prompt)
+        self.exit_code = EXIT_OK  # chat on a pipe: 4 once a question failed at the API, else 1
 
     # -- output helpers ----------------------------------------------------------------
     @property
@@ -152,14 +153,21 @@ class Repl(SlashCommands):
         return 0
 
     async def run_lines(self, fd: int) -> int:
-        """Standard input is not a terminal: one question or slash command per line."""
+        """Standard input is not a terminal: one question or slash command per line. The exit
+        code is batch's: 0 when every question ended normally, 4 when any failed at the model
+        API, else 1 when any is incomplete (or its line could not be a question)."""
         reader = LineReader(fd)
         while True:
             line = await reader.readline()
-            if line is None:
-                return 0
-            if not await self.handle(line):
-                return 0
+            if line is None or not await self.handle(line):
+                return self.exit_code
+
+    def _failed(self, code: int) -> None:
+        """A question ended with ``code`` (batch's rule: an API failure outranks the rest)."""
+        if code == EXIT_API:
+            self.exit_code = EXIT_API
+        elif code != EXIT_OK and self.exit_code == EXIT_OK:
+            self.exit_code = EXIT_INCOMPLETE
 
     # -- one input ------------------------------------------------------------------------
     async def handle(self, text: str) -> bool:
@@ -184,6 +192,7 @@ class Repl(SlashCommands):
             question = check_question(text)
         except UsageError as e:
             self.error_line(e.message)
+            self._failed(EXIT_INCOMPLETE)
             return True
         await self.ask(question)
         return True
@@ -211,6 +220,8 @@ class Repl(SlashCommands):
                 self.say("(part of the trace could not be shown; the session log has all of it)", "dim")
         for b in rounds:
             self._add_cost(b)
+        if rounds:
+            self._failed(rounds[-1].exit_code)  # a turn limit continued: the last round says
         if self.json_out:
             for b in rounds:
                 self._write_answer(json_line(b.result()))
@@ -350,6 +361,7 @@ class Repl(SlashCommands):
 
     def _crashed(self, exc: BaseException) -> None:
         """A turn failed outside the loop's own error handling: one line, and go on."""
+        self._failed(exc.exit_code if isinstance(exc, AgentcliError) else EXIT_INCOMPLETE)
         if isinstance(exc, AgentcliError):
             self.error_line(exc.message)
             detail = exc.message
