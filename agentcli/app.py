@@ -151,14 +151,19 @@ class App:
         if log is None or log.session_id != conv.session_id:
             if log is not None:
                 log.close()
-            t = conv.ticket
-            log = conv.log = SessionLog(sessions_dir(), conv.session_id, meta={
-                "provider": self.provider.name, "model": self.provider.model,
-                "db": self.db_description, "drafts_dir": os.path.abspath(self.settings.drafts_dir),
-                "customer": t.customer, "ticket": t.external, "mode": conv.mode,
-                **({"resumed_from": t.resumed_from} if t.resumed_from else {}),
-                **({"continues": t.continues} if t.continues else {}), **(meta or {})})
-            self._open_logs.add(log)
+            log = conv.log = self.open_log(conv.ticket, {"mode": conv.mode, **(meta or {})})
+        return log
+
+    def open_log(self, t: Ticket, meta: dict[str, Any] | None = None) -> SessionLog:
+        """A session log for ticket ``t`` (closed by ``aclose``); ``meta`` joins its
+        ``session_start`` record."""
+        log = SessionLog(sessions_dir(), t.session_id, meta={
+            "provider": self.provider.name, "model": self.provider.model,
+            "db": self.db_description, "drafts_dir": os.path.abspath(self.settings.drafts_dir),
+            "customer": t.customer, "ticket": t.external,
+            **({"resumed_from": t.resumed_from} if t.resumed_from else {}),
+            **({"continues": t.continues} if t.continues else {}), **(meta or {})})
+        self._open_logs.add(log)
         return log
 
     def close_conversation(self, conv: Conversation) -> None:
@@ -175,12 +180,17 @@ class App:
         f = run.finished
         if f is None or run.error is not None or f.status not in (Status.OK, Status.INCOMPLETE):
             return None
-        t = conv.ticket
+        findings = await self.check(conv.ticket, f.answer)
+        status, stop, message = run.verdict(findings)
+        return Checked(findings, status, stop, message)
+
+    async def check(self, t: Ticket, answer: str = "") -> list[dict[str, Any]]:
+        """The grounding findings of ticket ``t`` (its answer ``answer``, its live draft, against
+        its tool results); the live draft's own are stored on it (for the review queue)."""
         live = t.live
-        found = check_ticket(answer=f.answer, drafts=[live] if live else [], tool_results=t.calls,
+        found = check_ticket(answer=answer, drafts=[live] if live else [], tool_results=t.calls,
                              questions=t.questions)
         findings = [x.to_dict() for x in found]
-        status, stop, message = run.verdict(findings)
         if live is not None:
             own = [x for x in findings if x.get("where") == live.id]
             if tuple(own) != live.findings:
@@ -189,7 +199,7 @@ class App:
                         None, self.drafts.set_findings, live.id, own)
                 except (OSError, ValueError, LookupError, AgentcliError):
                     pass  # the draft is gone or unreadable: the findings are still in the log and --json
-        return Checked(findings, status, stop, message)
+        return findings
 
     async def run(self, conv: Conversation, question: str, consumers: Iterable[Consumer] = (), *,
                   max_turns: int | None = None, resume: bool = False) -> Run:

@@ -236,6 +236,7 @@ MODEL = "model"    # @model_options: the bare command, chat, ask, batch, eval, d
 DRAFTS = "drafts"  # drafts list / show / edit / approve / reject, review
 ORDERS = "orders"  # orders show
 LOG = "log"        # log list / show
+MCP = "mcp"        # mcp
 
 
 @dataclass(frozen=True)
@@ -321,23 +322,23 @@ SETTINGS: tuple[Setting, ...] = (
             commands=_MODEL_ETC, env="AGENTCLI_MODEL", metavar="NAME", derive=_default_model,
             default_help=f"{DEFAULT_ANTHROPIC_MODEL} for anthropic"),
     Setting("db", TEXT, "orders database: SQLite path, sqlite:///path or postgresql://...",
-            flags=("--db",), commands=frozenset({MODEL, ORDERS}), env="AGENTCLI_DB", metavar="DB",
-            default_help="the demo database", secret=True),
+            flags=("--db",), commands=frozenset({MODEL, ORDERS, MCP}), env="AGENTCLI_DB",
+            metavar="DB", default_help="the demo database", secret=True),
     Setting("drafts_dir", PATH, "where drafts are written", default=Path("drafts"),
-            flags=("--drafts-dir",), commands=frozenset({MODEL, DRAFTS}), env="AGENTCLI_DRAFTS_DIR",
-            metavar="DIR"),
+            flags=("--drafts-dir",), commands=frozenset({MODEL, DRAFTS, MCP}),
+            env="AGENTCLI_DRAFTS_DIR", metavar="DIR"),
     # A PostgreSQL drafts queue shared by a team instead of a folder: resolved, used by nothing yet.
     Setting("drafts_url", POSTGRES_URL, "a PostgreSQL drafts queue shared by a team "
             "(postgresql://...), instead of a folder", flags=("--drafts-url",),
             env="AGENTCLI_DRAFTS_URL", metavar="URL", default_help="none (the folder)", secret=True),
     Setting("customer", EMAIL, "customer email this ticket is about; other customers' orders "
-            "read as not found", flags=("--customer",), commands=frozenset({MODEL, ORDERS}),
+            "read as not found", flags=("--customer",), commands=frozenset({MODEL, ORDERS, MCP}),
             env="AGENTCLI_CUSTOMER", metavar="EMAIL",
             empty_env_unset=False),  # set but blank: refused, never "no scope"
     Setting("max_turns", INT, "model calls allowed per question", default=10, minimum=1,
             flags=("--max-turns",), commands=_MODEL_ETC, metavar="N"),
     Setting("tool_timeout", NUMBER, "seconds one tool call may take", default=30.0, minimum=0.001,
-            flags=("--tool-timeout",), commands=_MODEL_ETC, metavar="SECONDS"),
+            flags=("--tool-timeout",), commands=frozenset({MODEL, MCP}), metavar="SECONDS"),
     Setting("request_timeout", NUMBER, "seconds a model request may wait for data", default=120.0,
             minimum=0.001, flags=("--request-timeout",), commands=_MODEL_ETC,
             env="AGENTCLI_REQUEST_TIMEOUT", metavar="SECONDS"),

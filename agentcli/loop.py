@@ -36,7 +36,7 @@ import dataclasses
 import re
 import secrets
 from datetime import datetime, timezone
-from typing import Any, AsyncIterator
+from typing import Any, AsyncIterator, Iterable, Sequence
 
 from .errors import EXIT_API, ModelAPIError
 from .events import (
@@ -56,7 +56,7 @@ from .events import (
 from .providers import ModelTurn, Provider, ToolCall
 from .providers.retry import Attempts
 from .redact import replace_surrogates
-from .ticket import Ticket
+from .ticket import Ticket, TicketView
 from .tools import DRAFT, CallOutcome, Registry, ToolDeps, run_tool
 from .vocab import (
     TURN_LIMIT,
@@ -129,6 +129,42 @@ def premature_draft_message(other_names: Any) -> str:
     return (f"not saved: this draft was written in the same response as {names} calls, before "
             "their results existed. Read the results, then call draft_reply again (alone) with "
             "a reply that states only what they returned.")
+
+
+def unread_beside(registry: Registry, seen: set[str], calls: Iterable[ToolCall]) -> list[ToolCall]:
+    """The calls among ``calls`` a draft asked for beside them would have been written before:
+    every call that is not a draft and whose result the model had not been sent already (a
+    repeat of a lookup it has read does not count: small models repeat it beside every draft).
+    A draft beside any of them is refused (``run_call``)."""
+    return [c for c in calls
+            if registry.effect(c.name) != DRAFT and call_key(c.name, c.input) not in seen]
+
+
+async def run_call(registry: Registry, deps: ToolDeps, view: TicketView, call: ToolCall,
+                   timeout: float, unread: Sequence[ToolCall] = ()) -> CallOutcome:
+    """One call by the loop's rules: a draft written beside the unread results ``unread`` is
+    refused, a call whose input the provider could not decode is answered with that error, any
+    other goes to ``run_tool``. Never raises, but for cancellation."""
+    if unread and registry.effect(call.name) == DRAFT:
+        return CallOutcome(premature_draft_message(c.name for c in unread), True,
+                           Outcome.INVALID_INPUT, 0.0)
+    if call.input_error:
+        return CallOutcome(call.input_error, True, Outcome.INVALID_INPUT, 0.0)
+    try:
+        return await run_tool(registry, call.name, call.input, deps, view, timeout)
+    except Exception as e:  # run_tool returns failures; this is a last line of defence
+        return CallOutcome(f"{call.name} failed unexpectedly ({type(e).__name__})",
+                           True, Outcome.TOOL_ERROR, 0.0)
+
+
+def result_events(call: ToolCall, out: CallOutcome) -> list[Event]:
+    """The events of a finished call: its result, then the draft it saved (if it did)."""
+    events: list[Event] = [ToolResult(call.id, str(call.name), call.input, out.result, out.is_error,
+                                      out.duration_ms, out.outcome, out.customer)]
+    if out.draft is not None and not out.is_error:
+        d = out.draft
+        events.append(DraftSaved(d.id, d.path, d.order_code, d.created))
+    return events
 
 
 def workflow_calls(question: str, tool_names: list[str]) -> list[tuple[str, dict[str, Any]]]:
@@ -337,26 +373,13 @@ class Conversation:
         drafts = [(i, c) for i, c in enumerate(calls) if self.registry.effect(c.name) == DRAFT]
         others = [(i, c) for i, c in enumerate(calls) if self.registry.effect(c.name) != DRAFT]
         # A draft asked for in the same response as other calls was written before their results
-        # existed: its provenance would be untrue. Our code refuses it; the model drafts next turn.
-        # A repeat of a call whose result the model already had does not count (small models
-        # repeat the lookup beside every draft). By position: ids may repeat.
-        new = [c for _, c in others if call_key(c.name, c.input) not in self.ticket.seen]
-        premature = {i for i, _ in drafts} if new else set()
+        # existed: its provenance would be untrue. Our code refuses it (run_call); the model
+        # drafts next turn. By position: ids may repeat.
+        new = unread_beside(self.registry, self.ticket.seen, [c for _, c in others])
 
         async def run_one(i: int, call: ToolCall) -> None:
             await queue.put(ToolCallStarted(call.id, str(call.name), call.input))
-            if i in premature:
-                out = CallOutcome(premature_draft_message(c.name for c in new), True,
-                                  Outcome.INVALID_INPUT, 0.0)
-            elif call.input_error:
-                out = CallOutcome(call.input_error, True, Outcome.INVALID_INPUT, 0.0)
-            else:
-                try:
-                    out = await run_tool(self.registry, call.name, call.input, self.deps, view,
-                                         self.tool_timeout)
-                except Exception as e:  # run_tool returns failures; this is a last line of defence
-                    out = CallOutcome(f"{call.name} failed unexpectedly ({type(e).__name__})",
-                                      True, Outcome.TOOL_ERROR, 0.0)
+            out = await run_call(self.registry, self.deps, view, call, self.tool_timeout, new)
             slots[i] = out
             self._finished[call.id] = (out.result, out.is_error)
             await queue.put((i, call, out))
@@ -377,11 +400,8 @@ class Conversation:
                     continue
                 i, call, out = item
                 remaining -= 1
-                yield ToolResult(call.id, str(call.name), call.input, out.result, out.is_error,
-                                 out.duration_ms, out.outcome, out.customer)
-                if out.draft is not None and not out.is_error:
-                    d = out.draft
-                    yield DraftSaved(d.id, d.path, d.order_code, d.created)
+                for ev in result_events(call, out):
+                    yield ev
             for t in tasks:
                 await t
         finally:

@@ -115,8 +115,11 @@ _KV_PW_RE = re.compile(
     r"\s*=\s*('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|[^\s&'\"]+)", re.IGNORECASE)
 _HEADER_RE = re.compile(r"\b(?:authorization\s*:\s*(?:bearer\s+|basic\s+)?|bearer\s+|x-api-key\s*:\s*)"
                         r"([A-Za-z0-9._~+/\-]{8,}=*)", re.IGNORECASE)
-_CHEAP = ("sk-", "://", "=", "-----BEGIN", "_", "AKIA", "AIza", "xox", "earer", "EARER", "-key",
-          "-KEY", "uthorization", "UTHORIZATION")
+# A credential shape needs one of these in the text: without any, its regexes are not run.
+# (compared with the text in lower case: the header patterns ignore case)
+_CHEAP = ("sk-", "://", "=", "-----begin", "gh", "_live_", "_test_", "akia", "aiza", "xox",
+          "bearer", "-key", "authorization")
+_SHORTEST = 6  # no secret (MIN_SECRET) and no credential shape is shorter
 
 # -- what is skipped when matching (it does not show, or shows as nothing) -------------------
 # ESC sequences (CSI, OSC, and two-char), then any remaining C0/C1 control except \n and \t.
@@ -165,7 +168,8 @@ def _spans(view: str, secrets: list[str]) -> list[tuple[int, int]]:
                         b, kb = b + 1, kb + 1
                     spans.append((a, b))
                     i = view.find(w, b)
-    if any(c in view for c in _CHEAP):
+    low = view.lower()
+    if any(c in low for c in _CHEAP):
         spans += [m.span() for m in _KEY_RE.finditer(view)]
         spans += [m.span() for m in _SK_RE.finditer(view) if not _WORDLIKE_RE.fullmatch(m.group(1))]
         for rx in (_DSN_PW_RE, _KV_PW_RE):  # a password in context, however weak
@@ -176,7 +180,7 @@ def _spans(view: str, secrets: list[str]) -> list[tuple[int, int]]:
 
 def redact(text: str, secrets: list[str] | None = None) -> str:
     """``text`` with every secret (see the module docstring) replaced by ``***``."""
-    if not text:
+    if len(text) < _SHORTEST:
         return text
     secrets = _secrets() if secrets is None else secrets
     skipped = _SKIP_RE.search(text) is not None

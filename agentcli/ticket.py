@@ -24,7 +24,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any, Collection, Mapping
 
 from .events import (
     Checked,
@@ -153,15 +153,19 @@ class Ticket:
         if self.run is not None:
             self.run.apply(ev)
 
-    def delivered(self) -> None:
-        """The results recorded so far are in the history the model reads next."""
+    def delivered(self, ids: Collection[str] | None = None) -> None:
+        """The results recorded so far (``ids``: only the calls of those ids) are in the history
+        the model reads next (an MCP client: returned to it)."""
+        keep = []
         for rec in self._unread:
-            if rec.outcome in ANSWERED:
+            if ids is not None and rec.id not in ids:
+                keep.append(rec)
+            elif rec.outcome in ANSWERED:
                 self.seen.add(rec.key())
                 if rec.is_lookup:
                     self.lookups.append(rec)
         del self.lookups[:-MAX_LOOKUPS]
-        self._unread.clear()
+        self._unread = keep[-MAX_CALLS:]  # bounded: a cancelled MCP request is never returned
 
     def view(self) -> TicketView:
         return TicketView(self.id, self.session_id, self.customer, tuple(self.questions),

@@ -20,6 +20,7 @@ with no server latency (the point is input length, not waiting).
 
     python bench/bench_batch.py [--questions 200] [--latency 0.5] [--concurrency 1,8,16,50]
                                 [--memory 1000,10000] [--no-stream] [--in-process-server]
+    python bench/bench_batch.py --smoke   # every step, tiny and fast (tests/test_bench_smoke.py)
 """
 
 from __future__ import annotations
@@ -179,10 +180,10 @@ def run_bare(env: dict, n: int, concurrency: int, stream: bool) -> float:
     return float(m.group(1))
 
 
-def main() -> None:
+def main() -> int:
     if len(sys.argv) == 5 and sys.argv[1] == "--bare-worker":
         bare_worker(int(sys.argv[2]), int(sys.argv[3]), sys.argv[4] == "1")
-        return
+        return 0
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--questions", type=int, default=200)
     ap.add_argument("--latency", type=float, default=0.5)
@@ -194,8 +195,14 @@ def main() -> None:
     ap.add_argument("--no-bare", action="store_true", help="skip the bare SDK reference column")
     ap.add_argument("--in-process-server", action="store_true",
                     help="run the fake API in this process, as threads (the old rig), not its own process")
+    ap.add_argument("--smoke", action="store_true",
+                    help="every step, tiny and fast: checks the script runs (its figures mean nothing)")
     args = ap.parse_args()
+    if args.smoke:
+        # the memory runs are run_batch again on a longer file: left out
+        args.questions, args.latency, args.concurrency, args.memory = 4, 0.01, "2", ""
     extra = ["--no-stream"] if args.no_stream else []
+    failed = 0  # runs whose batch did not exit 0: printed, and the script exits 1
 
     with tempfile.TemporaryDirectory(prefix="agentcli-bench-") as tmp_s:
         tmp = Path(tmp_s)
@@ -230,6 +237,7 @@ def main() -> None:
                   f"{r['process_s']:>10.2f} {r['maxrss_mb']:>8.1f} {r['ok']:>5} "
                   f"{'yes' if r['ordered'] else 'NO':>9}{bare_cols}", flush=True)
             if r["exit"] != 0:
+                failed += 1
                 print(f"   exit {r['exit']}: {r['stderr']}")
 
         sizes = [int(x) for x in args.memory.split(",") if x]
@@ -244,9 +252,11 @@ def main() -> None:
                 print(f"{n:>10} {r['maxrss_mb']:>12.1f} {r['batch_s']:>8.1f} "
                       f"{n / r['batch_s']:>7.1f} {r['ok']:>6}", flush=True)
                 if r["exit"] != 0:
+                    failed += 1
                     print(f"   exit {r['exit']}: {r['stderr']}")
                 shutil.rmtree(tmp / "home" / "sessions", ignore_errors=True)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -3,6 +3,7 @@
     /work/venv/bin/python bench/bench_lookup.py                 # 1,000,000 orders, 10,000 codes
     /work/venv/bin/python bench/bench_lookup.py --reuse         # keep the databases of a previous run
     /work/venv/bin/python bench/bench_lookup.py --orders 100000 --no-pg
+    python bench/bench_lookup.py --smoke      # every step, tiny and fast (tests/test_bench_smoke.py)
 
 Builds the demo database with N orders (SQLite with ``stores.init_sqlite``, PostgreSQL with
 ``stores.init_postgres`` and COPY) and reports how long that took; then looks up random codes
@@ -206,7 +207,11 @@ def main() -> None:
     ap.add_argument("--reuse", action="store_true", help="keep databases of the same size from a previous run")
     ap.add_argument("--pg-dsn", help="admin DSN of a PostgreSQL server (creates database agentcli_bench)")
     ap.add_argument("--no-pg", action="store_true")
+    ap.add_argument("--smoke", action="store_true",
+                    help="every step, tiny and fast: checks the script runs (its figures mean nothing)")
     args = ap.parse_args()
+    if args.smoke:
+        args.orders, args.lookups = 1000, 200
 
     args.dir.mkdir(parents=True, exist_ok=True)
     path = args.dir / f"orders-{args.orders}.sqlite3"

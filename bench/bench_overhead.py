@@ -27,6 +27,7 @@ All in one process, against ``FakeAnthropic`` on 127.0.0.1 answering instantly:
     python bench/bench_overhead.py --quick         # 40 repetitions
     python bench/bench_overhead.py --profile       # + a pyinstrument profile of agentcli's side
     python bench/bench_overhead.py --json          # machine-readable (used by bench/run.py)
+    python bench/bench_overhead.py --smoke         # every step, tiny and fast (tests/test_bench_smoke.py)
 """
 
 from __future__ import annotations
@@ -51,8 +52,10 @@ CODES = ["GH56JK78MN", "ORD-20261234", "ORD-20260001", "KL12MN34PQ"]
 ANSWER = ("GH56JK78MN is waiting for payment to be matched; ORD-20261234 has shipped and should "
           "arrive soon; ORD-20260001 was delivered; KL12MN34PQ is complete and its license was "
           "issued. Nothing was promised beyond what the lookups returned.")
-TARGETS = {"per_call_ms": 2.0, "per_cycle_ms": 5.0, "concurrent_s": 0.5, "result_bytes": 400}
-SLOW = 0.5
+# Per call and per tool cycle: issue 22 item 9 ("back to the floor"; issue 9 had 2 and 5 ms).
+TARGETS = {"per_call_ms": 0.6, "per_cycle_ms": 1.2, "result_bytes": 400}
+SLOW = 0.5  # seconds per lookup of the concurrent-tools run (--smoke: 0.05)
+CONCURRENT_RUNS = 3
 
 
 def five_turn_handler(body: dict[str, Any]):
@@ -285,7 +288,7 @@ async def _run(reps: int, warmup: int, profile: bool, log) -> dict[str, Any]:
         slow_app = App.open(settings, store=slow_store)
         phases, questions = [], []
         try:
-            for _ in range(3):
+            for _ in range(CONCURRENT_RUNS):
                 clock = PhaseClock()
                 conv = slow_app.conversation()
                 t0 = time.perf_counter()
@@ -429,7 +432,7 @@ def report(res: dict[str, Any]) -> dict[str, Any]:
                  "target": "", "verdict": "per call: the tool's duration_ms (overlaps event handling)"})
     ph = res["concurrent_phase_s"]
     rows.append({"measure": f"2 concurrent lookups of {SLOW:g} s each, tool phase",
-                 "value": f"{ph:.3f} s", "target": f"~{TARGETS['concurrent_s']:g} s (not {2 * SLOW:g})",
+                 "value": f"{ph:.3f} s", "target": f"~{SLOW:g} s (not {2 * SLOW:g})",
                  "verdict": "ok" if ph < 1.5 * SLOW else "MISSED"})
     rows.append({"measure": "built once per process", "value": "yes" if res["once"]["ok"] else "NO",
                  "target": "client, schemas, prompt, db", "verdict": "ok" if res["once"]["ok"] else "MISSED"})
@@ -468,14 +471,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="40 repetitions")
     ap.add_argument("--profile", action="store_true", help="also profile agentcli's side (pyinstrument)")
     ap.add_argument("--json", action="store_true", help="print one JSON object (for bench/run.py)")
+    ap.add_argument("--smoke", action="store_true",
+                    help="every step, tiny and fast: checks the script runs (its figures mean nothing)")
     a = ap.parse_args(argv)
     reps = 40 if a.quick else max(5, a.reps)
+    warmup = max(5, reps // 10)
+    if a.smoke:
+        global SLOW, CONCURRENT_RUNS
+        reps, warmup, SLOW, CONCURRENT_RUNS = 3, 1, 0.05, 1
 
     def log(msg: str) -> None:
         sys.stderr.write(f"bench_overhead: {msg}\n")
         sys.stderr.flush()
 
-    res = asyncio.run(_run(reps, warmup=max(5, reps // 10), profile=a.profile, log=log))
+    res = asyncio.run(_run(reps, warmup=warmup, profile=a.profile, log=log))
     sec = report(res)
     if a.json:
         print(json.dumps({"sections": [sec], "raw": {k: v for k, v in res.items() if k != "profile"}}))

@@ -17,6 +17,7 @@ Everything runs in this process: the real SDK over HTTP to the fake on 127.0.0.1
 
     python bench/bench_ratelimit.py [--rps 20] [--latency 0.5] [--questions 200]
                                     [--concurrency 16,50,100] [--quick]
+    python bench/bench_ratelimit.py --smoke   # every step, tiny and fast (tests/test_bench_smoke.py)
 """
 
 from __future__ import annotations
@@ -40,9 +41,12 @@ from agentcli.testing.fake_anthropic import FakeAnthropic, text  # noqa: E402
 from agentcli.testing.limits import Limits  # noqa: E402
 
 
+LATENCY_SCALE = 1.0  # --smoke shrinks the log-normal latencies (median 2 s) to milliseconds
+
+
 def _latency(q: str) -> float:
     r = random.Random(q)
-    return min(20.0, 2.0 * math.exp(r.gauss(0.0, 0.6)))
+    return min(20.0, 2.0 * math.exp(r.gauss(0.0, 0.6))) * LATENCY_SCALE
 
 
 def _question(req: dict) -> str:
@@ -135,10 +139,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--concurrency", default="16,50,100")
     ap.add_argument("--per-worker", type=int, default=4, help="questions per worker in the latency runs")
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--smoke", action="store_true",
+                    help="every step, tiny and fast: checks the script runs (its figures mean nothing)")
     a = ap.parse_args(argv)
     if a.quick:
         a.questions, a.concurrency, a.per_worker = 60, "16", 2
-    from agentcli.orders import init_sqlite
+    if a.smoke:
+        global LATENCY_SCALE
+        a.questions, a.latency, a.concurrency, a.per_worker = 8, 0.05, "2", 2
+        LATENCY_SCALE = 0.01
+    from agentcli.stores import init_sqlite
 
     with tempfile.TemporaryDirectory() as home:
         db = Path(home) / "orders.db"
@@ -155,7 +165,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"| {r['limit']} | {r['concurrency']} | {r['lost']} | {r['429s']} | {r['seconds']:.1f} | "
               f"{r['ratio']:.2f} | {'ok' if ok else 'MISSED'} | {r['gate']} |")
     print()
-    print("Realistic latency (log-normal, median 2 s, sigma 0.6, no limit), goal >= 0.95 of ideal")
+    print(f"Realistic latency (log-normal, median {2 * LATENCY_SCALE:g} s, sigma 0.6, no limit), "
+          "goal >= 0.95 of ideal")
     print()
     print("| concurrency | questions | lost | ideal s | measured s | ratio | verdict |")
     print("|---|---|---|---|---|---|---|")

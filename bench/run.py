@@ -11,6 +11,13 @@ own tables, shown as they are under their own headings.
     python bench/run.py --only startup,overhead
     python bench/run.py --no-llm         # do not pip-install llm for the peer comparison
     python bench/run.py --out report.md  # also write the report (markdown) to a file
+    python bench/run.py --smoke          # every script tiny and fast (tests/test_bench_smoke.py)
+
+The report ends with the four targets of issue 22 item 9, each beside what the bare SDK (or
+the interpreter) does in the same run, with a pass/fail column: agentcli's own cost per model
+call and per tool cycle (bench_overhead.py), ``ask`` offline wall time and ``--help`` against
+``python -c pass`` (bench_startup.py). The exit status is 1 when a script failed (its section
+says how), else 0; a missed target is a "fail" in the table, not an exit status.
 
 Sizes in the default run (to stay within ~5 minutes on 2 cores): batch 200 questions at
 concurrency 8, 16 and 50 (memory at 1,000 questions), lookups over 200,000 orders with 5,000
@@ -114,6 +121,8 @@ def foreign_args(name: str, mode: str, tmp: Path) -> tuple[list[str], str]:
         args += [spec["dir_option"], str(tmp / name)]
     if mode == "full":
         return args, "its own defaults"
+    if mode == "smoke":
+        return args + ["--smoke"], "its --smoke"
     if mode == "quick" and "--quick" in helptext:
         return args + ["--quick"], "its --quick"
     wanted = spec[mode]
@@ -133,6 +142,59 @@ def table(rows: list[dict]) -> list[str]:
     return out
 
 
+# Issue 22 item 9 ("back to the floor"): the four targets of the closing table.
+FLOOR_TARGETS = {"per_call_ms": 0.6, "per_cycle_ms": 1.2, "ask_offline_ms": 130.0, "help_vs_pass": 2.5}
+
+
+def floor_rows(raw: dict[str, dict]) -> list[dict]:
+    """The four rows of issue 22 item 9 from the raw results of bench_overhead and bench_startup
+    (missing ones say "not measured")."""
+    t = FLOOR_TARGETS
+    rows: list[dict] = []
+
+    def row(measure: str, value: float | None, fmt: str, beside: str, target: float, unit: str) -> None:
+        rows.append({"measure": measure, "agentcli": "not measured" if value is None else fmt.format(value),
+                     "beside": beside, "target": f"<= {target:g}{unit}",
+                     "result": "n/a" if value is None else "pass" if value <= target else "FAIL"})
+
+    ov = raw.get("overhead")
+    if ov:
+        d, p50, cpu = ov["diff_p50_ms"], ov["p50_ms"], ov["cpu_diff_p50_ms"]
+        bare_call = f"bare SDK: {p50['bare'] / 5:.2f} ms per call, HTTP to the fake included"
+        row("our cost per model call (p50)", d["agent"] / 5, "{:.3f} ms", bare_call + f"; CPU {cpu['agent'] / 5:.3f} ms",
+            t["per_call_ms"], " ms")
+        row("our cost per tool cycle (p50)", d["agent_render"] / 4, "{:.3f} ms",
+            f"bare SDK: {p50['bare'] / 5:.2f} ms per call; CPU {cpu['agent_render'] / 4:.3f} ms",
+            t["per_cycle_ms"], " ms")
+    else:
+        row("our cost per model call (p50)", None, "", "bench_overhead.py not run", t["per_call_ms"], " ms")
+        row("our cost per tool cycle (p50)", None, "", "bench_overhead.py not run", t["per_cycle_ms"], " ms")
+    st = {r["name"]: r for r in (raw.get("startup") or {}).get("rows", []) if "median_ms" in r}
+    med = {k: v["median_ms"] for k, v in st.items()}
+    pass_ms, bare_ask = med.get("python -c pass"), med.get("bare SDK, same 3 requests")
+    beside = "; ".join(x for x in (
+        f"python -c pass {pass_ms:.1f} ms" if pass_ms else "",
+        f"bare SDK asking the same question (3 requests) {bare_ask:.0f} ms" if bare_ask else "") if x)
+    row("`ask` offline, wall (median)", med.get("agentcli ask (offline)"), "{:.1f} ms",
+        beside or "bench_startup.py not run", t["ask_offline_ms"], " ms")
+    helpx = med["agentcli --help"] / pass_ms if pass_ms and "agentcli --help" in med else None
+    row("`--help` / `python -c pass` (medians)", helpx, "{:.2f}x",
+        f"--help {med['agentcli --help']:.1f} ms, python -c pass {pass_ms:.1f} ms" if helpx else
+        "bench_startup.py not run", t["help_vs_pass"], "x")
+    return rows
+
+
+def floor_table(rows: list[dict]) -> list[str]:
+    keys = ("measure", "agentcli", "beside", "target", "result")
+    heads = {"measure": "measure", "agentcli": "agentcli", "beside": "beside it, same run",
+             "target": "target", "result": "pass/fail"}
+    w = {k: max(len(heads[k]), *(len(r[k]) for r in rows)) for k in keys}
+    out = ["| " + " | ".join(f"{heads[k]:<{w[k]}}" for k in keys) + " |",
+           "|" + "|".join("-" * (w[k] + 2) for k in keys) + "|"]
+    out += ["| " + " | ".join(f"{r[k]:<{w[k]}}" for k in keys) + " |" for r in rows]
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="fewer repetitions, smaller batch/lookup runs")
@@ -142,15 +204,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--llm-venv", help="keep llm in this venv between runs (default: a temp dir)")
     ap.add_argument("--out", type=Path, help="also write the report to this file")
     ap.add_argument("--timeout", type=float, default=1800, help="seconds per script (default 1800)")
+    ap.add_argument("--smoke", action="store_true",
+                    help="every script with --smoke: tiny and fast, checks they run (figures mean nothing)")
     a = ap.parse_args(argv)
     only = [s.strip() for s in a.only.split(",") if s.strip()]
     unknown = [s for s in only if s not in ORDER]
     if unknown:
         ap.error(f"unknown benchmark(s): {', '.join(unknown)}; choose from {', '.join(ORDER)}")
-    mode = "quick" if a.quick else "full" if a.full else "default"
+    mode = "smoke" if a.smoke else "quick" if a.quick else "full" if a.full else "default"
 
-    report = ["# agentcli performance", ""] + machine() + [""]
-    summary: list[dict] = []
+    report = ["# agentcli performance" + (" (--smoke: the figures mean nothing)" if a.smoke else ""), ""]
+    report += machine() + [""]
+    raw: dict[str, dict] = {}
+    failed: list[str] = []
     t_all = time.perf_counter()
     tmp = Path(tempfile.mkdtemp(prefix="agentcli-bench-run-"))
     try:
@@ -159,7 +225,9 @@ def main(argv: list[str] | None = None) -> int:
             sys.stderr.flush()
             if name in ("startup", "overhead"):
                 argv_ = [sys.executable, str(HERE / f"bench_{name}.py"), "--json"]
-                if a.quick:
+                if a.smoke:
+                    argv_.append("--smoke")
+                elif a.quick:
                     argv_.append("--quick")
                 if name == "startup" and a.no_llm:
                     argv_.append("--no-llm")
@@ -171,34 +239,40 @@ def main(argv: list[str] | None = None) -> int:
                 except (ValueError, IndexError):
                     data = None
                 if data is None:
+                    failed.append(f"bench_{name}.py")
                     report += [f"## bench_{name}.py failed (exit {code}, {secs:.0f} s)", "", out.strip(), ""]
                     continue
+                raw[name] = data.get("raw") or {}
                 for sec in data["sections"]:
                     report += [f"## {sec['title']}", ""] + table(sec["rows"]) + [""]
                     report += [f"- {n}" for n in sec.get("notes", [])] + [f"- ({secs:.0f} s)", ""]
-                    summary += [r for r in sec["rows"] if r["target"]]
                 continue
             spec = FOREIGN[name]
             script = HERE / spec["script"]
             if not script.exists():
-                report += [f"## {spec['title']}", "", f"not run: {script.relative_to(ROOT)} does not exist yet", ""]
+                failed.append(spec["script"])
+                report += [f"## {spec['title']}", "", f"not run: {script.relative_to(ROOT)} does not exist", ""]
                 continue
             args, how = foreign_args(name, mode, tmp)
             code, out, secs = run_script([sys.executable, str(script), *args], a.timeout)
+            if code != 0:
+                failed.append(spec["script"])
             report += [f"## {spec['title']}", "", f"run with {how} ({secs:.0f} s)"
                        + ("" if code == 0 else f"; FAILED with exit {code}"), "", "```"]
             report += [ln.rstrip() for ln in out.strip("\n").splitlines()] + ["```", ""]
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
-    if summary:
-        report += ["## Targets of issue 9 at a glance", ""] + table(summary) + [""]
+    if "startup" in only or "overhead" in only:
+        report += ["## Issue 22 item 9: back to the floor", ""] + floor_table(floor_rows(raw)) + [""]
+    if failed:
+        report.append(f"FAILED: {', '.join(failed)}")
     report.append(f"whole run: {time.perf_counter() - t_all:.0f} s")
     text = "\n".join(report) + "\n"
     sys.stdout.write(text)
     if a.out:
         a.out.write_text(text)
-    return 0
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

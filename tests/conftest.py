@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -26,6 +27,66 @@ from agentcli.testing.fake_openai import FakeOpenAI
 pytest_plugins = ["tests.pg"]  # the pg_dsn fixture: a real PostgreSQL server
 
 TEST_KEY = "sk-ant-test-0123456789abcdefSECRET"
+
+
+def pytest_configure(config):
+    # A job started in the background (`cmd &`, nohup, some CI runners) has SIGINT ignored, and
+    # an ignored signal stays ignored across fork and exec: every agentcli the tests start would
+    # then ignore the Ctrl-C they send it, as POSIX wants for background jobs. The tests are
+    # about a person's terminal, where it is not ignored; a handled signal is reset to its
+    # default in an exec'd child, so handling it here gives every child the default.
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    # The tests never speak TLS (the fake servers are plain HTTP on 127.0.0.1), yet every SDK
+    # client builds a TLS context and loads the system's CA bundle into it: ~140 certificates,
+    # 40-80 ms of CPU per client, and each test against a fake server has its own client (about
+    # 275 in a run, 10-20 s). SSL_CERT_FILE, which httpx honours (as for a company's own CA
+    # bundle), names a file holding one of those certificates instead: the context is built
+    # the same way, with less to load. A user's own SSL_CERT_FILE / SSL_CERT_DIR is kept.
+    if not (os.environ.get("SSL_CERT_FILE") or os.environ.get("SSL_CERT_DIR")):
+        ca = _one_system_ca()
+        if ca is not None:
+            os.environ["SSL_CERT_FILE"] = ca
+            config.add_cleanup(lambda: (os.environ.pop("SSL_CERT_FILE", None),
+                                        shutil.rmtree(os.path.dirname(ca), ignore_errors=True)))
+
+
+def _one_system_ca() -> str | None:
+    """A file holding the first certificate of the system's CA bundle, or None."""
+    import re
+    import ssl
+    import tempfile
+
+    paths = ssl.get_default_verify_paths()
+    for bundle in (paths.cafile, paths.openssl_cafile):
+        try:
+            with open(bundle or "", encoding="ascii", errors="replace") as f:
+                m = re.search(r"-----BEGIN CERTIFICATE-----.+?-----END CERTIFICATE-----\n", f.read(), re.S)
+        except OSError:
+            continue
+        if m:
+            path = os.path.join(tempfile.mkdtemp(prefix="agentcli-tests-ca-"), "ca.pem")
+            with open(path, "w", encoding="ascii") as f:
+                f.write(m.group(0))
+            try:
+                ssl.create_default_context(cafile=path)
+            except ssl.SSLError:
+                return None
+            return path
+    return None
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """Files with the most ``slow`` tests first, each file's own order kept. The two xdist
+    workers take whole files (``--dist loadfile``) in this order: the long ones start at once
+    and the many short ones fill in at the end, instead of one long file starting last while
+    the other worker has nothing left (xdist's own reordering, by number of tests, is off)."""
+    slow: dict[Path, int] = {}
+    for item in items:
+        slow[item.path] = slow.get(item.path, 0) + (item.get_closest_marker("slow") is not None)
+    first_seen = {path: i for i, path in enumerate(dict.fromkeys(item.path for item in items))}
+    items.sort(key=lambda item: (-slow[item.path], first_seen[item.path]))
+
 
 _SCRUB = ("ANTHROPIC_", "OPENAI_", "AGENTCLI_", "PG")
 
@@ -198,3 +259,12 @@ def saved_drafts(ddir):
     """Every draft file of the folder (superseded ones too), newest first."""
     drafts = [d for d in DraftStore(ddir).iter() if isinstance(d, Draft)]
     return sorted(drafts, key=lambda d: (d.meta.get("created_at") or "", d.id), reverse=True)
+
+
+def user_texts(message: dict) -> list[str]:
+    """The text blocks of one user message of a Messages API request. agentcli sends a list of
+    content blocks (the newest carrying the cache breakpoint), never a bare string: another
+    shape fails here rather than being read either way."""
+    content = message["content"]
+    assert isinstance(content, list) and all(isinstance(b, dict) for b in content), content
+    return [b["text"] for b in content if b.get("type") == "text"]

@@ -11,6 +11,8 @@ import os
 
 from agentcli.testing.fake_anthropic import message, text, tool_results, tool_use_block
 
+from .conftest import user_texts
+
 TEST_KEY = "sk-ant-test-0123456789abcdefSECRET"  # the key conftest's anthropic_env sets
 
 EMAIL = (
@@ -26,8 +28,9 @@ ANSWER = "GH56JK78MN is pending_payment: the payment is not matched yet."
 
 
 def user_text(req: dict) -> str:
-    c = req["messages"][0]["content"]
-    return c if isinstance(c, str) else "".join(b.get("text", "") for b in c if b.get("type") == "text")
+    """The question of a request's first message (one text block)."""
+    (text,) = user_texts(req["messages"][0])
+    return text
 
 
 def two_turns(fake) -> None:

@@ -24,6 +24,8 @@ from agentcli.batch.engine import BatchRunner, read_done
 from agentcli.batch.input import Item, id_key, parse_line
 from agentcli.testing.fake_anthropic import error, message, text, tool_results, tool_use_block
 
+from .conftest import user_texts
+
 TEST_KEY = "sk-ant-test-0123456789abcdefSECRET"  # the key conftest's anthropic_env sets
 
 
@@ -41,8 +43,8 @@ NO_RETRY = {"x-should-retry": "false"}
 
 
 def first_question(req: dict) -> str:
-    c = req["messages"][0]["content"]
-    return c if isinstance(c, str) else "".join(b.get("text", "") for b in c if b.get("type") == "text")
+    (text,) = user_texts(req["messages"][0])
+    return text
 
 
 def scenario(delays: dict[str, float] | None = None, special=None):
@@ -231,6 +233,7 @@ def _wait_for_lines(path: Path, n: int, proc: subprocess.Popen, limit: float = 2
     raise AssertionError(f"{path} never reached {n} records")
 
 
+@pytest.mark.slow
 def test_resume_after_a_kill_loses_nothing_and_repeats_nothing(anthropic_env, fake_anthropic,
                                                                tmp_path, cli):
     qs = [f"ticket {i}: status of {CODES[i % len(CODES)]}" for i in range(20)]
@@ -483,6 +486,7 @@ def test_exit_code_is_1_when_only_incomplete(anthropic_env, fake_anthropic):
     assert (s.exit_code, s.ok) == (0, 2)
 
 
+@pytest.mark.slow
 def test_sigterm_stops_a_batch_cleanly(anthropic_env, fake_anthropic, tmp_path, home):
     """`timeout 3600 agentcli batch ...`: SIGTERM cancels what is in flight like Ctrl-C does,
     keeps every finished record and session log, says so in one line and exits 143."""

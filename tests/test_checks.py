@@ -1,12 +1,16 @@
 """Grounding checks (agentcli.checks.grounding): a table of real-looking answers and drafts that must flag
-and that must not, hostile input, and a property test that the checks never raise."""
+and that must not, hostile input, and property tests over arbitrary tickets: well-formed, bounded,
+deterministic findings, and a planted promise always caught."""
 
 from __future__ import annotations
+
+import re
 
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from agentcli.checks.grounding import Finding, check_ticket
+from agentcli.checks.claims import one_line
+from agentcli.checks.grounding import MAX_FINDINGS, Finding, check_ticket
 
 GH = {"found": True, "order_code": "GH56JK78MN", "status": "pending_payment",
       "status_detail": "payment received, not yet matched to the order", "product": "PhotoFlux Pro license",
@@ -217,13 +221,16 @@ ADVERSARIAL = [
 ]
 
 
+@pytest.mark.timeout(30)  # ~0.1 s each; a pattern gone exponential fails here instead of hanging
 @pytest.mark.parametrize("i", range(len(ADVERSARIAL)))
 def test_huge_adversarial_text_completes(i):
     s = ADVERSARIAL[i]
     tools = [lookup("GH"), lookup("ORD"), {"name": "get_order_status", "input": {"order_code": "X"}, "result": s,
                                           "is_error": True, "outcome": "tool_error"}]
     out = check_ticket(answer=s, drafts=[{"id": DID, "text": s, "order_code": None}], tool_results=tools, questions=[s, s])
-    assert isinstance(out, list) and len(out) <= 50
+    assert len(out) <= MAX_FINDINGS
+    for f in out:  # huge input, short findings: one clipped line each
+        assert f.severity in SEVERITY[f.kind] and len(f.message) <= 240 and len(f.to_dict().get("sentence", "")) <= 300
 
 
 json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=40),
@@ -242,16 +249,56 @@ tool_result = st.fixed_dictionaries({
     "is_error": json_values, "outcome": st.sampled_from(["ok", "not_found", "invalid_input", "timeout"]) | json_values})
 
 
-@settings(max_examples=300, deadline=None)
-@given(answer=texty, drafts=st.lists(st.fixed_dictionaries({"id": texty | json_values, "text": texty | json_values,
-                                                            "order_code": json_values}) | json_values, max_size=3),
-       tools=st.lists(tool_result | json_values, max_size=6), questions=st.lists(texty, max_size=3) | json_values,
-       failed=st.integers() | st.none())
-def test_never_raises(answer, drafts, tools, questions, failed):
-    out = check_ticket(answer=answer, drafts=drafts, tool_results=tools, questions=questions, drafts_failed=failed)
-    for f in out:
-        d = f.to_dict()
-        assert d["severity"] in ("error", "warning") and "\n" not in d["message"]
+SEVERITY = {"unverified_order": {"error"}, "order_not_found": {"error"}, "unsupported_claim": {"error"},
+            "status_mismatch": {"error"}, "date_mismatch": {"error"}, "license_mismatch": {"error"},
+            "line_items_mismatch": {"error"}, "unconfirmed_date": {"warning"}, "unknown_draft_id": {"error"},
+            "forbidden_promise": {"error"}, "draft_after_failed_lookups": {"error", "warning"},
+            "false_not_found": {"error"}, "draft_not_saved": {"error"}}  # the module docstring's table
+TEXT_KINDS = set(SEVERITY) - {"draft_not_saved", "draft_after_failed_lookups"}  # need a text to read
+PLANTED_ID = "d-0a1b2c3d4e5f"
+UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+any_drafts = st.lists(st.fixed_dictionaries({"id": texty | json_values, "text": texty | json_values,
+                                             "order_code": json_values}) | json_values, max_size=3)
+
+
+def _findings(**kw):
+    return [f.to_dict() for f in check_ticket(**kw)]
+
+
+@settings(max_examples=100, deadline=None)
+@given(answer=texty, drafts=any_drafts, tools=st.lists(tool_result | json_values, max_size=6),
+       questions=st.lists(texty, max_size=3) | json_values, failed=st.integers() | st.none())
+def test_any_ticket_gets_well_formed_findings_and_a_planted_promise_is_always_caught(
+        answer, drafts, tools, questions, failed):
+    """Whatever the model, the database or the question hold: at most MAX_FINDINGS findings, each
+    of a documented kind with its documented severity, one printable line of at most 240
+    characters, located in the answer or in a draft of the ticket; the same ticket gives the same
+    findings; and a refund promise on its own line of a draft is never lost in the noise."""
+    ticket = dict(answer=answer, drafts=drafts, tool_results=tools, questions=questions, drafts_failed=failed)
+    out = _findings(**ticket)
+    assert len(out) <= MAX_FINDINGS
+    draft_ids = {one_line(d["id"], 40) for d in drafts if isinstance(d, dict) and isinstance(d.get("id"), str)} \
+        if isinstance(drafts, list) else set()
+    for d in out:
+        assert d["severity"] in SEVERITY[d["kind"]], d
+        assert d["message"] and len(d["message"]) <= 240 and not UNSAFE.search(d["message"]), d
+        assert d["where"] in ({"", "answer"} | draft_ids), d
+        if d["kind"] in TEXT_KINDS:
+            assert d["where"] == "answer" or d["where"] in draft_ids, d
+    assert _findings(**ticket) == out  # no state carried from one ticket to the next
+
+    # The same ticket with one more draft that promises a refund on a line of its own.
+    planted = {"id": PLANTED_ID, "text": f"{answer}\nWe will give you a full refund for it.", "order_code": None}
+    more = _findings(**{**ticket, "drafts": (drafts if isinstance(drafts, list) else [])[:3] + [planted]})
+    assert len(more) == MAX_FINDINGS or ("forbidden_promise", PLANTED_ID) in {(d["kind"], d["where"]) for d in more}
+
+
+@settings(max_examples=30, deadline=None)
+@given(tools=st.lists(tool_result | json_values, max_size=6), questions=st.lists(texty, max_size=3) | json_values)
+def test_nothing_said_means_no_claim_found(tools, questions):
+    """No answer and no draft: whatever the lookups returned, no finding about a text."""
+    out = _findings(answer="", drafts=[], tool_results=tools, questions=questions)
+    assert {d["kind"] for d in out} <= {"draft_not_saved"}, out
 
 
 def test_odd_result_types_from_a_hostile_database():

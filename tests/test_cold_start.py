@@ -158,6 +158,7 @@ def test_numbers_typer_must_judge_still_get_its_errors(cli_env, ticket, value, m
     assert code == 2 and message in p.stderr and "Traceback" not in p.stderr
 
 
+@pytest.mark.slow
 def test_the_sdk_import_is_frozen_once_and_the_collector_stays_on(cli_env):
     # providers._sdk_import: the SDK's ~10^6 import-time objects leave the collector's reach,
     # once per process; the collector itself is back on afterwards.

@@ -25,7 +25,7 @@ def _only(store: DraftStore) -> Draft:
     return items[0]
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(ticket=any_text, question=any_text, customer=any_text, other=any_text, who=any_text,
        reason=any_text, text=any_text)
 def test_every_header_field_round_trips_any_text(tmp_path_factory, ticket, question, customer,

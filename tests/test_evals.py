@@ -238,7 +238,7 @@ def test_offline_passes_every_task_it_is_meant_for(cli, cli_env, drafts_dir, hom
     s = report["summary"]
     assert s["failed"] == 0 and s["skipped"] == sum(t["needs_model"] for t in tasks.values())
     assert s["passed"] + s["skipped"] == s["tasks"] == len(tasks) and s["exit_code"] == 0
-    assert not drafts_dir.exists() or not any(drafts_dir.iterdir())  # eval drafts stay out of the queue
+    assert not drafts_dir.exists()  # eval drafts stay out of the queue (not even its folder is made)
     sid = tasks["status-shipped"]["runs"][0]["session_id"]
     assert (home / "sessions" / f"{sid}.jsonl").is_file()  # every run can be replayed with `log show`
 
@@ -374,6 +374,7 @@ def test_log_show_last_with_only_eval_sessions_says_how_to_see_them(cli, cli_env
     assert p.returncode == 0 and "--all shows them" in p.err
 
 
+@pytest.mark.slow
 def test_eval_stopped_by_sigterm_reports_what_it_scored(anthropic_env, fake_anthropic, tmp_path):
     """A supervisor's `timeout` (SIGTERM) mid-suite: the runs already scored are printed, not lost,
     and the process exits 143 (the real process: its signal and exit status are the point)."""
@@ -403,5 +404,6 @@ def test_eval_stopped_by_sigterm_reports_what_it_scored(anthropic_env, fake_anth
     assert proc.returncode == 143, err
     report = json.loads(out)
     scored = [r for t in report["tasks"] for r in t["runs"]]
-    assert len(scored) >= 1 and report["summary"]["runs"] >= 1
+    # the first task was answered at once and scored; the second was waiting for its answer
+    assert len(scored) == 1 and report["summary"]["runs"] == 1
     assert "eval interrupted after 1 run" in err and "Traceback" not in err

@@ -239,15 +239,21 @@ def test_async_client_json_stream_and_concurrency(fake):
                 final = await stream.get_final_message()
             assert "".join(chunks) == "streamed text here" == final.content[0].text
 
-            fake.latency = 0.5
-            fake.handler = lambda req: text(req["messages"][0]["content"])
-            t0 = time.monotonic()
+            # 60 requests served at once, not one after the other: every handler waits until all
+            # 60 are inside (a server answering them one at a time breaks the barrier; its
+            # timeout only stops a broken test)
+            barrier = threading.Barrier(60, timeout=20)
+
+            def handler(req):
+                barrier.wait()
+                return text(req["messages"][0]["content"])
+
+            fake.handler = handler
             results = await asyncio.gather(
                 *(ac.messages.create(**dict(ARGS, messages=[{"role": "user", "content": f"q{i}"}])) for i in range(60))
             )
-            elapsed = time.monotonic() - t0
             assert [r.content[0].text for r in results] == [f"q{i}" for i in range(60)]
-            assert elapsed < 2.5, elapsed  # 60 x 0.5 s served concurrently, not serially
+            assert not barrier.broken
 
     asyncio.run(main())
     assert len(fake.requests) == 62
@@ -375,20 +381,22 @@ def test_omit_message_stop_gives_stop_reason_none(fake, client):
 def test_stall_after_with_client_timeout():
     fake = FakeAnthropic().start()
     try:
-        with anthropic.Anthropic(api_key=KEY, base_url=fake.url, max_retries=0, timeout=1) as c:
-            fake.queue(text("slow stream", stall_after=3, stall_seconds=10))
+        # Upper bounds below the 30 s stall, generous for a busy machine: only waiting out the
+        # stall (the timeout not applied, stop() not interrupting it) exceeds them.
+        with anthropic.Anthropic(api_key=KEY, base_url=fake.url, max_retries=0, timeout=0.3) as c:
+            fake.queue(text("slow stream", stall_after=3, stall_seconds=30))
             t0 = time.monotonic()
             with pytest.raises(httpx2.ReadTimeout):  # raw httpx2, not anthropic.APITimeoutError
                 with c.messages.stream(**ARGS) as stream:
                     stream.get_final_message()
-            assert time.monotonic() - t0 < 3
+            assert time.monotonic() - t0 < 15
             # a stall before the response headers: the SDK wraps the timeout
-            fake.queue(text("slow json", stall_after=0, stall_seconds=10))
+            fake.queue(text("slow json", stall_after=0, stall_seconds=30))
             with pytest.raises(anthropic.APITimeoutError):
-                c.messages.create(**ARGS, timeout=0.5)
+                c.messages.create(**ARGS, timeout=0.3)
         t0 = time.monotonic()
         fake.stop()  # interrupts the still-stalled handlers
-        assert time.monotonic() - t0 < 1
+        assert time.monotonic() - t0 < 15
     finally:
         fake.stop()
 
@@ -396,22 +404,32 @@ def test_stall_after_with_client_timeout():
 # --------------------------------------------------------------------------- ordering, helpers
 
 
-def test_delay_shuffles_completion_order(fake):
-    fake.queue(text("a", delay=0.4), text("b"), text("c", delay=0.2))
-    done, lock = [], threading.Lock()
+def test_a_delay_holds_back_only_its_own_reply():
+    """A delayed reply does not hold up the requests after it; stop() cuts the delay short."""
+    fake = FakeAnthropic().start()  # its own server: this test stops it
+    got: list = []
 
     def call():
-        with anthropic.Anthropic(api_key=KEY, base_url=fake.url, max_retries=0, timeout=5) as c:
-            t = c.messages.create(**ARGS).content[0].text
-        with lock:
-            done.append(t)
+        with anthropic.Anthropic(api_key=KEY, base_url=fake.url, max_retries=0, timeout=120) as c:
+            try:
+                got.append(c.messages.create(**ARGS).content[0].text)
+            except anthropic.APIConnectionError as e:  # the server stopped mid-delay
+                got.append(type(e).__name__)
 
-    threads = [threading.Thread(target=call) for _ in range(3)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert done == ["b", "c", "a"]
+    try:
+        fake.queue(text("slow", delay=60), text("fast"))
+        slow = threading.Thread(target=call)
+        slow.start()
+        deadline = time.monotonic() + 20  # a hang guard only
+        while not fake.requests and time.monotonic() < deadline:
+            time.sleep(0.01)
+        with anthropic.Anthropic(api_key=KEY, base_url=fake.url, max_retries=0, timeout=20) as c:
+            assert c.messages.create(**ARGS).content[0].text == "fast"
+        assert slow.is_alive() and got == []  # the first reply is still held back
+    finally:
+        fake.stop()
+    slow.join(20)
+    assert not slow.is_alive() and got == ["APIConnectionError"]
 
 
 def test_tool_results_helper(fake, client):

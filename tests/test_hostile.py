@@ -105,6 +105,7 @@ def _logged(home, kind):
     return False
 
 
+@pytest.mark.slow
 def test_kill_9_mid_session_leaves_a_readable_log(anthropic_env, fake_anthropic, home):
     fake_anthropic.queue(message(tool_use_block("get_order_status", {"order_code": "GH56JK78MN"})))
     fake_anthropic.handler = lambda req: (time.sleep(30), text("never"))[1]
@@ -126,6 +127,7 @@ def test_kill_9_mid_session_leaves_a_readable_log(anthropic_env, fake_anthropic,
     fake_anthropic.stop()
 
 
+@pytest.mark.slow
 def test_ctrl_c_exits_130_with_one_line_and_the_log_records_it(anthropic_env, fake_anthropic, home):
     fake_anthropic.handler = lambda req: (time.sleep(30), text("never"))[1]
     proc = subprocess.Popen([agentcli_exe(), "ask", "slow?"], env=anthropic_env,

@@ -296,5 +296,9 @@ def test_a_content_free_stream_is_asked_again_without_streaming(cli, openai_env,
     assert p.returncode == 0, p.err
     assert p.out.strip() == "It is waiting for its payment."
     assert "empty stream" in p.err and "without streaming" in p.err
-    assert [r.get("stream") for r in fake_openai.requests] == [True, None] or \
-        [bool(r.get("stream")) for r in fake_openai.requests] == [True, False]
+    first, again = fake_openai.requests
+    assert first["stream"] is True and first["stream_options"] == {"include_usage": True}
+    # asked again for one JSON response: the provider leaves streaming out (no "stream" key at
+    # all, not "stream": false), with the very same conversation
+    assert "stream" not in again and "stream_options" not in again
+    assert again["messages"] == first["messages"] and again["tools"] == first["tools"]

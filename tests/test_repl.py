@@ -35,6 +35,8 @@ from agentcli.testing.fake_anthropic import (error, message, text, tool_results,
                                              tool_use_block)
 from agentcli.tools import READ_ONLY, Tool, default_registry
 
+from .conftest import user_texts
+
 GUARD_S = 20  # a hang guard only; nothing here asserts on time
 
 
@@ -102,13 +104,6 @@ def run_keys(keys: str, *, registry=None, history_path=None, **settings) -> tupl
             await app.aclose()
 
     return asyncio.run(main())
-
-
-def user_texts(msg: dict) -> list[str]:
-    content = msg["content"]
-    if isinstance(content, str):
-        return [content]
-    return [b["text"] for b in content if b.get("type") == "text"]
 
 
 def assert_valid_history(messages: list[dict]) -> None:
@@ -619,6 +614,7 @@ def _spawn(args, env):
     return child
 
 
+@pytest.mark.slow
 def test_terminal_end_to_end(anthropic_env, fake_anthropic, demo_db, home):
     """The real console script in a pseudo-terminal: ask, see the trace, Ctrl-C, ask, leave."""
     fake_anthropic.queue(LOOKUP(), text("Order GH56JK78MN is waiting for payment."),

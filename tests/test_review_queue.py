@@ -102,6 +102,7 @@ def test_batch_resume_after_a_500_reuses_the_draft(cli, anthropic_env, fake_anth
     assert rec["ticket"] == "T-1" and rec["status"] == "pending_review"
 
 
+@pytest.mark.slow
 def test_batch_resume_after_a_kill_between_the_draft_and_the_record(cli, anthropic_env, fake_anthropic,
                                                                     tmp_path, drafts_dir):
     f = tmp_path / "q.jsonl"
@@ -122,7 +123,9 @@ def test_batch_resume_after_a_kill_between_the_draft_and_the_record(cli, anthrop
         if proc.poll() is None:
             proc.kill()
     first = _drafts(drafts_dir)
-    assert len(first) == 1 and (not out.exists() or out.read_text().strip() == "")
+    # the draft is saved, the record is not: --output is opened (created) before the first
+    # question and holds nothing yet
+    assert len(first) == 1 and out.read_text() == ""
     fake_anthropic.queue()  # the delayed reply was consumed by the killed run
     _batch_reply(fake_anthropic)
     p = cli(["batch", str(f), "--output", str(out), "--resume"], anthropic_env)
@@ -191,8 +194,12 @@ def test_table_keeps_whole_ids_escapes_hostile_text_and_pages(cli_env, drafts_di
     flat = re.sub(r"\x1b\[[0-9;]*m", "", out)
     for d in drafts[6:]:  # the 24 newest and drafts[0] (its created_at sorts first)
         assert d.id in flat, (d.id, flat)  # never cut, never split across lines
-    assert "PWN" not in flat or "\x1b]0;PWN" not in out
-    assert "[link=" in flat or cols < 100  # markup shown as text (the wide layout has the column)
+    assert "\x1b]" not in out and "\x07" not in out  # the planted title escape never reaches it
+    header = next(ln for ln in flat.splitlines() if ln.split()[:2] == ["id", "status"])
+    if cols >= 100:  # the wide layout has a customer column: the markup in it is shown as text
+        assert "customer" in header and "[link=http://x]ana" in flat
+    else:
+        assert "customer" not in header
 
 
 # =========================================================================== show, edit, decide

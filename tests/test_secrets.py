@@ -103,6 +103,10 @@ def test_passwords_in_context_and_credential_shapes():
     assert redact("GET /v1?api_key=Zz81abc&x=1") == "GET /v1?api_key=***&x=1"
     assert redact("Authorization: Bearer eyJhbGciOi.J9x.y") == "Authorization: Bearer ***"
     assert redact("x-api-key: " + KEY) == "x-api-key: ***"
+    # header names in any case, as HTTP allows (the cheap pre-check once missed these)
+    assert redact("X-Api-Key: abcdefgh12345678") == "X-Api-Key: ***"
+    assert redact("BeArEr abcdefgh12345678xyz") == "BeArEr ***"
+    assert redact("AUTHORIZATION: Basic dXNlcjpwYXNzd29yZA==") == "AUTHORIZATION: Basic ***"
     for s in ("ghp_" + "a1B2" * 10, "AKIA" + "ABCDEFGHIJ234567", "xoxb-1234567890-abcdef",
               "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc", "-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----"):
         assert redact(f"see {s} here") == "see *** here"
@@ -186,8 +190,11 @@ def test_every_batch_record_is_redacted(cli, real_key, fake_anthropic, tmp_path,
     assert p.returncode == 4, p.err
     recs = [json.loads(x) for x in p.out.splitlines()]
     assert len(recs) == len(lines) + 1
-    assert any(r.get("stop_reason") == "duplicate_id" for r in recs)
-    assert sum("not attempted" in (r.get("error") or "") for r in recs) >= 5
+    # one at a time: the first is refused (the key), which stops the batch; the second is a
+    # duplicate id (told apart before dispatch); every later line is not attempted
+    assert [r["status"] for r in recs] == ["error"] * len(recs)
+    assert [r.get("stop_reason") for r in recs[:2]] == ["authentication", "duplicate_id"]
+    assert all(r["error"].startswith("not attempted") for r in recs[2:]), recs
     for where in (p.out, p.err, out.read_text(), everything(home, home / "none")):
         assert not leaked(where) and not leaked(where, OTHER)
 

@@ -23,6 +23,8 @@ import pytest
 
 from tests.conftest import agentcli_exe
 
+pytestmark = pytest.mark.slow  # real processes, seconds of work each
+
 GUARD_S = 40  # only a hang reaches this
 
 

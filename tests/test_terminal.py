@@ -1,6 +1,8 @@
 """What a person sees on a terminal (issue 18): ``ask`` and the REPL in a pseudo-terminal at 60
 and 120 columns, the screen rendered by a terminal emulator (pyte) and compared as text; pipes
-compared byte for byte (in-process). Few and fast: the fake API answers at once."""
+compared byte for byte (in-process). Few and fast: the fake API answers at once. Where the model
+plays no part (the banner, reading a paste, the REPL's habits), the REPL runs with the offline
+provider: no SDK import (1-2 s of every cold start), the same terminal code."""
 
 from __future__ import annotations
 
@@ -13,7 +15,10 @@ import pexpect
 import pyte
 import pytest
 
+from agentcli.sessions.log import read_events
 from agentcli.testing.fake_anthropic import error, message, text, text_block, tool_use_block
+
+from .conftest import user_texts
 
 GUARD_S = 20  # a hang guard only
 REPLY = ("Hello Ana,\n\nyour payment for order GH56JK78MN is being matched to the order. We will "
@@ -84,13 +89,27 @@ def run_ask(env, cols, cwd, *args) -> Screen:
     return s
 
 
-LOOKUP_60 = """\
-← get_order_status ok (N ms): GH56JK78MN pending_payment ·
-PhotoFlux Pro license · placed 2026-11-20 · “payment
-received, not yet matched to the order”"""
-LOOKUP_120 = """\
-← get_order_status ok (N ms): GH56JK78MN pending_payment · PhotoFlux Pro license · placed 2026-11-20 · “payment
-received, not yet matched to the order”"""
+# The lookup's line, wrapped at words: where it breaks depends on the width of its duration
+# ("(8.1 ms)" or "(1234.5 ms)" on a busy machine), so it is compared as one line and its
+# wrapping checked on its own.
+LOOKUP = ("← get_order_status ok (N ms): GH56JK78MN pending_payment · PhotoFlux Pro license · "
+          "placed 2026-11-20 · “payment received, not yet matched to the order”")
+
+
+def lookup_block(screen: str, cols: int) -> str:
+    """SCREEN with the lookup's wrapped lines (from "← get_order_status" to the blank line
+    after them) replaced by one "<LOOKUP>" line, once they are found to be LOOKUP wrapped
+    greedily at spaces within COLS columns."""
+    lines = screen.split("\n")
+    start = next(i for i, ln in enumerate(lines) if ln.startswith("← get_order_status"))
+    end = lines.index("", start)
+    block = lines[start:end]
+    assert normalised(" ".join(block)) == LOOKUP, block
+    for line, nxt in zip(block, block[1:]):  # no line could have taken the next one's first word
+        assert len(line) <= cols and len(line) + 1 + len(nxt.split(" ")[0]) > cols, block
+    return "\n".join(lines[:start] + ["<LOOKUP>"] + lines[end:])
+
+
 DRAFT_60 = """\
 ✎ draft d-ID saved: pending review, nothing was
 sent
@@ -111,6 +130,7 @@ DRAFT_120 = """\
   │ Kind regards"""
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cols", [60, 120])
 def test_ask_on_a_terminal(anthropic_env, fake_anthropic, tmp_path, cols):
     """Each text block apart, the lookup on one (word-wrapped) line, the draft once as quoted text,
@@ -121,7 +141,7 @@ def test_ask_on_a_terminal(anthropic_env, fake_anthropic, tmp_path, cols):
     want = "\n".join([
         "I'll look up the order first.",
         '→ get_order_status {"order_code": "GH56JK78MN"}',
-        LOOKUP_60 if cols == 60 else LOOKUP_120,
+        "<LOOKUP>",
         "",
         "Found it. Drafting a reply.",
         "→ draft_reply (order GH56JK78MN)",
@@ -132,19 +152,26 @@ def test_ask_on_a_terminal(anthropic_env, fake_anthropic, tmp_path, cols):
         "Order GH56JK78MN is waiting for its payment.",
         "",
         " • draft saved for review"])
-    assert normalised(s.text()) == want
+    assert normalised(lookup_block(s.text(), cols)) == want
     (draft,) = (tmp_path / "drafts").glob("d-*.md")
     assert s.text().count(draft.stem) == 2  # id and path, each whole on its line
     assert b"waiting for the model" in s.raw  # the spinner ran while the model was asked
 
 
+@pytest.mark.slow
 def test_ask_on_a_terminal_shows_every_retry_with_its_reason(anthropic_env, fake_anthropic, tmp_path):
-    fake_anthropic.queue(error(529, "Overloaded", headers={"retry-after": "1"}), text("Done."))
+    # (the countdown of a wait of a second or more: tests/test_ratelimit.py, on the renderer)
+    fake_anthropic.queue(error(529, "Overloaded", headers={"retry-after-ms": "300"}), text("Done."))
     s = run_ask(anthropic_env, 120, tmp_path, "--retries", "1", "hello")
     assert s.status == 0
-    assert s.text() == ("↻ model call 1 failed: the Anthropic API is overloaded (529): Overloaded; "
-                        "retrying in 1.0 s\nDone.")
-    assert b"waiting 1 s before retrying" in s.raw  # the countdown of the wait
+    retry, answer = s.text().split("\n")
+    # the wait is what is left of the server's 0.3 s when the retry is decided: its tenths depend
+    # on the machine, so the line is compared up to them
+    m = re.fullmatch(r"↻ model call 1 failed: the Anthropic API is overloaded \(529\): Overloaded; "
+                     r"retrying in (\d\.\d) s", retry)
+    assert m and 0 < float(m.group(1)) <= 0.3, retry
+    assert answer == "Done."
+    assert len(fake_anthropic.requests) == 2
 
 
 def test_ask_on_a_pipe_is_raw_markdown_byte_for_byte(cli, anthropic_env, fake_anthropic):
@@ -160,6 +187,7 @@ def test_ask_on_a_pipe_is_raw_markdown_byte_for_byte(cli, anthropic_env, fake_an
     assert lines[7:] == ["  │ " + ln if ln else "  │" for ln in REPLY.split("\n")]
 
 
+@pytest.mark.slow
 def test_quiet_on_a_terminal_keeps_text_blocks_apart(anthropic_env, fake_anthropic, tmp_path):
     scripted(fake_anthropic)
     s = run_ask(anthropic_env, 80, tmp_path, "-q", "Reply to Ana about GH56JK78MN")
@@ -185,19 +213,26 @@ def repl(env, cols, cwd, extra_env=None):
     return child, s, until
 
 
-def test_repl_paste_habits_and_leaving(anthropic_env, fake_anthropic, tmp_path, demo_db):
-    """A paste without bracketed paste (all lines written at once) is one question; /drafs gets a
-    "did you mean"; /usage with a word is refused; `exit` leaves without a model call and the
-    drafts of the session are listed."""
-    fake_anthropic.queue(
-        message(tool_use_block("draft_reply", {"text": REPLY, "order_code": "GH56JK78MN"})),
-        text("Saved a draft."))
-    child, s, until = repl(anthropic_env, 60, tmp_path)
+def offline(cli_env) -> dict[str, str]:
+    """``cli_env`` with the offline provider: the REPL and ``ask`` without a model SDK."""
+    return {**cli_env, "AGENTCLI_PROVIDER": "offline"}
+
+
+def questions_logged(home: Path) -> list[str]:
+    return [e["text"] for log in sorted((home / "sessions").glob("*.jsonl"))
+            for e in read_events(log) if e["type"] == "question"]
+
+
+def test_repl_paste_habits_and_leaving(cli_env, home, tmp_path, demo_db):
+    """A paste without bracketed paste (all lines written at once) is one question, even when
+    its first line starts with "/"; /drafs gets a "did you mean"; /usage with a word is refused;
+    `exit` leaves without asking anything and the drafts of the session are listed."""
+    child, s, until = repl(offline(cli_env), 60, tmp_path)
     try:
         until("›".encode())
         email = ["/home page says my order is late.", "Order GH56JK78MN.", "Thanks, Ana"]
         child.send("\r".join(email) + "\r")  # one write: the way a paste arrives
-        until(b"Saved a draft.")
+        until(b"for review")  # the offline answer: "I saved a reply as draft ... for review"
         until(b"\xe2\x80\xba")  # the next prompt
         mark = len(s.raw)
         child.send("/drafs\r")
@@ -212,16 +247,14 @@ def test_repl_paste_habits_and_leaving(anthropic_env, fake_anthropic, tmp_path, 
         child.close(force=True)
     assert child.exitstatus == 0
     assert str(demo_db.resolve()).encode() in s.raw  # the banner's path whole at 60 columns, not cut
-    assert len(fake_anthropic.requests) == 2  # one question, one draft call; `exit` cost nothing
-    first = fake_anthropic.requests[0]["messages"][0]["content"]
-    texts = [b["text"] for b in first if b.get("type") == "text"] if isinstance(first, list) else [first]
-    assert texts == ["\n".join(email)]
+    assert questions_logged(home) == ["\n".join(email)]  # one question; `exit` asked nothing
     tail = s.raw[mark:].decode("utf-8", "replace")
     assert "unknown command /drafs; did you mean /drafts?" in re.sub(r"\s+", " ", tail)
     (draft,) = (tmp_path / "drafts").glob("d-*.md")
     assert draft.stem in s.text().split("saved in this session")[-1]
 
 
+@pytest.mark.slow
 def test_a_pasted_colour_code_at_the_prompt_keeps_the_question(anthropic_env, fake_anthropic,
                                                                tmp_path):
     # Issue 24 item 8, in a real pseudo-terminal: the bytes of "Hi \x1b[31mthere" as a terminal
@@ -245,8 +278,8 @@ def test_a_pasted_colour_code_at_the_prompt_keeps_the_question(anthropic_env, fa
     assert texts == ["Hi there, where is GH56JK78MN?"]
 
 
-def test_no_color_means_no_style_at_all(anthropic_env, fake_anthropic, tmp_path):
-    child, s, until = repl(anthropic_env, 120, tmp_path, {"NO_COLOR": "1"})
+def test_no_color_means_no_style_at_all(cli_env, tmp_path):
+    child, s, until = repl(offline(cli_env), 120, tmp_path, {"NO_COLOR": "1"})
     try:
         until(b"Ctrl-D or /exit leaves")
         # the banner only: the prompt that may follow in the same read is prompt_toolkit's
@@ -260,23 +293,21 @@ def test_no_color_means_no_style_at_all(anthropic_env, fake_anthropic, tmp_path)
     assert not re.search(rb"\x1b\[[0-9;]*m", banner), banner  # no bold, dim or colour
 
 
-def test_ask_dash_on_a_terminal_says_what_it_waits_for(anthropic_env, fake_anthropic, tmp_path):
-    fake_anthropic.queue(text("Got it."))
-    child = spawn(["ask", "-"], anthropic_env, 80, tmp_path)
+def test_ask_dash_on_a_terminal_says_what_it_waits_for(cli_env, home, tmp_path):
+    child = spawn(["ask", "-"], offline(cli_env), 80, tmp_path)
     try:
         child.expect("paste the question, then press Ctrl-D")
-        child.send("line one\rline two\r")
+        child.send("Where is my order\rGH56JK78MN?\r")
         child.sendeof()
-        child.expect("Got it.")
+        child.expect("status pending_payment")  # the offline workflow looked the order up
         child.expect(pexpect.EOF)
     finally:
         child.close(force=True)
     assert child.exitstatus == 0
-    first = fake_anthropic.requests[0]["messages"][0]["content"]
-    texts = [b["text"] for b in first if b.get("type") == "text"] if isinstance(first, list) else [first]
-    assert texts == ["line one\nline two"]
+    assert questions_logged(home) == ["Where is my order\nGH56JK78MN?"]  # both lines, one question
 
 
+@pytest.mark.slow
 def test_keys_typed_while_an_answer_runs_are_not_echoed_but_kept(anthropic_env, fake_anthropic,
                                                                   tmp_path):
     fake_anthropic.queue(text("First answer.", delay=1.0), text("Second answer."))
@@ -297,7 +328,4 @@ def test_keys_typed_while_an_answer_runs_are_not_echoed_but_kept(anthropic_env, 
     finally:
         child.close(force=True)
     assert b"typed ahead" not in shown_during  # not echoed into the spinner line
-    msgs = fake_anthropic.requests[1]["messages"]
-    last = msgs[-1]["content"]
-    texts = [b["text"] for b in last if b.get("type") == "text"] if isinstance(last, list) else [last]
-    assert texts == ["typed ahead"]
+    assert user_texts(fake_anthropic.requests[1]["messages"][-1]) == ["typed ahead"]

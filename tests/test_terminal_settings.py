@@ -49,7 +49,8 @@ def test_an_empty_anthropic_key_is_a_configuration_error_not_offline(cli, cli_en
 
 def test_overload_and_429_retries_are_the_loops_and_shown_with_their_reason(cli, anthropic_env,
                                                                            fake_anthropic):
-    fake_anthropic.queue(fa.error(529, "Overloaded"), fa.error(429, "slow down", retry_after=0),
+    soon = {"retry-after-ms": "50"}  # the server's wait, honoured: no backoff of 0.5 s and up
+    fake_anthropic.queue(fa.error(529, "Overloaded", headers=soon), fa.error(429, "slow down", headers=soon),
                          fa.text("done"))
     p = cli(["ask", "--retries", "2", "hi"], anthropic_env)
     assert p.returncode == 0 and p.out == "done\n"
@@ -61,7 +62,7 @@ def test_overload_and_429_retries_are_the_loops_and_shown_with_their_reason(cli,
 
 
 def test_a_final_rate_limit_in_ask_gives_no_batch_advice(cli, anthropic_env, fake_anthropic):
-    fake_anthropic.queue(*[fa.error(429, "slow down", retry_after=0)] * 2)
+    fake_anthropic.queue(*[fa.error(429, "slow down", headers={"retry-after-ms": "50"})] * 2)
     p = cli(["ask", "--retries", "1", "hi"], anthropic_env)
     assert p.returncode == 4
     (line,) = [ln for ln in p.err.splitlines() if "rate limited" in ln and "retrying" not in ln]
@@ -78,7 +79,7 @@ def test_a_context_overflow_in_ask_says_shorten_not_new_ticket(cli, anthropic_en
 
 def test_a_stalled_stream_names_the_flag_not_the_exception(cli, anthropic_env, fake_anthropic):
     fake_anthropic.queue(*[fa.text("This answer stalls.", stall_after=2, stall_seconds=5)] * 2)
-    p = cli(["ask", "--request-timeout", "0.5", "--retries", "1", "hello"], anthropic_env)
+    p = cli(["ask", "--request-timeout", "0.2", "--retries", "1", "hello"], anthropic_env)
     assert p.returncode == 4
     assert "--request-timeout" in p.err
 

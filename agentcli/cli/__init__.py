@@ -26,7 +26,7 @@ from .options import ModelOptions, TicketOpt, model_options
 # command -> its module in agentcli.cli, in the order `agentcli --help` lists them
 COMMANDS = {"ask": "ask", "chat": "chat", "batch": "batch", "eval": "eval", "orders": "orders",
             "db": "orders", "drafts": "drafts", "review": "review_cmd", "log": "log",
-            "doctor": "doctor"}
+            "doctor": "doctor", "mcp": "mcp"}
 _TYPER_SETTINGS = dict(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
 
 

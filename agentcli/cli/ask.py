@@ -15,11 +15,11 @@ from .common import (
     error_line,
     offline_notice,
     out_console,
-    preflight,
     read_question,
     run,
 )
 from .options import ModelOptions, TicketOpt, model_options
+from .preflight import preflight
 from .render import TraceRenderer
 
 

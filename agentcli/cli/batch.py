@@ -28,8 +28,9 @@ from ..batch.engine import BatchRunner, RecordFile, read_done
 from ..batch.input import LineSource
 from ..errors import UsageError
 from ..redact import clean_for_terminal
-from .common import err_console, offline_notice, preflight, run
+from .common import err_console, offline_notice, run
 from .options import ModelOptions, model_options
+from .preflight import preflight
 
 DEFAULT_CONCURRENCY = 8  # keep in step with agentcli.batch.engine.DEFAULT_CONCURRENCY
 MAX_CONCURRENCY = 256

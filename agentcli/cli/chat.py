@@ -14,8 +14,9 @@ import typer
 from ..app import App
 from ..drafts.queue import ticket_arg
 from ..stdio import isatty
-from .common import err_console, offline_notice, out_console, preflight, run
+from .common import err_console, offline_notice, out_console, run
 from .options import ModelOptions, TicketOpt, model_options
+from .preflight import preflight
 from .repl import Repl
 
 

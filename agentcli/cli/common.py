@@ -20,7 +20,6 @@ from ..errors import EXIT_INTERRUPTED, AgentcliError, UsageError
 from ..redact import clean_for_terminal, one_line, redact_obj
 from ..stdio import silence_stdout
 from ..vocab import MAX_QUESTION_CHARS, check_question
-from .preflight import provider_chosen, require
 
 
 def _console(**kw: Any) -> Any:
@@ -252,12 +251,6 @@ def offline_notice(settings: Any) -> None:
     if settings.provider == "offline":
         sys.stderr.write(OFFLINE_NOTICE + "\n")
         sys.stderr.flush()
-
-
-def preflight(settings: Any, opts: Any) -> None:
-    """Check before spending (agentcli.cli.preflight): a failing check is exit 3, one line."""
-
-    require(settings, chosen=provider_chosen(opts))
 
 
 def json_line(obj: Any) -> str:

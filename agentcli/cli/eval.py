@@ -21,11 +21,11 @@ from .common import (
     error_line,
     offline_notice,
     out_console,
-    preflight,
     run,
     tsv,
 )
 from .options import ModelOptions, model_options
+from .preflight import preflight
 
 
 def register(app: typer.Typer) -> None:

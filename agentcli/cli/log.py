@@ -168,6 +168,24 @@ def log_show(
     raise typer.Exit(run(body))
 
 
+def _mcp_line(ev: dict[str, Any]) -> tuple[str, str] | None:
+    """The line of an ``agentcli mcp`` record (the client, a message refused, how the session
+    ended), or None for any other record."""
+    def w(key: str, fmt: str = "{}") -> str:
+        v = ev.get(key)
+        return fmt.format(v) if isinstance(v, (str, int)) and not isinstance(v, bool) else ""
+
+    t = ev.get("type")
+    if t == "mcp_client":
+        return f"MCP client {w('name')} {w('version')}{w('protocol_version', ' (protocol {})')}", "dim"
+    if t == "mcp_protocol_error":
+        return f"✗ protocol error {w('code')}: {w('message')}{w('request_id', ' (request {})')}", "yellow"
+    if t == "session_end":
+        return (f"■ session ended: {w('reason')}{w('calls', ' · {} call(s)')}{w('status', ' · status {}')}",
+                "dim" if ev.get("status") == "ok" else "yellow")
+    return None
+
+
 def _replay(path: Path, events: list[dict[str, Any]], shown: list[dict[str, Any]], *,
             tool: Optional[str], errors: bool) -> None:
 
@@ -202,6 +220,10 @@ def _replay(path: Path, events: list[dict[str, Any]], shown: list[dict[str, Any]
             return
         if t == "cancelled":
             line(f"✗ cancelled: {ev.get('message') or 'cancelled by the person'}", "bold yellow")
+            return
+        mcp = _mcp_line(ev)
+        if mcp is not None:
+            line(*mcp)
             return
         try:
             obj = rebuild(ev)

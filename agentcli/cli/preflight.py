@@ -268,3 +268,8 @@ async def api_check(settings: Any, provider: Any) -> Check:
     except ModelAPIError as e:
         return Check(name, False, e.message, None)
     return Check(name, True, said)
+
+
+def preflight(settings: Any, opts: Any) -> None:
+    """Check before spending: a failing check is exit 3, one line (ask, chat, batch, eval)."""
+    require(settings, chosen=provider_chosen(opts))

@@ -140,8 +140,8 @@ def summarise(sid: str, events: Iterable[dict[str, Any]], path: Path) -> Session
         elif t == "cancelled":
             mark("cancelled")
             open_question = False
-        elif t == "checked":  # the grounding checks' verdict on the question just finished
-            st = ev.get("status")
+        elif t in ("checked", "session_end"):  # the grounding checks' verdict on a question or
+            st = ev.get("status")                # a draft; how a session of no question ended
             if isinstance(st, str) and st in _SEVERITY:
                 mark(st)
         elif t == "turn_finished":

@@ -1,0 +1,60 @@
+"""Every benchmark in bench/ still runs: ``bench/run.py --smoke`` runs each script with its own
+``--smoke`` (tiny sizes, a few repetitions) in a subprocess and prints the whole report.
+
+Not a timing test: the figures of a smoke run mean nothing and nothing here reads them. What
+must hold is that each script exits 0 and prints its table, and that the closing table of issue
+22 item 9 has a measured value (pass or FAIL, never "not measured") in each of its four rows.
+A script that no longer imports (bench_ratelimit.py did, unseen, for a whole release) fails here.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+SECTIONS = {  # heading of each script's section -> a line of the table it prints
+    "## Cold start, --smoke": "agentcli ask (offline)",
+    "## Per-call overhead": "overhead per model call",
+    "## Batch throughput against the ideal": "concurrency  batch s",
+    "## Batch at the API's limits": "| limit | concurrency | lost |",
+    "## Order lookup p50/p99": "| tool layer, SQLite",
+}
+FLOOR = ["our cost per model call (p50)", "our cost per tool cycle (p50)",
+         "`ask` offline, wall (median)", "`--help` / `python -c pass` (medians)"]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)  # five scripts, each starting its own processes: seconds, not minutes
+def test_every_benchmark_runs_in_smoke_mode(request, tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_", "AGENTCLI_"))}
+    try:  # the lookup benchmark reuses the tests' PostgreSQL server instead of starting its own
+        env["AGENTCLI_TEST_PG_DSN"] = request.getfixturevalue("pg_dsn")
+    except pytest.skip.Exception:
+        pass  # no server here: bench_lookup.py starts one with initdb or says it has none
+    env["TMPDIR"] = str(tmp_path)
+    p = subprocess.run([sys.executable, str(ROOT / "bench" / "run.py"), "--smoke", "--no-llm"],
+                       cwd=ROOT, env=env, capture_output=True, text=True, timeout=280,
+                       stdin=subprocess.DEVNULL)
+    report = p.stdout
+    assert p.returncode == 0, report[-3000:] + p.stderr[-3000:]
+    assert "Traceback" not in p.stderr, p.stderr[-3000:]
+    assert "FAILED" not in report and " failed (exit" not in report, report[-3000:]
+    sections = report.split("\n## ")
+    for heading, line in SECTIONS.items():
+        (sec,) = [s for s in sections if ("## " + s).startswith(heading)]
+        assert line in sec, sec
+        # a command of bench_startup.py that failed is a row "n/a | exit N: ..." (not a crash)
+        assert not re.search(r"\| exit -?\d+: ", sec), sec
+    floor = report.split("## Issue 22 item 9: back to the floor", 1)[1]
+    rows = [ln for ln in floor.splitlines() if ln.startswith("| ") and "pass/fail" not in ln]
+    assert [r.split("|")[1].strip() for r in rows] == FLOOR
+    for r in rows:
+        cells = [c.strip() for c in r.strip("|").split("|")]
+        assert cells[1] != "not measured" and cells[4] in ("pass", "FAIL"), r
