@@ -238,7 +238,9 @@ def _replay(path: Path, events: list[dict[str, Any]], shown: list[dict[str, Any]
             line(f"? {obj.text}{who}", "bold")
         r(obj)
         if t == "turn_finished":
-            u = obj.usage if isinstance(obj.usage, dict) else {}
+            u = obj.usage or {}
+            if not isinstance(u, dict):
+                raise TypeError("usage is not an object")
             parts = [f"■ {obj.status} ({obj.stop_reason})", f"{obj.turns} model call{'s' if obj.turns != 1 else ''}",
                      f"tokens in {token_count(u.get('input_tokens'))} / out "
                      f"{token_count(u.get('output_tokens'))}"]

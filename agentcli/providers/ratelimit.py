@@ -53,8 +53,8 @@ from ..errors import ModelAPIError
 LIMIT_STATUSES = (429, 529)
 MAX_WAIT_S = 900.0   # a wait longer than this is a quota, not a rate: stop (the quota bound)
 STALL_S = 900.0      # limited and no answer through for this long: stop
-STALL_ROUNDS = 10    # ... or for this many rounds of limit answers (~2 min of growing pauses)
-BACKOFF_FLOOR_S = 0.25  # the shortest shared pause after a limit answer, doubling per round
+STALL_ROUNDS = 10    # ... or for this many rounds of limit answers (~80 s of growing pauses)
+BACKOFF_FLOOR_S = 0.1  # the shortest shared pause after a limit answer, doubling per round
 MAX_BACKOFF_S = 30.0    # the longest backoff of our own (a server may ask for more)
 NOTICE_S = 1.0       # outside a batch, a wait this long is shown (a countdown), not slept unseen
 _DIMS = ("requests", "tokens", "input-tokens", "output-tokens")

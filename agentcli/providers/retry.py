@@ -9,13 +9,14 @@ and waits, or ends the question with the error (after rolling back what it added
   5xx, timeouts and connection failures before the response, an error event inside a 200
   stream, an incomplete or broken response — at most ``--retries`` times. A 401, 403, 404 or
   400 ends the question at once, and so does a server's ``x-should-retry: false``.
-- **The wait**: :data:`BASE_DELAY` doubling per attempt with ±25 % jitter (so a batch's
-  failures do not all come back at the same instant), at most :data:`MAX_DELAY`; a server's
-  ``retry-after`` (bounded by ``api_errors.MAX_RETRY_AFTER``) when it asks for longer. A
-  ``retry-after: 0`` does not remove the backoff.
-- **How many**: ``--retries`` is at most :data:`MAX_RETRIES` (``config.SETTINGS``), so the
-  longest a model call can spend retrying is bounded: with the defaults' ceiling about
-  0.5 + 1 + 2 + 4 + 8 + 16 + 30 + 30 + 30 + 30 s, under three minutes.
+- **The wait**: the server's ``retry-after`` (bounded by ``api_errors.MAX_RETRY_AFTER``, and
+  never under :data:`MIN_WAIT`); without one, or with ``retry-after: 0``, :data:`BASE_DELAY`
+  doubling per attempt with ±25 % jitter (so a batch's failures do not all come back at the
+  same instant), at most :data:`MAX_DELAY`.
+- **How many**: ``--retries`` is at most :data:`~agentcli.config.MAX_RETRIES`
+  (``config.SETTINGS``): with our own backoff a model call gives up within
+  0.5 + 1 + 2 + 4 + 8 + 16 + 30 + 30 + 30 + 30 s, under three minutes (a server's retry-after,
+  60 s at most each, can make it longer).
 - **Rate limits** (:class:`~agentcli.providers.ratelimit.RateLimited`, a 429/529 the gate took
   in hand): the wait is the gate's shared pause (the server's word, never less than the gate's
   growing backoff). When the gate stops (a quota beyond its bound, or a limit that lets
@@ -37,6 +38,7 @@ from .ratelimit import RateLimited
 
 BASE_DELAY = 0.5  # seconds before the first retry
 MAX_DELAY = 30.0  # the longest backoff of our own between two attempts
+MIN_WAIT = 0.1  # the shortest wait before a retry, whatever a server's retry-after says
 MAX_LIMITED = 100  # limit answers one model call may absorb in a batch (the stall bound aside)
 MAX_PACED = 10  # visible rate-limit waits one model call may absorb outside a batch
 
@@ -82,6 +84,8 @@ class Attempts:
         self.number += 1
         if limited:
             wait = e.wait  # the gate's shared pause: the server's word, never below its backoff
-        else:
-            wait = max(e.retry_after or 0.0, self.backoff(n))
+        elif e.retry_after:  # the server's word, but 1 ms is no wait
+            wait = max(e.retry_after, MIN_WAIT)
+        else:  # none, or retry-after: 0
+            wait = self.backoff(n)
         return Verdict(round(wait, 3), e.message, e.kind)
