@@ -597,3 +597,40 @@ def test_a_server_that_is_not_there_or_not_http_is_said_so(cli_env, monkeypatch)
     finally:
         banner.close()
         mute.close()
+
+
+@pytest.mark.parametrize("coding", ["gzip", "deflate"])
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+def test_a_compressed_body_is_read_and_bounded_as_it_expands(provider, coding, cli_env,
+                                                             monkeypatch, fake_anthropic,
+                                                             fake_openai):
+    import gzip
+    import zlib
+
+    monkeypatch.setattr(bounds, "MAX_RESPONSE_BYTES", 1024 * 1024)
+    mod = fa if provider == "anthropic" else fo
+    if provider == "anthropic":
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_anthropic.url)
+        fake = fake_anthropic
+    else:
+        monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
+        fake = fake_openai
+    pack = gzip.compress if coding == "gzip" else zlib.compress
+    body = _body_of(provider)
+    bomb = body[:-1] + b" " * (8 * 1024 * 1024) + b"}"  # 8 MiB of JSON whitespace: ~8 KB packed
+    assert len(pack(bomb)) < 64 * 1024
+    fake.queue(mod.raw(pack(body), headers={"content-encoding": coding}),  # a well-made one
+               *[mod.raw(pack(bomb), headers={"content-encoding": coding})] * 2)
+    b, _ = ask_once(provider, "hello?", model="m", retries=0, stream=False)
+    assert b.exit_code == 0 and b.result()["answer"] == "hello"
+    b, _ = ask_once(provider, "hello?", model="m", retries=0, stream=False)
+    one_line_api_failure(b)
+    assert "larger than 1 MiB" in b.error.message, b.error.message
+
+
+def test_a_content_encoding_nobody_asked_for_is_a_broken_response(anthropic_env, fake_anthropic):
+    fake_anthropic.queue(fa.raw(b"\x00\x01", headers={"content-encoding": "br"}))
+    b, _ = ask_once("anthropic", "hello?", retries=0, stream=False)
+    one_line_api_failure(b)
+    assert "content-encoding 'br'" in b.error.message

@@ -41,6 +41,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+import zlib
 from typing import Any, AsyncIterator, Callable
 
 import httpx2
@@ -110,14 +111,66 @@ class _BoundedStream(httpx2.AsyncByteStream):
             await close()
 
 
+DECODE_PIECE = 64 * 1024  # bytes one step of decompression may produce
+
+
+class _Decompressed(httpx2.AsyncByteStream):
+    """A gzip or deflate body decompressed here, a bounded piece at a time, so the bounds above
+    count what it expands to: a few kilobytes of gzip must not become gigabytes in memory."""
+
+    def __init__(self, inner: Any, coding: str) -> None:
+        self._inner = inner
+        self._coding = coding
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        gzip = self._coding in ("gzip", "x-gzip")
+        d = zlib.decompressobj(zlib.MAX_WBITS | 16 if gzip else zlib.MAX_WBITS)
+        first = not gzip  # deflate: a zlib stream, or (some servers) raw deflate
+        try:
+            async for chunk in self._inner:
+                data = chunk
+                while data:
+                    try:
+                        out = d.decompress(data, DECODE_PIECE)
+                    except zlib.error:
+                        if not first:
+                            raise
+                        d = zlib.decompressobj(-zlib.MAX_WBITS)
+                        out = d.decompress(data, DECODE_PIECE)
+                    first = False
+                    if out:
+                        yield out
+                    data = d.unconsumed_tail
+            tail = d.flush()
+            if tail:
+                yield tail
+        except zlib.error as e:
+            raise httpx2.DecodingError(f"{self._coding}: {e}") from None
+
+    async def aclose(self) -> None:
+        close = getattr(self._inner, "aclose", None)
+        if close is not None:
+            await close()
+
+
 def bound_response(idle: float) -> Callable[[Any], Any]:
     """An ``httpx2`` async response hook applying the bounds (``idle`` = --request-timeout;
     the module's constants are read per response). ``providers.transport.http_client``
-    installs it."""
+    installs it. A gzip or deflate body is decompressed by :class:`_Decompressed` (the header
+    removed, so the client does not decode it again) and bounded as it expands; any other
+    content-encoding, which no request of ours accepts, is a broken response."""
 
     async def hook(response: httpx2.Response) -> None:
         ctype = response.headers.get("content-type", "").lower()
-        response.stream = _BoundedStream(response.stream, sse=ctype.startswith("text/event-stream"),
+        stream: Any = response.stream
+        coding = response.headers.get("content-encoding", "").strip().lower()
+        if coding and coding != "identity":
+            if coding not in ("gzip", "x-gzip", "deflate"):
+                raise ResponseBoundExceeded(
+                    f"the body is in content-encoding {coding[:40]!r}, which agentcli does not ask for")
+            stream = _Decompressed(stream, coding)
+            del response.headers["content-encoding"]
+        response.stream = _BoundedStream(stream, sse=ctype.startswith("text/event-stream"),
                                          idle=idle, max_bytes=MAX_RESPONSE_BYTES,
                                          max_seconds=MAX_RESPONSE_SECONDS)
 
