@@ -45,6 +45,7 @@ MODES = ("agent", "workflow")  # agent: the model decides every step; workflow: 
 CONFIG_NAME = "agentcli.toml"
 MAX_CONFIG_BYTES = 1 << 20  # a config file is a few lines; a huge one is a mistake or an attack
 MAX_WARNINGS = 5  # unknown keys named one by one; more are counted
+MAX_RETRIES = 10  # --retries at most (providers.retry: each retry waits longer, up to 30 s)
 
 
 # =========================================================================== paths
@@ -167,6 +168,8 @@ def _number(kind: type, described: str) -> Callable[["Setting", Any], Any]:
             raise _Invalid(f"must be {described}, got {_shown(value)}")
         if s.minimum is not None and v < s.minimum:
             raise _Invalid(f"must be at least {s.minimum}, got {_shown(value)}")
+        if s.maximum is not None and v > s.maximum:
+            raise _Invalid(f"must be at most {s.maximum}, got {_shown(value)}")
         return v
 
     return parse
@@ -279,6 +282,7 @@ class Setting:
     env: str | None = None
     toml: bool = True               # settable in agentcli.toml (under its name)
     minimum: float | None = None    # INT, NUMBER
+    maximum: float | None = None    # INT, NUMBER
     choices: tuple[str, ...] = ()   # CHOICE
     metavar: str = "TEXT"
     default_help: str | None = None  # the default as --help says it, when not a plain value
@@ -372,7 +376,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("request_timeout", NUMBER, "seconds a model request may wait for data", default=120.0,
             minimum=0.001, flags=("--request-timeout",), commands=_MODEL_ETC,
             env="AGENTCLI_REQUEST_TIMEOUT", metavar="SECONDS"),
-    Setting("retries", INT, "retries of a failed model request", default=3, minimum=0,
+    Setting("retries", INT, f"retries of a failed model request, at most {MAX_RETRIES} (each "
+            "waits longer, up to 30 s)", default=3, minimum=0, maximum=MAX_RETRIES,
             flags=("--retries",), commands=_MODEL_ETC, env="AGENTCLI_RETRIES", metavar="N"),
     Setting("max_tokens", INT, "output tokens the model may write per response", default=2048,
             minimum=1, flags=("--max-tokens",), commands=_MODEL_ETC, env="AGENTCLI_MAX_TOKENS",

@@ -49,11 +49,13 @@ class ModelResponse:
 
 @dataclass(slots=True)
 class Retry:
-    """A model request failed in a retryable way and is being tried again."""
+    """A model request failed in a retryable way and is being tried again; with ``waiting``,
+    it was not sent: the API's rate limit asks to wait ``wait_s`` first (no retry spent)."""
     turn: int
     attempt: int
     reason: str
     wait_s: float
+    waiting: bool = False
     type: str = "retry"
 
 

@@ -284,7 +284,8 @@ class Conversation:
                             return
                         # The SDKs retry nothing themselves (max_retries=0): every retry and its
                         # wait is ours, so it is an event a person sees with its reason.
-                        yield Retry(turn, tries.number, step.message, step.wait)
+                        yield Retry(turn, tries.number, step.message, step.wait,
+                                    waiting=step.paced)
                         await asyncio.sleep(step.wait)
                 assert mt is not None
                 mt.stop_reason = _safe_stop(mt.stop_reason)

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import bisect
 import json
+import math
 import os
 import re
 from typing import Any
@@ -209,13 +210,15 @@ def redact(text: str, secrets: list[str] | None = None) -> str:
 
 def redact_obj(obj: Any, secrets: list[str] | None = None) -> Any:
     """A JSON-like value with every string in it, dictionary keys included, redacted. Iterative:
-    the deepest value a JSON parser accepts never raises ``RecursionError`` here."""
+    the deepest value a JSON parser accepts never raises ``RecursionError`` here. A float that
+    is NaN or infinite becomes None: ``json.dumps`` would write ``NaN`` / ``Infinity``, which
+    no JSON reader accepts (every JSON sink passes through here)."""
     if secrets is None:
         secrets = _secrets()  # once per object, not once per string
     if isinstance(obj, str):
         return redact(obj, secrets)
     if not isinstance(obj, (dict, list, tuple)):
-        return obj
+        return _finite(obj)
     root: list[Any] = [None]
     stack: list[tuple[Any, Any, Any]] = [(obj, root, 0)]  # (value, parent container, slot)
     while stack:
@@ -234,9 +237,13 @@ def redact_obj(obj: Any, secrets: list[str] | None = None) -> Any:
             new = [None] * len(value)
             stack.extend((v, new, i) for i, v in enumerate(value))
         else:
-            new = value
+            new = _finite(value)
         parent[slot] = new
     return root[0]
+
+
+def _finite(value: Any) -> Any:
+    return None if isinstance(value, float) and not math.isfinite(value) else value
 
 
 _SURROGATE_RE = re.compile("[\ud800-\udfff]")

@@ -201,7 +201,7 @@ def run_in_process(args: list[str], env: dict[str, str], *, input: str | bytes |
     import tempfile
 
     from agentcli import config, redact
-    from agentcli.cli import main
+    from agentcli.cli import common, main
 
     data = input.encode() if isinstance(input, str) else input
     saved_env, saved_cwd = dict(os.environ), os.getcwd()
@@ -226,6 +226,7 @@ def run_in_process(args: list[str], env: dict[str, str], *, input: str | bytes |
             code = main([os.fsdecode(a) if isinstance(a, bytes) else str(a) for a in args])
         finally:
             sys.stdin, sys.stdout, sys.stderr = saved_streams
+            common._Watchdog.disarm()  # a process would end here; this one goes on testing
             if cwd is not None:
                 os.chdir(saved_cwd)
             os.environ.clear()

@@ -389,7 +389,9 @@ def test_progress_bar_on_a_terminal(cli_env, tmp_path):
                           timeout=30, dimensions=(40, 200))
     child.expect(pexpect.EOF)
     child.close()
-    screen = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", child.before)
+    screen = child.before
+    assert not re.search(r"\x1b\[[\d;]*m", screen)  # NO_COLOR (cli_env): no colour, no bold
+    screen = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", screen)
     assert "3/3" in screen and "1 failed" in screen  # counted as the summary counts it
     # a person reads a line a question, not JSON
     assert "✓ 1  ok" in screen and "✗ 3  error" in screen and '"id": 1' not in screen

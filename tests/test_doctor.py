@@ -146,3 +146,152 @@ def test_doctor_without_api_never_reaches_the_network(cli, cli_env):
     assert p.returncode == 0 and "model API" not in p.out
     p = cli(["doctor", "--provider", "anthropic", "--api"], env)
     assert p.returncode == 3 and "✗ model API" in p.out
+
+
+# --------------------------------------------------------------------------- issue 24 item 6
+
+def _lock_dir(d):
+    (d / ".lock").mkdir()
+
+
+def _lock_fifo(d):
+    os.mkfifo(d / ".lock")
+
+
+def _lock_symlink(d):
+    (d.parent / "elsewhere").write_text("")
+    (d / ".lock").symlink_to(d.parent / "elsewhere")
+
+
+def _lock_socket(d):
+    import socket
+
+    s = socket.socket(socket.AF_UNIX)
+    s.bind(str(d / ".lock"))
+    s.close()
+
+
+LOCKS = {"folder": (_lock_dir, "is a folder"), "fifo": (_lock_fifo, "is a FIFO"),
+         "symlink": (_lock_symlink, "is a symbolic link"), "socket": (_lock_socket, "is a socket")}
+
+
+@pytest.mark.parametrize("kind", list(LOCKS))
+def test_a_drafts_lock_that_is_not_a_file_fails_doctor_and_every_run(cli, cli_env, drafts_dir,
+                                                                     kind):
+    make, words = LOCKS[kind]
+    drafts_dir.mkdir()
+    make(drafts_dir)
+    env = {**cli_env, "AGENTCLI_PROVIDER": "offline"}
+    d = cli(["doctor", "--json"], env)
+    assert d.returncode == 3, d.err
+    (check,) = [c for c in json.loads(d.out)["checks"]
+                if c["name"].startswith("drafts") and not c["ok"]]  # one check fails, the lock's
+    assert check["name"] == "drafts lock" and words in check["detail"] and ".lock" in check["fix"]
+    for args, inp in ((["ask", Q], None), (["batch"], Q + "\n"), (["chat"], Q + "\n")):
+        p = cli(args, env, input=inp)
+        assert p.returncode == 3 and words in _one_line(p.err), (args, p.err)
+        assert p.out == ""
+
+
+BAD_ENDPOINTS = [
+    ({"ANTHROPIC_API_KEY": "sk-ant-api03\u2013abcdef"}, "provider key", "U+2013 (en dash) at position 13"),
+    ({"ANTHROPIC_API_KEY": "sk-ant-\u201cabc\u201d"}, "provider key", "U+201C"),
+    ({"ANTHROPIC_BASE_URL": "http://[::1"}, "provider address", "ANTHROPIC_BASE_URL is not a valid URL"),
+    ({"ANTHROPIC_BASE_URL": "http://127.0.0.1:99999"}, "provider address", "Port out of range"),
+    ({"ANTHROPIC_BASE_URL": "localhost:8080"}, "provider address", "must start with http://"),
+    ({"HTTPS_PROXY": "http://[::1"}, "provider address", "HTTPS_PROXY is not a valid URL"),
+    ({"all_proxy": "http://proxy:port"}, "provider address", "all_proxy is not a valid URL"),
+]
+
+
+@pytest.mark.parametrize("extra,name,words", BAD_ENDPOINTS, ids=range(len(BAD_ENDPOINTS)))
+def test_a_key_or_address_that_cannot_work_is_a_configuration_error(cli, anthropic_env,
+                                                                    fake_anthropic, extra, name,
+                                                                    words):
+    env = {**anthropic_env, **extra}
+    d = cli(["doctor", "--json"], env)
+    assert d.returncode == 3, d.err
+    checks = json.loads(d.out)["checks"]
+    (check,) = [c for c in checks if c["name"] == name]
+    assert not check["ok"] and words in check["detail"] and check["fix"], check
+    # said once: the provider, which refuses the same, is not built until it is fixed
+    assert [c["name"] for c in checks if not c["ok"]] == [name, "provider"]
+    assert "not built until" in checks[-1]["detail"] and words not in checks[-1]["detail"]
+    assert "sk-ant-api03" not in d.out  # the key itself is never shown
+    for args, inp in ((["ask", Q], None), (["batch"], Q + "\n"), (["chat"], Q + "\n"),
+                      (["eval"], None)):
+        p = cli(args, env, input=inp)
+        assert p.returncode == 3, (args, p.err)
+        assert words in _one_line(p.err) and "internal error" not in p.err
+    assert fake_anthropic.requests == []  # nothing spent
+
+
+def test_openai_key_and_base_url_are_checked_the_same_way(cli, openai_env, fake_openai):
+    for extra, words in (({"OPENAI_API_KEY": "sk-proj\u2014x"}, "U+2014 (em dash)"),
+                         ({"OPENAI_BASE_URL": "http://[::1"}, "OPENAI_BASE_URL is not a valid URL")):
+        p = cli(["ask", Q], {**openai_env, **extra})
+        assert p.returncode == 3 and words in _one_line(p.err), p.err
+    assert fake_openai.requests == []
+
+
+def test_a_usable_unicode_host_is_not_refused(cli, anthropic_env):
+    p = cli(["doctor", "--json"], {**anthropic_env, "ANTHROPIC_BASE_URL": "http://bücher.example"})
+    (check,) = [c for c in json.loads(p.out)["checks"] if c["name"] == "provider address"]
+    assert check["ok"], check
+
+
+def _without_dac_override(args: list[str]) -> list[str]:
+    """``args`` run as a user the folder's permissions apply to: as root, with the
+    capabilities that bypass them dropped (setpriv)."""
+    import shutil
+
+    if os.geteuid() != 0:
+        return args
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.skip("running as root without setpriv: permission bits do not apply")
+    return [setpriv, "--bounding-set=-dac_override,-dac_read_search", *args]
+
+
+def test_a_write_only_drafts_folder_fails_doctor_and_ask(cli_env, drafts_dir, tmp_path):
+    import subprocess
+
+    from tests.conftest import agentcli_exe
+
+    drafts_dir.mkdir()
+    drafts_dir.chmod(0o333)  # files can be made in it, but it cannot be listed
+    env = {**cli_env, "AGENTCLI_PROVIDER": "offline"}
+    try:
+        d = subprocess.run(_without_dac_override([agentcli_exe(), "doctor", "--json"]), env=env,
+                           capture_output=True, text=True, timeout=60)
+        a = subprocess.run(_without_dac_override([agentcli_exe(), "ask", Q]), env=env,
+                           capture_output=True, text=True, timeout=60)
+    finally:
+        drafts_dir.chmod(0o700)
+    assert d.returncode == 3, d.stderr
+    (check,) = [c for c in json.loads(d.stdout)["checks"]
+                if c["name"].startswith("drafts") and not c["ok"]]
+    # the write is taken; reading the folder back is what fails
+    assert check["name"] == "drafts files" and "no draft can be written" in check["detail"], check
+    assert "ermission" in check["detail"], check
+    assert a.returncode == 3 and "drafts" in _one_line(a.stderr), a.stderr
+    assert [p.name for p in drafts_dir.iterdir()] == [".lock"]  # the probe is gone; the lock it took stays, as after a save
+
+
+def test_doctor_prints_no_bold_under_no_color(cli_env):
+    pexpect = pytest.importorskip("pexpect")
+    from tests.conftest import agentcli_exe
+
+    env = {**cli_env, "AGENTCLI_PROVIDER": "offline"}
+    outs = {}
+    for no_color in ("1", None):
+        e = {k: v for k, v in env.items() if k != "NO_COLOR"}
+        if no_color:
+            e["NO_COLOR"] = no_color
+        child = pexpect.spawn(agentcli_exe(), ["doctor"], env=e, encoding="utf-8", timeout=60,
+                              dimensions=(40, 160))
+        outs[no_color] = child.read()
+        child.close()
+        assert child.exitstatus == 0, outs[no_color]
+    assert "\x1b[" in outs[None]  # a terminal without NO_COLOR gets colour and bold: the test sees it
+    assert "\x1b[" not in outs["1"] and "all checks passed" in outs["1"]

@@ -72,16 +72,14 @@ def _unclosed_tool_stream(partial: str, *, close: bool) -> bytes:
     return sse(out)
 
 
-@pytest.mark.parametrize("partial,close", [
-    ('{"text": "Your refund is on its way", "order_code": "GH5', False),
-    ('{"text": "Your refund is on its way", "order_code": "GH56JK78MN"}', False),
-    ('{"text": "Your refund is on its way", "order_code": "GH5', True),
-    ('{"text": "hi", "order_code": NaN}', True),
-    ('{"text": "hi"} {"text": "again"}', True),
-], ids=["cut_unclosed", "complete_json_unclosed", "cut_closed", "nan", "two_objects"])
+@pytest.mark.parametrize("partial", [
+    '{"text": "Your refund is on its way", "order_code": "GH5',
+    '{"text": "Your refund is on its way", "order_code": "GH56JK78MN"}',
+], ids=["cut_unclosed", "complete_json_unclosed"])
 def test_an_unfinished_streamed_tool_input_never_runs(anthropic_env, fake_anthropic, drafts_dir,
-                                                      partial, close):
-    fake_anthropic.queue(fa.raw(_unclosed_tool_stream(partial, close=close), "text/event-stream"),
+                                                      partial):
+    # The block never closed (no content_block_stop): the stream is broken, whatever followed.
+    fake_anthropic.queue(fa.raw(_unclosed_tool_stream(partial, close=False), "text/event-stream"),
                          fa.text("Recovered."))
     b, events = ask_once("anthropic", "Reply to the customer about GH56JK78MN")
     assert drafts(drafts_dir) == [] and b.result()["tool_calls"] == []
@@ -90,6 +88,76 @@ def test_an_unfinished_streamed_tool_input_never_runs(anthropic_env, fake_anthro
     assert "tool call" in retry.reason and "broken" in retry.reason
     assert b.exit_code == 0 and b.result()["answer"] == "Recovered."
     assert len(fake_anthropic.requests) == 2
+
+
+BAD_INPUTS = ['{"order_code":', '{"order_code": }', '{"order_code": "GH56JK78MN", "x": NaN}',
+              '{"order_code": "GH56JK78MN"} {"order_code": "again"}', '["GH56JK78MN"]',
+              '{"order_code": "GH56JK78MN",}', 'order GH56JK78MN']
+
+
+def _bad_input_reply(provider: str, stream: bool, raw_input: str):
+    """A finished, well-formed response whose one tool call's input is ``raw_input``."""
+    if provider == "openai":
+        return fo.completion(fo.tool_call("get_order_status", raw_input, id="call_BAD"))
+    if stream:
+        ok = fa.message(fa.tool_use_block("get_order_status", {}, id="toolu_BAD"))
+        out = []
+        for name, data in fa.stream_events(ok):
+            if name == "content_block_stop":
+                out.append(("content_block_delta", {"type": "content_block_delta", "index": 0,
+                            "delta": {"type": "input_json_delta", "partial_json": raw_input}}))
+            if name != "content_block_delta":
+                out.append((name, data))
+        return fa.raw(sse(out), "text/event-stream")
+    # a whole body cannot hold bad JSON inside JSON: its analogue is an input that is a string
+    body = fa.message(fa.tool_use_block("get_order_status", {}, id="toolu_BAD")).message
+    body["content"][0]["input"] = raw_input
+    return fa.raw(body)
+
+
+@pytest.mark.parametrize("raw_input", BAD_INPUTS, ids=range(len(BAD_INPUTS)))
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "no_stream"])
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+def test_a_finished_call_with_bad_input_is_a_result_the_model_can_correct(
+        provider, stream, raw_input, cli_env, monkeypatch, fake_anthropic, fake_openai,
+        drafts_dir):
+    # Issue 24 item 10: the model's mistake, not an API failure, and the same in both modes.
+    if provider == "anthropic":
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_anthropic.url)
+        fake = fake_anthropic
+        fake.queue(_bad_input_reply(provider, stream, raw_input), fa.text("Corrected."))
+    else:
+        monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
+        fake = fake_openai
+        fake.queue(_bad_input_reply(provider, stream, raw_input), fo.text("Corrected."))
+    b, events = ask_once(provider, "Where is GH56JK78MN?", model="m", retries=0, stream=stream)
+    assert not any(isinstance(e, Retry) for e in events)  # not asked again as a broken response
+    (res,) = [e for e in events if isinstance(e, ToolResult)]
+    assert res.is_error and res.outcome == "invalid_input" and "nothing was run" in res.result
+    assert "JSON" in res.result and "\n" not in res.result
+    assert b.exit_code == 0 and b.result()["answer"] == "Corrected."
+    assert len(fake.requests) == 2  # the model heard of its mistake in the next request
+    second = fake.requests[1]
+    if provider == "anthropic":
+        (tr,) = fa.tool_results(second)
+        assert tr["is_error"] and tr["tool_use_id"] == "toolu_BAD"
+        (call,) = [c for c in second["messages"][-2]["content"] if c["type"] == "tool_use"]
+        assert call["input"] == {}  # a valid input in the history, whatever the model wrote
+    else:
+        tool_msg = second["messages"][-1]
+        assert tool_msg["role"] == "tool" and tool_msg["content"].startswith("ERROR: ")
+        assert second["messages"][-2]["tool_calls"][0]["function"]["arguments"] == "{}"
+
+
+def test_a_model_that_repeats_the_mistake_ends_at_the_turn_limit_not_in_exit_4(
+        anthropic_env, fake_anthropic, cli):
+    fake_anthropic.handler = lambda req: _bad_input_reply("anthropic", True, '{"order_code":')
+    p = cli(["ask", "--json", "--max-turns", "3", "Where is GH56JK78MN?"], anthropic_env)
+    rec = json.loads(p.out)
+    assert p.returncode == 1 and rec["status"] == "incomplete" and rec["stop_reason"] == "turn_limit"
+    assert [c["is_error"] for c in rec["tool_calls"]] == [True] * 3
+    assert "tried" not in p.err and len(fake_anthropic.requests) == 3
 
 
 @pytest.mark.parametrize("provider", ["anthropic", "openai"])
@@ -140,6 +208,70 @@ def test_a_trickling_response_is_bounded_by_the_request_timeout(provider, stream
     if stream:
         (retry,) = [e for e in events if isinstance(e, Retry)]
         assert "--request-timeout" in retry.reason
+
+
+FOREVER_CASES = [("anthropic", "ping"), ("anthropic", "empty"), ("anthropic", "unknown"),
+                 ("openai", "keepalive"), ("openai", "empty"), ("openai", "no_choices")]
+
+
+@pytest.mark.parametrize("provider,what", FOREVER_CASES)
+def test_a_stream_of_pings_or_empty_events_is_no_progress(provider, what, cli_env, monkeypatch,
+                                                          fake_anthropic, fake_openai):
+    # Issue 24 item 4: each ping (or empty delta) used to restart the --request-timeout wait,
+    # so a server sending only those held a question for the 600 s overall bound per attempt.
+    if provider == "anthropic":
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_anthropic.url)
+        fake, mod = fake_anthropic, fa
+    else:
+        monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
+        fake, mod = fake_openai, fo
+    fake.queue(mod.stream_forever(what, every=0.05), mod.text("ok"))
+    b, events = ask_once(provider, "hello?", model="m", request_timeout=0.8, retries=1)
+    assert b.exit_code == 0 and b.result()["answer"] == "ok"
+    (retry,) = [e for e in events if isinstance(e, Retry)]
+    assert "nothing new arrived for 0.8 s" in retry.reason and "--request-timeout" in retry.reason
+    assert len(fake.requests) == 2
+
+
+@pytest.mark.parametrize("max_tokens", [20, 300])
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+def test_text_without_end_is_broken_past_what_max_tokens_allows(provider, max_tokens, cli_env,
+                                                                monkeypatch, fake_anthropic,
+                                                                fake_openai):
+    # A flood of text deltas as fast as the client reads: cut once it passes --max-tokens, not
+    # after 16 MiB and minutes of CPU.
+    if provider == "anthropic":
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_anthropic.url)
+        fake, mod = fake_anthropic, fa
+    else:
+        monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
+        fake, mod = fake_openai, fo
+    fake.queue(mod.stream_forever("text", every=0), mod.text("ok"))
+    b, events = ask_once(provider, "hello?", model="m", max_tokens=max_tokens, retries=1)
+    assert b.exit_code == 0 and b.result()["answer"] == "ok"
+    (retry,) = [e for e in events if isinstance(e, Retry)]
+    assert f"past what --max-tokens {max_tokens} allows" in retry.reason
+    assert "broken response" in retry.reason
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+def test_a_whole_body_with_more_text_than_max_tokens_allows_is_broken(provider, cli_env,
+                                                                      monkeypatch, fake_anthropic,
+                                                                      fake_openai):
+    if provider == "anthropic":
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_anthropic.url)
+        fake, mod = fake_anthropic, fa
+    else:
+        monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
+        fake, mod = fake_openai, fo
+    fake.queue(mod.text("word " * 400), mod.text("ok"))  # 2000 characters for 10 tokens
+    b, events = ask_once(provider, "hello?", model="m", max_tokens=10, retries=1, stream=False)
+    assert b.exit_code == 0 and b.result()["answer"] == "ok"
+    (retry,) = [e for e in events if isinstance(e, Retry)]
+    assert "more text than --max-tokens 10 allows" in retry.reason
 
 
 @pytest.mark.parametrize("provider", ["anthropic", "openai"])
@@ -372,3 +504,133 @@ def test_a_connection_error_around_our_own_exception_is_that_exception():
     assert own_bug(wrapped(httpx2.ReadError("dropped"))) is None
     assert own_bug(wrapped(bounds.ResponseBoundExceeded("too big"))) is None
     assert own_bug(wrapped(LimitAnswer(429, wait=1.0, stopped=None, retry_after=1.0, batch=False))) is None
+
+
+# --------------------------------------------------------------------------- transport words
+
+def _body_of(provider: str) -> bytes:
+    if provider == "anthropic":
+        return json.dumps(fa.text("hello").message).encode()
+    return json.dumps({"id": "c", "object": "chat.completion", "created": 0, "model": "m",
+                       "choices": [{"index": 0, "finish_reason": "stop",
+                                    "message": {"role": "assistant", "content": "hello"}}]}).encode()
+
+
+TRANSPORT_FAULTS = {
+    "redirect_307": (lambda mod, body, other: mod.raw(b"", status=307, headers={
+        "location": other + "/v1/messages?token=abc"}),
+        ("answered with a redirect (307 to http://127.0.0.1:", "does not follow redirects")),
+    "redirect_301": (lambda mod, body, other: mod.raw(b"", status=301, headers={"location": "/v2"}),
+                     ("answered with a redirect (301 to /v2)",)),
+    "gzip_not_gzip": (lambda mod, body, other: mod.raw(body, headers={"content-encoding": "gzip"}),
+                      ("does not match its content-encoding",)),
+    "deflate_not_deflate": (lambda mod, body, other: mod.raw(body, headers={
+        "content-encoding": "deflate"}), ("does not match its content-encoding",)),
+    "shorter_than_content_length": (lambda mod, body, other: mod.raw(
+        body, content_length=len(body) + 100),
+        ("closed the connection before the whole response arrived", "expected")),
+}
+
+
+@pytest.mark.parametrize("fault", list(TRANSPORT_FAULTS))
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+def test_transport_faults_are_said_as_what_the_server_did(provider, fault, cli_env, monkeypatch,
+                                                          fake_anthropic, fake_openai):
+    make, words = TRANSPORT_FAULTS[fault]
+    mod = fa if provider == "anthropic" else fo
+    with (fa.FakeAnthropic() if provider == "anthropic" else fo.FakeOpenAI()) as other:
+        other.handler = lambda req: mod.text("answered by the redirect's target")
+        if provider == "anthropic":
+            monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+            monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_anthropic.url)
+            fake = fake_anthropic
+        else:
+            monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
+            fake = fake_openai
+        fake.queue(*[make(mod, _body_of(provider), other.url)] * 2)
+        b, events = ask_once(provider, "hello?", model="m", retries=0, stream=False)
+        assert other.requests == []  # a redirect is not followed: nothing went elsewhere
+    one_line_api_failure(b)
+    msg = b.error.message
+    assert "cannot reach" not in msg and all(w in msg for w in words), msg
+    assert "token=abc" not in msg
+
+
+def test_a_server_that_is_not_there_or_not_http_is_said_so(cli_env, monkeypatch):
+    import socket
+    import threading
+    import time
+
+    def server(reply: bytes | None) -> socket.socket:
+        srv = socket.socket()
+        srv.bind(("127.0.0.1", 0))
+        srv.listen(4)
+
+        def serve() -> None:
+            while True:
+                try:
+                    c, _ = srv.accept()
+                except OSError:
+                    return
+                c.recv(65536)
+                if reply is not None:  # something that is not an HTTP server
+                    c.sendall(reply)
+                    time.sleep(0.5)  # the client reads the reply before the close
+                c.close()
+
+        threading.Thread(target=serve, daemon=True).start()
+        return srv
+
+    banner, mute = server(b"SSH-2.0-OpenSSH_9.6\r\n\r\n"), server(None)
+    b_port, m_port = banner.getsockname()[1], mute.getsockname()[1]
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    cases = [(f"http://127.0.0.1:{b_port}", "sent a reply that is not valid HTTP"),
+             (f"http://127.0.0.1:{m_port}", "closed the connection without answering"),
+             (f"https://127.0.0.1:{b_port}", "the TLS handshake failed"),
+             ("http://127.0.0.1:9", "cannot reach the Anthropic API (connection refused)")]
+    try:
+        for url, words in cases:
+            monkeypatch.setenv("ANTHROPIC_BASE_URL", url)
+            b, _ = ask_once("anthropic", "hello?", retries=0, stream=False)
+            one_line_api_failure(b)
+            assert words in b.error.message, b.error.message
+    finally:
+        banner.close()
+        mute.close()
+
+
+@pytest.mark.parametrize("coding", ["gzip", "deflate"])
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+def test_a_compressed_body_is_read_and_bounded_as_it_expands(provider, coding, cli_env,
+                                                             monkeypatch, fake_anthropic,
+                                                             fake_openai):
+    import gzip
+    import zlib
+
+    monkeypatch.setattr(bounds, "MAX_RESPONSE_BYTES", 1024 * 1024)
+    mod = fa if provider == "anthropic" else fo
+    if provider == "anthropic":
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_anthropic.url)
+        fake = fake_anthropic
+    else:
+        monkeypatch.setenv("OPENAI_BASE_URL", fake_openai.base_url)
+        fake = fake_openai
+    pack = gzip.compress if coding == "gzip" else zlib.compress
+    body = _body_of(provider)
+    bomb = body[:-1] + b" " * (8 * 1024 * 1024) + b"}"  # 8 MiB of JSON whitespace: ~8 KB packed
+    assert len(pack(bomb)) < 64 * 1024
+    fake.queue(mod.raw(pack(body), headers={"content-encoding": coding}),  # a well-made one
+               *[mod.raw(pack(bomb), headers={"content-encoding": coding})] * 2)
+    b, _ = ask_once(provider, "hello?", model="m", retries=0, stream=False)
+    assert b.exit_code == 0 and b.result()["answer"] == "hello"
+    b, _ = ask_once(provider, "hello?", model="m", retries=0, stream=False)
+    one_line_api_failure(b)
+    assert "larger than 1 MiB" in b.error.message, b.error.message
+
+
+def test_a_content_encoding_nobody_asked_for_is_a_broken_response(anthropic_env, fake_anthropic):
+    fake_anthropic.queue(fa.raw(b"\x00\x01", headers={"content-encoding": "br"}))
+    b, _ = ask_once("anthropic", "hello?", retries=0, stream=False)
+    one_line_api_failure(b)
+    assert "content-encoding 'br'" in b.error.message

@@ -271,3 +271,184 @@ def test_a_retry_wait_of_a_second_or_more_is_counted_down_on_a_terminal(wait_s, 
     assert renderer._countdown is None
     renderer.close()
     assert ("before retrying" in buf.getvalue()) is countdown
+
+
+# --------------------------------------------------------------------------- issue 24: waits
+
+def _exhausted(provider: str, reset: str) -> dict[str, str]:
+    """Rate-limit headers of a successful answer: 2 requests a window, none left, ``reset``."""
+    if provider == "anthropic":
+        return {"anthropic-ratelimit-requests-limit": "2",
+                "anthropic-ratelimit-requests-remaining": "0",
+                "anthropic-ratelimit-requests-reset": reset}
+    return {"x-ratelimit-limit-requests": "2", "x-ratelimit-remaining-requests": "0",
+            "x-ratelimit-reset-requests": reset}
+
+
+QUOTA_RESETS = [("anthropic", "2099-01-01T00:00:00Z"), ("openai", "1000h"),
+                ("anthropic", "86400"), ("openai", "20m")]
+
+
+@pytest.mark.parametrize("provider,reset", QUOTA_RESETS)
+def test_headers_that_say_wait_a_day_stop_ask_at_once(provider, reset, request, cli):
+    # One successful answer (a lookup) saying "0 left until <reset>": the next model call would
+    # sleep for up to a day inside the HTTP client, unseen. Beyond the quota bound (15 min) it is
+    # a stop: nothing more is sent, one line, exit 4.
+    env = request.getfixturevalue(f"{provider}_env")
+    fake = request.getfixturevalue(f"fake_{provider}")
+    mod = fa if provider == "anthropic" else fo
+    call = (fa.message(fa.tool_use_block("get_order_status", {"order_code": "GH56JK78MN"}),
+                       headers=_exhausted(provider, reset)) if provider == "anthropic" else
+            fo.completion(fo.tool_call("get_order_status", {"order_code": "GH56JK78MN"}),
+                          headers=_exhausted(provider, reset)))
+    fake.queue(call, mod.text("never sent"))
+    p = cli(["ask", "--json", "where is GH56JK78MN?"], env)
+    assert p.returncode == 4, p.err
+    rec = json.loads(p.out)
+    assert rec["status"] == "error" and rec["stop_reason"] == "rate_limit_stop"
+    assert "does not lift" in rec["error"] and "0 of 2 requests left" in rec["error"]
+    assert [c["name"] for c in rec["tool_calls"]] == ["get_order_status"]  # the work done is kept
+    assert len(fake.requests) == 1 and fake.pending == 1
+    assert "once the limit has reset" in p.err and "wait a minute" not in p.err
+
+
+@pytest.mark.parametrize("provider,reset", QUOTA_RESETS[:2])
+def test_headers_that_say_wait_a_day_stop_a_batch_cleanly(provider, reset, request, cli, tmp_path):
+    env = request.getfixturevalue(f"{provider}_env")
+    fake = request.getfixturevalue(f"fake_{provider}")
+    mod = fa if provider == "anthropic" else fo
+    fake.queue(mod.text("first", headers=_exhausted(provider, reset)))
+    out = tmp_path / "out.jsonl"
+    questions = "".join(f"question {i}\n" for i in range(1, 5))
+    p = cli(["batch", "--concurrency", "1", "--output", str(out), "-"], env, input=questions)
+    assert p.returncode == 4, p.err
+    recs = [json.loads(x) for x in p.out.splitlines()]
+    assert [r["status"] for r in recs] == ["ok", "error", "error", "error"]
+    assert "does not lift" in recs[1]["error"]
+    assert all(r["error"].startswith("not attempted") for r in recs[2:])
+    (stopped,) = [ln for ln in p.err.splitlines() if "batch stopped" in ln]
+    assert "--resume" in stopped and "does not lift" in stopped
+    assert len(fake.requests) == 1  # the stopped question's request was never sent
+    assert len(out.read_text().splitlines()) == 4  # every record kept
+
+    fake.reset()  # the next day
+    fake.handler = lambda req: mod.text("answered")
+    p2 = cli(["batch", "--output", str(out), "--resume", "-"], env, input=questions)
+    assert p2.returncode == 0, p2.err
+    assert sorted(json.loads(x)["id"] for x in p2.out.splitlines()) == [2, 3, 4]
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+def test_a_wait_of_a_second_or_more_in_ask_is_shown_and_costs_no_retry(provider, request):
+    from agentcli.app import App
+    from agentcli.config import resolve
+    from agentcli.events import Retry, TurnFinished
+
+    request.getfixturevalue(f"{provider}_env")
+    fake = request.getfixturevalue(f"fake_{provider}")
+    mod = fa if provider == "anthropic" else fo
+    call = (fa.message(fa.tool_use_block("get_order_status", {"order_code": "GH56JK78MN"}),
+                       headers=_exhausted(provider, "1.5s" if provider == "openai" else "1.5"))
+            if provider == "anthropic" else
+            fo.completion(fo.tool_call("get_order_status", {"order_code": "GH56JK78MN"}),
+                          headers=_exhausted(provider, "1.5s")))
+    fake.queue(call, mod.text("answered"))
+    seen: list = []
+
+    async def main():
+        app = App.open(resolve(retries=0, model="m"), pool_size=1)
+        try:
+            await app.run(app.conversation(), "where is GH56JK78MN?", [seen.append])
+        finally:
+            await app.aclose()
+
+    asyncio.run(main())
+    (wait,) = [e for e in seen if isinstance(e, Retry)]
+    assert wait.waiting and 1.0 <= wait.wait_s <= 1.5
+    assert "rate limit" in wait.reason and "0 of 2 requests left" in wait.reason
+    # --retries 0, and still answered: the wait was not a failed attempt
+    assert [e.status for e in seen if isinstance(e, TurnFinished)] == ["ok"]
+    assert len(fake.requests) == 2
+
+
+def test_a_paced_wait_is_counted_down_on_a_terminal_and_said_in_a_pipe():
+    import io
+
+    from rich.console import Console
+
+    from agentcli.cli.render import TraceRenderer
+    from agentcli.events import Retry
+
+    buf = io.StringIO()
+    r = TraceRenderer(Console(file=buf, force_terminal=True, width=120))
+    r(Retry(2, 1, "waiting for the rate limit of the Anthropic API: 0 of 2 requests left", 3.0,
+            waiting=True))
+    assert r._countdown is not None
+    r.close()
+    assert "waiting 3 s for the rate limit" in buf.getvalue()
+    pipe = io.StringIO()
+    TraceRenderer(Console(file=pipe, width=300), live=False)(
+        Retry(2, 1, "waiting for the rate limit of the Anthropic API", 3.0, waiting=True))
+    line = pipe.getvalue()
+    assert "model call 2: waiting for the rate limit" in line and "sending in 3.0 s" in line
+    assert "failed" not in line
+
+
+def test_retry_after_zero_still_backs_off_and_grows_per_round():
+    now = [0.0]
+    gate = Gate(4, batch=True, clock=lambda: now[0])
+    pauses = []
+    for _ in range(9):
+        # each round: the four requests of a burst all answered 429, retry-after 0
+        for _ in range(4):
+            gate.after_response(429, {"retry-after": "0"})
+        pauses.append(gate.pause_left())
+        now[0] = gate.paused_until
+        if gate.check_stall():
+            break
+    assert [round(p, 6) for p in pauses[:4]] == [0.1, 0.2, 0.4, 0.8]  # a burst: one round
+    assert max(pauses) <= 30.0
+    gate.after_response(200, {})
+    now[0] += 100
+    gate.after_response(429, {"retry-after-ms": "0"})
+    assert round(gate.pause_left(), 6) == 0.1  # a clear answer between: a fresh first round
+
+
+@pytest.mark.parametrize("headers", [{"retry-after": "0"}, {"retry-after-ms": "0"},
+                                     {"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}],
+                         ids=["retry-after", "retry-after-ms", "past-date"])
+def test_a_limit_that_does_not_lift_stops_a_batch_without_a_storm(anthropic_env, fake_anthropic,
+                                                                   monkeypatch, cli, headers):
+    # Before: 4 questions sent 416 requests in 6-12 s. Now the pause grows each round and the
+    # gate stops after STALL_ROUNDS rounds (4 here, to keep the test short): one line, exit 4.
+    from agentcli.providers import ratelimit
+
+    monkeypatch.setattr(ratelimit, "STALL_ROUNDS", 4)
+    fake_anthropic.handler = lambda req: fa.error(429, "slow down", headers=headers)
+    p = cli(["batch", "--concurrency", "4", "-"], anthropic_env,
+            input="".join(f"question {i}\n" for i in range(1, 5)))
+    assert p.returncode == 4, p.err
+    recs = [json.loads(x) for x in p.out.splitlines()]
+    assert [r["status"] for r in recs] == ["error"] * 4
+    assert all("has not let an answer through" in r["error"] for r in recs)
+    assert len(fake_anthropic.requests) <= 4 * 4  # one burst per round, not hundreds
+    (stopped,) = [ln for ln in p.err.splitlines() if "batch stopped" in ln]
+    assert "4 rounds" in stopped
+
+
+def test_our_own_backoff_has_a_ceiling_and_retries_a_cap(cli, anthropic_env):
+    from agentcli.errors import ModelAPIError
+    from agentcli.providers.retry import MAX_DELAY, Attempts
+
+    tries = Attempts(50)
+    assert tries.retries == 10
+    waits = []
+    for _ in range(12):
+        v = tries.failed(ModelAPIError("500", kind="server_error", retryable=True, retry_after=0.0))
+        if v.wait is None:
+            break
+        waits.append(v.wait)
+    assert len(waits) == 10 and max(waits) <= MAX_DELAY and min(waits) >= 0.375
+    assert waits[-1] >= MAX_DELAY * 0.75  # it grew to the ceiling, retry-after: 0 or not
+    p = cli(["ask", "--retries", "11", "hi"], anthropic_env)
+    assert p.returncode == 2 and "--retries must be at most 10" in p.err

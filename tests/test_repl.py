@@ -561,6 +561,36 @@ def test_chat_on_a_pipe_offline_keeps_context(cli, cli_env):
     assert "ORD-20261234" in p.out and "shipped" in p.out and "Printed manual" in p.out
 
 
+@pytest.mark.parametrize("replies,code", [
+    ([("error", 400), ("text", "ok")], 4),      # the issue's example: a 400, then fine: still 4
+    ([("text", "ok"), ("error", 401)], 4),
+    ([("error", 529), ("error", 529), ("text", "ok")], 4),  # an overload past --retries 1
+    ([("max_tokens", None), ("text", "ok")], 1),
+    ([("text", "ok"), ("text", "ok")], 0),
+], ids=["400", "401", "overloaded", "max_tokens", "all_ok"])
+def test_chat_on_a_pipe_exits_as_batch_does(cli, anthropic_env, fake_anthropic, replies, code):
+    # Issue 24 item 11: a script piping questions in learns from the status that one failed
+    queued = []
+    for kind, arg in replies:
+        if kind == "error":
+            queued.append(error(arg, "refused", headers={"x-should-retry": "false"} if arg < 500
+                                else {}))
+        elif kind == "max_tokens":
+            queued.append(text("cut", stop_reason="max_tokens"))
+        else:
+            queued.append(text(arg))
+    fake_anthropic.queue(*queued)
+    p = cli(["chat"], anthropic_env, input="first question\nsecond question\n")
+    assert p.returncode == code, p.err
+    assert "Traceback" not in p.err
+
+
+def test_chat_on_a_pipe_with_an_unusable_line_is_1(cli, cli_env):
+    p = cli(["chat", "--provider", "offline"], cli_env,
+            input="Where is GH56JK78MN?\n" + "x" * 200_000 + "\n")
+    assert p.returncode == 1, p.err
+
+
 def test_bad_configuration_exits_3_with_one_line(cli, cli_env, tmp_path):
     p = cli(["chat", "--provider", "offline", "--db", str(tmp_path / "missing.sqlite3")], cli_env,
             input="hi\n")
@@ -684,3 +714,40 @@ def test_a_context_overflow_in_the_repl_advises_a_new_ticket(anthropic_env, fake
     assert code == 0
     (line,) = [ln for ln in screen.splitlines() if ln.startswith("agentcli: stopped")]
     assert "context window" in line and "start a new ticket (/new)" in line
+
+
+PASTED_ESCAPES = [
+    ("Hi \x1b[31mthere, where is GH56JK78MN?", "Hi there, where is GH56JK78MN?"),
+    ("Hi \x1b[1;31mthere\x1b[0m, where is GH56JK78MN?", "Hi there, where is GH56JK78MN?"),
+    ("Hi \x1b[<31mthere, where is GH56JK78MN?", "Hi there, where is GH56JK78MN?"),
+    ("Hi \x1b[1;2;3;4mthere, where is GH56JK78MN?", "Hi there, where is GH56JK78MN?"),
+    ("Hi \x1b[MXYZthere, where is GH56JK78MN?", "Hi XYZthere, where is GH56JK78MN?"),
+    ("Hi \x1b[<0;3;4Mthere, where is GH56JK78MN?", "Hi there, where is GH56JK78MN?"),
+]
+
+
+@pytest.mark.parametrize("typed,sent", PASTED_ESCAPES, ids=range(len(PASTED_ESCAPES)))
+def test_an_escape_sequence_in_the_input_keeps_the_question(anthropic_env, fake_anthropic, capfd,
+                                                            typed, sent):
+    # Issue 24 item 8: prompt_toolkit took "\x1b[31m" for a mouse report and its handler raised:
+    # a traceback, "Press ENTER to continue..." and the rest of the question lost.
+    fake_anthropic.queue(text("It is waiting for its payment."))
+    code, screen = run_keys(typed + "\r/exit\r")
+    assert code == 0
+    captured = capfd.readouterr()
+    for where in (screen, captured.out, captured.err):
+        assert "Traceback" not in where and "Press ENTER" not in where
+    (req,) = fake_anthropic.requests
+    assert user_texts(req["messages"][0]) == [sent]
+    assert "It is waiting for its payment." in screen
+
+
+def test_an_escape_sequence_at_the_continue_question_is_no_traceback(anthropic_env,
+                                                                     fake_anthropic, capfd):
+    fake_anthropic.queue(LOOKUP(), text("It is waiting for payment."))
+    code, screen = run_keys("Where is GH56JK78MN?\r\x1b[31my\r/exit\r", max_turns=1)
+    assert code == 0
+    captured = capfd.readouterr()
+    for where in (screen, captured.out, captured.err):
+        assert "Traceback" not in where and "Press ENTER" not in where
+    assert "It is waiting for payment." in screen  # the "y" after the colour code was kept

@@ -262,6 +262,30 @@ def test_repl_paste_habits_and_leaving(cli_env, home, tmp_path, demo_db):
     assert draft.stem in s.text().split("saved in this session")[-1]
 
 
+@pytest.mark.slow
+def test_a_pasted_colour_code_at_the_prompt_keeps_the_question(anthropic_env, fake_anthropic,
+                                                               tmp_path):
+    # Issue 24 item 8, in a real pseudo-terminal: the bytes of "Hi \x1b[31mthere" as a terminal
+    # without bracketed paste delivers them
+    fake_anthropic.queue(text("It is waiting for its payment."))
+    child, s, until = repl(anthropic_env, 100, tmp_path)
+    try:
+        until("›".encode())
+        child.send("Hi \x1b[31mthere, where is GH56JK78MN?\r")
+        until(b"It is waiting for its payment.")
+        until("›".encode())
+        child.send("\x04")
+        child.expect(pexpect.EOF)
+        s.feed(child.before or b"")
+    finally:
+        child.close(force=True)
+    assert child.exitstatus == 0
+    assert b"Traceback" not in s.raw and b"Press ENTER" not in s.raw
+    first = fake_anthropic.requests[0]["messages"][0]["content"]
+    texts = [b["text"] for b in first if b.get("type") == "text"] if isinstance(first, list) else [first]
+    assert texts == ["Hi there, where is GH56JK78MN?"]
+
+
 def test_no_color_means_no_style_at_all(cli_env, tmp_path):
     child, s, until = repl(offline(cli_env), 120, tmp_path, {"NO_COLOR": "1"})
     try:

@@ -11,6 +11,10 @@ How it runs:
   reorder buffer for a slower question before them (memory does not grow with input length);
 - each record goes to ``--output`` (appended, one ``os.write`` per record) as soon as it is done,
   and to stdout in input order as soon as it and every record before it are done;
+- both are written by threads of their own (:class:`LineWriter`, a bounded queue each): a
+  reader that stalls (``| stalled-reader``, an ``--output`` FIFO nobody reads) holds the batch
+  back, never the event loop, so SIGTERM and Ctrl-C are obeyed at once; on the way out the
+  writers get :data:`DRAIN_S` to write what is queued, then are left behind;
 - ``--resume`` skips ids that already have a final record in the output file (``ok``,
   ``incomplete``, or an input error); API failures are tried again.
 """
@@ -22,8 +26,10 @@ import fcntl
 import hashlib
 import json
 import os
+import queue
 import stat
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,6 +55,73 @@ USAGE_ZERO = {"input_tokens": 0, "output_tokens": 0, "cache_read_input_tokens": 
 
 
 MAX_RECORD_LINE = 64 * 1024 * 1024  # far above any record we write
+WRITER_QUEUE = 64  # records queued for a writer thread before the batch waits for it
+DRAIN_S = 2.0  # on the way out after a signal: how long the writers may take to catch up
+_END = object()
+
+
+class LineWriter:
+    """Records written by a thread of its own, through a bounded queue.
+
+    :meth:`put` waits (on the event loop, never blocking it) while ``capacity`` records are
+    queued; the thread calls ``write`` for each. A failure (EPIPE: the reader left; ENOSPC)
+    is kept, the rest is dropped, and the next :meth:`put` or :meth:`close` raises it."""
+
+    def __init__(self, write: Callable[[Any], None], name: str, capacity: int = WRITER_QUEUE):
+        self._write = write
+        self._name = name
+        self._capacity = capacity
+        self._q: queue.SimpleQueue = queue.SimpleQueue()
+        self._room: asyncio.Semaphore | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._finished = threading.Event()
+        self.error: BaseException | None = None
+
+    async def put(self, item: Any) -> None:
+        if self.error is not None:
+            raise self.error
+        if self._room is None:
+            self._loop = asyncio.get_running_loop()
+            self._room = asyncio.Semaphore(self._capacity)
+            self._thread = threading.Thread(target=self._run, name=self._name, daemon=True)
+            self._thread.start()
+        await self._room.acquire()
+        self._q.put(item)
+
+    def _run(self) -> None:
+        while (item := self._q.get()) is not _END:
+            if self.error is None:
+                try:
+                    self._write(item)
+                except BaseException as e:  # noqa: BLE001 - handed to the loop's side
+                    self.error = e
+            try:
+                self._loop.call_soon_threadsafe(self._room.release)  # type: ignore[union-attr]
+            except RuntimeError:  # the loop is closed: nobody waits for room any more
+                pass
+        self._finished.set()
+
+    @property
+    def finished(self) -> bool:
+        """Nothing more will be written (never started, or the thread has ended)."""
+        return self._thread is None or self._finished.is_set()
+
+    async def close(self, timeout: float = float("inf")) -> bool:
+        """Wait (on the loop) until everything queued is written: True; False when ``timeout``
+        s pass first (a reader that does not read: the thread is left, it is a daemon).
+        Raises the writer's failure."""
+        if self._thread is None:
+            return True
+        self._q.put(_END)
+        deadline = time.monotonic() + timeout
+        while not self._finished.is_set():
+            if time.monotonic() >= deadline:
+                return False
+            await asyncio.sleep(0.02)
+        if self.error is not None:
+            raise self.error
+        return True
 
 
 def read_done(path: Path) -> set[str]:
@@ -96,6 +169,7 @@ class RecordFile:
 
     def __init__(self, path: Path):
         self.path = path
+        self.stuck = False  # its writer thread never finished: the descriptor is left open
         try:
             self.fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
         except OSError as e:
@@ -116,10 +190,13 @@ class RecordFile:
             raise UsageError(f"cannot write {path}: {e.strerror or e}") from None
 
     def write(self, line: bytes) -> None:
-        os.write(self.fd, line)
+        view = memoryview(line)
+        while view:  # a FIFO or a pipe takes a long record in pieces
+            view = view[os.write(self.fd, view):]
 
     def close(self) -> None:
-        os.close(self.fd)
+        if not self.stuck:  # a thread blocked writing to it: closing could hand the number on
+            os.close(self.fd)
 
 
 # --------------------------------------------------------------------------- records
@@ -205,8 +282,12 @@ class BatchRunner:
         self.concurrency = concurrency
         # finished records that may wait for a slower one before them (>= concurrency)
         self.window = max(window or max(8 * concurrency, 64), concurrency)
-        self.emit = emit or _stdout_emit
+        # stdout (no ``emit`` given) and --output are written by threads of their own
+        self.emit = emit
+        self._stdout = LineWriter(_stdout_emit, "agentcli-stdout") if emit is None else None
         self.output = output
+        self._file = LineWriter(output.write, "agentcli-records") if output is not None else None
+        self._emitting = asyncio.Lock()
         self.skip = skip or set()
         self.progress = progress
         self.summary = Summary()
@@ -263,19 +344,41 @@ class BatchRunner:
                             provider=self.app.provider.name, model=self.app.provider.model)
 
     # -- output ---------------------------------------------------------------------
-    def _done(self, seq: int, rec: dict[str, Any], code: int, window: asyncio.Semaphore) -> None:
+    async def _done(self, seq: int, rec: dict[str, Any], code: int,
+                    window: asyncio.Semaphore) -> None:
         rec = redact_obj(rec)
         line = json.dumps(rec, ensure_ascii=False)
-        if self.output is not None:
-            self.output.write((line + "\n").encode("utf-8", "surrogateescape"))
+        if self._file is not None:
+            await self._file.put((line + "\n").encode("utf-8", "surrogateescape"))
         self.summary.add(rec, code)
         if self.progress is not None:
             self.progress.advance(status=str(rec.get("status")))
         self._ready[seq] = line
-        while self._head in self._ready:
-            self.emit(self._ready.pop(self._head))
-            self._head += 1
-            window.release()
+        async with self._emitting:  # one emitter at a time: stdout stays in input order
+            while self._head in self._ready:
+                out = self._ready.pop(self._head)
+                self._head += 1
+                if self._stdout is not None:
+                    await self._stdout.put(out)
+                else:
+                    self.emit(out)  # type: ignore[misc]
+                window.release()
+
+    async def _close_writers(self, *, leaving: bool) -> None:
+        """Everything queued written. ``leaving`` (a signal, a failure): within :data:`DRAIN_S`,
+        a writer still blocked then is left behind (and --output's descriptor with it), and a
+        writer's own failure is not raised over the reason the batch is leaving."""
+        writers = [w for w in (self._file, self._stdout) if w is not None]
+        try:  # both at once: a stalled stdout does not hold the file's records back
+            results = await asyncio.gather(
+                *(w.close(DRAIN_S if leaving else float("inf")) for w in writers),
+                return_exceptions=True)
+            failed = [r for r in results if isinstance(r, BaseException)]
+            if failed and not leaving:
+                raise failed[0]
+        finally:  # cancelled while waiting, too: a thread still writing keeps its descriptor
+            if self._file is not None and not self._file.finished:
+                self.output.stuck = True  # type: ignore[union-attr]
 
     # -- the whole batch ------------------------------------------------------------
     async def run(self, items: AsyncIterator[Item] | Iterable[Item]) -> Summary:
@@ -288,11 +391,12 @@ class BatchRunner:
 
         main = asyncio.current_task()
         failure: list[BaseException] = []
+        cancelled = False
 
         async def one(s: int, item: Item) -> None:
             try:
                 rec, code = await self._answer(item)
-                self._done(s, rec, code, window)
+                await self._done(s, rec, code, window)
             except Exception as e:  # e.g. stdout closed: stop the whole batch, not just this task
                 if not failure:
                     failure.append(e)
@@ -329,11 +433,12 @@ class BatchRunner:
                     slots.release()  # stopped while this question waited for a slot
                 # A fatal API error (a bad key) stopped the batch: every later question still
                 # gets a record, so a script sees which ones to rerun (--resume reruns them).
-                self._done(seq, self._not_attempted(item), EXIT_API, window)
+                await self._done(seq, self._not_attempted(item), EXIT_API, window)
                 seq += 1
             if tasks:
                 await asyncio.gather(*list(tasks))
         except asyncio.CancelledError:
+            cancelled = True
             if failure:
                 raise failure[0] from None
             raise
@@ -342,6 +447,8 @@ class BatchRunner:
                 for t in tasks:
                     t.cancel()
                 await asyncio.gather(*list(tasks), return_exceptions=True)
+            # after a signal or a failure, what is queued gets DRAIN_S; at the end, all it needs
+            await self._close_writers(leaving=cancelled or bool(failure))
             self.summary.elapsed_s = time.perf_counter() - t0
             if self.gate is not None:
                 self.summary.limits = self.gate.status() if self.gate.limit_hits or self.gate.limited_s else None

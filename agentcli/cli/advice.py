@@ -15,6 +15,9 @@ ADVICE: dict[tuple[str, str], str] = {
     ("rate_limited", "batch"): "wait a minute, or lower --concurrency",
     ("rate_limited", "eval"): "wait a minute, or lower --concurrency",
     ("rate_limited", "*"): "wait a minute and ask again",
+    # the gate stopped: a quota beyond its bound, or a limit that let nothing through
+    ("rate_limit_stop", "batch"): "rerun with --resume once the limit has reset",
+    ("rate_limit_stop", "*"): "ask again once the limit has reset",
     ("model_context_window_exceeded", "chat"): "start a new ticket (/new)",
     ("model_context_window_exceeded", "ask"): "shorten the question, or use a model with a "
                                               "larger context (--model)",

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
-from rich.console import Console
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -30,7 +29,7 @@ from ..batch.engine import BatchRunner, RecordFile, read_done
 from ..batch.input import LineSource
 from ..errors import UsageError
 from ..redact import clean_for_terminal, one_line
-from .common import err_console, lock_notice, offline_notice, run, say_err
+from .common import err_console, lock_notice, offline_notice, out_console, run, say_err
 from .layout import print_lines
 from .options import ModelOptions, model_options
 from .preflight import preflight
@@ -101,7 +100,7 @@ class Progress:
     """A rich progress bar on stderr: done/total (when known), rate, failures."""
 
     def __init__(self, total: int | None):
-        self.console = Console(stderr=True, highlight=False)
+        self.console = err_console()  # NO_COLOR: no colour, and no bold either
         cols = [SpinnerColumn(), TextColumn("batch"), BarColumn(),
                 MofNCompleteColumn() if total is not None else TextColumn("{task.completed}"),
                 TextColumn("{task.fields[rate]}"), TextColumn("{task.fields[failed]}"),
@@ -201,7 +200,7 @@ async def run_batch(settings: Any, *, source: Any, concurrency: int,
     app.drafts.on_wait = lock_notice(progress.console if progress is not None else err_console())
     emit = None  # the runner's default: stdout
     if sys.stdout.isatty() and readable:  # a person reads it: one line a question, not JSON
-        out = progress.console if progress is not None else Console(highlight=False)
+        out = progress.console if progress is not None else out_console()
         emit = (lambda line: print_lines(out, [_readable(line, out.width)]))
     elif progress is not None and sys.stdout.isatty():
         emit = progress.print_line

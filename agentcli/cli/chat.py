@@ -95,7 +95,8 @@ def register(app: typer.Typer) -> None:
           agentcli chat
           agentcli chat --customer ana@example.com
 
-        When standard input is not a terminal, each line is one question (or slash command) of
-        the same ticket, and the command exits 0 at end of input.
+        When standard input is not a terminal, each line is one question of the same ticket;
+        at end of input it exits as batch does: 0 when every question ended normally, 4 when any
+        failed at the model API, 1 when any is incomplete.
         """
         chat_main(opts, ticket)

@@ -9,6 +9,7 @@ import json
 import os
 import signal
 import sys
+import threading
 from datetime import datetime
 from typing import Any, Callable, Optional
 
@@ -77,29 +78,93 @@ def fail(message: str, code: int) -> "typer.Exit":
 
 
 EXIT_TERMINATED = 143  # 128 + SIGTERM, what a shell reports for a process killed by it
+GRACE_S = 5.0  # after SIGTERM / Ctrl-C, the seconds a command has to stop on its own terms
 
 
-class _Terminated(Exception):
-    """SIGTERM arrived while a command body ran (a supervisor, ``timeout``, a cron limit)."""
+class _Terminated(BaseException):
+    """SIGTERM arrived while a command body ran (a supervisor, ``timeout``, a cron limit). A
+    BaseException, as KeyboardInterrupt: no ``except Exception`` in a command swallows it."""
+
+
+class _Watchdog:
+    """The last resort after SIGTERM or Ctrl-C: if the command has not ended ``GRACE_S`` later
+    (its event loop stuck in a write to a full pipe or a FIFO nobody reads, a thread stuck in
+    a system call), say so on stderr and end the process with the signal's exit code. What
+    was finished is already on disk (session logs, drafts and ``--output`` records are each
+    written whole as they happen), so nothing done is lost. Once started it stays armed until
+    the process ends: the interpreter's last flush of a buffered stdout into a full pipe would
+    hang the exit too."""
+
+    _armed: threading.Event | None = None  # set: disarmed (the command ended on its own)
+
+    @classmethod
+    def start(cls, code: int, line: str) -> None:
+        if cls._armed is not None:
+            return
+        cls._armed = done = threading.Event()
+        threading.Thread(target=cls._wait, args=(done, code, line), name="agentcli-watchdog",
+                         daemon=True).start()
+
+    @classmethod
+    def disarm(cls) -> None:
+        """The command ended (its last line written): nothing for the watchdog to do."""
+        if cls._armed is not None:
+            cls._armed.set()
+            cls._armed = None
+
+    @staticmethod
+    def _wait(done: threading.Event, code: int, line: str) -> None:
+        if done.wait(GRACE_S):
+            return
+        # stderr may be the stalled pipe too: its line is written by a thread of its own and
+        # waited for briefly, never for ever
+        say = threading.Thread(target=_write_fd, args=(2, f"agentcli: {line}\n".encode()),
+                               daemon=True)
+        say.start()
+        say.join(0.5)
+        os._exit(code)
+
+
+def _write_fd(fd: int, data: bytes) -> None:
+    try:
+        os.write(fd, data)
+    except OSError:
+        pass
 
 
 async def _stop_on_sigterm(coro: Any) -> Any:
     """Await ``coro``; SIGTERM cancels it the way Ctrl-C does (in-flight calls are cancelled, the
-    history is repaired, logs and records already written are kept), then exits 143."""
+    history is repaired, logs and records already written are kept), then exits 143.
+
+    The handlers are the interpreter's (``signal.signal``), not the event loop's: they run in
+    the main thread even while it is blocked in a write (the write is interrupted, the handler
+    runs, the write goes on), so a signal is seen whatever the reader of standard output does.
+    Each asks the loop to cancel and starts the :class:`_Watchdog`."""
 
     loop = asyncio.get_running_loop()
     task = asyncio.current_task()
     hit: list[bool] = []
 
-    def on_term() -> None:
+    def on_term(signum: int, frame: Any) -> None:
         hit.append(True)
+        _Watchdog.start(EXIT_TERMINATED, _TERM_LINE)
         if task is not None:
-            task.cancel()
+            loop.call_soon_threadsafe(task.cancel)
 
     try:
-        loop.add_signal_handler(signal.SIGTERM, on_term)
-    except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no signals
+        previous_term = signal.signal(signal.SIGTERM, on_term)
+    except (ValueError, OSError):  # not the main thread
         return await coro
+    previous_int = signal.getsignal(signal.SIGINT)  # asyncio.run's own (it cancels the task)
+
+    def on_int(signum: int, frame: Any) -> None:
+        _Watchdog.start(EXIT_INTERRUPTED, _INT_LINE)
+        if callable(previous_int):
+            previous_int(signum, frame)  # the first cancels, a second raises KeyboardInterrupt
+        else:
+            raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, on_int)
     try:
         result = await coro
     except asyncio.CancelledError:
@@ -107,19 +172,60 @@ async def _stop_on_sigterm(coro: Any) -> Any:
             raise _Terminated() from None
         raise
     finally:
-        loop.remove_signal_handler(signal.SIGTERM)
+        signal.signal(signal.SIGTERM, previous_term)
+        if signal.getsignal(signal.SIGINT) is on_int:  # the REPL may have put its own back
+            signal.signal(signal.SIGINT, previous_int)
     if hit:  # the body caught the cancellation and finished on its own terms
         raise _Terminated()
     return result
 
 
+_TERM_LINE = "terminated (SIGTERM) while the output was blocked; what was finished is kept"
+_INT_LINE = "interrupted while the output was blocked; what was finished is kept"
+
+
+def _obey_signals() -> dict[int, Any]:
+    """For a command body that is not a coroutine: SIGTERM ends it as Ctrl-C does (exit 143,
+    not a process killed by a signal), and either starts the :class:`_Watchdog` (a write to a
+    full pipe, or the last flush at exit, must not hold the process). The previous handlers."""
+
+    def on_term(signum: int, frame: Any) -> None:
+        _Watchdog.start(EXIT_TERMINATED, _TERM_LINE)
+        raise _Terminated()
+
+    def on_int(signum: int, frame: Any) -> None:
+        _Watchdog.start(EXIT_INTERRUPTED, _INT_LINE)
+        raise KeyboardInterrupt
+
+    previous: dict[int, Any] = {}
+    try:
+        for sig, handler in ((signal.SIGTERM, on_term), (signal.SIGINT, on_int)):
+            if sig == signal.SIGINT and signal.getsignal(sig) is not signal.default_int_handler:
+                continue  # Ctrl-C is someone else's (an embedding program's)
+            previous[sig] = signal.signal(sig, handler)
+    except ValueError:  # not the main thread
+        pass
+    return previous
+
+
 def run(fn: Callable[[], Any]) -> Any:
     """Run a command body: AgentcliError -> one line + its exit code; Ctrl-C -> 130; SIGTERM -> 143."""
+    previous = _obey_signals()
+    try:
+        return _run(fn, previous)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _run(fn: Callable[[], Any], previous: dict[int, Any]) -> Any:
     try:
         result = fn()
         if inspect.iscoroutine(result):
-            import asyncio  # not at module level: it pulls in ssl (~30-80 ms, 6 MB) for --help
-
+            # the loop's turn: asyncio.run puts its own Ctrl-C handler only over the default one,
+            # and _stop_on_sigterm its own over that
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
             result = asyncio.run(_stop_on_sigterm(result))
         return result
     except AgentcliError as e:

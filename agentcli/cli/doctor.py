@@ -17,7 +17,7 @@ from ..config import config_file_candidates, config_file_in_use, drafts_dir_sour
 from ..errors import AgentcliError
 from ..redact import clean_for_terminal
 from . import preflight as pf
-from .common import dump_json, out_console, run
+from .common import dump_json, out_console, provider_chosen, run
 from .layout import print_lines, wrapped
 from .options import ModelOptions, model_options
 
@@ -73,15 +73,15 @@ async def _doctor(opts: ModelOptions, api: bool) -> int:
     checks.append(pf.sessions_check())
     db, store = pf.database_check(settings)
     checks.append(db)
-    key = pf.key_check(settings, chosen=pf.provider_chosen(opts))
-    checks.append(key)
-    provider = None
-    if key.ok:
-        prov_check, provider = pf.provider_check(settings)
+    key = pf.key_check(settings, chosen=provider_chosen(opts))
+    address = pf.endpoint_check(settings)
+    checks += [key, address]
+    prov_check, provider = pf.provider_check(settings)
+    if key.ok and address.ok:
         checks.append(prov_check)
-    else:
+    else:  # the provider refuses the same settings: said once, by the check that found it
         checks.append(pf.Check("provider", False, f"{settings.provider}: not built until the "
-                               "provider key is fixed", None))
+                               f"{'provider key' if not key.ok else 'provider address'} is fixed", None))
     try:
         if api:
             if provider is not None:

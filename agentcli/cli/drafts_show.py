@@ -24,7 +24,6 @@ import os
 import re
 import shlex
 import shutil
-import subprocess
 import sys
 import tempfile
 from datetime import datetime
@@ -49,6 +48,7 @@ from ..redact import clean_for_terminal, one_line
 from ..stdio import isatty
 from ..vocab import Outcome, ToolName, records
 from .common import dump_json, err_console, format_time, lock_notice, out_console, warn
+from .editor import run_editor
 from .layout import age, print_lines, wrapped
 from .recheck import Rechecker, unchecked_note
 from .trace_lines import compact, result_summary, tool_call_line
@@ -359,7 +359,7 @@ def edit_text(text: str, name: str) -> str:
         path = Path(tmp) / f"{name}.txt"
         path.write_text(text, encoding="utf-8", errors="surrogateescape")
         try:
-            rc = subprocess.run([*cmd, str(path)]).returncode
+            rc = run_editor([*cmd, str(path)])  # SIGTERM/SIGHUP stop it; the copy goes with tmp
         except OSError as e:
             raise ConfigError(f"cannot start the editor {cmd[0]!r} ({e.strerror}); set $VISUAL or "
                               "$EDITOR") from None

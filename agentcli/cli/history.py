@@ -16,6 +16,7 @@ from prompt_toolkit.auto_suggest import AutoSuggestFromHistory
 from prompt_toolkit.completion import Completer, Completion
 from prompt_toolkit.history import FileHistory, InMemoryHistory
 from prompt_toolkit.key_binding import KeyBindings
+from prompt_toolkit.keys import Keys
 
 from ..config import state_dir
 from ..redact import redact
@@ -99,8 +100,31 @@ def _completer(commands: dict[str, str]) -> Any:
 PASTE_GAP_S = 0.03
 
 
+# What prompt_toolkit's input parser takes for a terminal's mouse report: ESC [ M and three
+# bytes, or ESC [ digits and semicolons then M or m. Mouse reporting is never turned on at our
+# prompt, so such bytes were pasted or typed: "Hi \x1b[31mthere" (a colour code from a copied
+# terminal line) would reach prompt_toolkit's mouse handler, which raises on it (a traceback,
+# "Press ENTER to continue..." and the rest of the question lost). Ours keeps the question:
+# the sequence itself is dropped, the bytes after ESC [ M are kept as the text they were.
+_X10_MOUSE = re.compile(r"\x1b\[M(.{3})\Z", re.S)
+
+
+def _pasted_mouse_report(event: Any) -> None:
+    m = _X10_MOUSE.match(event.data or "")
+    if m:
+        event.current_buffer.insert_text("".join(c for c in m.group(1) if c.isprintable()))
+
+
+def pasted_text_bindings() -> Any:
+    """Key bindings every prompt of ours has (the REPL's, its yes/no question's)."""
+    kb = KeyBindings()
+    kb.add(Keys.Vt100MouseEvent)(_pasted_mouse_report)
+    return kb
+
+
 def _key_bindings(pressed: list[int]) -> Any:
     kb = KeyBindings()
+    kb.add(Keys.Vt100MouseEvent)(_pasted_mouse_report)
 
     @kb.add("escape", "enter")
     def _newline(event: Any) -> None:

@@ -22,6 +22,7 @@ from ..sessions.replay import (
     open_session,
     rebuild,
     summarise,
+    token_count,
 )
 from ..stdio import isatty
 from ..vocab import InvalidOrderCode, OrderCode, parse_since
@@ -252,9 +253,13 @@ def _replay(path: Path, events: list[dict[str, Any]], shown: list[dict[str, Any]
         r(obj)
         if t == "turn_finished":
             u = obj.usage or {}
+            if not isinstance(u, dict):
+                raise TypeError("usage is not an object")
             parts = [f"■ {obj.status} ({obj.stop_reason})", f"{obj.turns} model call{'s' if obj.turns != 1 else ''}",
-                     f"tokens in {int(u.get('input_tokens') or 0)} / out {int(u.get('output_tokens') or 0)}"]
-            cache = int(u.get("cache_read_input_tokens") or 0), int(u.get("cache_creation_input_tokens") or 0)
+                     f"tokens in {token_count(u.get('input_tokens'))} / out "
+                     f"{token_count(u.get('output_tokens'))}"]
+            cache = (token_count(u.get("cache_read_input_tokens")),
+                     token_count(u.get("cache_creation_input_tokens")))
             if any(cache):
                 parts.append(f"cache read {cache[0]} / written {cache[1]}")
             if obj.status not in ("ok", "incomplete") and obj.message:

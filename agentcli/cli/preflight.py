@@ -1,8 +1,14 @@
 """Check before spending: what a run needs, tried for real before the first model call.
 
     folder_check(name, path, fix)   the folder exists or can be created, and a file can be
-                                    created in it and removed again (really tried)
+                                    created in it, read back, found in its listing and removed
+                                    again (really tried: a write-only 0333 folder fails)
+    drafts_check(settings)          that, and the folder's ``.lock`` is a regular file (not a
+                                    folder, a FIFO, a socket or a symbolic link)
     key_check(settings, chosen)     the provider's key is present, not blank, one clean token
+                                    of plain ASCII (no typographic dash from a copy-paste)
+    endpoint_check(settings)        the provider's base URL and the proxy variables are URLs
+                                    an HTTP client can use (``http://[::1`` is not)
     database_check(settings)        the orders database opens and has the schema (open_store)
     provider_check(settings)        the provider can be built from the settings (no network)
     await api_check(settings, p)    opt-in (``doctor --api``): the provider's check_api, the
@@ -18,7 +24,9 @@ leaves anything behind: a probe file is removed, folders created only to be prob
 from __future__ import annotations
 
 import asyncio
+import errno
 import os
+import stat
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +37,7 @@ from ..drafts.store import DraftStore
 from ..errors import AgentcliError, ConfigError, ModelAPIError
 from ..loop import SYSTEM_PROMPT
 from ..providers import make_provider
+from ..providers.endpoint import endpoint_problems, key_problem
 from ..redact import one_line
 from ..stores import open_store
 from ..tools import default_registry
@@ -75,6 +84,12 @@ def folder_check(name: str, path: Path, fix: str) -> Check:
         try:
             os.write(fd, b"probe\n")
             os.fsync(fd)
+            # what a run does besides writing: read its files back and list the folder (a
+            # write-only 0333 folder takes the write and refuses both)
+            with open(probe, "rb") as f:
+                f.read()
+            if os.path.basename(probe) not in os.listdir(path):
+                raise OSError(errno.EIO, "a file written there is not in its listing")
         finally:
             os.close(fd)
             os.unlink(probe)
@@ -99,6 +114,14 @@ def drafts_checks(settings: Any, source: str | None = None) -> list[Check]:
     folder, its lock (a root-owned 0600 ``.lock`` makes every save fail), a file written and
     replaced with the team's group; ``source`` says where the folder's setting came from."""
     folder = settings.drafts_dir
+    if Path(folder).is_dir():
+        # a .lock that is a folder, a FIFO, a socket or a symbolic link, said in its own words
+        lock = Path(folder) / ".lock"
+        why = lock_problem(lock)
+        if why is not None:
+            return [Check("drafts folder", True, f"{_shown(folder)}"),
+                    Check("drafts lock", False, f"{_shown(lock)} {why}, so no draft can be saved",
+                          f"remove {_shown(lock)} (agentcli makes a new one)")]
     store = DraftStore(folder, create_parents=is_default_drafts_dir(folder))
     out = []
     for p in store.probe():
@@ -120,6 +143,24 @@ def drafts_check(settings: Any) -> Check:
     return Check("drafts folder", True, "; ".join(c.detail for c in checks))
 
 
+def lock_problem(lock: Path) -> str | None:
+    """Why the drafts folder's ``.lock`` cannot be taken, or None (absent is fine: made then).
+    The draft store opens it without following a link and needs a regular file."""
+    try:
+        st = os.lstat(lock)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        return f"cannot be read ({e.strerror})"
+    if stat.S_ISLNK(st.st_mode):
+        return "is a symbolic link"
+    if not stat.S_ISREG(st.st_mode):
+        kind = ("a folder" if stat.S_ISDIR(st.st_mode) else "a FIFO" if stat.S_ISFIFO(st.st_mode)
+                else "a socket" if stat.S_ISSOCK(st.st_mode) else "a device")
+        return f"is {kind}, not a file"
+    return None  # whether it can be opened and taken: DraftStore.probe (it names the owner)
+
+
 def sessions_check() -> Check:
     try:
         d = sessions_dir()
@@ -128,8 +169,13 @@ def sessions_check() -> Check:
     return folder_check("sessions folder", d, "set AGENTCLI_HOME to a writable folder")
 
 
-def _bad_chars(v: str) -> bool:
-    return v != v.strip() or any(c.isspace() or not c.isprintable() for c in v)
+def _bad_key(env: str, v: str) -> Check | None:
+    why = key_problem(v)
+    if why is None:
+        return None
+    return Check("provider key", False, f"{env} {why}",
+                 "set it again without the spaces or line breaks around the key"
+                 if "spaces" in why else f"set {env} again, typed or pasted as plain text")
 
 
 def key_check(settings: Any, chosen: bool = True) -> Check:
@@ -152,15 +198,16 @@ def key_check(settings: Any, chosen: bool = True) -> Check:
         if not v.strip():
             return Check("provider key", False, "ANTHROPIC_API_KEY is set but empty",
                          "set it to your Anthropic API key, or use --provider offline")
-        if _bad_chars(v):
-            return Check("provider key", False, "ANTHROPIC_API_KEY holds spaces or control characters",
-                         "set it again without the spaces or line breaks around the key")
+        bad = _bad_key("ANTHROPIC_API_KEY" if env.get("ANTHROPIC_API_KEY") is not None
+                       else "ANTHROPIC_AUTH_TOKEN", v)
+        if bad is not None:
+            return bad
         return Check("provider key", True, "ANTHROPIC_API_KEY is set")
     v = env.get("OPENAI_API_KEY")
     base = env.get("OPENAI_BASE_URL", "").strip()
-    if v is not None and v.strip() and _bad_chars(v):
-        return Check("provider key", False, "OPENAI_API_KEY holds spaces or control characters",
-                     "set it again without the spaces or line breaks around the key")
+    bad = _bad_key("OPENAI_API_KEY", v) if v is not None and v.strip() else None
+    if bad is not None:
+        return bad
     if v is not None and not v.strip() and not base:
         return Check("provider key", False, "OPENAI_API_KEY is set but empty and OPENAI_BASE_URL is not set",
                      "set OPENAI_API_KEY (api.openai.com) or OPENAI_BASE_URL (a local server)")
@@ -171,9 +218,27 @@ def key_check(settings: Any, chosen: bool = True) -> Check:
                  else "no key (a local server at OPENAI_BASE_URL needs none)")
 
 
+ENDPOINTS = {"anthropic": ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "https://api.anthropic.com"),
+             "openai": ("OPENAI_API_KEY", "OPENAI_BASE_URL", "http://localhost:11434/v1")}
+
+
+def endpoint_check(settings: Any) -> Check:
+    """The provider's base URL and the proxy variables can be used by an HTTP client."""
+    if settings.provider not in ENDPOINTS:
+        return Check("provider address", True, "offline workflow: no server")
+    key_env, url_env, example = ENDPOINTS[settings.provider]
+    problems = endpoint_problems(key_env, None, url_env, example)  # the key: key_check's
+    if problems:
+        what, why, fix = problems[0]
+        return Check("provider address", False, f"{what} {why}", fix)
+    url = os.environ.get(url_env)
+    return Check("provider address", True, f"{url_env} is a usable URL" if url
+                 else f"the default ({example if settings.provider == 'anthropic' else 'api.openai.com'})")
+
+
 def local_checks(settings: Any, *, chosen: bool = True, drafts: bool = True) -> list[Check]:
     out = [drafts_check(settings)] if drafts else []
-    out += [sessions_check(), key_check(settings, chosen)]
+    out += [sessions_check(), key_check(settings, chosen), endpoint_check(settings)]
     return out
 
 

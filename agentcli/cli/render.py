@@ -271,13 +271,19 @@ class TraceRenderer:
                 self._line("model: " + compact(ev.text.strip()), "dim")
             return
         if isinstance(ev, Retry):
-            tried = ev.attempt - 1  # ``attempt`` is the try about to be made
-            which = f"model call {ev.turn} failed" + (f" (try {tried})" if tried > 1 else "")
-            self._line(f"↻ {which}: {clean_for_terminal(ev.reason)}; retrying in {ev.wait_s:.1f} s"
-                       + (f" (try {ev.attempt})" if tried >= 1 else ""), "yellow")
+            if ev.waiting:  # nothing was sent: the rate limit asks to wait first
+                self._line(f"⧗ model call {ev.turn}: {clean_for_terminal(ev.reason)}; sending in "
+                           f"{ev.wait_s:.1f} s", "yellow")
+            else:
+                tried = ev.attempt - 1  # ``attempt`` is the try about to be made
+                which = f"model call {ev.turn} failed" + (f" (try {tried})" if tried > 1 else "")
+                self._line(f"↻ {which}: {clean_for_terminal(ev.reason)}; retrying in "
+                           f"{ev.wait_s:.1f} s" + (f" (try {ev.attempt})" if tried >= 1 else ""),
+                           "yellow")
             if round(ev.wait_s, 1) >= 1 and not self.quiet and getattr(self.console, "is_terminal", False):
                 # the wait counted down, spinner or not (a rate limit's retry-after can be long)
-                self._spin(_Waiting("waiting {left:.0f} s before retrying…",
+                what = "for the rate limit" if ev.waiting else "before retrying"
+                self._spin(_Waiting("waiting {left:.0f} s " + what + "…",
                                     until=time.monotonic() + ev.wait_s), force=True)
                 self._countdown = self._live
             elif ev.wait_s > 0:

@@ -36,7 +36,14 @@ from rich.text import Text
 
 from .. import __version__
 from ..config import default_db_path
-from ..errors import EXIT_CONFIG, AgentcliError, UsageError
+from ..errors import (
+    EXIT_API,
+    EXIT_CONFIG,
+    EXIT_INCOMPLETE,
+    EXIT_OK,
+    AgentcliError,
+    UsageError,
+)
 from ..events import Usage
 from ..lines import LineReader
 from ..providers.pricing import estimate_cost
@@ -128,6 +135,7 @@ class Repl(SlashCommands):
         self._task: asyncio.Task | None = None
         self._confirm_session: Any = None
         self.prompts = 0  # prompts shown so far (tests type one line per prompt)
+        self.exit_code = EXIT_OK  # chat on a pipe: 4 once a question failed at the API, else 1
 
     def _opened(self, app: Any) -> None:
         self.app = app
@@ -281,14 +289,21 @@ class Repl(SlashCommands):
         return 0
 
     async def run_lines(self, fd: int) -> int:
-        """Standard input is not a terminal: one question or slash command per line."""
+        """Standard input is not a terminal: one question or slash command per line. The exit
+        code is batch's: 0 when every question ended normally, 4 when any failed at the model
+        API, else 1 when any is incomplete (or its line could not be a question)."""
         reader = LineReader(fd)
         while True:
             line = await reader.readline()
-            if line is None:
-                return 0
-            if not await self.handle(line):
-                return 0
+            if line is None or not await self.handle(line):
+                return self.exit_code
+
+    def _failed(self, code: int) -> None:
+        """A question ended with ``code`` (batch's rule: an API failure outranks the rest)."""
+        if code == EXIT_API:
+            self.exit_code = EXIT_API
+        elif code != EXIT_OK and self.exit_code == EXIT_OK:
+            self.exit_code = EXIT_INCOMPLETE
 
     # -- one input ------------------------------------------------------------------------
     async def handle(self, text: str) -> bool:
@@ -315,6 +330,7 @@ class Repl(SlashCommands):
             question = check_question(text)
         except UsageError as e:
             self.error_line(e.message)
+            self._failed(EXIT_INCOMPLETE)
             return True
         await self.ask(question)
         return True
@@ -343,6 +359,8 @@ class Repl(SlashCommands):
                 self.say("(part of the trace could not be shown; the session log has all of it)", "dim")
         for b in rounds:
             self._add_cost(b)
+        if rounds:
+            self._failed(rounds[-1].exit_code)  # a turn limit continued: the last round says
         if self.json_out:
             for b in rounds:
                 self._write_answer(json_line(b.result()))
@@ -404,7 +422,9 @@ class Repl(SlashCommands):
         if not self.interactive or self.session is None:
             return False
         from prompt_toolkit import PromptSession
-        from prompt_toolkit.key_binding import KeyBindings
+        from prompt_toolkit.key_binding import KeyBindings, merge_key_bindings
+
+        from .history import pasted_text_bindings
 
         if self._confirm_session is None:
             kb = KeyBindings()
@@ -428,7 +448,9 @@ class Repl(SlashCommands):
                 pass  # only y or n (or Enter for no)
 
             self._confirm_session = PromptSession(input=self.session.app.input,
-                                                  output=self.session.app.output, key_bindings=kb)
+                                                  output=self.session.app.output,
+                                                  key_bindings=merge_key_bindings(
+                                                      [pasted_text_bindings(), kb]))
         try:
             self.prompts += 1
             answer = await self._confirm_session.prompt_async(message)
@@ -501,6 +523,7 @@ class Repl(SlashCommands):
 
     def _crashed(self, exc: BaseException) -> None:
         """A turn failed outside the loop's own error handling: one line, and go on."""
+        self._failed(exc.exit_code if isinstance(exc, AgentcliError) else EXIT_INCOMPLETE)
         if isinstance(exc, AgentcliError):
             self.error_line(exc.message)
             detail = exc.message

@@ -498,6 +498,12 @@ class DraftStore:
                 st = os.stat(tmp)
                 os.replace(tmp, tmp + ".replaced")  # drafts are rewritten by rename
                 tmp += ".replaced"
+                # drafts are read back and the folder listed (a write-only 0333 folder takes
+                # the write and refuses both)
+                with open(tmp, "rb") as f:
+                    f.read()
+                if os.path.basename(tmp) not in os.listdir(self.dir):
+                    raise OSError(errno.EIO, "a file written there is not in its listing")
             finally:
                 with contextlib.suppress(OSError):
                     os.unlink(tmp)

@@ -5,12 +5,22 @@
 - HTTP-level faults (429 and 529, taken in hand by the gate; 5xx; connection errors before a
   response) are retried by the loop, not the SDK (``max_retries=0``): each retry is a ``Retry``
   event a person sees with its reason and wait (``providers.retry``).
+- A stream is read as the SDK's raw events (``messages.create(stream=True)``) and put
+  together here (:class:`_Stream`), not by the SDK's accumulator: that one parses every
+  tool-input fragment as it comes and raises in the middle of the stream on a fragment that
+  is not JSON, so a finished response with a bad tool input could not be told from a cut one.
 - Faults *inside* a stream (dropped connection, malformed or out-of-order event, stalled
   stream, no ``message_stop``) surface from the SDK's stream as raw transport, JSON or UTF-8
-  errors, as what its event accumulator raises (:data:`_ACCUMULATOR_FAULTS`), or as a message
-  whose ``stop_reason`` is None; they become ``IncompleteResponse`` and the loop retries the
-  turn as a fresh request. Only the SDK's own calls are guarded so: an exception from our code
-  in ``respond`` is a bug and surfaces as one, never retried as a broken response.
+  errors, as our verdict on an event (``_Broken``), or as a message whose ``stop_reason`` is
+  None; they become ``IncompleteResponse`` (or a broken response) and the loop retries the
+  turn as a fresh request. A stream that brings nothing new for ``--request-timeout`` (pings
+  only, empty deltas) or writes more than ``--max-tokens`` allows is cut
+  (``bounds.Progress``, ``bounds.OutputBudget``). Only the SDK's own calls are guarded so: an
+  exception from our code in ``respond`` is a bug and surfaces as one, never retried.
+- A *finished* response (every block closed, a stop reason, ``message_stop``) whose tool input
+  is not a JSON object is the model's mistake: the call gets ``input_error`` (an ``is_error``
+  result it can correct, never run) and goes back into the history with ``{}`` as its input,
+  streaming or not (``bounds.parse_tool_input``).
 - The assistant message goes back into the history exactly as received: text, every
   ``tool_use``, ``thinking`` with its signature and ``redacted_thinking``.
 - Prompt caching: the tools and system prompt are a stable prefix marked with
@@ -21,7 +31,6 @@
 from __future__ import annotations
 
 import copy
-import json
 import os
 from typing import Any, AsyncIterator
 
@@ -40,22 +49,27 @@ from .api_errors import (
     transport_words,
 )
 from .base import ModelSettings, ModelTurn, ToolCall
-from .bounds import MAX_INPUT_DEPTH, depth_exceeds, over_the_bound
+from .bounds import (
+    MAX_INPUT_DEPTH,
+    InputTooDeep,
+    NoProgress,
+    OutputBudget,
+    Progress,
+    depth_exceeds,
+    over_the_bound,
+    parse_tool_input,
+    shown_input,
+)
+from .endpoint import check_endpoint
 from .messages_format import MessagesHistory
 from .ratelimit import Gate
 from .transport import MALFORMED_BODY, TRANSPORT_FAULTS, http_client, own_bug
 
 _CACHE = {"type": "ephemeral"}
-# What the SDK's stream raises on a malformed or out-of-order event, besides transport and JSON
-# errors: its accumulator works on unvalidated models (``lib/streaming/_messages.py``). Seen
-# against the fake server: AssertionError (no message_start before the end), IndexError and
-# TypeError (a delta for a block index that does not exist or is not a number),
-# AttributeError (a null message, block, delta or usage), ValueError (a tool input's JSON the
-# partial parser refuses, bytes that are not UTF-8), RuntimeError (documented: an event
-# before message_start; RecursionError is one too).
-_ACCUMULATOR_FAULTS = (AssertionError, AttributeError, IndexError, RuntimeError, TypeError,
-                       ValueError)
-_STREAM_FAULTS = (*TRANSPORT_FAULTS, *MALFORMED_BODY, *_ACCUMULATOR_FAULTS)
+# What reading the SDK's raw event stream raises besides its own errors: transport faults, an
+# event's data that is not JSON or UTF-8 (MALFORMED_BODY), and ValueError / TypeError from
+# building an event of a shape it does not expect.
+_STREAM_FAULTS = (*TRANSPORT_FAULTS, *MALFORMED_BODY, ValueError, TypeError)
 _USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_read_input_tokens",
                  "cache_creation_input_tokens")
 
@@ -87,22 +101,15 @@ def _usage(u: Any) -> dict[str, int]:
     return {k: getattr(u, k, None) or 0 for k in _USAGE_FIELDS}
 
 
-def _strict_json(raw: str) -> Any:
-    """``raw`` parsed strictly (no NaN/Infinity); ValueError when it is not complete JSON."""
-    def no_constant(name: str) -> Any:
-        raise ValueError(f"{name} is not JSON")
-
-    try:
-        return json.loads(raw, parse_constant=no_constant)
-    except RecursionError:
-        raise ValueError("nested too deeply") from None
-
-
-def _problem(msg: Any) -> str | None:
+def _problem(msg: Any, budget: OutputBudget) -> str | None:
     """Why ``msg`` (as the SDK built it, unvalidated) is not a Messages API message, or None."""
     content = getattr(msg, "content", None)
     if not isinstance(content, list):
         return f"the content is {type(content).__name__}, not a list of blocks"
+    chars = sum(len(v) for b in content for k in ("text", "thinking")
+                if isinstance(v := getattr(b, k, None), str))
+    if chars > budget.max_chars:
+        return f"it holds more text than --max-tokens {budget.max_tokens} allows ({chars} characters)"
     for b in content:
         t = getattr(b, "type", None)
         if not isinstance(t, str):
@@ -132,38 +139,165 @@ WHERE = Where(label="the Anthropic API", key_env="ANTHROPIC_API_KEY", url_env="A
               not_found_hint="--model and ANTHROPIC_BASE_URL")
 
 
-class _ToolInputs:
-    """What a stream said about each tool_use block: its input JSON and whether it closed."""
+class _Broken(Exception):
+    """Our verdict on a streamed event: not what the Messages API sends (why, for the line)."""
 
-    def __init__(self) -> None:
-        self.parts: dict[int, list[str]] = {}
+
+_INPUT_BLOCKS = ("tool_use", "server_tool_use", "mcp_tool_use")  # blocks whose input streams
+
+
+class _Stream:
+    """One streamed response put together from the SDK's raw events, as the SDK's own
+    accumulator does, with every field checked (the events are built unvalidated), each tool
+    input kept whole and parsed only once the response is finished, the output counted
+    against ``--max-tokens`` and progress told from pings and empty events."""
+
+    def __init__(self, budget: OutputBudget) -> None:
+        self.msg: Any = None
+        self.blocks: list[Any] = []
+        self.at: dict[int, int] = {}  # the API's block index -> position in ``blocks``
+        self.parts: dict[int, list[str]] = {}  # text, thinking or input JSON of each block
         self.closed: set[int] = set()
+        self.stopped = False  # message_stop arrived
+        self.budget = budget
+        self.input_errors: dict[int, str] = {}  # position -> what the model hears
 
-    def see(self, ev: Any) -> None:
-        t = ev.type
-        if t == "content_block_delta" and getattr(ev.delta, "type", None) == "input_json_delta":
-            self.parts.setdefault(ev.index, []).append(ev.delta.partial_json)
+    def _block(self, ev: Any) -> int:
+        i = getattr(ev, "index", None)
+        if type(i) is not int or i not in self.at:
+            raise _Broken(f"a {ev.type} event for a content block that never started ({i!r})")
+        return self.at[i]
+
+    def see(self, ev: Any) -> tuple[str, bool]:
+        """Apply one event: (text to show, whether it brought anything new)."""
+        t = getattr(ev, "type", None)
+        if not isinstance(t, str):
+            raise _Broken("an event has no type")
+        if self.msg is None and t != "message_start":
+            raise _Broken(f"a {t[:40]!r} event came before message_start")
+        if t == "message_start":
+            if self.msg is not None:
+                raise _Broken("a second message_start")
+            m = getattr(ev, "message", None)
+            if not isinstance(getattr(m, "content", None), list):
+                raise _Broken("message_start carries no message with a list of content blocks")
+            self.msg = m
+            for b in m.content:  # blocks already there (none, from the real API)
+                self.blocks.append(b)
+            return "", True
+        over = None
+        text, new = "", False
+        if t == "content_block_start":
+            i, b = getattr(ev, "index", None), getattr(ev, "content_block", None)
+            if type(i) is not int or i in self.at or not isinstance(getattr(b, "type", None), str):
+                raise _Broken(f"a content_block_start with index {i!r} is not a new block")
+            self.at[i] = len(self.blocks)
+            self.blocks.append(b)
+            first = getattr(b, "text", None) if b.type == "text" else \
+                getattr(b, "thinking", None) if b.type == "thinking" else None
+            self.parts[self.at[i]] = [first] if isinstance(first, str) and first else []
+            over = self.budget.add(len(first) if isinstance(first, str) else 0)
+            new = True
+        elif t == "content_block_delta":
+            pos = self._block(ev)
+            d = getattr(ev, "delta", None)
+            dt = getattr(d, "type", None)
+            kind = getattr(self.blocks[pos], "type", None)
+            piece: Any = None
+            if dt == "text_delta":
+                piece = getattr(d, "text", None)
+                if not isinstance(piece, str):
+                    raise _Broken("a text delta carries no text")
+                if kind == "text":
+                    text = piece
+            elif dt == "input_json_delta":
+                piece = getattr(d, "partial_json", None)
+                if not isinstance(piece, str):
+                    raise _Broken("a tool input delta carries no JSON text")
+                if kind not in _INPUT_BLOCKS:
+                    piece = None
+            elif dt == "thinking_delta":
+                piece = getattr(d, "thinking", None)
+                if not isinstance(piece, str):
+                    raise _Broken("a thinking delta carries no text")
+                if kind != "thinking":
+                    piece = None
+            elif dt == "signature_delta":
+                sig = getattr(d, "signature", None)
+                if not isinstance(sig, str):
+                    raise _Broken("a signature delta carries no signature")
+                if kind == "thinking":
+                    self.blocks[pos].signature = sig
+                new = bool(sig)
+            elif dt == "citations_delta":
+                if kind == "text" and getattr(d, "citation", None) is not None:
+                    b = self.blocks[pos]
+                    b.citations = [*(getattr(b, "citations", None) or []), d.citation]
+                    new = True
+            if piece:
+                self.parts[pos].append(piece)
+                new = True
+            over = self.budget.add(len(piece) if isinstance(piece, str) else 0)
         elif t == "content_block_stop":
-            self.closed.add(ev.index)
+            self.closed.add(self._block(ev))
+            over = self.budget.add(0)
+            new = True
+        elif t == "message_delta":
+            d, u = getattr(ev, "delta", None), getattr(ev, "usage", None)
+            stop = getattr(d, "stop_reason", None)
+            if not isinstance(stop, (str, type(None))):
+                raise _Broken("the stop reason is not a string")
+            self.msg.stop_reason = stop
+            self.msg.stop_sequence = getattr(d, "stop_sequence", None)
+            if u is not None and self.msg.usage is not None:
+                for k in _USAGE_FIELDS:  # totals so far: they overwrite, as the SDK does
+                    v = getattr(u, k, None)
+                    if v is not None:
+                        setattr(self.msg.usage, k, v)
+            over = self.budget.add(0)
+            new = True
+        elif t == "message_stop":
+            self.stopped = True
+            new = True
+        else:  # a future event type: read past it, but it is no progress and counts
+            over = self.budget.add(0)
+        if over is not None:
+            raise _Broken(over)
+        return text, new
 
-    def problem(self, msg: Any) -> str | None:
-        """Replace each streamed tool input by its strict parse; why not, when one is broken."""
-        for i, b in enumerate(msg.content):
-            if b.type != "tool_use":
-                continue
-            if i not in self.closed:
-                return f"the input of tool call {b.name!r} never closed"
-            raw = "".join(p for p in self.parts.get(i, []) if isinstance(p, str))
-            try:
-                value = _strict_json(raw) if raw.strip() else {}
-            except ValueError:
-                return f"the input of tool call {b.name!r} is not complete JSON"
-            if not isinstance(value, dict):
-                return f"the input of tool call {b.name!r} is not a JSON object"
-            if depth_exceeds(value):
-                return f"a tool input nests deeper than {MAX_INPUT_DEPTH} levels"
-            b.input = value
-        return None
+    def message(self) -> Any:
+        """The finished message: texts joined, each tool input parsed (an input that is not a
+        JSON object is the model's mistake: ``input_errors``). Raises ``_Broken``."""
+        for pos, b in enumerate(self.blocks):
+            kind = getattr(b, "type", None)
+            joined = "".join(self.parts.get(pos, []))
+            if kind == "text":
+                b.text = joined
+            elif kind == "thinking":
+                b.thinking = joined
+            elif kind == "tool_use":
+                name = getattr(b, "name", None)
+                if pos not in self.closed:
+                    raise _Broken(f"the input of tool call {name!r} never closed")
+                if not joined.strip():  # no deltas: the input the block started with, if any
+                    start = getattr(b, "input", None)
+                    b.input = start if isinstance(start, dict) else {}
+                    continue
+                try:
+                    value, problem = parse_tool_input(joined, str(name or ""), "input")
+                except InputTooDeep as e:
+                    raise _Broken(str(e)) from None
+                if problem is None:
+                    b.input = value
+                else:
+                    b.input = {}  # what goes back into the history: a valid, empty input
+                    self.input_errors[pos] = problem
+                    self.parts[pos] = [shown_input(joined)]
+        self.msg.content = self.blocks
+        return self.msg
+
+    def shown(self, pos: int) -> str:
+        return "".join(self.parts.get(pos, []))
 
 
 def _incomplete(e: BaseException) -> IncompleteResponse:
@@ -180,6 +314,9 @@ class AnthropicProvider(MessagesHistory):
         if not key:
             raise ConfigError("the anthropic provider needs ANTHROPIC_API_KEY; set it, or use "
                               "--provider offline for the offline workflow")
+        check_endpoint("ANTHROPIC_API_KEY" if os.environ.get("ANTHROPIC_API_KEY")
+                       else "ANTHROPIC_AUTH_TOKEN", key, "ANTHROPIC_BASE_URL",
+                       "https://api.anthropic.com")
         self.model = model
         self.model_settings = model_settings
         self.gate = Gate()
@@ -219,30 +356,37 @@ class AnthropicProvider(MessagesHistory):
     async def respond(self, history: list[Any], *, stream: bool) -> AsyncIterator[TextDelta | ModelTurn]:
         params = self._params(history)
         opened = False  # True once the response has started
-        stopped = not stream  # a stream is complete only once message_stop has arrived
-        inputs = _ToolInputs()
+        budget = OutputBudget(self.model_settings.max_tokens)
+        acc = _Stream(budget)
         try:
             if stream:
-                async with self.client.messages.stream(**params) as s:
-                    opened = True
-                    events = s.__aiter__()
+                s = await self.client.messages.create(**params, stream=True)
+                opened = True
+                progress = Progress(self.model_settings.timeout)
+                try:
                     while True:
                         try:
-                            ev = await events.__anext__()
+                            ev = await progress.next(s)
                         except StopAsyncIteration:
                             break
-                        except _STREAM_FAULTS as e:  # the SDK's own reading, nothing of ours
+                        except (*_STREAM_FAULTS, NoProgress) as e:  # the SDK's reading, not ours
                             raise _incomplete(e) from None
-                        inputs.see(ev)
-                        if ev.type == "text":
-                            if isinstance(ev.text, str):
-                                yield TextDelta(ev.text)
-                        elif ev.type == "message_stop":
-                            stopped = True
-                    try:
-                        msg = await s.get_final_message()
-                    except _STREAM_FAULTS as e:
-                        raise _incomplete(e) from None
+                        try:
+                            text, new = acc.see(ev)
+                        except _Broken as e:
+                            raise broken(WHERE, str(e)) from None
+                        if new:
+                            progress.moved()
+                        if text:
+                            yield TextDelta(text)
+                finally:
+                    await s.close()
+                if not acc.stopped:
+                    raise IncompleteResponse("the model's response stream ended without message_stop")
+                try:
+                    msg = acc.message()
+                except _Broken as e:
+                    raise broken(WHERE, str(e)) from None
             else:
                 try:
                     msg = await self.client.messages.create(**params)
@@ -273,22 +417,32 @@ class AnthropicProvider(MessagesHistory):
             raise api_error(anthropic, e, WHERE) from None
         except anthropic.AnthropicError as e:
             raise _incomplete(e) from None
-        if not stopped:
-            raise IncompleteResponse("the model's response stream ended without message_stop")
-        why = _problem(msg)
-        if why is None and stream:
-            why = inputs.problem(msg)
+        why = _problem(msg, budget)
         if why is not None:
             raise broken(WHERE, why)
         if msg.stop_reason is None:
             raise IncompleteResponse("the model's response ended without a stop reason "
                                      "(the stream was cut short)")
-        yield self._turn(msg)
+        yield self._turn(msg, acc)
 
-    def _turn(self, msg: Any) -> ModelTurn:
+    def _turn(self, msg: Any, acc: _Stream) -> ModelTurn:
         content = [_block_to_param(b) for b in msg.content]
         text = "".join(b.text for b in msg.content if b.type == "text")
-        calls = [ToolCall(b.id, b.name, b.input) for b in msg.content if b.type == "tool_use"]
+        calls = []
+        for pos, b in enumerate(msg.content):
+            if b.type != "tool_use":
+                continue
+            problem = acc.input_errors.get(pos)
+            if problem is None and not isinstance(b.input, dict):  # a whole body's input
+                problem = (f"the input of this {b.name} call must be a JSON object, not "
+                           f"{type(b.input).__name__}; nothing was run: call {b.name} again "
+                           "with a JSON object")
+                content[pos]["input"] = {}
+            if problem is None:
+                calls.append(ToolCall(b.id, b.name, b.input))
+            else:
+                shown = acc.shown(pos) if pos in acc.input_errors else b.input
+                calls.append(ToolCall(b.id, b.name, shown, input_error=problem))
         over_the_bound(calls)
         return ModelTurn(
             stop_reason=msg.stop_reason,

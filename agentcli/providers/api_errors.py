@@ -15,8 +15,10 @@ because a 500 whose body names the wrong field is worth more than "try again sho
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 from ..errors import ModelAPIError
 from ..redact import one_line as safe_line
@@ -136,6 +138,9 @@ _TRANSPORT = (
     (("ReadTimeout", "TimeoutException", "APITimeoutError", "TimeoutError", "PoolTimeout"),
      "no data arrived within --request-timeout; raise --request-timeout (or "
      "AGENTCLI_REQUEST_TIMEOUT) for a slow model"),
+    (("DecodingError",),
+     "the response's body does not match its content-encoding (a proxy in between may be "
+     "changing it); try again"),
     (("RemoteProtocolError", "IncompleteRead", "ProtocolError", "LocalProtocolError"),
      "the server closed the connection in the middle of the response; try again"),
     (("ReadError", "WriteError", "ConnectionResetError", "BrokenPipeError", "NetworkError"),
@@ -157,6 +162,88 @@ def transport_words(e: BaseException) -> str:
         e = e.__cause__ or e.__context__  # type: ignore[assignment]
         seen += 1
     return "the response ended early; try again"
+
+
+def _causes(e: BaseException) -> list[BaseException]:
+    out: list[BaseException] = []
+    while e is not None and len(out) < 8:
+        out.append(e)
+        e = e.__cause__ or e.__context__  # type: ignore[assignment]
+    return out
+
+
+def _detail(e: BaseException) -> str:
+    """An exception's own words, one clean line (``[Errno 111] Connection refused`` ->
+    ``connection refused``)."""
+    text = one_line(str(e), 160)
+    if text.startswith("[Errno") and "] " in text:
+        text = text.split("] ", 1)[1]
+    return text[:1].lower() + text[1:] if text else ""
+
+
+def _reached_but(e: BaseException, where: Where) -> ModelAPIError | None:
+    """The server was reached and answered, but what it sent could not be read: said as what
+    the server did, not as "cannot reach" (a body that is not what its content-encoding says,
+    a body shorter than its Content-Length, a reply that is not HTTP)."""
+    at = where.label
+    for c in _causes(e):
+        name = type(c).__name__
+        said = _detail(c)
+        if name == "DecodingError":
+            return ModelAPIError(f"{at} sent a body that does not match its content-encoding "
+                                 f"({said}); a proxy in between may be changing it",
+                                 kind="bad_response", retryable=True)
+        if name in ("RemoteProtocolError", "IncompleteRead"):
+            if "complete message body" in said or "incomplete" in said.lower():
+                what = "closed the connection before the whole response arrived"
+            elif "without sending a response" in said:
+                what = "closed the connection without answering"
+            else:
+                what = "sent a reply that is not valid HTTP"
+            return ModelAPIError(f"{at} {what} ({said})", kind="bad_response", retryable=True)
+        if name == "ReadError":
+            return ModelAPIError(f"{at} lost the connection while the response arrived"
+                                 + (f" ({said})" if said else ""), kind="connection",
+                                 retryable=True)
+    return None
+
+
+def _unreachable(e: BaseException, where: Where) -> ModelAPIError:
+    """Could not reach the server at all: why, in the system's words (refused, no such host,
+    TLS), and what to check."""
+    hint = where.connection_hint or f"check the network and {where.url_env}"
+    why = ""
+    for c in _causes(e):
+        name = type(c).__name__
+        if name == "ProxyError":
+            hint = "check the proxy (HTTPS_PROXY / HTTP_PROXY / ALL_PROXY)"
+        if "SSL" in name or "Certificate" in name:
+            why = f"the TLS handshake failed: {_detail(c)}"
+            break
+        if isinstance(c, OSError) or name in ("ConnectError", "ProxyError", "ConnectTimeout"):
+            if isinstance(c, OSError) and isinstance(c.errno, int) and c.errno > 0:
+                d = os.strerror(c.errno).lower()  # "connection refused", not asyncio's wording
+            elif isinstance(c, OSError) and c.strerror:  # a resolver's gaierror
+                d = one_line(c.strerror, 120).lower()
+            else:
+                d = _detail(c)
+            if d and d != "all connection attempts failed":
+                why = d
+    return ModelAPIError(f"cannot reach {where.label}" + (f" ({why})" if why else "") + f"; {hint}",
+                         kind="connection")
+
+
+def redirect_target(e: Exception) -> str:
+    """Where a 3xx answer points (scheme, host, port and path; never a query or credentials)."""
+    headers = getattr(getattr(e, "response", None), "headers", None) or {}
+    loc = str(headers.get("location", ""))[:500]
+    try:
+        u = urlsplit(loc)
+        host = u.hostname or ""
+        shown = f"{u.scheme}://{host}" + (f":{u.port}" if u.port else "") + u.path if host else u.path
+    except ValueError:
+        shown = ""
+    return one_line(shown, 120)
 
 
 def api_error(sdk: Any, e: Exception, where: Where) -> ModelAPIError:
@@ -193,10 +280,15 @@ def rate_limited(answer: LimitAnswer, where: Where) -> RateLimited:
     """The line for a limit answer the gate took in hand: the server's status and words, or,
     when the gate stops (a quota, a limit letting nothing through), why."""
     said = _said(answer)
+    if answer.paced is not None:  # no request sent: a wait the loop shows, then asks again
+        return RateLimited(f"waiting for the rate limit of {where.label}: {answer.paced}", answer,
+                           kind="rate_limited", retry_after=None)
     if answer.status == 429:
         kind, msg = "rate_limited", f"rate limited by {where.label} (429){said}"
     else:
         kind, msg = "overloaded", f"{where.label} is overloaded ({answer.status}){said}"
+    if answer.stopped:
+        kind = "rate_limit_stop"  # a quota or a limit that lets nothing through: not "a minute"
     asked = answer.retry_after
     return RateLimited(answer.stopped or msg, answer, kind=kind,
                        retry_after=None if asked is None else min(asked, MAX_RETRY_AFTER))
@@ -221,6 +313,12 @@ def _api_error(sdk: Any, e: Exception, where: Where) -> ModelAPIError:
                              kind="overloaded")  # advice ("try again shortly"): agentcli.cli.advice
     if isinstance(e, sdk.APIStatusError) and e.status_code >= 500:
         return ModelAPIError(f"{at} failed ({e.status_code}){_said(e)}", kind="server_error")
+    if isinstance(e, sdk.APIStatusError) and 300 <= e.status_code < 400:
+        to = redirect_target(e)
+        return ModelAPIError(f"{at} answered with a redirect ({e.status_code}"
+                             + (f" to {to}" if to else "") + "); agentcli does not follow "
+                             f"redirects (the request carries the API key): set {where.url_env} "
+                             "to the address the server names", kind="redirect")
     if isinstance(e, sdk.APIStatusError) and e.status_code in (400, 422):
         return ModelAPIError(f"{at} refused the request ({e.status_code}): {short(e)}",
                              kind="bad_request")
@@ -232,8 +330,7 @@ def _api_error(sdk: Any, e: Exception, where: Where) -> ModelAPIError:
         cause = broken_cause(e)
         if cause is not None:
             return ModelAPIError(f"{at} sent a broken response: {cause}", kind="bad_response")
-        hint = where.connection_hint or f"check the network and {where.url_env}"
-        return ModelAPIError(f"cannot reach {at}; {hint}", kind="connection")
+        return _reached_but(e, where) or _unreachable(e, where)
     if isinstance(e, sdk.APIResponseValidationError):
         return broken(where, "not a response of the API's shape")
     return ModelAPIError(f"{at} failed ({type(e).__name__})", kind="api_error")

@@ -16,12 +16,32 @@ Past a bound the read raises :class:`ResponseBoundExceeded` (an ``httpx2.ReadErr
 SDKs pass it on as they do a dropped connection): the provider reports a non-streamed body as
 a broken response and a stream as an incomplete one, and the loop retries either as a fresh
 request (the SDKs retry nothing). Nothing of such a response ever runs.
+
+Bytes arriving are not the same as a response making progress: a server may send keep-alive
+pings (Anthropic's ``ping`` events, SSE comments), empty deltas or empty chunks forever, or
+text without end. The providers read the SDK's events through :class:`Progress` and
+:class:`OutputBudget`:
+
+* ``Progress``: an event that adds nothing to the message (a ping never even reaches the
+  provider; an empty delta does) does not count; no progress for ``idle`` seconds
+  (``--request-timeout``) ends the read;
+* ``OutputBudget``: a response may write what ``--max-tokens`` allows and no more: at most
+  :data:`DELTAS_PER_TOKEN` pieces per token (every delta carries at least part of one; a
+  little slack for servers that split) and :data:`MAX_CHARS_PER_TOKEN` characters per token.
+  Past either it is a broken response, reached in seconds however fast the flood.
+
+A tool call whose input is not a JSON object once the response has *finished* properly is the
+model's mistake, not a broken response: :func:`parse_tool_input` says why in words the model
+can act on (``ToolCall.input_error``: answered as an ``is_error`` result, never run). Only an
+input nested deeper than :data:`MAX_INPUT_DEPTH` is a broken response (:class:`InputTooDeep`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import time
+import zlib
 from typing import Any, AsyncIterator, Callable
 
 import httpx2
@@ -30,6 +50,10 @@ MAX_RESPONSE_SECONDS = 600.0  # one response, first byte of the body to the last
 MAX_RESPONSE_BYTES = 16 * 1024 * 1024  # one response body
 MAX_TOOL_CALLS = 16  # tool calls one response may make; the rest are answered as errors
 MAX_INPUT_DEPTH = 32  # nesting of a tool input (our tools take flat objects)
+MAX_CHARS_PER_TOKEN = 64  # far above any tokenizer's longest token (a run of spaces, a URL)
+DELTAS_PER_TOKEN = 2  # stream events per output token allowed (+ EVENT_SLACK)
+EVENT_SLACK = 64  # message_start, block starts and stops, message_delta, empty role chunks
+MAX_SHOWN_INPUT = 2000  # characters of an invalid tool input kept for the trace
 
 
 class ResponseBoundExceeded(httpx2.ReadError):
@@ -87,14 +111,66 @@ class _BoundedStream(httpx2.AsyncByteStream):
             await close()
 
 
+DECODE_PIECE = 64 * 1024  # bytes one step of decompression may produce
+
+
+class _Decompressed(httpx2.AsyncByteStream):
+    """A gzip or deflate body decompressed here, a bounded piece at a time, so the bounds above
+    count what it expands to: a few kilobytes of gzip must not become gigabytes in memory."""
+
+    def __init__(self, inner: Any, coding: str) -> None:
+        self._inner = inner
+        self._coding = coding
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        gzip = self._coding in ("gzip", "x-gzip")
+        d = zlib.decompressobj(zlib.MAX_WBITS | 16 if gzip else zlib.MAX_WBITS)
+        first = not gzip  # deflate: a zlib stream, or (some servers) raw deflate
+        try:
+            async for chunk in self._inner:
+                data = chunk
+                while data:
+                    try:
+                        out = d.decompress(data, DECODE_PIECE)
+                    except zlib.error:
+                        if not first:
+                            raise
+                        d = zlib.decompressobj(-zlib.MAX_WBITS)
+                        out = d.decompress(data, DECODE_PIECE)
+                    first = False
+                    if out:
+                        yield out
+                    data = d.unconsumed_tail
+            tail = d.flush()
+            if tail:
+                yield tail
+        except zlib.error as e:
+            raise httpx2.DecodingError(f"{self._coding}: {e}") from None
+
+    async def aclose(self) -> None:
+        close = getattr(self._inner, "aclose", None)
+        if close is not None:
+            await close()
+
+
 def bound_response(idle: float) -> Callable[[Any], Any]:
     """An ``httpx2`` async response hook applying the bounds (``idle`` = --request-timeout;
     the module's constants are read per response). ``providers.transport.http_client``
-    installs it."""
+    installs it. A gzip or deflate body is decompressed by :class:`_Decompressed` (the header
+    removed, so the client does not decode it again) and bounded as it expands; any other
+    content-encoding, which no request of ours accepts, is a broken response."""
 
     async def hook(response: httpx2.Response) -> None:
         ctype = response.headers.get("content-type", "").lower()
-        response.stream = _BoundedStream(response.stream, sse=ctype.startswith("text/event-stream"),
+        stream: Any = response.stream
+        coding = response.headers.get("content-encoding", "").strip().lower()
+        if coding and coding != "identity":
+            if coding not in ("gzip", "x-gzip", "deflate"):
+                raise ResponseBoundExceeded(
+                    f"the body is in content-encoding {coding[:40]!r}, which agentcli does not ask for")
+            stream = _Decompressed(stream, coding)
+            del response.headers["content-encoding"]
+        response.stream = _BoundedStream(stream, sse=ctype.startswith("text/event-stream"),
                                          idle=idle, max_bytes=MAX_RESPONSE_BYTES,
                                          max_seconds=MAX_RESPONSE_SECONDS)
 
@@ -124,3 +200,98 @@ def over_the_bound(calls: list[Any], limit: int = MAX_TOOL_CALLS) -> None:
         if not c.input_error:
             c.input_error = (f"not run: one response may make at most {limit} tool calls; make "
                              "the calls that are still needed in the next response")
+
+
+class OutputBudget:
+    """What one response may write under ``--max-tokens``: :meth:`add` each event's output
+    (characters of text, thinking or tool input; 0 for an event without any); it returns why
+    the response went past what ``max_tokens`` allows, or None."""
+
+    def __init__(self, max_tokens: int) -> None:
+        self.max_tokens = max(1, int(max_tokens))
+        self.max_events = DELTAS_PER_TOKEN * self.max_tokens + EVENT_SLACK
+        self.max_chars = MAX_CHARS_PER_TOKEN * self.max_tokens
+        self.events = 0
+        self.chars = 0
+
+    def add(self, chars: int) -> str | None:
+        self.events += 1
+        self.chars += chars
+        if self.events > self.max_events or self.chars > self.max_chars:
+            return (f"it went on past what --max-tokens {self.max_tokens} allows ({self.events} "
+                    f"events, {self.chars} characters) without ending")
+        return None
+
+
+class NoProgress(Exception):
+    """A stream that sent nothing new (only pings, empty deltas) for ``idle`` seconds."""
+
+    agentcli_bound = True  # said as it is (``api_errors.broken_cause``)
+
+
+class Progress:
+    """The wait for the next event of a stream that brings something: :meth:`next` raises
+    :class:`NoProgress` when ``idle`` seconds pass after the last :meth:`moved` (or the start)
+    without one. An event that brings nothing is read through it without calling ``moved``."""
+
+    def __init__(self, idle: float) -> None:
+        self.idle = idle
+        self.deadline = time.monotonic() + idle
+
+    def moved(self) -> None:
+        self.deadline = time.monotonic() + self.idle
+
+    async def next(self, events: Any) -> Any:
+        """``await events.__anext__()`` within the deadline (StopAsyncIteration passes)."""
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise NoProgress(self.message())
+        try:
+            async with asyncio.timeout(left) as cm:
+                return await events.__anext__()
+        except TimeoutError:
+            if cm.expired():
+                raise NoProgress(self.message()) from None
+            raise
+
+    def message(self) -> str:
+        return (f"nothing new arrived for {self.idle:g} s (--request-timeout): the stream sent "
+                "only keep-alive pings or empty events")
+
+
+class InputTooDeep(Exception):
+    """A tool input nested deeper than :data:`MAX_INPUT_DEPTH` (a broken response)."""
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def parse_tool_input(raw: str, name: str, what: str = "arguments") -> tuple[Any, str | None]:
+    """(the input, None) or (None, the error the model hears) for a *finished* tool call's raw
+    JSON ``raw`` (``what``: "arguments" or "input", as the API calls it). Strict: NaN and
+    Infinity are not JSON, nor are two objects in a row. Raises :class:`InputTooDeep`."""
+    if not name:
+        return None, ("the tool call had no function name; nothing was run: call one of the "
+                      "tools by name")
+    if not raw.strip():
+        return {}, None
+    try:
+        value = json.loads(raw, parse_constant=_no_constant)
+    except RecursionError:
+        raise InputTooDeep(f"the {what} of a {name} call nest too deeply") from None
+    except ValueError as e:
+        return None, (f"the {what} of this {name} call are not valid JSON ({getattr(e, 'msg', e)} "
+                      f"at character {getattr(e, 'pos', '?')}); nothing was run: call {name} again "
+                      f"with complete JSON {what}")
+    if depth_exceeds(value):
+        raise InputTooDeep(f"the {what} of a {name} call nest deeper than {MAX_INPUT_DEPTH} levels")
+    if not isinstance(value, dict):
+        return None, (f"the {what} of this {name} call must be a JSON object, not "
+                      f"{type(value).__name__}; nothing was run: call {name} again with a JSON object")
+    return value, None
+
+
+def shown_input(raw: str) -> str:
+    """An invalid tool input as the trace shows it (bounded)."""
+    return raw if len(raw) <= MAX_SHOWN_INPUT else raw[:MAX_SHOWN_INPUT] + " [truncated]"

@@ -55,7 +55,8 @@ from .api_errors import (
     transport_words,
 )
 from .base import ModelSettings, ModelTurn, ToolCall
-from .bounds import over_the_bound
+from .bounds import NoProgress, OutputBudget, Progress, over_the_bound
+from .endpoint import check_endpoint
 from .openai_wire import (
     _Broken,
     _Calls,
@@ -72,6 +73,27 @@ from .ratelimit import Gate, LimitAnswer
 from .transport import MALFORMED_BODY, TRANSPORT_FAULTS, http_client
 
 PLACEHOLDER_KEY = "not-needed"
+# Output a delta may carry besides its content and refusal: tool-call fragments, and the
+# reasoning some servers stream (vLLM's ``reasoning_content``, Ollama's ``reasoning``): a model
+# thinking for minutes is making progress, and its thinking counts against --max-tokens.
+_REASONING = ("reasoning_content", "reasoning")
+
+
+def _output_chars(delta: Any) -> int:
+    """Characters of output in one streamed delta (0: nothing new, a keep-alive)."""
+    n = 0
+    for k in ("content", "refusal", *_REASONING):
+        v = _get(delta, k)
+        if isinstance(v, str):
+            n += len(v)
+    calls = _get(delta, "tool_calls")
+    for tc in calls if isinstance(calls, list) else []:
+        fn = _get(tc, "function")
+        for k in ("name", "arguments"):
+            v = _get(fn, k) if fn is not None else None
+            n += len(v) if isinstance(v, str) else 0
+        n += 1 if _get(tc, "id") else 0
+    return n
 ERROR_PREFIX = "ERROR: "
 EMPTY_STREAM_NOTICE = ("the model server sent an empty stream (HTTP 200, nothing in it); asking "
                        "again without streaming")
@@ -91,9 +113,7 @@ class OpenAIProvider:
             raise ConfigError("the openai provider needs OPENAI_BASE_URL (your server, e.g. "
                               "http://localhost:11434/v1 for Ollama) or OPENAI_API_KEY (for "
                               "api.openai.com)")
-        if base_url is not None and not base_url.lower().startswith(("http://", "https://")):
-            raise ConfigError("OPENAI_BASE_URL must be an http:// or https:// URL, e.g. "
-                              "http://localhost:11434/v1")
+        check_endpoint("OPENAI_API_KEY", key, "OPENAI_BASE_URL", "http://localhost:11434/v1")
         self.model = model
         self.model_settings = model_settings
         self.where = _server_label(base_url)
@@ -111,7 +131,8 @@ class OpenAIProvider:
         self._sdk = openai
         # What a call of the SDK may raise besides our _Broken: its own errors, the gate's
         # answer (openai passes it through unwrapped), transport faults and a malformed body.
-        self._faults = (openai.OpenAIError, LimitAnswer, _Broken, *TRANSPORT_FAULTS, *MALFORMED_BODY)
+        self._faults = (openai.OpenAIError, LimitAnswer, _Broken, NoProgress, *TRANSPORT_FAULTS,
+                        *MALFORMED_BODY)
         self.gate = Gate()
         self.client = openai.AsyncOpenAI(
             api_key=key or PLACEHOLDER_KEY,
@@ -187,21 +208,34 @@ class OpenAIProvider:
         if not r.finish:
             raise IncompleteResponse("the model's response ended without a finish_reason "
                                      "(the stream was cut short)")
+        budget = OutputBudget(self.model_settings.max_tokens)
+        text = "".join(r.text)
+        if len(text) > budget.max_chars:  # a whole body (a stream is counted as it comes)
+            raise broken(self.at, f"it holds more text than --max-tokens {budget.max_tokens} "
+                                  f"allows ({len(text)} characters)")
         try:
-            turn = self._turn(r.finish, "".join(r.text), "".join(r.refusal), r.calls, r.usage)
+            turn = self._turn(r.finish, text, "".join(r.refusal), r.calls, r.usage)
         except _Broken as e:
             raise broken(self.at, str(e)) from None
         yield turn
 
     async def _read_stream(self, r: "_Response", params: dict[str, Any]) -> AsyncIterator[str]:
         opened = False  # True once the response has started: the SDK no longer retries after that
+        budget = OutputBudget(self.model_settings.max_tokens)
         try:
             s = await self.client.chat.completions.create(**params)
             opened = True
+            progress = Progress(self.model_settings.timeout)
             try:
-                async for chunk in s:
+                while True:
+                    try:
+                        chunk = await progress.next(s)
+                    except StopAsyncIteration:
+                        break
+                    chars, new = 0, False
                     if getattr(chunk, "usage", None) is not None:
                         r.usage = chunk.usage
+                        new = True
                     choices = getattr(chunk, "choices", None)
                     if choices is not None and not isinstance(choices, list):
                         raise _Broken("choices is not a list")
@@ -220,9 +254,18 @@ class OpenAIProvider:
                                 r.refusal.append(refusal)
                                 yield refusal
                             r.add_calls(_get(delta, "tool_calls"), positional=False)
+                            n = _output_chars(delta)
+                            chars += n
+                            new = new or n > 0
                         finish = _text(_get(choice, "finish_reason"), "finish_reason")
                         if finish:
                             r.finish = finish
+                            new = True
+                    over = budget.add(chars)
+                    if over is not None:
+                        raise _Broken(over)
+                    if new:  # an empty chunk or a keep-alive is no progress
+                        progress.moved()
             finally:
                 await s.close()
         except self._faults as e:

@@ -11,9 +11,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from .base import ToolCall
-from .bounds import MAX_INPUT_DEPTH, depth_exceeds
-
-MAX_SHOWN_ARGS = 2000  # characters of invalid arguments kept for the trace
+from .bounds import InputTooDeep, parse_tool_input, shown_input
 
 STOP_MAP = {
     "tool_calls": "tool_use",
@@ -146,39 +144,19 @@ class _Calls:
                 calls.append(ToolCall(cid, name, value))
                 history_args = raw if raw.strip() else "{}"
             else:
-                shown = raw if len(raw) <= MAX_SHOWN_ARGS else raw[:MAX_SHOWN_ARGS] + " [truncated]"
-                calls.append(ToolCall(cid, name, shown, input_error=problem))
+                calls.append(ToolCall(cid, name, shown_input(raw), input_error=problem))
                 history_args = "{}"
             entries.append({"id": cid, "type": "function",
                             "function": {"name": name, "arguments": history_args}})
         return calls, entries
 
 
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
 def _parse_arguments(raw: str, name: str) -> tuple[Any, str | None]:
-    """(arguments, None) or (None, the error the model hears)."""
-    if not name:
-        return None, ("the tool call had no function name; nothing was run: call one of the "
-                      "tools by name")
-    if not raw.strip():
-        return {}, None
+    """(arguments, None) or (None, the error the model hears); too deep is ``_Broken``."""
     try:
-        value = json.loads(raw, parse_constant=_no_constant)
-    except RecursionError:
-        raise _Broken(f"the arguments of a {name} call nest too deeply") from None
-    except ValueError as e:
-        return None, (f"the arguments of this {name} call are not valid JSON ({getattr(e, 'msg', e)} "
-                      f"at character {getattr(e, 'pos', '?')}); nothing was run: call {name} again "
-                      "with complete JSON arguments")
-    if depth_exceeds(value):
-        raise _Broken(f"the arguments of a {name} call nest deeper than {MAX_INPUT_DEPTH} levels")
-    if not isinstance(value, dict):
-        return None, (f"the arguments of this {name} call must be a JSON object, not "
-                      f"{type(value).__name__}; nothing was run: call {name} again with a JSON object")
-    return value, None
+        return parse_tool_input(raw, name, "arguments")
+    except InputTooDeep as e:
+        raise _Broken(str(e)) from None
 
 
 def _stop_reason(finish: str, has_calls: bool, refusal: bool, text: str) -> str:

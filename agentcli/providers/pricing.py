@@ -13,6 +13,7 @@ An unknown model has no estimate (``None``), never a made-up number.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 PRICES: dict[str, dict[str, float]] = {
@@ -46,4 +47,5 @@ def estimate_cost(model: str | None, usage: dict[str, int], overrides: dict[str,
     cost = (usage.get("input_tokens", 0) * p["input"] + usage.get("output_tokens", 0) * p["output"]
             + usage.get("cache_read_input_tokens", 0) * p["cache_read"]
             + usage.get("cache_creation_input_tokens", 0) * p["cache_write"]) / 1_000_000
-    return round(cost, 6)
+    # a huge price (1e308 in agentcli.toml) overflows to inf: no estimate, not "Infinity"
+    return round(cost, 6) if math.isfinite(cost) else None

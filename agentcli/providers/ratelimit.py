@@ -7,7 +7,11 @@ response, and turns every 429/529 into the exception :meth:`Gate.limit_answer` b
 (``max_retries=0``): the loop asks the retry policy (``providers.retry``) and waits, visibly.
 
 - **Pause.** A 429 or 529 pauses *all* new requests until its ``retry-after-ms`` /
-  ``retry-after`` has passed (without one: a shared backoff, 0.5 s doubling up to 30 s). The
+  ``retry-after`` has passed, and never less than the shared backoff: :data:`BACKOFF_FLOOR_S`
+  doubling with each round of limit answers that has no clear answer between (up to
+  :data:`MAX_BACKOFF_S`), so ``retry-after: 0``, ``retry-after-ms: 0`` or a date in the past
+  cannot make a storm of requests. A round is the answers to requests sent before the pause
+  they meet: the eight 429s of one burst of eight are one round, not eight. The
   :class:`LimitAnswer` says "handled: wait N s" (the pause left) or "stop: why".
 - **Pacing.** The rate-limit headers of every response (Anthropic's
   ``anthropic-ratelimit-{requests,tokens,input-tokens,output-tokens}-{limit,remaining,reset}``,
@@ -18,10 +22,16 @@ response, and turns every 429/529 into the exception :meth:`Gate.limit_answer` b
   the limit starts at the ``--concurrency`` ceiling, drops on a limit answer (once per pause:
   an eighth when the answer carries rate-limit headers the pacing uses, else a quarter) and
   grows by one per round of clear answers.
-- **Quota stop.** A retry-after above ``max_wait`` (a daily quota), or limit answers with no
-  clear answer between them for ``stall_s``, sets ``stopped`` (one line, why): a batch stops
-  dispatching; outside a batch only the question that met it stops (:meth:`limit_answer`
-  clears the stop for the next one).
+- **Quota stop.** Any wait above ``max_wait`` (a retry-after, or what the rate-limit headers
+  of a successful answer say: ``remaining: 0`` with a reset tomorrow, in 2099 or in ``1000h``),
+  or limit answers with no clear answer between them for ``stall_s`` or :data:`STALL_ROUNDS`
+  rounds, sets ``stopped`` (one line, why); a request that would wait beyond the bound is not
+  sent at all (the hook raises the stop). A batch stops dispatching; outside a batch only the
+  question that met it stops (the stop, and what the headers said, is forgotten for the next).
+- **Visible waits.** Outside a batch a wait of :data:`NOTICE_S` or more (a pause, or pacing)
+  is not slept inside the HTTP client, unseen: the request hook raises a :class:`LimitAnswer`
+  with ``paced`` (why) and the wait, nothing reserved, and the loop shows it as a countdown
+  (``providers.retry``: such a wait costs no ``--retries``) and asks again.
 
 Header values are untrusted: unparsable, negative, NaN or huge values are ignored or clamped.
 Standard library only (imported by the providers, never at ``--help``).
@@ -41,9 +51,12 @@ from typing import Any, Callable
 from ..errors import ModelAPIError
 
 LIMIT_STATUSES = (429, 529)
-MAX_WAIT_S = 900.0   # a retry-after longer than this is a quota, not a rate: stop
+MAX_WAIT_S = 900.0   # a wait longer than this is a quota, not a rate: stop (the quota bound)
 STALL_S = 900.0      # limited and no answer through for this long: stop
-MAX_BACKOFF_S = 30.0
+STALL_ROUNDS = 10    # ... or for this many rounds of limit answers (~80 s of growing pauses)
+BACKOFF_FLOOR_S = 0.1  # the shortest shared pause after a limit answer, doubling per round
+MAX_BACKOFF_S = 30.0    # the longest backoff of our own (a server may ask for more)
+NOTICE_S = 1.0       # outside a batch, a wait this long is shown (a countdown), not slept unseen
 _DIMS = ("requests", "tokens", "input-tokens", "output-tokens")
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
 
@@ -138,18 +151,28 @@ class _Bucket:
         self.limit, self.level, self.t = limit, min(mine, remaining), now
         self.full_at = now + reset_s
 
-    def reserve(self, n: float, now: float) -> float:
-        """Take ``n`` units; the seconds until they are really there (0: now)."""
+    def wait_for(self, n: float, now: float) -> float:
+        """The seconds until ``n`` units are there (0: now), nothing taken."""
         if self.level is None or n <= 0:
             return 0.0
         n = min(n, self.limit)  # a request bigger than the limit still goes once it is full
         lvl = self.now_level(now)
-        self.level, self.t = lvl - n, now
         if lvl >= n:
             return 0.0
         wait = (n - lvl) / self.rate if self.rate > 0 else 60.0
         # by the API's own word the bucket is full at its reset: never wait beyond that
         return min(wait, max(self.full_at - now, 0.05))
+
+    def reserve(self, n: float, now: float) -> float:
+        """Take ``n`` units; the seconds until they are really there (0: now)."""
+        wait = self.wait_for(n, now)
+        if self.level is not None and n > 0:
+            self.level, self.t = self.now_level(now) - min(n, self.limit), now
+        return wait
+
+    def said(self, dim: str) -> str:
+        """What the headers said of this limit, for a person: ``0 of 2 requests left``."""
+        return f"{max(0.0, self.level or 0.0):.0f} of {self.limit:.0f} {dim} left"
 
 
 class Gate:
@@ -169,6 +192,7 @@ class Gate:
         self._limited_end = 0.0
         self._buckets: dict[str, _Bucket] = {}
         self._strikes = 0             # limit answers since the last clear one
+        self._rounds = 0              # rounds of them (the answers to one burst are one round)
         self._limited_since = 0.0     # when the first of them came
         self._last_drop = -math.inf
         self._credit = 0.0
@@ -208,36 +232,67 @@ class Gate:
             self._changed()
 
     def clear_stop(self) -> None:
+        """Outside a batch, after a stop: the next question starts afresh (what the rate-limit
+        headers said is forgotten too: the next answer says it again, if it is still so)."""
         self.stopped = None
         self.paused_until = 0.0
         self._strikes = 0
+        self._rounds = 0
+        self._buckets.clear()
 
     def check_stall(self) -> str | None:
         """Stop when limit answers have come for ``stall_s`` with no clear answer between them
         (an idle hour after one 429 is no stall); the reason, or None."""
         now = self.clock()
-        if self.stopped is None and self._strikes and now - self._limited_since > self.stall_s:
+        if self.stopped is None and self._strikes and (now - self._limited_since > self.stall_s
+                                                       or self._rounds >= STALL_ROUNDS):
             self._stop(f"the model API's rate limit has not let an answer through for "
-                       f"{now - self._limited_since:.0f} s")
+                       f"{now - self._limited_since:.0f} s ({self._strikes} limit answers in "
+                       f"{self._rounds} rounds of growing waits)")
         return self.stopped
 
     # -- the HTTP hooks ------------------------------------------------------------------
     async def before_request(self, body_size: int = 0) -> None:
-        """Wait until a request may go: after any pause, then for the buckets to hold its cost."""
+        """Wait until a request may go: after any pause, then for the buckets to hold its cost.
+        Raises :class:`LimitAnswer` instead of waiting beyond the quota bound (a stop), and,
+        outside a batch, instead of waiting :data:`NOTICE_S` or more unseen (``paced``)."""
         while self.stopped is None and self.check_stall() is None:
             left = self.pause_left()
             if left <= 0:
                 break
+            if not self.batch and left >= NOTICE_S:
+                raise self._paced(left, f"it asked to wait {_human(left)} after a limit answer")
             await asyncio.sleep(left)
         if self.stopped is not None:
             return  # let it go: its answer (a 429) ends the question without a long wait
         now = self.clock()
         costs = {"requests": 1.0, "input-tokens": body_size / 4, "tokens": body_size / 4,
                  "output-tokens": 1.0}
-        wait = max((b.reserve(costs[d], now) for d, b in self._buckets.items()), default=0.0)
+        waits = {d: b.wait_for(costs[d], now) for d, b in self._buckets.items()}
+        dim = max(waits, key=waits.__getitem__, default=None)
+        wait = waits[dim] if dim is not None else 0.0
+        if dim is not None and wait > self.max_wait:
+            said = self._buckets[dim].said(dim)
+            self._stop(f"the model API's rate limit does not lift: its headers say the next "
+                       f"request may go in {_human(wait)} ({said}; a daily or monthly quota?)")
+            why = self.stopped
+            if not self.batch:
+                self.clear_stop()  # this question stops; the next one asks afresh
+            raise LimitAnswer(429, wait=0.0, stopped=why, retry_after=None, batch=self.batch)
+        if dim is not None and wait >= NOTICE_S and not self.batch:
+            raise self._paced(wait, f"{self._buckets[dim].said(dim)} until its reset")
+        for d, b in self._buckets.items():
+            b.reserve(costs[d], now)
         if wait > 0:
             self._mark_limited(now, now + wait)
             await asyncio.sleep(wait)
+
+    def _paced(self, wait: float, why: str) -> "LimitAnswer":
+        """A wait outside a batch that a person must see: the loop shows it and asks again."""
+        now = self.clock()
+        self._mark_limited(now, now + wait)
+        return LimitAnswer(429, wait=wait, stopped=None, retry_after=None, batch=False,
+                           paced=why)
 
     def after_response(self, status: int, headers: Any) -> None:
         now = self.clock()
@@ -248,14 +303,19 @@ class Gate:
             self.limit_hits += 1
             if not self._strikes:
                 self._limited_since = now
+                self._rounds = 0
             self._strikes += 1
+            if now >= self.paused_until:  # not one more answer to the burst the pause met
+                self._rounds += 1
             after = retry_after(headers)
             if after is not None and after > self.max_wait:
                 self._stop(f"the model API's rate limit does not lift: it asks to wait "
                            f"{_human(after)} (a daily or monthly quota?)")
                 return
-            if after is None:
-                after = min(MAX_BACKOFF_S, 0.5 * 2 ** min(self._strikes - 1, 10))
+            # the server's wait, never less than our own growing backoff (retry-after: 0 from a
+            # limit that does not lift must not become a storm)
+            floor = min(MAX_BACKOFF_S, BACKOFF_FLOOR_S * 2 ** min(self._rounds - 1, 10))
+            after = floor if after is None else max(after, floor)
             until = now + after
             if until > self.paused_until:
                 self.paused_until = until
@@ -322,11 +382,15 @@ class LimitAnswer(Exception):
     and ask again, or stop (``stopped`` says why: a quota, or a limit letting nothing through).
 
     ``retry_after`` is the wait the server asked for (None: it named none), ``batch`` whether a
-    batch owns the gate, ``body`` the start of the server's answer (its words for the error)."""
+    batch owns the gate, ``body`` the start of the server's answer (its words for the error).
+    ``paced`` (why, for a person) when no request was sent: outside a batch a wait of
+    :data:`NOTICE_S` or more is the loop's to show and wait out, not the HTTP client's."""
 
     def __init__(self, status: int, *, wait: float, stopped: str | None,
-                 retry_after: float | None, batch: bool, body: str = "") -> None:
+                 retry_after: float | None, batch: bool, body: str = "",
+                 paced: str | None = None) -> None:
         super().__init__(f"HTTP {status}: " + (f"stop ({stopped})" if stopped else f"wait {wait:.3f} s"))
+        self.paced = paced
         self.status = status
         self.wait = wait
         self.stopped = stopped
@@ -337,8 +401,8 @@ class LimitAnswer(Exception):
 
 class RateLimited(ModelAPIError):
     """The one-line error for a :class:`LimitAnswer` (``providers.api_errors.api_error`` builds
-    it): ``wait`` is the gate's, ``retry_after`` the server's (bounded), ``batch`` and
-    ``stopped`` as the answer said; ``retryable`` unless stopped. ``providers.retry`` decides."""
+    it): ``wait`` is the gate's, ``retry_after`` the server's (bounded), ``batch``, ``stopped``
+    and ``paced`` as the answer said; ``retryable`` unless stopped. ``providers.retry`` decides."""
 
     def __init__(self, message: str, answer: LimitAnswer, *, kind: str,
                  retry_after: float | None) -> None:
@@ -348,3 +412,4 @@ class RateLimited(ModelAPIError):
         self.stopped = answer.stopped
         self.batch = answer.batch
         self.status = answer.status
+        self.paced = answer.paced is not None

@@ -1,8 +1,8 @@
 """The HTTP client both SDKs are given, and what a broken transport or body raises.
 
     http_client(sdk, idle, gate)  the SDK's own default async client (its connection limits,
-                                  keep-alive socket options, proxies from the environment) with
-                                  two event hooks: every request first waits at the rate-limit
+                                  keep-alive socket options, proxies from the environment), not
+                                  following redirects, with two event hooks: every request first waits at the rate-limit
                                   gate; every response feeds the gate and is bounded
                                   (``providers.bounds``), and a 429/529 raises the gate's
                                   :class:`~agentcli.providers.ratelimit.LimitAnswer` in place
@@ -102,6 +102,9 @@ def http_client(sdk: Any, idle: float, gate: Gate) -> httpx2.AsyncClient:
     """``sdk.DefaultAsyncHttpxClient`` with the response bounds (``idle`` = --request-timeout)
     and the rate-limit gate's hooks."""
     hooks = gate_hooks(gate)
-    return sdk.DefaultAsyncHttpxClient(event_hooks={
+    # No redirects: the SDKs' clients follow them, so a base URL that answers 307 would send
+    # the conversation (and, on the same origin, the key) wherever it points, and a failure
+    # there would be reported as this server's. A redirect is said as one (api_errors).
+    return sdk.DefaultAsyncHttpxClient(follow_redirects=False, event_hooks={
         "request": hooks["request"],
         "response": [bound_response(idle), *hooks["response"]]})

@@ -83,6 +83,12 @@ def _iso_from_id(sid: str) -> str | None:
         return None
 
 
+def token_count(v: Any) -> int:
+    """A logged token count as a number to add up: 0 for anything that is not one (-5, 1e300,
+    true, "lots", a 4000-digit number from a hand-edited or foreign log)."""
+    return v if type(v) is int and 0 <= v < 2**53 else 0
+
+
 def summarise(sid: str, events: Iterable[dict[str, Any]], path: Path) -> SessionSummary:
     s = SessionSummary(id=sid, path=path, started_at=_iso_from_id(sid))
     first_ts: str | None = None
@@ -145,9 +151,7 @@ def summarise(sid: str, events: Iterable[dict[str, Any]], path: Path) -> Session
             u = ev.get("usage")
             if isinstance(u, dict):
                 for k in usage:
-                    v = u.get(k)
-                    if isinstance(v, (int, float)):
-                        usage[k] += int(v)
+                    usage[k] += token_count(u.get(k))
     if open_question:
         mark("unfinished")
     s.status = worst

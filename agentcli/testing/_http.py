@@ -259,7 +259,21 @@ class FakeServer:
         self._send_json(h, reply.status, None, reply.headers, raw=raw)
 
     def _send_raw(self, h: _Handler, reply: Any) -> None:
-        """The reply's ``raw`` bytes as the whole body (chunked, with the ``trickle`` fault)."""
+        """The reply's ``raw`` bytes as the whole body (chunked, with the ``trickle`` fault; with
+        ``content_length`` set, that Content-Length instead, whatever the body's size, and the
+        connection closed after it)."""
+        declared = getattr(reply, "content_length", None)
+        if declared is not None:
+            h.send_response(reply.status)
+            h.send_header("content-type", reply.raw_type)
+            h.send_header("content-length", str(declared))
+            for k, v in reply.headers.items():
+                h.send_header(k, v)
+            h.end_headers()
+            h.wfile.write(reply.raw or b"")
+            h.wfile.flush()
+            h.close_connection = True
+            return
         h.send_response(reply.status)
         h.send_header("content-type", reply.raw_type)
         h.send_header("transfer-encoding", "chunked")
@@ -273,8 +287,8 @@ class FakeServer:
 
     def _write_chunks(self, h: _Handler, reply: Any, chunks: list[bytes]) -> None:
         """Each of ``chunks`` as HTTP chunks; with ``trickle`` > 0, one byte per ``trickle`` s;
-        with ``endless`` set, that payload is then sent again and again until the client leaves
-        or the server stops."""
+        with ``endless`` set, that payload is then sent again and again (every ``endless_every``
+        s, 0: as fast as the client reads) until the client leaves or the server stops."""
         w = h.wfile
         step = getattr(reply, "trickle", 0.0) or 0.0
         for c in chunks:
@@ -289,8 +303,11 @@ class FakeServer:
                 w.write(b"%x\r\n%s\r\n" % (len(c), c))
                 w.flush()
         endless = getattr(reply, "endless", None)
+        every = getattr(reply, "endless_every", None)
+        every = max(step, 0.01) if every is None else every
         while endless and not self._stopping.is_set():
-            self._sleep(max(step, 0.01))
+            if every:
+                self._sleep(every)
             w.write(b"%x\r\n%s\r\n" % (len(endless), endless))
             w.flush()
 
@@ -397,6 +414,8 @@ class Faults:
     raw_type: str = "application/json"
     trickle: float = 0.0
     endless: bytes | None = None
+    endless_every: float | None = None  # seconds between repeats (None: trickle, at least 10 ms)
+    content_length: int | None = None  # a raw body's declared length (a lie, for a short body)
 
 
 def raw_body(body: bytes | str | Any) -> bytes:
@@ -407,7 +426,11 @@ def raw_body(body: bytes | str | Any) -> bytes:
 
     Byte-level faults, which also apply to any other reply through ``dataclasses.replace``:
     ``trickle=S`` sends the body one byte every S seconds; ``endless=B`` then sends the bytes
-    ``B`` again and again (every ``trickle`` s, at least 10 ms) until the client leaves.
+    ``B`` again and again (every ``trickle`` s, at least 10 ms; ``endless_every=S`` sets the
+    interval, 0 floods as fast as the client reads) until the client leaves. ``headers`` are
+    sent as they are (a ``location`` with a 3xx status, a ``content-encoding`` the body does not
+    have); ``content_length=N`` declares N bytes instead of chunking (more than the body: a
+    body shorter than its Content-Length).
     """
     if isinstance(body, str):
         return body.encode()

@@ -65,6 +65,7 @@ __all__ = [
     "text",
     "error",
     "raw",
+    "stream_forever",
     "stream_events",
     "tool_results",
     "ERROR_TYPES",
@@ -229,11 +230,35 @@ def text(s: str, stop_reason: Any = "end_turn", **kw: Any) -> Reply:
 
 
 def raw(body: bytes | str | Any, content_type: str = "application/json", status: int = 200, *,
-        trickle: float = 0.0, endless: bytes | None = None, delay: float = 0.0) -> Reply:
+        trickle: float = 0.0, endless: bytes | None = None, endless_every: float | None = None,
+        delay: float = 0.0, headers: dict[str, str] | None = None,
+        content_length: int | None = None) -> Reply:
     """A reply whose body is exactly ``body``, whatever the request asked for (see
     ``agentcli.testing._http.raw_body`` for the forms and the byte-level faults)."""
     return Reply(status=status, raw=raw_body(body), raw_type=content_type, trickle=trickle,
-                 endless=endless, delay=delay)
+                 endless=endless, endless_every=endless_every, delay=delay,
+                 headers=dict(headers or {}), content_length=content_length)
+
+
+FOREVER = {  # what stream_forever repeats
+    "ping": ("ping", {"type": "ping"}),
+    "empty": ("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                      "delta": {"type": "text_delta", "text": ""}}),
+    "text": ("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                     "delta": {"type": "text_delta", "text": "and on "}}),
+    "unknown": ("future_event", {"type": "future_event"}),
+}
+
+
+def stream_forever(what: str = "ping", *, every: float | None = None) -> Reply:
+    """A stream that starts a message (``message_start``, a text block) and never ends: the
+    event ``what`` of :data:`FOREVER` (keep-alive pings, empty text deltas, text deltas, an
+    event type the SDK does not know) again and again, every ``every`` s (None: 10 ms; 0: as
+    fast as the client reads), until the client leaves."""
+    start = stream_events(text("x"))[:2]  # message_start, content_block_start
+    name, data = FOREVER[what]
+    return raw(b"".join(_sse(n, d) for n, d in start), "text/event-stream",
+               endless=_sse(name, data), endless_every=every)
 
 
 def error(

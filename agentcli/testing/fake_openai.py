@@ -79,6 +79,7 @@ __all__ = [
     "text",
     "error",
     "raw",
+    "stream_forever",
     "stream_chunks",
     "tool_messages",
     "ERROR_TYPES",
@@ -198,11 +199,36 @@ def text(s: str, finish_reason: Any = "stop", **kw: Any) -> Reply:
 
 
 def raw(body: bytes | str | Any, content_type: str = "application/json", status: int = 200, *,
-        trickle: float = 0.0, endless: bytes | None = None, delay: float = 0.0) -> Reply:
+        trickle: float = 0.0, endless: bytes | None = None, endless_every: float | None = None,
+        delay: float = 0.0, headers: dict[str, str] | None = None,
+        content_length: int | None = None) -> Reply:
     """A reply whose body is exactly ``body``, whatever the request asked for (see
     ``agentcli.testing._http.raw_body`` for the forms and the byte-level faults)."""
     return Reply(status=status, raw=raw_body(body), raw_type=content_type, trickle=trickle,
-                 endless=endless, delay=delay)
+                 endless=endless, endless_every=endless_every, delay=delay,
+                 headers=dict(headers or {}), content_length=content_length)
+
+
+def _chunk_event(delta: dict[str, Any] | None) -> bytes:
+    choices = [] if delta is None else [{"index": 0, "delta": delta, "finish_reason": None}]
+    return ("data: " + json.dumps({"id": "chatcmpl-forever", "object": "chat.completion.chunk",
+                                    "created": 0, "model": "fake-model", "choices": choices})
+            + "\n\n").encode()
+
+
+FOREVER = {  # what stream_forever repeats
+    "keepalive": b": keep-alive\n\n",  # an SSE comment (what many servers send to idle clients)
+    "empty": _chunk_event({}),  # a chunk with an empty delta
+    "no_choices": _chunk_event(None),  # a chunk with no choices at all
+    "text": _chunk_event({"content": "and on "}),
+}
+
+
+def stream_forever(what: str = "keepalive", *, every: float | None = None) -> Reply:
+    """A stream that starts (a role chunk) and never ends: :data:`FOREVER`'s ``what`` again and
+    again, every ``every`` s (None: 10 ms; 0: as fast as the client reads)."""
+    return raw(_chunk_event({"role": "assistant", "content": ""}), "text/event-stream",
+               endless=FOREVER[what], endless_every=every)
 
 
 def error(status: int, message: str = "fake error", type: str | None = None,  # noqa: A002
