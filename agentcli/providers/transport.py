@@ -98,13 +98,13 @@ def gate_hooks(gate: Gate) -> dict[str, list[Any]]:
     return {"request": [on_request], "response": [on_response]}
 
 
-def http_client(sdk: Any, idle: float, gate: Gate) -> httpx2.AsyncClient:
-    """``sdk.DefaultAsyncHttpxClient`` with the response bounds (``idle`` = --request-timeout)
-    and the rate-limit gate's hooks."""
+def http_client(sdk: Any, idle: float, gate: Gate, max_bytes: int | None = None) -> httpx2.AsyncClient:
+    """``sdk.DefaultAsyncHttpxClient`` with the response bounds (``idle`` = --request-timeout,
+    ``max_bytes`` a body's size bound when not the default) and the rate-limit gate's hooks."""
     hooks = gate_hooks(gate)
     # No redirects: the SDKs' clients follow them, so a base URL that answers 307 would send
     # the conversation (and, on the same origin, the key) wherever it points, and a failure
     # there would be reported as this server's. A redirect is said as one (api_errors).
     return sdk.DefaultAsyncHttpxClient(follow_redirects=False, event_hooks={
         "request": hooks["request"],
-        "response": [bound_response(idle), *hooks["response"]]})
+        "response": [bound_response(idle, max_bytes), *hooks["response"]]})
