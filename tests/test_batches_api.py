@@ -13,8 +13,15 @@ import json
 import pytest
 
 from agentcli.batch.batches import custom_id, split, state_path
+from agentcli.testing.fake_anthropic import (
+    canceled,
+    error,
+    expired,
+    message,
+    tool_use_block,
+)
 
-from .test_batch import CODES, records, scenario
+from .test_batch import CODES, first_question, records, scenario
 
 STABLE = ("id", "question", "customer", "answer", "status", "stop_reason", "turns", "drafts",
           "provider", "model", "checks")
@@ -66,3 +73,108 @@ def test_custom_ids_are_valid_for_any_line_id_and_batches_split_before_the_limit
     assert split([40, 40, 40], max_count=100, max_bytes=90) == [range(0, 2), range(2, 3)]
     assert split([500], max_count=100, max_bytes=90) == [range(0, 1)]  # alone, however big
     assert split([]) == []
+
+
+def _q(i: int) -> str:
+    return f"Where is order {CODES[i % len(CODES)]}?"
+
+
+def once(kinds: dict[str, list]):
+    """A scenario that answers a question's first requests with ``kinds[question]`` (in order),
+    then as ``scenario`` does."""
+    base = scenario()
+    left = {q: list(v) for q, v in kinds.items()}
+
+    def handler(req):
+        q = first_question(req)
+        if left.get(q):
+            return left[q].pop(0)
+        return base(req)
+    return handler
+
+
+def test_expired_canceled_and_overloaded_requests_go_again_invalid_ones_are_error_records(
+        cli, anthropic_env, fake_anthropic, tmp_path):
+    fake_anthropic.handler = once({_q(0): [expired()], _q(1): [canceled(), error(529, type="overloaded_error")],
+                                   _q(2): [error(400, "messages: bad", type="invalid_request_error")]})
+    qs = tmp_path / "q.jsonl"
+    qs.write_text(lines(4))
+    p = cli(["batch", str(qs), "--via", "batches", "--retries", "3", "-o", str(tmp_path / "o.jsonl")],
+            anthropic_env)
+    assert p.returncode == 4, p.err
+    recs = {r["id"]: r for r in records(p.out)}
+    assert [recs[f"T-{i}"]["status"] for i in range(4)] == ["ok", "ok", "error", "ok"]
+    assert "refused the request as invalid: messages: bad" in recs["T-2"]["error"]
+    assert len(fake_anthropic.requests) == 0
+    # each failed request came back in a later batch under a new custom_id, never twice in one
+    ids = [r["custom_id"] for c in fake_anthropic.batches.creates for r in c]
+    assert len(ids) == len(set(ids))
+    assert "asked again" in p.err
+    # the error record is final for nothing: --resume asks it again (the state stays for that)
+    assert state_path(tmp_path / "o.jsonl").exists()
+
+
+def test_a_batch_past_the_deadline_is_cancelled_and_resume_finishes_it(cli, anthropic_env,
+                                                                       fake_anthropic, tmp_path):
+    fake_anthropic.handler = scenario()
+    fake_anthropic.batch_delay = 3600  # a batch that does not end by itself
+    qs, out = tmp_path / "q.jsonl", tmp_path / "o.jsonl"
+    qs.write_text(lines(3))
+    p = cli(["batch", str(qs), "--via", "batches", "--batch-deadline", "1s", "-o", str(out)],
+            anthropic_env)
+    assert p.returncode == 4, p.err
+    recs = records(p.out)
+    assert [r["status"] for r in recs] == ["error"] * 3
+    assert all(r["stop_reason"] == "not_finished" and "--batch-deadline 1s" in r["error"] for r in recs)
+    assert len(fake_anthropic.batches.cancels) >= 1
+    fake_anthropic.batch_delay = 0.1
+    p = cli(["batch", str(qs), "--via", "batches", "--resume", "-o", str(out)], anthropic_env)
+    assert p.returncode == 0, p.err
+    assert [r["status"] for r in records(p.out)] == ["ok"] * 3
+    assert len(fake_anthropic.batches.creates) == 3  # the cancelled one, then two rounds
+
+
+def test_live_tail_finishes_the_last_conversations_on_the_live_api(cli, anthropic_env,
+                                                                   fake_anthropic, tmp_path):
+    base = scenario()
+
+    def handler(req):  # T-0 looks its order up twice: one round more than the others
+        if first_question(req) == _q(0) and sum(m["role"] == "assistant" for m in req["messages"]) == 1:
+            return message(tool_use_block("get_order_status", {"order_code": CODES[0]}))
+        return base(req)
+    fake_anthropic.handler = handler
+    qs = tmp_path / "q.jsonl"
+    qs.write_text(lines(4))
+    p = cli(["batch", str(qs), "--via", "batches", "--live-tail", "1", "-o", str(tmp_path / "o.jsonl")],
+            anthropic_env)
+    assert p.returncode == 0, p.err
+    assert [len(c) for c in fake_anthropic.batches.creates] == [4, 4]
+    assert len(fake_anthropic.requests) == 1  # T-0's last call, live
+    assert "1 on the live API" in p.err
+    assert [r["status"] for r in records(p.out)] == ["ok"] * 4
+
+
+@pytest.mark.parametrize("provider", ["openai", "offline"])
+def test_via_batches_needs_the_anthropic_provider(cli, cli_env, tmp_path, provider):
+    env = {**cli_env, "AGENTCLI_PROVIDER": provider, "AGENTCLI_MODEL": "m", "OPENAI_BASE_URL": "http://127.0.0.1:9"}
+    p = cli(["batch", "-", "--via", "batches", "-o", str(tmp_path / "o.jsonl")], env, input="q\n")
+    assert p.returncode == 2
+    assert p.err.strip().splitlines()[-1].endswith(
+        f"--via batches needs the Anthropic provider (the Message Batches API); --provider {provider} has none: use --via live")
+
+
+def test_via_batches_needs_output_and_an_old_state_needs_resume(cli, anthropic_env, tmp_path):
+    p = cli(["batch", "-", "--via", "batches"], anthropic_env, input="q\n")
+    assert p.returncode == 2 and "--via batches needs --output FILE" in p.err
+    out = tmp_path / "o.jsonl"
+    state_path(out).write_text('{"version": 1, "batches": {}}')
+    p = cli(["batch", "-", "--via", "batches", "-o", str(out)], anthropic_env, input="q\n")
+    assert p.returncode == 2 and "add --resume to go on with them" in p.err
+    state_path(out).write_text('{"version": 1, "batches": [[[')
+    p = cli(["batch", "-", "--via", "batches", "--resume", "-o", str(out)], anthropic_env, input="q\n")
+    assert p.returncode == 2 and "is not a batches state file" in p.err
+    for bad in ("0s", "soon", "-1h"):
+        p = cli(["batch", "-", "--via", "batches", "--batch-deadline", bad, "-o", str(out)],
+                anthropic_env, input="q\n")
+        assert p.returncode == 2 and "--batch-deadline" in p.err
+    assert "Traceback" not in p.err

@@ -161,6 +161,14 @@ class FakeBatches:
                 b.settle(time.time())
             return b
 
+    def end_now(self) -> None:
+        """Every batch in progress ends at the next look, each request as it was answered."""
+        with self._lock:
+            for b in self.batches.values():
+                if b.ended_at is None and b.cancel_at is None:
+                    b.delay = 0.0
+                    b.done_at = [b.created] * len(b.done_at)
+
     def retrieve(self, bid: str) -> tuple[int, dict[str, Any]]:
         with self._lock:
             self.retrieves += 1
