@@ -9,6 +9,10 @@ answers a batch request exactly as it answers a live one (the fake's reply code 
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import time
+from pathlib import Path
 
 import pytest
 
@@ -21,7 +25,7 @@ from agentcli.testing.fake_anthropic import (
     tool_use_block,
 )
 
-from .test_batch import CODES, first_question, records, scenario
+from .test_batch import CODES, agentcli_exe, first_question, records, scenario
 
 STABLE = ("id", "question", "customer", "answer", "status", "stop_reason", "turns", "drafts",
           "provider", "model", "checks")
@@ -178,3 +182,64 @@ def test_via_batches_needs_output_and_an_old_state_needs_resume(cli, anthropic_e
                 anthropic_env, input="q\n")
         assert p.returncode == 2 and "--batch-deadline" in p.err
     assert "Traceback" not in p.err
+
+
+def _wait_for(cond, what: str, limit: float = 30.0) -> None:
+    """A hang guard only (nothing here asserts on time)."""
+    end = time.monotonic() + limit
+    while not cond():
+        assert time.monotonic() < end, f"never happened: {what}"
+        time.sleep(0.05)
+
+
+def _state_batches(out: Path) -> dict:
+    try:
+        return json.loads(state_path(out).read_text()).get("batches", {})
+    except (OSError, ValueError):
+        return {}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("when", ["after_submit", "inside_create"])
+@pytest.mark.parametrize("mode", ["agent", "workflow"])
+def test_sigkill_then_resume_never_pays_twice(cli, anthropic_env, fake_anthropic, tmp_path, when, mode):
+    """The real process killed between a batch's submission and its results (or inside the
+    create, before it learnt the batch's id): --resume re-attaches, and the fake API sees no
+    second create of any request."""
+    fake_anthropic.handler = scenario()
+    fake_anthropic.batch_delay = 3600
+    if when == "inside_create":
+        fake_anthropic.batches.create_delay = 3600
+    qs, out = tmp_path / "q.jsonl", tmp_path / "o.jsonl"
+    qs.write_text(lines(5))
+    env = {**anthropic_env, "AGENTCLI_MODE": mode}
+    proc = subprocess.Popen([agentcli_exe(), "batch", str(qs), "--via", "batches", "-o", str(out)],
+                            env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    try:
+        if when == "after_submit":
+            _wait_for(lambda: _state_batches(out), "a batch id in the state file")
+        else:
+            _wait_for(lambda: fake_anthropic.batches.creates, "a create")
+            time.sleep(0.2)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate(timeout=30)
+    assert len(fake_anthropic.batches.creates) == 1
+    fake_anthropic.batches.create_delay = 0.0
+    fake_anthropic.batches.end_now()
+    fake_anthropic.batch_delay = 0.05
+    p = cli(["batch", str(qs), "--via", "batches", "--resume", "-o", str(out)], env)
+    assert p.returncode == 0, p.err
+    assert [r["status"] for r in records(p.out)] == ["ok"] * 5
+    ids = [r["custom_id"] for c in fake_anthropic.batches.creates for r in c]
+    # each request once: round 1 before the kill, round 2 after it (workflow mode: our code
+    # made the lookups, the model's one call per question is round 1's)
+    rounds = 2 if mode == "agent" else 1
+    assert len(ids) == len(set(ids)) == 5 * rounds
+    assert len(fake_anthropic.batches.creates) == rounds
+    assert "5 from earlier batches" in p.err
+    assert not state_path(out).exists()

@@ -399,7 +399,6 @@ class Rounds:
     async def run(self) -> None:
         """The rounds, until cancelled (the batch runner ends it when every question is done)."""
         self._wake = asyncio.Event()
-        await self._recover_create()
         while True:
             now = time.monotonic()
             for bid in [b for b, p in self.inflight.items() if p.next_at <= now]:
@@ -471,8 +470,10 @@ class Rounds:
             self.inflight[bid] = _Poll(time.monotonic() + POLL_FIRST_S)
             self._changed()
 
-    async def _recover_create(self) -> None:
-        """An earlier run stopped between a create and the write of its id: find that batch."""
+    async def prepare(self) -> None:
+        """Before the first question: an earlier run that stopped between a create and the
+        write of its id left the intent in the state; the batch it made is found (``list``: one
+        created since, with as many requests) and re-attached, so it is not paid twice."""
         c = self.state.creating
         if not c:
             return

@@ -254,6 +254,8 @@ async def run_batch(settings: Any, *, source: Any, concurrency: int,
     runner = BatchRunner(app, concurrency=MAX_OPEN if rounds is not None else concurrency,
                          emit=emit, output=rec_file, skip=skip, progress=progress, rounds=rounds)
     try:
+        if rounds is not None:
+            await rounds.prepare()
         if progress is not None:
             with progress:
                 summary = await runner.run(source.items())

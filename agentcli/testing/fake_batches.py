@@ -16,7 +16,9 @@ batch request exactly as it answers a live one). What a reply becomes in the res
 - :func:`expired` / :func:`canceled` (``Reply(batch_result=...)``): that ending;
 - a raw reply: ``errored`` (``api_error``).
 
-A batch is ``in_progress`` for ``batch_delay`` seconds (each request ends at a random moment
+A create takes effect at once and is answered ``create_delay`` seconds later (a client killed
+in between never learns the id: ``list`` shows the batch). A batch is ``in_progress`` for
+``batch_delay`` seconds (each request ends at a random moment
 within it), then ``ended``; ``cancel`` makes it ``canceling``, and at the next look ``ended``
 with every request that had not ended by then ``canceled``. Results come in a shuffled order
 (``batch_seed``). What the fake refuses as the real API does: a ``custom_id`` outside
@@ -95,6 +97,7 @@ class FakeBatches:
     def __init__(self, server: Any) -> None:
         self.server = server
         self.delay = 0.0
+        self.create_delay = 0.0  # seconds between a create taking effect and its answer
         self.rng = random.Random(0)
         self._lock = threading.Lock()
         self.batches: dict[str, _Batch] = {}
@@ -152,6 +155,7 @@ class FakeBatches:
         bid = f"msgbatch_{uuid.uuid4().hex[:24]}"
         with self._lock:
             b = self.batches[bid] = _Batch(bid, results, self.delay, self.rng)
+        self.server._sleep(self.create_delay)  # the batch exists; its id is not told yet
         return 200, b.body(self.server.url)
 
     def _get(self, bid: str) -> _Batch | None:
