@@ -400,7 +400,8 @@ SETTINGS: tuple[Setting, ...] = (
             flags=("--via",), commands=frozenset({BATCH}), env="AGENTCLI_VIA", metavar="HOW"),
     Setting("batch_deadline", DURATION, "--via batches: a batch still processing after this "
             "long is cancelled and its questions reported not finished (exit 4; --resume goes "
-            "on)", default=timedelta(hours=24), flags=("--batch-deadline",),
+            "on)", default=timedelta(hours=24), default_help="24h",
+            flags=("--batch-deadline",),
             commands=frozenset({BATCH}), env="AGENTCLI_BATCH_DEADLINE", metavar="DURATION"),
     Setting("live_tail", INT, "--via batches: when this many conversations or fewer are left "
             "open, they finish on the live API instead of waiting for another batch", default=0,
