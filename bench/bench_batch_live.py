@@ -6,7 +6,10 @@ The fake Messages API enforces a request rate (``--rps``, a one-second bucket, a
 ``--latency`` s. Each question is two model calls (``get_order_status`` on a real demo order in a
 real SQLite database, then the answer). The concurrency the limit allows is ``rps * latency``;
 the batch runs at 4x and 16x that, from a cold start (no rate-limit header known when the
-first request goes). Goals: 0 questions lost, model requests answered per second >= 0.95 of the
+first request goes). "of the limit" is requests answered per second over the limit; the bucket
+starts full (one second's worth may go at once), so the column beside it leaves that burst out.
+Seconds are the batch's own (its summary: first question sent to last
+record written; the interpreter, the SDK's import and the App are outside them). Goals: 0 questions lost, model requests answered per second >= 0.95 of the
 limit, 429s <= 5 % of the requests sent.
 
 Everything in this process: the real SDK over HTTP to the fake on 127.0.0.1 and the real
@@ -24,7 +27,6 @@ import json
 import os
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -77,16 +79,16 @@ def run_one(rps: float, latency: float, n: int, times: int, home: str) -> dict:
         os.environ.update(AGENTCLI_HOME=home, AGENTCLI_PROVIDER="anthropic", ANTHROPIC_API_KEY="bench-key",
                           ANTHROPIC_BASE_URL=fake.url, AGENTCLI_DRAFTS_DIR=os.path.join(home, "drafts"))
         fake.limits = Limits(requests_per_s=rps)
-        t0 = time.perf_counter()
         summary, recs, gate = asyncio.run(_batch(n, conc))
-        dt = time.perf_counter() - t0
+        dt = summary.elapsed_s  # the batch's own time: first question sent to last record written
         lim = fake.limits
     ok = sum(r["status"] == "ok" for r in recs)
     sent = lim.admitted + lim.rejected
     return {"times": times, "concurrency": conc, "allowed": allowed, "questions": n,
             "lost": n - ok, "requests": lim.admitted, "429s": lim.rejected,
             "share_429": lim.rejected / sent if sent else 0.0, "seconds": dt,
-            "ratio": lim.admitted / dt / rps, "gate": gate.status()}
+            "ratio": lim.admitted / dt / rps, "net": max(0, lim.admitted - rps) / dt / rps,
+            "start": gate.start_limit, "gate": gate.status()}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -114,12 +116,14 @@ def main(argv: list[str] | None = None) -> int:
           f"{rows[0]['allowed'] if rows else '?'} in flight); goals: 0 lost, >= 0.95 of the limit, "
           "429s <= 5 % of requests")
     print()
-    print("| concurrency | lost | requests ok | 429s | 429 share | seconds | of the limit | verdict | gate at the end |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| concurrency | started at | lost | requests ok | 429s | 429 share | seconds | of the limit "
+          "| without the first second's burst | verdict | gate at the end |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         good = r["lost"] == 0 and r["ratio"] >= 0.95 and r["share_429"] <= 0.05
-        print(f"| {r['concurrency']} ({r['times']}x) | {r['lost']} | {r['requests']} | {r['429s']} | "
-              f"{r['share_429'] * 100:.1f} % | {r['seconds']:.1f} | {r['ratio']:.3f} | "
+        print(f"| {r['concurrency']} ({r['times']}x) | {r['start']} | {r['lost']} | {r['requests']} | "
+              f"{r['429s']} | {r['share_429'] * 100:.1f} % | {r['seconds']:.1f} | {r['ratio']:.3f} | "
+              f"{r['net']:.3f} | "
               f"{'ok' if good else 'MISSED'} | {r['gate']} |")
     return 0
 
