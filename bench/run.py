@@ -64,7 +64,19 @@ FOREIGN["ratelimit"] = {
     "default": ["--questions", "200", "--concurrency", "16,50,100"],
     "quick": ["--questions", "60", "--concurrency", "16"],
 }
-ORDER = ("startup", "overhead", "batch", "ratelimit", "lookup")
+FOREIGN["batchlive"] = {
+    "script": "bench_batch_live.py",
+    "title": "A live batch from a cold start at a rate limit (bench/bench_batch_live.py, issue 27)",
+    "default": ["--questions", "200"],
+    "quick": ["--questions", "60"],
+}
+FOREIGN["batches"] = {
+    "script": "bench_batches.py",
+    "title": "Night batch, --via live against --via batches (bench/bench_batches.py, issue 27)",
+    "default": ["--questions", "300", "--batch-delay", "10"],
+    "quick": ["--questions", "60", "--batch-delay", "3"],
+}
+ORDER = ("startup", "overhead", "batch", "ratelimit", "batchlive", "batches", "lookup")
 
 
 def machine() -> list[str]:
