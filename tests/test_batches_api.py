@@ -243,3 +243,29 @@ def test_sigkill_then_resume_never_pays_twice(cli, anthropic_env, fake_anthropic
     assert len(fake_anthropic.batches.creates) == rounds
     assert "5 from earlier batches" in p.err
     assert not state_path(out).exists()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cols", [40, 80, 160])
+def test_progress_on_a_terminal_fits_and_says_round_in_flight_and_cost(anthropic_env, fake_anthropic,
+                                                                       tmp_path, cols):
+    from .test_screens import ANSI, Term
+
+    fake_anthropic.handler = scenario()
+    fake_anthropic.batch_delay = 0.6
+    qs, out = tmp_path / "q.jsonl", tmp_path / "o.jsonl"
+    qs.write_text(lines(6))
+    t = Term(["batch", str(qs), "--via", "batches", "-o", str(out)], anthropic_env, cols)
+    t.pump(until=b"round 1")
+    assert t.finish() == 0
+    raw_lines = ANSI.sub(b"", t.raw).replace(b"\r", b"\n").split(b"\n")
+    assert max(len(x.decode("utf-8", "replace")) for x in raw_lines) <= cols
+    shown = t.text()
+    assert "round 2" in shown and "6/6" in shown  # the last state of the progress line
+    if cols >= 80:
+        assert "0 in flight" in shown
+    if cols >= 160:
+        assert "12 ended" in shown and "est. $" in shown and "(live $" in shown
+    summary = " ".join(ln.strip() for ln in shown.splitlines())
+    assert "via batches: 2 rounds" in summary
+    assert len(records(out.read_text())) == 6

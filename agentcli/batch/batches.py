@@ -571,10 +571,18 @@ class Rounds:
             return None, None
         return b * BATCH_DISCOUNT + lv, b + lv
 
-    def status(self) -> str:
+    def status(self, width: int = 200) -> str:
+        """The progress line's part: round, requests in flight, results read (and live), the
+        cost so far at batch prices against live; shorter for a narrower terminal."""
         s = self.stats
+        if width < 60:
+            return f"round {s.rounds}"
+        if width < 100:
+            return f"round {s.rounds} · {self.in_flight()} in flight"
         cost, live = self.cost()
-        money = f" · est. ${cost:.4f} (live ${live:.4f})" if cost is not None else ""
+        money = ""
+        if cost is not None:
+            money = f" · est. ${cost:.4f} (live ${live:.4f})" if width >= 140 else f" · est. ${cost:.4f}"
         tail = f" · {s.live} live" if s.live else ""
         return (f"round {s.rounds} · {self.in_flight()} in flight · {s.ended} ended{tail}{money}")
 

@@ -123,7 +123,9 @@ class Progress:
 
     def __init__(self, total: int | None):
         self.console = err_console()  # NO_COLOR: no colour, and no bold either
-        cols = [SpinnerColumn(), TextColumn("batch"), BarColumn(),
+        narrow = self.console.width < 100  # the bar gives way to the counts and the rounds
+        bar = [] if self.console.width < 60 else [BarColumn(bar_width=10 if narrow else 40)]
+        cols = [SpinnerColumn(), TextColumn("batch"), *bar,
                 MofNCompleteColumn() if total is not None else TextColumn("{task.completed}"),
                 TextColumn("{task.fields[rate]}"), TextColumn("{task.fields[failed]}"),
                 TextColumn("{task.fields[limits]}"), TimeElapsedColumn()]
@@ -166,7 +168,7 @@ class Progress:
         now = time.perf_counter()
         if now - self._shown_at >= 0.1:
             self._shown_at = now
-            self.p.update(self.task, limits=r.status())
+            self.p.update(self.task, limits=r.status(self.console.width))
 
     def print_line(self, line: str) -> None:
         """A record for a stdout that is the same terminal: printed above the bar."""
