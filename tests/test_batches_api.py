@@ -269,3 +269,63 @@ def test_progress_on_a_terminal_fits_and_says_round_in_flight_and_cost(anthropic
     summary = " ".join(ln.strip() for ln in shown.splitlines())
     assert "via batches: 2 rounds" in summary
     assert len(records(out.read_text())) == 6
+
+
+def test_hostile_results_are_never_fed_as_answers(cli, anthropic_env, fake_anthropic, tmp_path):
+    """A succeeded result whose message is not a Messages API message, a raw body where a reply
+    should be, a tool input nested past the bound: each is a broken or failed answer, asked
+    again in a later batch; the question ends ok on the next answer, and nothing of the broken
+    ones ran."""
+    from agentcli.testing.fake_anthropic import Reply, raw
+
+    deep: dict = {}
+    cur = deep
+    for _ in range(60):
+        cur["a"] = {}
+        cur = cur["a"]
+    not_a_message = Reply(message={"id": "m", "type": "message", "role": "assistant",
+                                   "content": "\x1b[31mnot a list", "stop_reason": "end_turn",
+                                   "usage": {"input_tokens": 1, "output_tokens": 1}})
+    fake_anthropic.handler = once({
+        _q(0): [not_a_message],
+        _q(1): [raw(b"<html>proxy</html>", "text/html")],
+        _q(2): [message(tool_use_block("get_order_status", {"order_code": CODES[2], "x": deep}))],
+    })
+    qs = tmp_path / "q.jsonl"
+    qs.write_text(lines(3))
+    p = cli(["batch", str(qs), "--via", "batches", "--retries", "2", "-o", str(tmp_path / "o.jsonl")],
+            anthropic_env)
+    assert p.returncode == 0, p.err
+    recs = records(p.out)
+    assert [r["status"] for r in recs] == ["ok"] * 3
+    for r in recs:  # only the good answers' calls ran
+        assert [c["input"] for c in r["tool_calls"]] == [{"order_code": CODES[recs.index(r)]}]
+    assert "\x1b[31m" not in p.err and "Traceback" not in p.err
+    assert "3 asked again" in p.err
+
+
+@pytest.mark.slow
+def test_sigterm_keeps_the_state_and_resume_goes_on(anthropic_env, fake_anthropic, tmp_path, cli):
+    fake_anthropic.handler = scenario()
+    fake_anthropic.batch_delay = 3600
+    qs, out = tmp_path / "q.jsonl", tmp_path / "o.jsonl"
+    qs.write_text(lines(3))
+    proc = subprocess.Popen([agentcli_exe(), "batch", str(qs), "--via", "batches", "-o", str(out)],
+                            env=anthropic_env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    try:
+        _wait_for(lambda: _state_batches(out), "a batch id in the state file")
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 143, err
+    err = err.decode()
+    assert "interrupted" in err and "--resume" in err and "Traceback" not in err
+    assert len(_state_batches(out)) == 1
+    fake_anthropic.batches.end_now()
+    fake_anthropic.batch_delay = 0.05
+    p = cli(["batch", str(qs), "--via", "batches", "--resume", "-o", str(out)], anthropic_env)
+    assert p.returncode == 0, p.err
+    assert len(fake_anthropic.batches.creates) == 2

@@ -264,7 +264,7 @@ class Rounds:
         self.cancelled_here: set[str] = set()
         self.last_change = time.monotonic()
         self.listener: Any = None  # called with this object when something a person sees changed
-        self._wake: asyncio.Event | None = None
+        self._wake: asyncio.Future | None = None
         self._convs: dict[int, "Responder"] = {}
 
     # -- conversations -------------------------------------------------------------
@@ -300,7 +300,7 @@ class Rounds:
     def _changed(self) -> None:
         self.last_change = time.monotonic()
         if self._wake is not None:
-            self._wake.set()
+            _resolve(self._wake)
         if self.listener is not None:
             try:
                 self.listener(self)
@@ -348,7 +348,8 @@ class Rounds:
         if kind == "succeeded":
             a.future.set_result(("batch", value))
             return
-        if kind == "broken":
+        if kind == "broken":  # not a message: a broken answer, asked again as live ones are
+            self.stats.resubmitted += 1 if getattr(value, "retryable", False) else 0
             a.future.set_exception(value)
             return
         b = self.state.batches.get(bid, {})
@@ -399,7 +400,6 @@ class Rounds:
 
     async def run(self) -> None:
         """The rounds, until cancelled (the batch runner ends it when every question is done)."""
-        self._wake = asyncio.Event()
         while True:
             now = time.monotonic()
             for bid in [b for b, p in self.inflight.items() if p.next_at <= now]:
@@ -417,12 +417,20 @@ class Rounds:
             waits = [p.next_at - time.monotonic() for p in self.inflight.values()]
             if self.new:
                 waits.append(SETTLE_S)
-            timeout = max(0.0, min(waits)) if waits else None
-            self._wake.clear()
-            try:
-                await asyncio.wait_for(self._wake.wait(), timeout)
-            except TimeoutError:
-                pass
+            await self._sleep(max(0.0, min(waits)) if waits else None)
+
+    async def _sleep(self, timeout: float | None) -> None:
+        """Until something changed (``_changed``) or ``timeout`` s passed. A plain future:
+        cancelled at once (``wait_for`` around an event's wait held a SIGTERM 5 s in 3.11)."""
+        loop = asyncio.get_running_loop()
+        fut = self._wake = loop.create_future()
+        later = loop.call_later(timeout, _resolve, fut) if timeout is not None else None
+        try:
+            await fut
+        finally:
+            if later is not None:
+                later.cancel()
+            self._wake = None
 
     async def _api(self, what: str, fn: Any, *args: Any) -> Any:
         tries = Attempts(API_TRIES)
@@ -657,6 +665,11 @@ class Responder:
         where, turn = got
         _add_usage(self.usage_live if where == "live" else self.usage_batch, turn.usage)
         yield turn
+
+
+def _resolve(fut: asyncio.Future) -> None:
+    if not fut.done():
+        fut.set_result(None)
 
 
 def _human(s: float) -> str:
