@@ -123,7 +123,7 @@ def check_base_url(hd: Helpdesk, base: Any) -> str:
         raise Refused(f"the {hd.title} URL in {where} names no valid host")
     if port == 0:
         raise Refused(f"the {hd.title} URL in {where} names port 0")
-    return f"{u.scheme}://{u.netloc}"
+    return f"{u.scheme}://{u.netloc.lower()}"
 
 
 def _routes(hd: Helpdesk) -> tuple[Route, Route]:
