@@ -91,11 +91,6 @@ def pushed(d: Draft) -> dict[str, Any] | None:
     return p if isinstance(p, dict) else None
 
 
-def is_pushed(d: Draft) -> bool:
-    p = pushed(d)
-    return p is not None and p.get("state") == "done"
-
-
 def exported_to(d: Draft, fmt: str) -> dict[str, Any] | None:
     e = d.meta.get("exported")
     v = e.get(fmt) if isinstance(e, dict) else None

@@ -11,7 +11,7 @@ import html
 import re
 from typing import Any, Mapping
 
-from .rules import Helpdesk, Route, as_html, exact, ident, items, marker, text_field
+from .rules import Helpdesk, Route, as_html, exact, ident, marker, text_field
 
 
 def build(text: str, meta: Mapping[str, Any]) -> dict[str, Any]:
