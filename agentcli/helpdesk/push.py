@@ -94,7 +94,7 @@ def _alive(rec: dict[str, Any]) -> bool:
         pid = int(rec.get("pid"))
     except (TypeError, ValueError):
         return False
-    if pid <= 0:
+    if pid <= 0 or pid == os.getpid():  # ours: this run handles each draft once, so it ended
         return False
     try:
         os.kill(pid, 0)

@@ -84,8 +84,10 @@ class Sender:
         headers = {"authorization": self.hd.auth(self.token)}
         if content is not None:
             headers["content-type"] = "application/json"
+        # the one guard: on what we mean to send (a hostile id never even becomes a URL), then on
+        # the request exactly as the client will put it on the wire (Refused: nothing is sent)
+        guard(self.hd, self.base, route.method, url, content, ticket, headers.keys())
         req = self.client.build_request(route.method, url, content=content, headers=headers)
-        # the one guard, on the request exactly as it will go (Refused: nothing is sent)
         guard(self.hd, self.base, req.method, str(req.url), req.content, ticket, req.headers.keys())
         self.pause()
         try:
