@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..drafts.format import Draft, text_hash
+from ..redact import redact
 from . import HELPDESKS
 from .rules import Helpdesk, guard
 
@@ -77,8 +78,9 @@ def plan(d: Draft, fmt: str) -> Planned:
 
 
 def request(hd: Helpdesk, d: Draft, ticket: str) -> dict[str, Any]:
-    """The write request for ``d``, checked by the guard as ``push`` will check it."""
-    body = hd.build(d.text, d.meta)
+    """The write request for ``d``, checked by the guard as ``push`` will check it. The text is
+    redacted once more (a draft saved before a token was configured may quote it)."""
+    body = hd.build(redact(d.text), d.meta)
     path = hd.write.fill(ticket)
     guard(hd, EXAMPLE_BASE, hd.write.method, EXAMPLE_BASE + path, json.dumps(body).encode(), ticket)
     return {"helpdesk": hd.name, "draft": d.id, "ticket": ticket, "method": hd.write.method,

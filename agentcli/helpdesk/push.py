@@ -42,6 +42,7 @@ from ..drafts.format import Draft, now_iso
 from ..drafts.store import DraftStore
 from ..errors import EXIT_API, EXIT_INCOMPLETE, EXIT_OK
 from ..providers.retry import Attempts
+from ..redact import redact
 from .export import plan, pushed
 from .rules import Helpdesk
 from .send import MAX_WAIT_S, Answer, Sender
@@ -152,7 +153,7 @@ class Pusher:
         for _ in range(MAX_LIMITED):
             a = self.sender.send(self.hd.check, ticket, None)
             if a.kind == "ok":
-                found = self.hd.find(a.data, d.id, d.text)
+                found = self.hd.find(a.data, d.id, redact(d.text))  # the words as sent
                 return (found or None), None
             if a.kind != "limited" or (a.wait or 0) > MAX_WAIT_S:
                 return None, f"could not check the ticket: {_why(self.hd, a, ticket)}"
