@@ -1,4 +1,5 @@
-"""``agentcli drafts``: the human review queue (list, show, edit, approve, reject). Nothing is sent.
+"""``agentcli drafts``: the human review queue (list, show, edit, approve, reject) and the way into
+the helpdesk (export, push: as internal notes or drafts; nothing is ever sent to a customer).
 
 Cold start matters for ``drafts list``: only typer and the standard library load with this module;
 the queue logic (``review``) and rich are imported inside the command bodies. The bodies live in
@@ -24,7 +25,8 @@ from .drafts_show import edit_body, show_body
 from .options import PlainUsage, option
 from .recheck import Rechecker, select_fresh
 
-drafts_app = typer.Typer(help="The human review queue for drafts (nothing is ever sent).",
+drafts_app = typer.Typer(help="The human review queue for drafts, and their way into the helpdesk "
+                                "as internal notes or drafts (nothing is ever sent to a customer).",
                          no_args_is_help=True)
 
 DraftsDirOpt, Json = option("drafts_dir", DRAFTS), option("json", DRAFTS)
@@ -67,7 +69,7 @@ def _store(flag: Optional[Path]):
 
 
 def register(app: typer.Typer) -> None:
-    app.add_typer(drafts_app, name="drafts", short_help="The review queue of drafts (nothing is ever sent).")
+    app.add_typer(drafts_app, name="drafts", short_help="The review queue of drafts (nothing is sent to a customer).")
 
 
 @drafts_app.command("list", short_help="List drafts, newest first.")
