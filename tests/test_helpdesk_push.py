@@ -93,6 +93,11 @@ def test_push_puts_each_approved_draft_in_once_records_it_and_a_rerun_sends_noth
     by_id = push(cli, env, name, a.id)
     assert by_id.returncode == 0 and by_id.out.startswith("already\t") and len(fake.writes) == 2
 
+    shown = cli(["drafts", "show", a.id], env)
+    title = {"zendesk": "Zendesk", "front": "Front", "helpscout": "Help Scout", "freshdesk": "Freshdesk"}[name]
+    assert f"kim: pushed to {title} ticket {t1} as" in shown.out
+    assert f"in {title} ticket {t1} as" in shown.out and "nothing has been sent to the customer" in shown.out
+
     listed = cli(["drafts", "list", "--pushed", "--json"], env)
     assert sorted(r["id"] for r in json.loads(listed.out)) == sorted([a.id, b.id])
     others = cli(["drafts", "list", "--not-pushed", "--json"], env)
