@@ -84,3 +84,22 @@ def test_two_teammates_pushing_at_once_make_each_note_once(cli_env, drafts_dir):
         assert fake.public_replies == []
     store = DraftStore(drafts_dir)
     assert all(store.get(d.id).meta["push"]["state"] == "done" for d in ds)
+
+
+def test_sigterm_while_waiting_for_the_answer_exits_143_and_the_rerun_finishes_it(cli, cli_env, drafts_dir):
+    d = approved(drafts_dir, "cnv_1042", "Hello from a push that was stopped.")
+    from agentcli.testing.fake_helpdesk import FakeFront
+
+    with FakeFront() as fake:
+        fake.fault(Fault(status=200, store=True, delay=60))
+        env = env_for(cli_env, "front", fake)
+        p = _start(env, "front")
+        assert fake.arrived.wait(ARRIVAL_S)
+        p.send_signal(signal.SIGTERM)
+        out, err = p.communicate(timeout=20)  # GRACE_S bounds it; only a hang gets near this
+        assert p.returncode == 143, err
+        assert b"terminated" in err and b"Traceback" not in err
+        assert meta(drafts_dir, d.id)["push"]["state"] == "pending"
+        r = cli(["drafts", "push", "--to", "front"], env)
+        assert r.returncode == 0 and "found in the helpdesk" in r.out
+        assert len(fake.writes) == 1 and len(fake.all_notes()) == 1
