@@ -179,8 +179,11 @@ def test_a_draft_not_approved_is_skipped_by_id(cli, cli_env, drafts_dir):
     assert p.returncode == 1 and "it is pending_review, not approved" in p.err
 
 
-def test_unknown_format_is_a_usage_error(cli, cli_env, drafts_dir):
-    approved(drafts_dir, "1042", "x")
+def test_unknown_format_is_a_usage_error(cli, cli_env, drafts_dir, tmp_path):
+    d = approved(drafts_dir, "1042", "x")
+    p = cli(["drafts", "export", "--to", "zendesk", "-o", str(tmp_path / "no" / "such.jsonl")], cli_env)
+    assert p.returncode == 2 and "cannot write there" in p.err
+    assert "exported" not in meta(drafts_dir, d.id)  # nothing written: nothing recorded
     assert cli(["drafts", "export", "--to", "intercom"], cli_env).returncode == 2
     assert cli(["drafts", "push", "--to", "jsonl"], cli_env).returncode == 2
 
@@ -276,6 +279,14 @@ def test_an_answer_lost_to_a_timeout_is_found_in_the_helpdesk_not_sent_twice(
     assert "its answer was lost; found in the helpdesk" in p.out
     assert len(fake.writes) == 1 and len(fake.all_notes()) == 1
     assert meta(drafts_dir, d.id)["push"]["id"]
+
+
+def test_an_answer_that_trickles_is_cut_at_twice_the_timeout_then_checked(cli, cli_env, drafts_dir, fake, name):
+    approved(drafts_dir, TICKETS[name][0], "Hello")
+    fake.fault(Fault(status=200, store=True, trickle=0.1))  # each byte in time, the whole never
+    p = push(cli, env_for(cli_env, name, fake, AGENTCLI_HELPDESK_TIMEOUT="0.3"), name)
+    assert p.returncode == 0, p.err
+    assert len(fake.writes) == 1 and len(fake.all_notes()) == 1
 
 
 def test_a_dropped_connection_after_the_note_was_made_is_not_sent_twice(cli, cli_env, drafts_dir, name, fake):

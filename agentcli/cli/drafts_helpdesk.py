@@ -74,7 +74,11 @@ def _write_output(path: Path, lines: list[str]) -> None:
     """All the lines into ``path`` at once (a temp file beside it, then renamed: a reader never
     sees half an export; owner-only, it holds customers' replies)."""
     where = path.parent if str(path.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=".export-", dir=where)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".export-", dir=where)
+    except OSError as e:
+        raise UsageError(f"--output {one_line(str(path), 200)}: cannot write there "
+                         f"({e.strerror or e})") from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write("".join(line + "\n" for line in lines))

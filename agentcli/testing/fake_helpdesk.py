@@ -47,6 +47,7 @@ class Fault:
     delay: float = 0.0            # seconds before the answer
     drop: bool = False            # close the connection instead of answering
     retry_after: str | None = None
+    trickle: float = 0.0          # send the answer one byte every this many seconds
 
 
 @dataclasses.dataclass
@@ -174,7 +175,27 @@ class FakeHelpdesk(FakeServer):
                 hdrs = {"retry-after": fault.retry_after} if fault.retry_after is not None else {}
                 self._send_json(h, fault.status, {"error": f"fake fault {fault.status}"}, hdrs)
                 return
+            if fault.trickle:
+                self._trickle(h, status, json.dumps(answer or {}).encode(), fault.trickle)
+                return
         self._send_json(h, status, answer, headers, raw=b"" if answer is None else None)
+
+
+    def _trickle(self, h: _Handler, status: int, data: bytes, step: float) -> None:
+        h.send_response(status)
+        h.send_header("content-type", "application/json")
+        h.send_header("content-length", str(len(data)))
+        h.end_headers()
+        for i in range(len(data)):
+            self._sleep(step)
+            if self._stopping.is_set():
+                break
+            try:
+                h.wfile.write(data[i:i + 1])
+                h.wfile.flush()
+            except OSError:  # the client gave up on it
+                break
+        h.close_connection = True
 
 
 class FakeZendesk(FakeHelpdesk):
