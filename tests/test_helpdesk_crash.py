@@ -9,7 +9,13 @@ import signal
 import subprocess
 
 from agentcli.drafts.store import DraftStore
-from agentcli.testing.fake_helpdesk import FakeFreshdesk, FakeHelpScout, FakeZendesk, Fault
+from agentcli.testing.fake_helpdesk import (
+    FakeFreshdesk,
+    FakeFront,
+    FakeHelpScout,
+    FakeZendesk,
+    Fault,
+)
 
 from .conftest import agentcli_exe
 from .test_helpdesk_push import approved, env_for, meta
@@ -88,7 +94,6 @@ def test_two_teammates_pushing_at_once_make_each_note_once(cli_env, drafts_dir):
 
 def test_sigterm_while_waiting_for_the_answer_exits_143_and_the_rerun_finishes_it(cli, cli_env, drafts_dir):
     d = approved(drafts_dir, "cnv_1042", "Hello from a push that was stopped.")
-    from agentcli.testing.fake_helpdesk import FakeFront
 
     with FakeFront() as fake:
         fake.fault(Fault(status=200, store=True, delay=60))
