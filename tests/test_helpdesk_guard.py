@@ -225,3 +225,14 @@ def test_through_the_real_client_a_refused_request_never_reaches_the_helpdesk(na
             else:
                 assert mutate == "none" and hd.id_re.fullmatch(ticket) and ticket.isascii()
         assert fake.public_replies == []
+
+
+def test_a_draft_is_found_by_its_words_within_what_the_helpdesk_wraps_around_them():
+    from agentcli.helpdesk.rules import as_html, same_words
+
+    text = "Hello Ana,\n\nyour order <GH56JK78MN> & its license are on their way.\nBest, Kim"
+    stored = f"<div>{as_html(text)}</div><div class='signature'>-- Acme support</div>"
+    assert same_words(stored, text)
+    assert not same_words(stored, text.replace("Ana", "Bob"))
+    assert same_words(as_html("Thanks!"), "Thanks!")
+    assert not same_words("<p>Thanks! We will look into it.</p>", "Thanks!")  # short: whole only
