@@ -381,3 +381,14 @@ def test_a_pending_push_of_a_live_teammate_is_left_alone(cli, cli_env, drafts_di
     p = push(cli, env_for(cli_env, name, fake), name)
     assert p.returncode == 1 and f"{d.id}: busy: being pushed by sam" in p.err
     assert fake.calls == []
+
+
+def test_doctor_checks_a_configured_helpdesk_without_sending_anything(cli, cli_env):
+    with FAKES["zendesk"]() as fake:
+        good = cli(["doctor", "--provider", "offline", "--json"], env_for(cli_env, "zendesk", fake))
+        check = next(c for c in json.loads(good.out)["checks"] if c["name"] == "Zendesk")
+        assert check["ok"] and fake.url in check["detail"] and fake.token not in good.out
+        bad = cli(["doctor", "--provider", "offline"],
+                  {**env_for(cli_env, "zendesk", fake), "AGENTCLI_ZENDESK_URL": "http://zd.example"})
+        assert bad.returncode == 3 and "must start with https://" in bad.out + bad.err
+        assert fake.calls == []
