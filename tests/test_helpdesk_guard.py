@@ -236,3 +236,21 @@ def test_a_draft_is_found_by_its_words_within_what_the_helpdesk_wraps_around_the
     assert not same_words(stored, text.replace("Ana", "Bob"))
     assert same_words(as_html("Thanks!"), "Thanks!")
     assert not same_words("<p>Thanks! We will look into it.</p>", "Thanks!")  # short: whole only
+
+
+@settings(max_examples=400, deadline=None)
+@given(base=st.text(max_size=60) | st.builds(lambda a, b: f"{a}://{b}",
+                                             st.sampled_from(["https", "http", "HTTPS", "ftp"]),
+                                             st.text(max_size=40)))
+def test_whatever_base_url_is_configured_only_a_bare_origin_is_taken(base):
+    from urllib.parse import urlsplit
+
+    try:
+        root = check_base_url(HELPDESKS["freshdesk"], base)
+    except Refused:
+        return
+    u = urlsplit(root)
+    assert root == f"{u.scheme}://{u.netloc}" and u.scheme in ("https", "http")
+    assert not any(c in u.netloc for c in "@/?#\\ ") and u.netloc.isascii()
+    if u.scheme == "http":
+        assert u.hostname in ("127.0.0.1", "localhost", "::1")

@@ -392,3 +392,19 @@ def test_doctor_checks_a_configured_helpdesk_without_sending_anything(cli, cli_e
                   {**env_for(cli_env, "zendesk", fake), "AGENTCLI_ZENDESK_URL": "http://zd.example"})
         assert bad.returncode == 3 and "must start with https://" in bad.out + bad.err
         assert fake.calls == []
+
+
+def test_a_draft_written_by_ask_with_a_ticket_is_pushed_and_one_without_is_skipped(cli, cli_env, drafts_dir):
+    q = "Customer: why has my license for GH56JK78MN not arrived?"
+    with_ticket = cli(["ask", "--provider", "offline", "--ticket", "1042", "--json", q], cli_env)
+    without = cli(["ask", "--provider", "offline", "--json", q], cli_env)
+    (d1,), (d2,) = json.loads(with_ticket.out)["drafts"], json.loads(without.out)["drafts"]
+    for did in (d1["id"], d2["id"]):
+        assert cli(["drafts", "approve", did, "--force"], cli_env).returncode == 0
+    with FAKES["zendesk"]() as fake:
+        p = push(cli, env_for(cli_env, "zendesk", fake), "zendesk")
+        assert p.returncode == 1
+        assert p.out.startswith(f"pushed\t{d1['id']}\tZendesk ticket 1042")
+        assert f"{d2['id']}: skipped: not pushed: its ticket is its session's own id" in p.err
+        assert [c["path"] for c in fake.writes] == ["/api/v2/tickets/1042.json"]
+        assert fake.public_replies == []
