@@ -10,10 +10,12 @@ from __future__ import annotations
 import base64
 import json
 import os
+import socket
 from pathlib import Path
 
 import pytest
 
+from agentcli.drafts.format import now_iso
 from agentcli.drafts.store import DraftStore
 from agentcli.testing.fake_helpdesk import FAKES, Fault
 
@@ -373,10 +375,9 @@ def test_when_the_check_itself_fails_the_pending_record_stays_and_the_rerun_chec
 
 def test_a_pending_push_of_a_live_teammate_is_left_alone(cli, cli_env, drafts_dir, name, fake):
     d = approved(drafts_dir, TICKETS[name][0], "Hello")
-    from agentcli.drafts.format import now_iso
     DraftStore(drafts_dir).remote(d.id, "push", {
         "state": "pending", "key": "p-teammate", "helpdesk": name, "ticket": d.ticket, "who": "sam",
-        "when": now_iso(), "pid": os.getppid(), "host": __import__("socket").gethostname()[:64]},
+        "when": now_iso(), "pid": os.getppid(), "host": socket.gethostname()[:64]},
         who="sam", reason="pushing", expect=None)
     p = push(cli, env_for(cli_env, name, fake), name)
     assert p.returncode == 1 and f"{d.id}: busy: being pushed by sam" in p.err
@@ -408,3 +409,26 @@ def test_a_draft_written_by_ask_with_a_ticket_is_pushed_and_one_without_is_skipp
         assert f"{d2['id']}: skipped: not pushed: its ticket is its session's own id" in p.err
         assert [c["path"] for c in fake.writes] == ["/api/v2/tickets/1042.json"]
         assert fake.public_replies == []
+
+
+def test_a_damaged_push_record_is_a_damaged_file_never_pushed_again(cli, cli_env, drafts_dir):
+    d = approved(drafts_dir, "1042", "Hello")
+    raw = d.path.read_text()
+    d.path.write_text(raw.replace("\n---\n", '\npush: "done"\n---\n', 1))
+    with FAKES["zendesk"]() as fake:
+        p = push(cli, env_for(cli_env, "zendesk", fake), "zendesk")
+        assert "damaged draft file" in p.err and fake.calls == []
+
+
+def test_a_hostile_pending_record_never_leads_to_a_second_note(cli, cli_env, drafts_dir, name, fake):
+    d = approved(drafts_dir, TICKETS[name][0], "Hello")
+    fake.fault(Fault(status=200, store=True))  # the note is there already
+    push(cli, env_for(cli_env, name, fake), name)
+    assert len(fake.all_notes()) == 1
+    for rec in ({"state": "pending", "key": "k", "helpdesk": name, "when": "2099-01-01T00:00:00+00:00",
+                 "host": "\x1b[31mother", "pid": "x", "who": "[bold]sam[/]"},
+                {"state": "pending", "key": "k2", "helpdesk": name, "when": "yesterday", "pid": -1}):
+        DraftStore(drafts_dir).remote(d.id, "push", rec, who="x", reason="hand-edited")
+        p = push(cli, env_for(cli_env, name, fake), name)
+        assert len(fake.all_notes()) == 1 and len(fake.writes) == 1, p.err
+        assert "\x1b" not in p.err + p.out

@@ -87,7 +87,7 @@ def _alive(rec: dict[str, Any]) -> bool:
         age = (datetime.now(timezone.utc) - datetime.fromisoformat(str(rec.get("when")))).total_seconds()
     except (TypeError, ValueError):
         age = STALE_S + 1  # a record we cannot date is no live push
-    if age > STALE_S:
+    if age > STALE_S or age < -300:  # old, or dated in the future (a clock or a hand gone wrong)
         return False
     if rec.get("host") != _host():
         return True  # another machine: only its age tells
