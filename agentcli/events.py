@@ -161,11 +161,12 @@ class Repair:
     findings went back to it once, as a user-side message (``message``, exactly as sent), and the
     loop goes on. ``findings`` are the ones sent (each a ``Finding.to_dict()`` whose strings are
     one-line and redacted), ``draft`` the live draft they flagged (None: the answer alone),
-    ``turn`` the model call whose result was flagged."""
+    ``turn`` the model call whose result was flagged, ``answer`` the answer it ended with."""
     turn: int
     findings: list[dict[str, Any]]
     message: str
     draft: str | None = None
+    answer: str = ""
     type: str = "repair"
 
 

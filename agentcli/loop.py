@@ -424,14 +424,16 @@ class Conversation:
                     continue
                 if stop in STOP_DONE or (stop == "tool_use" and not mt.tool_calls):
                     if self.repair and not repaired and turn < limit and self.checker is not None:
-                        found = repairable(await self.check("".join(answer_parts).strip()))
+                        answer = "".join(answer_parts).strip()
+                        found = repairable(await self.check(answer))
                         if found:
                             # Findings the model can act on, and a turn left: sent back once.
                             repaired = True
                             sent = [finding_for_model(f) for f in found[:MAX_REPAIR_FINDINGS]]
                             msg = repair_message(sent, len(found))
                             live = self.ticket.live
-                            yield Repair(turn, sent, msg, live.id if live is not None else None)
+                            yield Repair(turn, sent, msg, live.id if live is not None else None,
+                                         answer)
                             undo = (len(self.history), self.history[-1] if self.history else None)
                             self.provider.add_user_text(self.history, msg)
                             before_repair, answer_parts = answer_parts, []

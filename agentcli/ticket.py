@@ -258,8 +258,11 @@ class Run:
         elif isinstance(ev, TurnFinished):
             self.finished = ev
         elif isinstance(ev, Repair):
+            # ``answer`` and ``calls`` (how many of ``tool_calls`` came before it): the run as
+            # it would have ended without the repair turn (``evals`` scores both).
             self.repair = {"turn": ev.turn, "draft": ev.draft, "findings": list(ev.findings),
-                           "replaced_by": None, "resolved": None}
+                           "answer": ev.answer, "calls": len(self.calls), "replaced_by": None,
+                           "resolved": None}
         elif isinstance(ev, Checked):
             self.checks = list(ev.findings)
             if self.repair is not None:
