@@ -215,3 +215,70 @@ def test_the_scenarios_read_both_wire_formats():
         st = seen(req)
         assert st.codes == ["GH56JK78MN"] and st.lookups[0][1]["status"] == "paid"
         assert not st.repaired and st.drafts == 0
+
+
+def test_workflow_mode_repairs_too(cli, openai_env, fake_openai, drafts_dir):
+    fake_openai.handler = for_openai(false_status_then_correct)
+    p, r = ask(cli, openai_env, "--mode", "workflow")
+    assert (p.returncode, r["status"], r["turns"]) == (0, "ok", 4)  # the lookup is our code's
+    assert r["repair"]["resolved"] is True and r["repair"]["calls"] == 2
+    live, old = saved_drafts(drafts_dir)
+    assert old.meta["status"] == "superseded" and "waiting for payment" in live.text
+
+
+def test_eval_scores_each_repaired_run_also_as_it_was_before(cli, openai_env, fake_openai):
+    fake_openai.handler = for_openai(false_status_then_correct)
+    p = cli(["eval", "--json", "--task", "status-pending-payment", "--repeat", "2"], openai_env)
+    out = json.loads(p.out)
+    s = out["summary"]
+    assert p.returncode == 0 and s["pass_k"] == {"1": 1.0, "2": 1.0}
+    assert (s["repaired_runs"], s["repair_resolved"], s["repair_passed"]) == (2, 2, 2)
+    assert s["pass_k_without_repair"] == {"1": 0.0, "2": 0.0}
+    run = out["tasks"][0]["runs"][0]
+    assert run["repair"]["findings"] == ["status_mismatch"] and run["repair"]["passed_without"] is False
+    assert run["repair"]["reasons_without"]
+
+
+def test_cancelled_while_the_model_reads_the_findings_leaves_the_history_as_before(cli_env):
+    """Ctrl-C during the repair turn's model call: the repair message comes out of the history
+    again (no answer to it came), so the next question starts from a valid history."""
+    import asyncio
+
+    from agentcli.app import App
+    from agentcli.config import resolve
+    from agentcli.testing.scripted import Reply, ScriptedProvider
+    from agentcli.tools import default_registry
+
+    def model(history, turn):
+        if turn == 1:
+            return Reply(calls=[("get_order_status", {"order_code": "GH56JK78MN"})])
+        if turn == 2:
+            return Reply(calls=[("draft_reply", {"text": "Your order GH56JK78MN has shipped.",
+                                                 "order_code": "GH56JK78MN"})])
+        if turn == 3:
+            return Reply("Saved.")
+        if turn == 4:
+            raise KeyboardInterrupt  # the person pressed Ctrl-C while the model was reading
+        return Reply("It is waiting for payment.")
+
+    async def go():
+        app = App.open(resolve(provider="offline"), registry=default_registry())
+        app.provider = ScriptedProvider(model)
+        conv = app.conversation()
+        conv.repair = True  # the offline provider's App turns it off; this model can read
+        seen_types = []
+        with pytest.raises(KeyboardInterrupt):
+            await app.run(conv, "Ana asks about GH56JK78MN", [lambda e: seen_types.append(e.type)])
+        after_cancel = [m["role"] for m in conv.history]
+        texts = json.dumps(conv.history)
+        b = await app.run(conv, "and in one sentence?")
+        await app.aclose()
+        return seen_types, after_cancel, texts, b.result(), app.provider.requests[-1]
+
+    types, roles, texts, r, last = asyncio.run(go())
+    assert "repair" in types
+    assert REPAIR_TAG not in texts and roles[-1] == "assistant"
+    # the next question ran on a valid history; the flagged draft is still live, so it gets a
+    # repair turn of its own (once per question) and stays flagged (this model never redrafts)
+    assert (r["status"], r["stop_reason"]) == ("incomplete", "grounding") and r["repair"]
+    assert [m["role"] for m in last][-2:] == ["assistant", "user"]
