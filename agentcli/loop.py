@@ -18,6 +18,14 @@ exactly as received and every tool result. ``ask(question)`` runs one question:
   results): it was written before those results existed.
 - Cancellation (Ctrl-C) at any point leaves a history the API accepts: every ``tool_use`` gets a
   result (``cancelled``), and a question that got no answer at all is rolled back.
+- The repair turn: when the model ends its turn, the grounding checks (``checker``, injected by
+  ``App``) look at the ticket; error-level findings the model can act on, with a turn left, go
+  back to it once as a user-side message (``repair_message``: the findings as one-line JSON
+  data between tags) and the loop goes on (a ``Repair`` event). Its corrected draft supersedes
+  the flagged one like any new draft; the run's checks afterwards are of the final state.
+- Repeated calls: a read-only call the ticket already answered for this question (same name,
+  same input) is answered from the ticket (``repeated_result``), not run again; after
+  ``REPEAT_LIMIT`` model turns in a row of nothing else the question stops ``repeated_calls``.
 
 Workflow mode ("workflow first, then agent"; ``--mode workflow``): for the common ticket the
 first steps are known, so our code takes them. Before the model's first turn, the question's
