@@ -397,6 +397,9 @@ SETTINGS: tuple[Setting, ...] = (
             commands=_MODEL_ETC, toml=False),
     Setting("stream", SWITCH, "wait for whole responses instead of streaming", default=True,
             flags=("--no-stream",), commands=_MODEL_ETC, toml=False),
+    Setting("repair", SWITCH, "do not send error-level grounding findings back to the model "
+            "for one correction", default=True, flags=("--no-repair",), commands=_MODEL_ETC,
+            toml=False),
     Setting("prices", TABLE, "prices per million tokens by model ([prices.NAME] input, output, "
             "cache_read, cache_write)", default=MappingProxyType({})),
     Setting("reviewer", TEXT, "who approves and rejects (default: the login name)",
