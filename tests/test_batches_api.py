@@ -174,9 +174,11 @@ def test_via_batches_needs_output_and_an_old_state_needs_resume(cli, anthropic_e
     state_path(out).write_text('{"version": 1, "batches": {}}')
     p = cli(["batch", "-", "--via", "batches", "-o", str(out)], anthropic_env, input="q\n")
     assert p.returncode == 2 and "add --resume to go on with them" in p.err
-    state_path(out).write_text('{"version": 1, "batches": [[[')
-    p = cli(["batch", "-", "--via", "batches", "--resume", "-o", str(out)], anthropic_env, input="q\n")
-    assert p.returncode == 2 and "is not a batches state file" in p.err
+    for bad in ('{"version": 1, "batches": [[[', '{"version": 1, "batches": {"b": {"requests": {"c": [1]}}}}',
+                '{"version": 1, "batches": {"b": {"requests": {"c": ["i", "1", "d"]}}}}', '[]', '{"version": 9}'):
+        state_path(out).write_text(bad)
+        p = cli(["batch", "-", "--via", "batches", "--resume", "-o", str(out)], anthropic_env, input="q\n")
+        assert p.returncode == 2 and "is not a batches state file" in p.err, (bad, p.err)
     for bad in ("0s", "soon", "-1h"):
         p = cli(["batch", "-", "--via", "batches", "--batch-deadline", bad, "-o", str(out)],
                 anthropic_env, input="q\n")

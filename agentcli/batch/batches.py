@@ -138,6 +138,12 @@ class BatchState:
                 reqs = b.get("requests")
                 if not isinstance(bid, str) or not isinstance(reqs, dict):
                     raise ValueError("a batch without requests")
+                for cid, r in reqs.items():
+                    if not (isinstance(r, list) and len(r) == 3 and isinstance(r[0], str)
+                            and type(r[1]) is int and isinstance(r[2], str)):
+                        raise ValueError(f"request {cid[:80]!r} is not [id, call, digest]")
+                if not isinstance(b.get("submitted_at", 0), (int, float)):
+                    raise ValueError("a batch without its time")
                 st.batches[bid] = b
             st.live = {k: v for k, v in (data.get("live") or {}).items() if isinstance(v, dict)}
             c = data.get("creating")
