@@ -331,3 +331,30 @@ def test_sigterm_keeps_the_state_and_resume_goes_on(anthropic_env, fake_anthropi
     p = cli(["batch", str(qs), "--via", "batches", "--resume", "-o", str(out)], anthropic_env)
     assert p.returncode == 0, p.err
     assert len(fake_anthropic.batches.creates) == 2
+
+
+def test_live_tail_answers_are_kept_and_not_paid_twice_on_resume(cli, anthropic_env, fake_anthropic,
+                                                                 tmp_path):
+    base = scenario()
+    failed = []
+
+    def handler(req):  # T-1's second call fails once, as an invalid request (no retry)
+        if first_question(req) == _q(1) and len(req["messages"]) > 1 and not failed:
+            failed.append(True)
+            return error(400, "fake: refused once", type="invalid_request_error")
+        return base(req)
+    fake_anthropic.handler = handler
+    qs, out = tmp_path / "q.jsonl", tmp_path / "o.jsonl"
+    qs.write_text(lines(2))
+    p = cli(["batch", str(qs), "--via", "batches", "--live-tail", "10", "-o", str(out)], anthropic_env)
+    assert p.returncode == 4, p.err
+    assert [r["status"] for r in records(p.out)] == ["ok", "error"]
+    assert fake_anthropic.batches.creates == [] and len(fake_anthropic.requests) == 4
+    fake_anthropic.reset()
+    fake_anthropic.handler = base
+    p = cli(["batch", str(qs), "--via", "batches", "--live-tail", "10", "--resume", "-o", str(out)],
+            anthropic_env)
+    assert p.returncode == 0, p.err
+    assert [r["status"] for r in records(p.out)] == ["ok"]
+    # T-1's first call (its lookup) came from the state: only the call that failed was asked again
+    assert len(fake_anthropic.requests) == 1 and len(fake_anthropic.requests[0]["messages"]) == 3
