@@ -44,7 +44,8 @@ SMOKE_TASKS = ["status-pending-payment", "status-paid", "status-license-issued"]
 
 def run_config(mode: str, repair: bool, args: argparse.Namespace, base_url: str, out: Path,
                cases: Path | None = None) -> dict:
-    home = Path(tempfile.mkdtemp(prefix=f"bench-lm-{mode}-{'r' if repair else 'nr'}-"))
+    # its own home inside --out: the session logs of every run stay beside the figures
+    home = Path(tempfile.mkdtemp(prefix=f"home-{mode}-{'repair' if repair else 'no-repair'}-", dir=out))
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("ANTHROPIC_", "OPENAI_", "AGENTCLI_"))}
     env.update(OPENAI_BASE_URL=base_url, AGENTCLI_HOME=str(home), NO_COLOR="1",
