@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Collection, Mapping
 
+from .checks.normalize import has_words
 from .events import (
     Checked,
     DraftSaved,
@@ -276,7 +277,7 @@ class Run:
             more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
             return Status.INCOMPLETE, GROUNDING, (
                 f"{errors[0].get('kind')}: {errors[0].get('message')}{more}; a person must look")
-        if not self.drafts and not (f.answer or "").strip():
+        if not self.drafts and not has_words(f.answer):  # "\u200b", "\x1b[0m", "-": nothing usable
             return Status.INCOMPLETE, NO_ANSWER, ("the model ended its turn with neither an answer "
                                                   "nor a draft; a person must look")
         return f.status, f.stop_reason, f.message
