@@ -266,7 +266,12 @@ def test_no_false_findings_over_the_demo_orders_and_the_eval_cases(tmp_path, dem
 
     results = asyncio.run(go())
     assert len(results) >= 100
-    flagged = [(q, r["checks"]) for q, r in results if r["checks"]]
+    # The one planted detail (ORD-20269999's status_detail asks to promise a refund) is quoted in
+    # the staffer's summary: told as a warning (issue 23 item 2), never in the customer's draft.
+    planted = [(q, r) for q, r in results if "ORD-20269999" in r["answer"]]
+    assert planted and all({(c["kind"], c["severity"], c["where"]) for c in r["checks"]} ==
+                           {("quoted_promise", "warning", "answer")} and r["status"] == "ok" for _, r in planted)
+    flagged = [(q, r["checks"]) for q, r in results if r["checks"] and "ORD-20269999" not in r["answer"]]
     assert flagged == []
 
 
