@@ -40,7 +40,7 @@ from .normalize import fold, key
 MAX_TEXT = 20_000     # characters of one text that are read
 MAX_PIECE = 400       # characters of one sentence piece
 MAX_PIECES = 1_000    # pieces of one text
-MAX_CLAIMS = 500      # claims of one text
+MAX_CLAIMS = 4_000    # claims of one text
 
 # The codes our own prompts and messages give as the format's examples (tools.py, vocab).
 FORMAT_EXAMPLES = frozenset({"GH56JK78MN", "ORD-20261234"})
@@ -154,7 +154,7 @@ _PAST_RE = _rx(r"\b(?:has|have|had|was|were|wurde|wurden)\b|\w(?:ed|ent|ived)\b"
 _PRESENT_RE = _rx(r"\b(?:is|are|be|ist|sind|wird)\b")
 
 
-def hedged(before: str, after: str = "", said: str = "") -> bool:
+def hedged(before: str, after: str = "", said: str = "", lead: bool = False) -> bool:
     """A claim whose clause is reported or a question anywhere, or conditional / intended /
     modal before it ("once it has shipped", "it should arrive", "I'll make sure it is paid"), or
     in the present tense with a condition after it ("the license is issued as soon as the
@@ -162,7 +162,11 @@ def hedged(before: str, after: str = "", said: str = "") -> bool:
     if HEDGE_REPORT.search(before) or HEDGE_REPORT.search(after) or HEDGE_COND.search(before) or \
             HEDGE_INTENT.search(before):
         return True
-    return bool(HEDGE_COND.search(after[:40]) and (_PRESENT_RE.search(said) or not _PAST_RE.search(said)))
+    general = bool(_PRESENT_RE.search(said) or not _PAST_RE.search(said))
+    return general and bool(lead or HEDGE_COND.search(after[:40]))
+
+
+_LEAD_COND_RE = _rx(rf"^\W{{0,3}}(?:{_COND})\b")  # "Once the payment is matched, the license is issued."
 
 
 # ----------------------------------------------------------------------------- statuses
@@ -184,8 +188,9 @@ _STATUS_RES += [
     ("paid", _rx(rf"\b(?:order|it)\s+{_AUX}(?:fully\s+)?paid\b")),
     ("paid", _rx(r"\b(?:your|the)\s+payment\s+(?:cleared|went\s+through|arrived|came\s+through)\b")),
     ("paid", _rx(r"\b(?:matched|received|confirmed|allocated)\s+your\s+payment\b")),
-    ("shipped", _rx(rf"\b{_SUBJECT}\s+(?:(?:already|just)\s+)?(?:shipped|dispatched|went\s+out|left\s+our\s+warehouse)\b")),
-    ("delivered", _rx(rf"\b{_SUBJECT}\s+(?:(?:already|just)\s+)?(?:arrived|was\s+handed\s+to\s+you)\b")),
+    ("shipped", _rx(rf"\b{_SUBJECT}(?:\s+[\w-]{{10,12}})?\s+(?:(?:already|just)\s+)?(?:shipped|dispatched|went\s+out|"
+                    r"left\s+our\s+warehouse)\b")),
+    ("delivered", _rx(rf"\b{_SUBJECT}(?:\s+[\w-]{{10,12}})?\s+(?:(?:already|just)\s+)?(?:arrived|was\s+handed\s+to\s+you)\b")),
     # German
     ("shipped", _rx(r"\b(?:wurde|ist|wurden|sind)\s+(?:bereits\s+|schon\s+|heute\s+|gestern\s+)?(?P<neg>nicht\s+|noch\s+nicht\s+)?"
                     r"(?:versandt|versendet|verschickt|abgeschickt|unterwegs|an\s+den\s+(?:versand|paketdienst)\s+übergeben)\b")),
@@ -216,6 +221,7 @@ def _prev_word(sent: str, a: int) -> str:
 
 
 def _status_claims(sent: str) -> Iterable[tuple[int, str]]:
+    lead = _LEAD_COND_RE.search(sent) is not None
     for st, rx in _STATUS_RES:
         for m in rx.finditer(sent):
             if "neg" in rx.groupindex and m.group("neg"):
@@ -224,12 +230,12 @@ def _status_claims(sent: str) -> Iterable[tuple[int, str]]:
             if pw in _SKIP_SUBJECT or (st == "paid" and pw in _PERSON and "payment" not in m.group(0).lower()):
                 continue
             before, said, after = clause_of(sent, m.start(), m.end())
-            if HEDGE_NEG.search(before[-12:]) or hedged(before, after, said):
+            if HEDGE_NEG.search(before[-12:]) or hedged(before, after, said, lead):
                 continue
             yield m.start(), st
     for m in _PENDING_RE.finditer(sent):
         before, said, after = clause_of(sent, m.start(), m.end())
-        if not hedged(before, after, said):
+        if not hedged(before, after, said, lead):
             yield m.start(), "pending_payment"
     for m in _STATUS_FIELD_RE.finditer(sent):
         yield m.start(), re.sub(r"[\s_]+", "_", m.group(1).lower()).replace("canceled", "cancelled")
@@ -250,12 +256,13 @@ _LIC_RES = [
 
 
 def _license_claims(sent: str) -> Iterable[tuple[int, bool]]:
+    lead = _LEAD_COND_RE.search(sent) is not None
     for rx in _LIC_RES:
         for m in rx.finditer(sent):
             neg = bool(m.groupdict().get("neg")) or bool(
                 re.search(r"(?:\bnot|n't|\bnever|\bnicht)\s+(?:yet\s+)?(?:been\s+)?$", sent[max(0, m.start() - 20):m.start()]))
             before, said, after = clause_of(sent, m.start(), m.end())
-            if not hedged(before, after, said):
+            if not hedged(before, after, said, lead):
                 yield m.start(), not neg
 
 
@@ -472,7 +479,7 @@ PROMISE_RES = [
         r"geld\s+zurück)"),
     _rx(rf"\b{_NOUN}\s+(?:wurde|ist|wird)\s+(?:bereits\s+|heute\s+)?(?:genehmigt|bestätigt|veranlasst|freigegeben|"
         r"angewiesen|ausgelöst|gewährt|erteilt|überwiesen|gutgeschrieben)\b"),
-    _rx(r"\b(?:ihr|das)\s+geld\s+(?:wird|wurde|kommt)\s+(?:\S{1,20}\s+){0,3}?(?:zurück|erstattet|überwiesen)\b"),
+    _rx(r"\b(?:ihr|das)\s+geld\s+(?:wird|wurde|kommt)\s+(?:\S{1,20}\s+){0,3}?(?:zurück\w{0,12}|\w{0,6}erstattet|\w{0,6}überwiesen)"),
 ]
 _PROMISE_PRE_HEDGE = _rx(rf"(?:\b(?:{_NEG}|{_COND}|{_REPORT}|promise|guarantee|versprechen|garantieren|"
                          r"colleague|kollege|kollegin|could|might|may|possibly|perhaps|eventuell|vielleicht|"
