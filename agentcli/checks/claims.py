@@ -121,14 +121,26 @@ def sentences(text: str) -> list[tuple[int, int]]:
     return out[:MAX_PIECES]
 
 
+REACH = 100  # characters before a claim that can hedge it, 60 after
+
+
+_BOUNDS: dict[str, list[tuple[int, int]]] = {}
+
+
 def clause_of(sent: str, a: int, b: int) -> tuple[str, str, str]:
-    """(before, claim, after) of the clause of SENT holding SENT[a:b]."""
-    lo, hi = 0, len(sent)
-    for m in _CLAUSE_RE.finditer(sent):
-        if m.end() <= a:
-            lo = m.end()
-        elif m.start() >= b:
-            hi = m.start()
+    """(before, claim, after) of the clause of SENT holding SENT[a:b], within ``REACH``."""
+    bounds = _BOUNDS.get(sent)
+    if bounds is None:
+        bounds = [m.span() for m in _CLAUSE_RE.finditer(sent)]
+        if len(_BOUNDS) > 64:
+            _BOUNDS.clear()
+        _BOUNDS[sent] = bounds
+    lo, hi = max(0, a - REACH), min(len(sent), b + 60)
+    for s, e in bounds:
+        if e <= a:
+            lo = max(lo, e)
+        elif s >= b:
+            hi = min(hi, s)
             break
     return sent[lo:a], sent[a:b], sent[b:hi]
 
@@ -148,6 +160,7 @@ HEDGE_REPORT = _rx(rf"\b(?:{_REPORT})\b|\?")
 HEDGE_COND = _rx(rf"\b(?:{_COND})\b")
 HEDGE_INTENT = _rx(rf"(?:\b(?:{_INTENT})\b|'ll\b|'d\b)")
 HEDGE_NEG = _rx(rf"(?:\b(?:{_NEG})\b|n't\b)")
+_HEDGE_BEFORE = _rx(rf"\b(?:{_REPORT}|{_COND}|{_INTENT})\b|'ll\b|'d\b|\?")  # the three above, in one pass
 
 
 _PAST_RE = _rx(r"\b(?:has|have|had|was|were|wurde|wurden)\b|\w(?:ed|ent|ived)\b")
@@ -159,8 +172,7 @@ def hedged(before: str, after: str = "", said: str = "", lead: bool = False) -> 
     modal before it ("once it has shipped", "it should arrive", "I'll make sure it is paid"), or
     in the present tense with a condition after it ("the license is issued as soon as the
     payment is confirmed"; but "it shipped when your payment cleared" is a fact)."""
-    if HEDGE_REPORT.search(before) or HEDGE_REPORT.search(after) or HEDGE_COND.search(before) or \
-            HEDGE_INTENT.search(before):
+    if _HEDGE_BEFORE.search(before) or HEDGE_REPORT.search(after):
         return True
     general = bool(_PRESENT_RE.search(said) or not _PAST_RE.search(said))
     return general and bool(lead or HEDGE_COND.search(after[:40]))
@@ -327,9 +339,14 @@ _DATE_RES = (
 )
 
 
+_DATE_CUE = re.compile(rf"\d|\b(?:{_MON})\b", re.I)
+
+
 def find_dates(text: str) -> list[tuple[int, int, frozenset]]:
     """(start, end, {(year or None, month, day)}) of the dates written in TEXT (folded)."""
-    out = []
+    out: list[tuple[int, int, frozenset]] = []
+    if not _DATE_CUE.search(text):
+        return out
     taken: list[tuple[int, int]] = []
     for kind, rx in _DATE_RES:
         for m in rx.finditer(text):
@@ -490,7 +507,14 @@ FUTURE_RE = _rx(r"\b(?:will|'ll|shall|going\s+to|can|would|credit|discount|vouch
                 r"werden|wird|gutschein|rabatt|gutschrift)")
 
 
+_PROMISE_CUE = _rx(r"refund|reimburs|credit|discount|voucher|coupon|compensat|money|replacement|free|payment|amount|"
+                   r"charge|funds|total|waiv|%|erstatt|gutschr|rabatt|gutschein|entschädig|ersatz|geld|nachlass|"
+                   r"zurück|purchase|repay|pay\s+(?:you\s+)?back")
+
+
 def _promise_claims(sent: str) -> Iterable[tuple[int, str]]:
+    if not _PROMISE_CUE.search(sent):
+        return
     for rx in PROMISE_RES:
         for m in rx.finditer(sent):
             before, said, after = clause_of(sent, m.start(), m.end())
