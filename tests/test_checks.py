@@ -7,7 +7,8 @@ from __future__ import annotations
 import re
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agentcli.checks.claims import one_line
 from agentcli.checks.grounding import MAX_FINDINGS, Finding, check_ticket

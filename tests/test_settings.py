@@ -43,7 +43,7 @@ SPEC_NAMES = {  # setting: (flag, environment variable, settable in agentcli.tom
     "stream": ("--no-stream", None, False),
     "prices": (None, None, True),
     "reviewer": (None, "AGENTCLI_REVIEWER", True),
-    "check_model": (None, "AGENTCLI_CHECK_MODEL", True),
+    "check_model": ("--check-model", "AGENTCLI_CHECK_MODEL", True),
     "review_target": (None, None, True),
 }
 
@@ -70,7 +70,7 @@ SAMPLES = {
     "stream": (None, None, (False, False)),
     "prices": (('{m = {input = 1.0}}', {"m": {"input": 1.0}}), None, None),
     "reviewer": (('"sam"', "sam"), ("kim", "kim"), None),
-    "check_model": (('"cm-file"', "cm-file"), ("cm-env", "cm-env"), None),
+    "check_model": (('"cm-file"', "cm-file"), ("cm-env", "cm-env"), ("cm-flag", "cm-flag")),
     "review_target": (('"1h30m"', timedelta(minutes=90)), None, None),
 }
 

@@ -59,12 +59,13 @@ between pieces, at most ``MAX_FINDINGS`` findings.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterable
 
 from ..vocab import ANSWERED as OK_OUTCOMES
 from ..vocab import OUR_SIDE, Outcome, records
 from .claims import (
+    _MONEY_RE,
     COMPAT,
     FORMAT_EXAMPLES,
     FRAME_RE,
@@ -80,11 +81,11 @@ from .claims import (
     iso_date,
     money_cents,
     one_line,
-    _MONEY_RE,
 )
 from .normalize import fold, key
 
 MAX_FINDINGS = 50
+MAX_MODEL_CLAIMS = 200
 MAX_TOOL_STRINGS = 200
 MAX_TOOL_CHARS = 2000
 ERROR, WARNING = "error", "warning"
@@ -254,7 +255,9 @@ class _Run:
         claims, complete = extract(text, known)
         if model:
             seen = {(c.kind, c.order, _vkey(c.value)) for c in claims}
-            claims += [c for c in model if (c.kind, c.order, _vkey(c.value)) not in seen]
+            claims += [replace(c, quoted=any(key(c.sentence) in s for s in self.quote_keys))
+                       for c in model[:MAX_MODEL_CLAIMS] if isinstance(c, Claim)
+                       and (c.kind, c.order, _vkey(c.value)) not in seen]
         self.verify(where, label, claims, is_answer)
         if not complete:
             self.add(NOT_FULLY_CHECKED, WARNING, f"{label} was not fully checked ({len(orig)} characters; the "
