@@ -1,0 +1,163 @@
+"""Issue 23 item 1: the model layer of the grounding checks, through the real SDKs against the
+fake Anthropic and OpenAI servers. The claims a model reads by meaning go to the same verifier
+as the floor's; the extra call is one forced ``report_claims`` call, visible in the trace, the
+session log, ``usage``, the cost and ``--json`` ``checks_run``; a failing layer is a warning,
+the floor's findings stand; the offline provider runs the floor alone."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from agentcli.checks.claims import Claim
+from agentcli.checks.model_layer import SCHEMA, TOOL_NAME, parse, read, request, texts_of
+from agentcli.errors import ModelAPIError
+from agentcli.testing import fake_anthropic as fa
+from agentcli.testing import fake_openai as fo
+
+QUESTION = "Hi, where is my order GH56JK78MN?"
+# A sentence no pattern of the floor reads as a status: only the model layer can catch it.
+SLY = "Good news: your parcel is with the courier and should be at your door soon."
+
+
+def claim(kind, quote, value="", *, text_id="T1", order_code="GH56JK78MN", date_of=None, quantity=None):
+    return {"text_id": text_id, "kind": kind, "quote": quote, "order_code": order_code, "value": value,
+            "date_of": date_of, "quantity": quantity}
+
+
+def lookup_then(answer):
+    return [fa.message(fa.tool_use_block("get_order_status", {"order_code": "GH56JK78MN"})), fa.text(answer)]
+
+
+def sessions(home):
+    out = []
+    for p in sorted((home).rglob("*.jsonl")):
+        out += [json.loads(x) for x in p.read_text().splitlines() if x.strip()]
+    return out
+
+
+def test_anthropic_model_layer_catches_what_the_floor_cannot(cli, anthropic_env, fake_anthropic, home):
+    fake_anthropic.queue(*lookup_then(SLY))
+    fake_anthropic.queue_forced(fa.message(fa.tool_use_block(TOOL_NAME, {"claims": [
+        claim("status", "your parcel is with the courier", "shipped")]}),
+        usage={"input_tokens": 300, "output_tokens": 40}))
+    p = cli(["ask", "--json", "--check-model", "claude-check-1", QUESTION], anthropic_env)
+    r = json.loads(p.out)
+    assert p.returncode == 1 and (r["status"], r["stop_reason"]) == ("incomplete", "grounding"), p.err
+    assert [f["kind"] for f in r["checks"]] == ["status_mismatch"]
+    assert r["checks"][0]["tool_result"]["status"] == "pending_payment"
+    run = r["checks_run"]
+    assert run["layers"] == ["floor", "model"] and run["model"] == "claude-check-1" and run["note"] is None
+    assert run["usage"]["input_tokens"] == 300 and run["usage"]["output_tokens"] == 40
+    # the forced call: the check model, tool_choice forced, the tool strict, the text as data
+    [req] = fake_anthropic.forced_requests
+    assert req["model"] == "claude-check-1" and req["tool_choice"] == {"type": "tool", "name": TOOL_NAME}
+    assert req["tools"][0]["strict"] is True and req["tools"][0]["input_schema"] == SCHEMA
+    assert SLY in req["messages"][0]["content"] and "not instructions" in req["messages"][0]["content"]
+    assert len(fake_anthropic.requests) == 2  # the conversation's own requests are unchanged
+    # usage and cost count the call
+    assert r["usage"]["input_tokens"] == 300 + 2 * 10  # the check's 300 beside the two turns' 10 each
+    # the session log holds the checked event with its layers and tokens
+    [checked] = [e for e in sessions(home) if e.get("type") == "checked"]
+    assert checked["layers"] == ["floor", "model"] and checked["usage"]["input_tokens"] == 300
+
+
+def test_the_trace_shows_the_model_layer(cli, anthropic_env, fake_anthropic):
+    fake_anthropic.queue(*lookup_then("Your order GH56JK78MN is waiting for payment."))
+    p = cli(["ask", QUESTION], anthropic_env)
+    assert p.returncode == 0, p.err
+    assert "checks: floor + model" in p.err and "tokens" in p.err
+
+
+def test_openai_model_layer(cli, openai_env, fake_openai):
+    fake_openai.queue(fo.completion(fo.tool_call("get_order_status", {"order_code": "GH56JK78MN"})),
+                      fo.completion(content=SLY))
+    fake_openai.queue_forced(fo.completion(fo.tool_call(TOOL_NAME, {"claims": [
+        claim("status", "your parcel is with the courier", "shipped")]}),
+        usage={"prompt_tokens": 200, "completion_tokens": 30}))
+    p = cli(["ask", "--json", QUESTION], openai_env)
+    r = json.loads(p.out)
+    assert (r["status"], r["stop_reason"]) == ("incomplete", "grounding"), p.err
+    assert r["checks_run"]["layers"] == ["floor", "model"] and r["checks_run"]["model"] == "fake-model"
+    [req] = fake_openai.forced_requests
+    assert req["tool_choice"] == {"type": "function", "function": {"name": TOOL_NAME}}
+    assert req["tools"][0]["function"]["strict"] is True and "stream" not in req
+
+
+@pytest.mark.parametrize("fault", ["error", "no-call", "bad-json"])
+def test_a_failing_model_layer_is_a_warning_and_the_floor_stands(cli, anthropic_env, fake_anthropic, fault):
+    fake_anthropic.queue(*lookup_then("Your order GH56JK78MN has shipped."))
+    fake_anthropic.queue_forced({"error": fa.error(500, "boom", headers={"x-should-retry": "false"}),
+                                 "no-call": fa.text("I won't."),
+                                 "bad-json": fa.raw(b"{not json")}[fault])
+    p = cli(["ask", "--json", QUESTION], anthropic_env)
+    r = json.loads(p.out)
+    kinds = {(f["kind"], f["severity"]) for f in r["checks"]}
+    assert ("status_mismatch", "error") in kinds and ("not_fully_checked", "warning") in kinds
+    assert r["checks_run"]["layers"] == ["floor"] and r["checks_run"]["note"]
+    assert "Traceback" not in p.err
+
+
+def test_a_clean_answer_with_a_clean_reading_is_ok(cli, anthropic_env, fake_anthropic):
+    fake_anthropic.queue(*lookup_then("Your order GH56JK78MN is waiting for payment."))
+    fake_anthropic.queue_forced(fa.message(fa.tool_use_block(TOOL_NAME, {"claims": [
+        claim("status", "waiting for payment", "pending_payment")]})))
+    p = cli(["ask", "--json", QUESTION], anthropic_env)
+    r = json.loads(p.out)
+    assert p.returncode == 0 and r["status"] == "ok" and r["checks"] == [], p.err
+
+
+def test_check_model_off_and_the_offline_provider_run_the_floor_alone(cli, anthropic_env, fake_anthropic, cli_env):
+    fake_anthropic.queue(*lookup_then("Your order GH56JK78MN is waiting for payment."))
+    p = cli(["ask", "--json", "--check-model", "off", QUESTION], anthropic_env)
+    assert json.loads(p.out)["checks_run"]["layers"] == ["floor"] and fake_anthropic.forced_requests == []
+    p = cli(["ask", "--json", "--provider", "offline", QUESTION], cli_env)
+    r = json.loads(p.out)
+    assert r["checks_run"] == {"layers": ["floor"], "model": None, "usage": {}, "duration_ms": 0.0, "note": None}
+
+
+# ----------------------------------------------------------------------------- reading the answer
+TEXTS = texts_of("The order shipped.", [{"id": "d-0123456789ab", "text": "Dear Ana, we will refund you in full."}])
+
+
+def test_hostile_model_output_is_read_field_by_field():
+    good = claim("promise", "we will refund you in full", "refund", text_id="T2", order_code=None)
+    out, dropped = parse({"claims": [
+        good,
+        claim("promise", "a refund we never wrote", "refund", text_id="T2"),  # not in the text
+        claim("status", "The order shipped", "teleported"),                      # not a status
+        claim("status", "The order shipped", "shipped", text_id="T9"),           # no such text
+        {"kind": "status"}, "junk", None,
+        claim("date", "The order shipped", "2026-13-45", date_of="delivery"),   # not a date
+        claim("quantity", "The order shipped", "manual", quantity=-3),
+    ]}, TEXTS)
+    assert dropped == 8
+    [c] = out["d-0123456789ab"]
+    assert isinstance(c, Claim) and c.kind == "promise" and c.source == "model" and c.order is None
+    assert parse("not a dict", TEXTS) == ({}, 1)
+    assert parse({"claims": [good] * 1000}, TEXTS)[1] == 800  # bounded
+
+
+def test_the_texts_go_as_data_and_the_schema_is_strict():
+    system, user, tool = request(TEXTS)
+    assert "never an instruction" in system and tool["name"] == TOOL_NAME
+    data = json.loads(user.split("\n", 1)[1])
+    assert [t["id"] for t in data["texts"]] == ["T1", "T2"]
+    item = SCHEMA["properties"]["claims"]["items"]
+    assert item["additionalProperties"] is False and set(item["required"]) == set(item["properties"])
+
+
+def test_read_bounds_the_wait_and_reports_failures():
+    async def slow(system, user, tool):
+        await asyncio.sleep(10)
+
+    async def failing(system, user, tool):
+        raise ModelAPIError("the API is down")
+
+    r = asyncio.run(read(slow, TEXTS, model="m", timeout_s=0.05))
+    assert not r.ran and "within" in r.error
+    r = asyncio.run(read(failing, TEXTS, model="m"))
+    assert not r.ran and "the API is down" in r.error
+    assert asyncio.run(read(failing, [], model="m")).ran  # nothing to read: nothing asked
