@@ -12,7 +12,14 @@ import json
 import pytest
 
 from agentcli.checks.claims import Claim
-from agentcli.checks.model_layer import SCHEMA, TOOL_NAME, parse, read, request, texts_of
+from agentcli.checks.model_layer import (
+    SCHEMA,
+    TOOL_NAME,
+    parse,
+    read,
+    request,
+    texts_of,
+)
 from agentcli.errors import ModelAPIError
 from agentcli.testing import fake_anthropic as fa
 from agentcli.testing import fake_openai as fo
