@@ -195,7 +195,8 @@ _SUBJECT = r"(?:order|it|parcel|package|shipment|purchase|delivery|item|items|pa
 _STATUS_RES: list[tuple[str, re.Pattern]] = [(st, _rx(rf"\b{_AUX}(?:{w})\b")) for st, w in _STATUS_WORDS.items()
                                              if st != "paid"]
 _STATUS_RES += [
-    ("paid", _rx(rf"\b(?:payment|it|order)\s+{_AUX}(?:(?:fully\s+)?paid|confirmed|completed|matched|cleared|received|"
+    ("paid", _rx(rf"\b(?:payment|it|order)(?:\s+(?:for|on|of)\s+(?:order\s+|your\s+order\s+)?[\w-]{{10,12}})?\s+{_AUX}"
+                 r"(?:(?:fully\s+)?paid|confirmed|completed|matched|cleared|received|"
                  rf"processed|booked|allocated|assigned)\b")),
     ("paid", _rx(rf"\b(?:order|it)\s+{_AUX}(?:fully\s+)?paid\b")),
     ("paid", _rx(r"\b(?:your|the)\s+payment\s+(?:cleared|went\s+through|arrived|came\s+through)\b")),
@@ -484,12 +485,17 @@ PROMISE_RES = [
     _rx(r"\b(?:refund|rückerstattung|erstattung)\s+(?:of|in\s+the\s+amount\s+of|über|von|in\s+höhe\s+von)\s+"
         r"(?:[€$£]|\d)"),
     _rx(r"\bwe\s+(?:are|'re)\s+(?:now\s+)?(?:refunding|reimbursing|crediting|compensating|returning\s+your\s+(?:money|payment))\b"),
+    _rx(rf"\b{_SUBJ}\s*(?:have\s+|'ve\s+|has\s+)?(?:decided|agreed|chosen|opted)\s+to\s+(?:refund|reimburse|credit|"
+        r"compensate|waive|give\s+you|offer\s+you|issue|send\s+you)\b"),
     _rx(r"\b(?:waive|waived|waiving)\s+(?:the\s+)?(?:fee|charge|cost|payment)\b"),
     # German
     _rx(r"\b(?:wir|ich)\s+(?:werden\s+|haben\s+|habe\s+|möchten\s+|würden\s+)?(?:ihnen\s+|dir\s+)?(?:den\s+|die\s+|das\s+|"
         r"ihren?\s+)?(?:\S{1,20}\s+){0,3}?(?:erstatten|erstattet|zurückerstatten|zurückerstattet|zurückzahlen|zurückgezahlt|"
         r"gutschreiben|gutgeschrieben|entschädigen|überweisen\s+zurück)\b"),
     _rx(r"\b(?:erstatten|überweisen|zahlen|schreiben)\s+wir\s+(?:ihnen\s+|dir\s+)?(?:\S{1,20}\s+){0,4}?(?:zurück|gut)?"),
+    _rx(rf"\b(?:gewähren|schicken|senden|geben|bieten|schenken|erteilen)\s+wir\s+(?:ihnen\s+|dir\s+)?(?:\S{{1,20}}\s+){{0,4}}?"
+        rf"{_NOUN}"),
+    _rx(rf"\b{_NOUN}\s+(?:ist|sind)\s+(?:bereits\s+|schon\s+)?(?:unterwegs|auf\s+dem\s+weg|veranlasst|genehmigt)\b"),
     _rx(rf"\b(?:wir|ich)\s+(?:werden|haben|habe|möchten|würden|gewähren|schicken|senden|geben|bieten)\s+(?:ihnen\s+|dir\s+)?"
         rf"(?:\S{{1,20}}\s+){{0,4}}?{_NOUN}"),
     _rx(rf"\b(?:sie|du)\s+(?:erhalten|bekommen|erhältst|bekommst)\s+(?:\S{{1,20}}\s+){{0,3}}?(?:{_NOUN}|ihr\s+geld\s+zurück|"
@@ -673,9 +679,9 @@ def _label_re(label: str) -> re.Pattern:
     """An item's name or SKU as written in prose: any case, a plural ending, its words apart."""
     rx = _LABEL_CACHE.get(label)
     if rx is None:
-        words = [re.escape(w) for w in re.findall(r"\w+", label)[:8]]
+        words = [re.escape(w) + "(?:s|es|e|en|n)?" for w in re.findall(r"\w+", label)[:8]]
         body = r"[\s()-]{1,3}".join(words) if words else re.escape(label)
-        rx = re.compile(rf"(?<!\w){body}(?:s|es|e|en|n)?(?!\w)", re.I)
+        rx = re.compile(rf"(?<!\w){body}(?!\w)", re.I)
         if len(_LABEL_CACHE) < 2000:
             _LABEL_CACHE[label] = rx
     return rx
