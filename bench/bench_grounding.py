@@ -163,6 +163,39 @@ def run_on(length: int = 19_000) -> float:
     return (time.perf_counter() - t) * 1000
 
 
+def loop_stall(length: int = 19_000) -> tuple[float, float]:
+    """The event loop's longest stall (ms) while a run-on answer is checked: on the loop, and in a
+    worker thread as ``App.check_report`` does (a heartbeat task every millisecond)."""
+    unit = "your order GH56JK78MN has shipped and we will refund you and it arrives on 2026-12-24 and "
+    text = (unit * (length // len(unit) + 1))[:length]
+    rows, orders = load()
+    kw = ticket({"lookups": ["GH56JK78MN"], "where": "answer", "text": text, "question": "GH56JK78MN?"}, orders)
+
+    async def measure(off: bool) -> float:
+        gaps, done = [0.0], asyncio.Event()
+
+        async def heartbeat() -> None:
+            last = time.perf_counter()
+            while not done.is_set():
+                await asyncio.sleep(0.001)
+                now = time.perf_counter()
+                gaps.append(now - last)
+                last = now
+
+        hb = asyncio.create_task(heartbeat())
+        await asyncio.sleep(0.01)
+        if off:
+            await asyncio.to_thread(lambda: check_ticket(**kw))
+        else:
+            check_ticket(**kw)
+        await asyncio.sleep(0.01)
+        done.set()
+        await hb
+        return max(gaps) * 1000
+
+    return asyncio.run(measure(False)), asyncio.run(measure(True))
+
+
 def cost(s: dict, n_texts: int, results: list[dict], model: str) -> str:
     usage: dict[str, int] = {}
     for r in results:
@@ -270,8 +303,11 @@ def main(argv: list[str] | None = None) -> int:
     ms = run_on(19_000 if not a.smoke else 2_000)
     print(f"\n- a {'19,000' if not a.smoke else '2,000'}-character run-on answer: {ms:.0f} ms of check CPU "
           "(floor and verifier, one thread)")
+    on, off = loop_stall(19_000 if not a.smoke else 2_000)
+    print(f"- the event loop's longest stall meanwhile: {on:.0f} ms with the check on the loop, {off:.0f} ms with "
+          "it in a worker thread (App.check_report)")
     if a.json:
-        print(json.dumps({"scores": scores, "run_on_ms": ms}))
+        print(json.dumps({"scores": scores, "run_on_ms": ms, "loop_stall_ms": {"on_loop": on, "worker": off}}))
     return 0
 
 
