@@ -10,8 +10,11 @@ import asyncio
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agentcli.checks.claims import Claim
+from agentcli.checks.grounding import check_ticket
 from agentcli.checks.model_layer import (
     SCHEMA,
     TOOL_NAME,
@@ -23,6 +26,7 @@ from agentcli.checks.model_layer import (
 from agentcli.errors import ModelAPIError
 from agentcli.testing import fake_anthropic as fa
 from agentcli.testing import fake_openai as fo
+from tests.test_checks import lookup
 
 QUESTION = "Hi, where is my order GH56JK78MN?"
 # A sentence no pattern of the floor reads as a status: only the model layer can catch it.
@@ -221,3 +225,32 @@ def test_the_checks_run_off_the_event_loop(cli_env):
     assert ticks > 1  # the loop ran the heartbeat meanwhile (a check on the loop would allow one)
     assert {"forbidden_promise", "unsupported_claim"} <= {f["kind"] for f in checked.findings}
     assert checked.layers == ["floor"]
+
+
+
+_json = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=30),
+                     lambda c: st.lists(c, max_size=4) | st.dictionaries(st.text(max_size=10), c, max_size=5),
+                     max_leaves=20)
+_claim = st.fixed_dictionaries({"text_id": st.sampled_from(["T1", "T2", "T3", ""]) | _json,
+                                "kind": st.sampled_from(["status", "date", "promise", "item", "quantity", "price",
+                                                         "order", "draft_exists", "not_found", "license", "x"]) | _json,
+                                "quote": st.sampled_from(["The order shipped", "we will refund you", ""]) | _json,
+                                "order_code": st.sampled_from([None, "GH56JK78MN", "ord-20261234", "x"]) | _json,
+                                "value": st.sampled_from(["shipped", "2026-12-03", "25.00 EUR", "refund", ""]) | _json,
+                                "date_of": _json, "quantity": _json})
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.fixed_dictionaries({"claims": st.lists(_claim | _json, max_size=8)}) | _json)
+def test_any_model_answer_gives_well_formed_claims_and_findings(answer):
+    """Whatever the model answers: claims of known kinds quoting their text, bounded, and the
+    verifier's findings well formed."""
+    out, dropped = parse(answer, TEXTS)
+    assert set(out) <= {"answer", "d-0123456789ab"} and dropped >= 0
+    for where, claims in out.items():
+        for c in claims:
+            assert c.kind in {"status", "date", "promise", "item", "quantity", "price", "order", "draft",
+                              "not_found", "license"} and c.source == "model" and len(c.sentence) <= 300
+    found = check_ticket(answer=TEXTS[0][2], drafts=[{"id": "d-0123456789ab", "text": TEXTS[1][2]}],
+                         tool_results=[lookup("GH"), lookup("ORD")], questions=["GH56JK78MN?"], model_claims=out)
+    assert all(f.severity in ("error", "warning") and len(f.message) <= 240 for f in found)

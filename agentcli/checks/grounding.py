@@ -250,9 +250,10 @@ class _Run:
     def text(self, where: str, label: str, orig: str, is_answer: bool, model: list[Claim] | None,
              deadline: float | None) -> bool:
         """Check one text; False when it was not read whole (length or deadline)."""
-        text = fold(orig)
+        text = fold(orig[:2 * MAX_TEXT])  # folding only shortens; what is past it is not read anyway
         known = Known(item_labels=self.labels, quote_keys=self.quote_keys, deadline=deadline)
         claims, complete = extract(text, known)
+        complete = complete and len(orig) <= MAX_TEXT
         if model:
             seen = {(c.kind, c.order, _vkey(c.value)) for c in claims}
             claims += [replace(c, quoted=any(key(c.sentence) in s for s in self.quote_keys))

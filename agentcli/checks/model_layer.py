@@ -199,7 +199,8 @@ def parse(tool_input: Any, texts: list[tuple[str, str, str]]) -> tuple[dict[str,
     keys = {t: key(text) for t, (_, text) in ids.items()}
     dropped = max(0, len(raw) - MAX_MODEL_CLAIMS)
     for c in raw[:MAX_MODEL_CLAIMS]:
-        if not isinstance(c, dict) or c.get("text_id") not in ids or c.get("kind") not in KINDS:
+        if not isinstance(c, dict) or not isinstance(c.get("text_id"), str) or c["text_id"] not in ids \
+                or not isinstance(c.get("kind"), str) or c["kind"] not in KINDS:
             dropped += 1
             continue
         kind = "draft" if c["kind"] == "draft_exists" else c["kind"]
