@@ -50,7 +50,8 @@ FORMAT_EXAMPLES = frozenset({"GH56JK78MN", "ORD-20261234"})
 class Claim:
     """One fact a text states. ``value`` by kind: status -> a status word; not_found -> True;
     license -> bool; date -> frozenset of (year or None, month, day); frame -> the words;
-    item -> a SKU or a product's words; quantity -> int (``what``: the item); price -> cents;
+    item -> a SKU or a product's words; product -> a product's name as written; quantity -> int
+    (``what``: the item); price -> cents;
     promise -> the promise's words; order -> the code; draft -> a draft id or "" (a reply
     said to be drafted)."""
     kind: str
@@ -428,6 +429,12 @@ WORDNUM.update({"a": 1, "an": 1, "single": 1, "a single": 1, "a dozen": 12, "doz
 _QTY = "|".join(sorted((re.escape(w).replace(r"\ ", r"\s+") for w in WORDNUM), key=len, reverse=True))
 QTY_BEFORE_RE = _rx(rf"(?<![\w.:/-])(\d{{1,4}}|{_QTY})\s{{0,2}}(?:\u00d7|x|\*)?\s{{0,2}}(?:(?:copies|units|pieces|stück|"
                     r"exemplare?)\s+(?:of\s+)?)?(?:the\s+|der\s+|des\s+)?(?:\w{1,12}\s+)?$")
+# a product named as in the order: "includes a PhotoFlux Team license" (capitalised words before a product noun)
+PRODUCT_RE = re.compile(
+    r"\b(?:[Cc]ontains?|[Ii]ncludes?|[Oo]rdered|[Bb]ought|[Pp]urchased|[Ee]nthält|[Bb]estellt|[Uu]mfasst|"
+    r"(?:[Yy]our|[Ii]hre?)\s+(?:order|purchase|Bestellung)\s+(?:of|for|über))\s+(?:a|an|the|one|1|your|ein|eine|einen|"
+    r"Ihre?n?)?\s{0,2}((?:[A-Z][\w-]{1,30}\s){1,4}(?:[Ll]icen[cs]e|[Bb]undle|[Ee]dition|[Ss]eats?|[Ss]ubscription|"
+    r"[Pp]lan|[Ll]izenz|[Pp]aket|[Aa]bo)s?)\b")
 _MONEY_RE = re.compile(
     r"(?:(?P<cur1>[€$£]|eur|usd|gbp)\s?(?P<a1>\d{1,6}(?:[.,]\d{3})*(?:[.,]\d{1,2})?)(?![\d])|"
     r"(?<![\w.,])(?P<a2>\d{1,6}(?:[.,]\d{3})*(?:[.,]\d{1,2})?)\s?(?P<cur2>[€$£]|eur\b|euros?\b|usd\b|dollars?\b|"
@@ -663,6 +670,8 @@ def extract(text: str, known: Known) -> tuple[list[Claim], bool]:
                     n = int(w) if w.isdigit() else WORDNUM.get(w)
                     if n is not None:
                         add("quantity", hit.start(), n, what=label)
+        for m in PRODUCT_RE.finditer(sent):
+            add("product", m.start(1), " ".join(m.group(1).split()))
         for m in _MONEY_RE.finditer(sent):
             cents = money_cents(m.group("a1") or m.group("a2"), m.group("cur1") or m.group("cur2"))
             if cents is not None:

@@ -296,6 +296,11 @@ class _Run:
                 self.promise(label, c, ev, is_answer)
             elif c.kind in ("item", "quantity", "price"):
                 self.item(label, c, ev)
+            elif c.kind == "product":
+                code = c.order
+                r = t.found.get(code) if code else (next(iter(t.found.values())) if len(t.found) == 1 else None)
+                if r is not None:
+                    self._product(label, c, r, ev)
             elif c.kind == "draft" and is_answer:
                 tok = str(c.value).lower()
                 if tok and not any(s.startswith(tok) for s in t.saved):
