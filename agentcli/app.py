@@ -15,6 +15,7 @@ import asyncio
 import dataclasses
 import functools
 import os
+import weakref
 from typing import Any, Callable, Iterable
 
 from .checks import model_layer
@@ -64,6 +65,8 @@ class App:
         self.drafts = DraftStore(settings.drafts_dir,
                                  create_parents=is_default_drafts_dir(settings.drafts_dir))
         self._open_logs: set[SessionLog] = set()  # closed at the end (ask: one; the REPL: one a ticket)
+        # What the checks' model layer spent on a ticket since its last question ended (App.check)
+        self._spent: weakref.WeakKeyDictionary[Ticket, Checked] = weakref.WeakKeyDictionary()
 
     @classmethod
     def open(cls, settings: Settings, *, pool_size: int = 4, registry: Registry | None = None,
@@ -91,9 +94,11 @@ class App:
                    customer=customer if customer is not None else s.customer)
         if ticket is not None and resume:
             self.resume(t)
+        # The repair turn needs a model that can read findings: the offline rules cannot.
         conv = Conversation(self.provider, self.registry, self.deps(), t, max_turns=s.max_turns,
                             tool_timeout=s.tool_timeout, retries=s.retries, stream=s.stream,
-                            mode=s.mode)
+                            mode=s.mode, checker=self.check,
+                            repair=s.repair and self.provider.name != "offline")
         conv.restore()
         return conv
 
@@ -110,6 +115,7 @@ class App:
                 if ev is not None:
                     t.apply(ev)
         t.delivered()  # every result a session logged was sent to its model
+        t.answered.clear()  # an earlier day's results are context, never given again as current
         t.resumed_from = sessions
         try:
             pending = [d for d in self.drafts.in_ticket(t.id) if d.meta.get("status") == "pending_review"]
@@ -181,18 +187,33 @@ class App:
 
     # -- one question ------------------------------------------------------------------
     async def _check(self, conv: Conversation, run: Run) -> Checked | None:
-        """The grounding checks over the whole ticket, after a question; their findings are
-        stored on the ticket's live draft (for the review queue)."""
+        """The grounding checks over the whole ticket, after a question (``conv.check``: the
+        loop's own look before a repair turn, when nothing changed since, is not run twice);
+        their findings are stored on the ticket's live draft (for the review queue)."""
         f = run.finished
         if f is None or run.error is not None or f.status not in (Status.OK, Status.INCOMPLETE):
             return None
-        checked = await self.check_report(conv.ticket, f.answer)
-        status, stop, message = run.verdict(checked.findings)
-        return dataclasses.replace(checked, status=status, stop_reason=stop, message=message)
+        findings = await conv.check(f.answer)
+        status, stop, message = run.verdict(findings)
+        spent = self._spent.pop(conv.ticket, None)  # the model layer's calls of this question
+        if spent is None:
+            return Checked(findings, status, stop, message)
+        return dataclasses.replace(spent, findings=findings, status=status, stop_reason=stop, message=message)
 
     async def check(self, t: Ticket, answer: str = "") -> list[dict[str, Any]]:
-        """The grounding findings of ticket ``t`` (see ``check_report``)."""
-        return (await self.check_report(t, answer)).findings
+        """The grounding findings of ticket ``t`` (see ``check_report``): the loop's ``checker``.
+        What the model layer spent is kept for the question's ``Checked`` event (a repair turn
+        checks twice: both calls count)."""
+        report = await self.check_report(t, answer)
+        prev = self._spent.get(t)
+        if prev is not None:
+            usage = dict(prev.usage)
+            for k, v in report.usage.items():
+                usage[k] = usage.get(k, 0) + int(v)
+            report = dataclasses.replace(report, usage=usage, duration_ms=prev.duration_ms + report.duration_ms,
+                                         model=report.model or prev.model, note=report.note or prev.note)
+        self._spent[t] = report
+        return report.findings
 
     def _model_layer(self) -> tuple[Any, str] | None:
         """(the provider's forced call, the model) of the checks' model layer, or None: a
@@ -252,6 +273,8 @@ class App:
         """Run one question; every event goes to the ticket, the session log first, then to each
         consumer. Returns the run (its ``result()`` is the ``--json`` object)."""
         log = self.log_for(conv)
+        if conv.checker is None:  # a conversation built by hand: the same checks
+            conv.checker = self.check
         run = conv.ticket.begin(Run(provider=self.provider.name, model=self.provider.model,
                                     prices=self.settings.prices), resume=resume)
         sinks = [log, *consumers]
