@@ -272,3 +272,19 @@ def test_any_model_answer_gives_well_formed_claims_and_findings(answer):
     found = check_ticket(answer=TEXTS[0][2], drafts=[{"id": "d-0123456789ab", "text": TEXTS[1][2]}],
                          tool_results=[lookup("GH"), lookup("ORD")], questions=["GH56JK78MN?"], model_claims=out)
     assert all(f.severity in ("error", "warning") and len(f.message) <= 240 for f in found)
+
+
+def test_the_check_call_is_priced_at_the_check_models_prices(cli, anthropic_env, fake_anthropic):
+    from agentcli.providers.pricing import estimate_cost
+
+    fake_anthropic.queue(*lookup_then("Your order GH56JK78MN is waiting for payment."))
+    fake_anthropic.queue_forced(fa.message(fa.tool_use_block(TOOL_NAME, {"claims": []}),
+                                           usage={"input_tokens": 1000, "output_tokens": 100}))
+    p = cli(["ask", "--json", "--model", "claude-sonnet-5-5", "--check-model", "claude-haiku-4-5", QUESTION],
+            anthropic_env)
+    r = json.loads(p.out)
+    check = r["checks_run"]["usage"]
+    turns = {k: r["usage"][k] - check.get(k, 0) for k in r["usage"]}
+    want = estimate_cost("claude-sonnet-5-5", turns) + estimate_cost("claude-haiku-4-5", check)
+    assert r["estimated_cost_usd"] == pytest.approx(want) and check["input_tokens"] == 1000
+    assert r["estimated_cost_usd"] > estimate_cost("claude-sonnet-5-5", turns)
