@@ -49,6 +49,7 @@ from .layout import print_lines, wrapped
 from .trace_lines import (
     DRAFT_TOOL,
     _word,
+    checks_line,
     compact,
     draft_block,
     finding_line,
@@ -354,6 +355,9 @@ class TraceRenderer:
             return
 
     def _checked(self, ev: Any) -> None:
+        line = checks_line(ev)
+        if line is not None:
+            self._line(*line)
         findings = list(getattr(ev, "findings", None) or [])
         for f in findings[:20]:
             self._line(*finding_line(f), force=isinstance(f, dict) and f.get("severity") == "error")
