@@ -87,7 +87,7 @@ def test_oversized_question_and_invalid_utf8(cli, cli_env):
     assert "ORD-20261234" in p.out
 
 
-def _wait_for(pred, timeout=15.0):
+def _wait_for(pred, timeout=40.0):
     t0 = time.time()
     while time.time() - t0 < timeout:
         if pred():
