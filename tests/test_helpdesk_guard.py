@@ -13,15 +13,25 @@ from __future__ import annotations
 import copy
 import json
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentcli.drafts.format import Draft
+from agentcli.drafts.store import DraftStore
 from agentcli.helpdesk import HELPDESKS
 from agentcli.helpdesk.export import EXAMPLE_BASE, plan
-from agentcli.helpdesk.rules import Refused, check_base_url, guard
+from agentcli.helpdesk.push import Pusher
+from agentcli.helpdesk.rules import (
+    Refused,
+    as_html,
+    check_base_url,
+    guard,
+    plain,
+    same_words,
+)
 from agentcli.helpdesk.send import Sender
 from agentcli.testing.fake_helpdesk import FAKES
 
@@ -228,7 +238,6 @@ def test_through_the_real_client_a_refused_request_never_reaches_the_helpdesk(na
 
 
 def test_a_draft_is_found_by_its_words_within_what_the_helpdesk_wraps_around_them():
-    from agentcli.helpdesk.rules import as_html, same_words
 
     text = "Hello Ana,\n\nyour order <GH56JK78MN> & its license are on their way.\nBest, Kim"
     stored = f"<div>{as_html(text)}</div><div class='signature'>-- Acme support</div>"
@@ -243,7 +252,6 @@ def test_a_draft_is_found_by_its_words_within_what_the_helpdesk_wraps_around_the
                                              st.sampled_from(["https", "http", "HTTPS", "ftp"]),
                                              st.text(max_size=40)))
 def test_whatever_base_url_is_configured_only_a_bare_origin_is_taken(base):
-    from urllib.parse import urlsplit
 
     try:
         root = check_base_url(HELPDESKS["freshdesk"], base)
@@ -254,3 +262,23 @@ def test_whatever_base_url_is_configured_only_a_bare_origin_is_taken(base):
     assert not any(c in u.netloc for c in "@/?#\\ ") and u.netloc.isascii()
     if u.scheme == "http":
         assert u.hostname in ("127.0.0.1", "localhost", "::1")
+
+
+@pytest.mark.parametrize("name", NAMES)
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=st.text(min_size=1, max_size=400).filter(lambda t: t.strip()))
+def test_whatever_the_text_it_arrives_private_and_as_typed(name, text, tmp_path_factory):
+    """The real push (store, engine, client) against the fake: any text, controls, markup and
+    line separators included, makes one private note or draft whose words are the draft's."""
+
+    store = DraftStore(tmp_path_factory.mktemp("d"))
+    d, _ = store.save(text=text, ticket=GOOD_TICKET[name], session_id="s-1", customer="ana@example.com")
+    store.set_status(d.id, "approved", reviewer="kim")
+    d = store.get(d.id)
+    with FAKES[name]() as fake, Sender(HELPDESKS[name], fake.url, fake.token, timeout=5) as s:
+        o = Pusher(store, HELPDESKS[name], s, "kim").push_one(d)
+        assert o.status == "pushed", o.message
+        assert fake.public_replies == [] and len(fake.all_notes()) == 1
+        body = fake.all_notes()[0]["body"]
+        words = " ".join(d.text.split())
+        assert plain(body).startswith(words) if name != "zendesk" else body.startswith(d.text)
