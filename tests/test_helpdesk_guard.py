@@ -251,7 +251,6 @@ def test_through_the_real_client_a_refused_request_never_reaches_the_helpdesk(na
 
 
 def test_a_draft_is_found_by_its_words_within_what_the_helpdesk_wraps_around_them():
-
     text = "Hello Ana,\n\nyour order <GH56JK78MN> & its license are on their way.\nBest, Kim"
     stored = f"<div>{as_html(text)}</div><div class='signature'>-- Acme support</div>"
     assert same_words(stored, text)
@@ -265,7 +264,6 @@ def test_a_draft_is_found_by_its_words_within_what_the_helpdesk_wraps_around_the
                                              st.sampled_from(["https", "http", "HTTPS", "ftp"]),
                                              st.text(max_size=40)))
 def test_whatever_base_url_is_configured_only_a_bare_origin_is_taken(base):
-
     try:
         root = check_base_url(HELPDESKS["freshdesk"], base)
     except Refused:
@@ -283,7 +281,6 @@ def test_whatever_base_url_is_configured_only_a_bare_origin_is_taken(base):
 def test_whatever_the_text_it_arrives_private_and_as_typed(name, text, tmp_path_factory, fakes):
     """The real push (store, engine, client) against the fake: any text, controls, markup and
     line separators included, makes one private note or draft whose words are the draft's."""
-
     store = DraftStore(tmp_path_factory.mktemp("d"))
     d, _ = store.save(text=text, ticket=GOOD_TICKET[name], session_id="s-1", customer="ana@example.com")
     store.set_status(d.id, "approved", reviewer="kim")
