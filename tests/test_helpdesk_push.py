@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from agentcli.drafts.format import now_iso
+from agentcli.drafts.format import now_iso, text_hash
 from agentcli.drafts.store import DraftStore
 from agentcli.testing.fake_helpdesk import FAKES, Fault
 
@@ -81,6 +81,7 @@ def test_push_puts_each_approved_draft_in_once_records_it_and_a_rerun_sends_noth
     for d in (a, b):
         rec = meta(drafts_dir, d.id)["push"]
         assert rec["state"] == "done" and rec["helpdesk"] == name and rec["who"] == "kim"
+        assert rec["text_sha256"] == text_hash(d.text)
         assert rec["ticket"] == d.ticket and rec["when"] and (rec["id"] in notes or
                                                                f"msg_{rec['id']}" in notes or
                                                                rec["id"].removeprefix("msg_") in notes)

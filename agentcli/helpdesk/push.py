@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Callable
 
-from ..drafts.format import Draft, now_iso
+from ..drafts.format import Draft, now_iso, text_hash
 from ..drafts.store import DraftStore
 from ..errors import EXIT_API, EXIT_INCOMPLETE, EXIT_OK
 from ..providers.retry import Attempts
@@ -126,7 +126,8 @@ class Pusher:
 
     def _done(self, d: Draft, ticket: str, key: str, rid: str | None, how: str) -> Outcome:
         rec = {"state": "done", "key": key, "helpdesk": self.hd.name, "ticket": ticket,
-               "id": rid, "what": self.hd.what, "who": self.who, "when": now_iso()}
+               "id": rid, "what": self.hd.what, "who": self.who, "when": now_iso(),
+               "text_sha256": text_hash(d.text)}  # the text as pushed (an edit later is not)
         what = f"{self.hd.what} {rid}" if rid else self.hd.what
         _, ok = self.store.remote(d.id, "push", rec, who=self.who, expect=key,
                                   reason=f"pushed to {self.hd.title} ticket {ticket} as {what}{how}")
