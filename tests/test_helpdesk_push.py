@@ -138,6 +138,7 @@ def test_export_skips_what_has_no_helpdesk_ticket_saying_why_and_records_what_it
     session = approved(drafts_dir, "s-0002", "no ticket given", session="s-0002")
     word = approved(drafts_dir, "HD-77", "a ticket of another helpdesk")
     hashed = approved(drafts_dir, "sk-ant-api03-" + "x" * 30, "a key pasted as a ticket")
+    line = approved(drafts_dir, "line-3-0123456789ab", "a batch line without an id")
     pending, _ = DraftStore(drafts_dir).save(text="pending", ticket="1050", session_id="s-3")
     out = tmp_path / "zd.jsonl"
     p = cli(["drafts", "export", "--to", "zendesk", "-o", str(out)], cli_env)
@@ -146,6 +147,7 @@ def test_export_skips_what_has_no_helpdesk_ticket_saying_why_and_records_what_it
     assert f"{session.id}: skipped: its ticket is its session's own id" in p.err
     assert f"{word.id}: skipped: its ticket 'HD-77' is not a Zendesk ticket number" in p.err
     assert f"{hashed.id}: skipped: its ticket id looked like a secret" in p.err
+    assert f"{line.id}: skipped: its ticket was made up by batch" in p.err
     assert pending.id not in p.err + out.read_text()  # not approved: not selected at all
     assert "sk-ant" not in p.err
     rec = meta(drafts_dir, ok.id)["exported"]["zendesk"]
