@@ -17,6 +17,9 @@ import pytest
 
 from agentcli.drafts.format import now_iso, text_hash
 from agentcli.drafts.store import DraftStore
+from agentcli.helpdesk import HELPDESKS
+from agentcli.helpdesk.push import Pusher
+from agentcli.helpdesk.send import Sender
 from agentcli.testing.fake_helpdesk import FAKES, Fault
 
 NAMES = list(FAKES)
@@ -435,3 +438,15 @@ def test_a_hostile_pending_record_never_leads_to_a_second_note(cli, cli_env, dra
         p = push(cli, env_for(cli_env, name, fake), name)
         assert len(fake.all_notes()) == 1 and len(fake.writes) == 1, p.err
         assert "\x1b" not in p.err + p.out
+
+
+def test_a_draft_edited_after_it_was_selected_is_not_pushed(cli_env, drafts_dir):
+    """The claim is checked against the draft as it is under the lock: a teammate's edit since
+    the selection (the draft is pending again, its text changed) is not pushed."""
+    d = approved(drafts_dir, "1042", "the old text")
+    store = DraftStore(drafts_dir)
+    store.set_text(d.id, "a new text, not yet approved", reviewer="sam")
+    with FAKES["zendesk"]() as fake, Sender(HELPDESKS["zendesk"], fake.url, fake.token, timeout=5) as s:
+        o = Pusher(store, HELPDESKS["zendesk"], s, "kim").push_one(d)  # d: as it was selected
+        assert o.status == "skipped" and "it changed since the push started" in o.message
+        assert fake.calls == [] and "push" not in meta(drafts_dir, d.id)

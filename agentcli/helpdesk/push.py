@@ -167,10 +167,10 @@ class Pusher:
         ticket = p.record["ticket"]
         cur = pushed(d)
         if cur is None:
-            d, ok, key = self._claim(d, ticket, None)
+            now, ok, key = self._claim(d, ticket, None)
             if ok:
-                return self._send(d, ticket, key, p.record["body"])
-            cur = pushed(d)
+                return self._send_same(d, now, ticket, key, p.record["body"])
+            d, cur = now, pushed(now)
         if cur is None:  # removed meanwhile: a teammate's push failed; next run
             return Outcome(d.id, ticket, "busy", "a teammate's push of it just ended; run again")
         if cur.get("state") == "done":
@@ -196,10 +196,21 @@ class Pusher:
         if found:
             return self._done(d, ticket, old, found, " (found in the helpdesk: an earlier push "
                                                      "was interrupted before its record; not sent again)")
-        d, ok, key = self._claim(d, ticket, old)
+        now, ok, key = self._claim(d, ticket, old)
         if not ok:
             return Outcome(d.id, ticket, "busy", "a teammate took the interrupted push over; nothing sent")
-        return self._send(d, ticket, key, p.record["body"])
+        return self._send_same(d, now, ticket, key, p.record["body"])
+
+    def _send_same(self, seen: Draft, now: Draft, ticket: str, key: str,
+                   body: dict[str, Any]) -> Outcome:
+        """Send, if the draft claimed (``now``, read under the lock) is still the one selected
+        (``seen``): approved, at the same version; else the claim is taken back, nothing sent."""
+        if now.version != seen.version or now.meta.get("status") != "approved":
+            self.store.remote(seen.id, "push", None, who=self.who, expect=key,
+                              reason="not pushed: it changed since the push started")
+            return Outcome(seen.id, ticket, "skipped", f"not pushed: it changed since the push "
+                           f"started (now {now.meta.get('status')}, version {now.version})")
+        return self._send(now, ticket, key, body)
 
     def _send(self, d: Draft, ticket: str, key: str, body: dict[str, Any]) -> Outcome:
         if self.auth_failed:
