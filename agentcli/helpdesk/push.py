@@ -141,11 +141,11 @@ class Pusher:
             self.store.remote(d.id, "push", {**(pushed(self.store.get(d.id)) or {}), "said": why},
                               who=self.who, expect=key,
                               reason=f"push to {self.hd.title} ticket {ticket} not confirmed: {why}")
-            return Outcome(d.id, ticket, "unknown", f"{self.hd.title} ticket {ticket}: {why}; it "
+            return Outcome(d.id, ticket, "unknown", f"{why}; it "
                            "may have arrived: run the push again to check (nothing is sent twice)")
         self.store.remote(d.id, "push", None, who=self.who, expect=key,
                           reason=f"push to {self.hd.title} ticket {ticket} failed: {why}")
-        return Outcome(d.id, ticket, "failed", f"{self.hd.title} ticket {ticket}: {why}")
+        return Outcome(d.id, ticket, "failed", f"ticket {ticket}: {why}")
 
     # -- the helpdesk ---------------------------------------------------------------------
     def _check(self, d: Draft, ticket: str) -> tuple[str | None, str | None]:
@@ -163,7 +163,7 @@ class Pusher:
     def push_one(self, d: Draft) -> Outcome:
         p = plan(d, self.hd.name)
         if p.record is None:
-            return Outcome(d.id, None, "skipped", f"not pushed: {p.skipped}")
+            return Outcome(d.id, None, "skipped", p.skipped or "")
         ticket = p.record["ticket"]
         cur = pushed(d)
         if cur is None:
@@ -178,7 +178,7 @@ class Pusher:
             return Outcome(d.id, ticket, "already", f"already pushed to {where} by "
                            f"{cur.get('who')} at {cur.get('when')}", cur.get("id"))
         if cur.get("helpdesk") != self.hd.name:
-            return Outcome(d.id, ticket, "skipped", f"not pushed: a push of it to "
+            return Outcome(d.id, ticket, "skipped", f"a push of it to "
                            f"{cur.get('helpdesk')} was interrupted: finish it with `drafts push "
                            f"--to {cur.get('helpdesk')}`")
         if _alive(cur):
@@ -190,7 +190,7 @@ class Pusher:
             return Outcome(d.id, ticket, "unknown", f"not checked: {self.auth_failed}")
         found, why = self._check(d, ticket)
         if why:
-            return Outcome(d.id, ticket, "unknown", f"{self.hd.title} ticket {ticket}: an earlier "
+            return Outcome(d.id, ticket, "unknown", f"ticket {ticket}: an earlier "
                            f"push was interrupted and {why}; nothing sent, run again")
         old = cur.get("key")
         if found:
@@ -208,7 +208,7 @@ class Pusher:
         if now.version != seen.version or now.meta.get("status") != "approved":
             self.store.remote(seen.id, "push", None, who=self.who, expect=key,
                               reason="not pushed: it changed since the push started")
-            return Outcome(seen.id, ticket, "skipped", f"not pushed: it changed since the push "
+            return Outcome(seen.id, ticket, "skipped", f"it changed since the push "
                            f"started (now {now.meta.get('status')}, version {now.version})")
         return self._send(now, ticket, key, body)
 
@@ -258,7 +258,7 @@ def _why(hd: Helpdesk, a: Answer, ticket: str) -> str:
     if a.kind == "auth":
         return f"{hd.title} refused the token ({a.status}{said}): check {hd.env_token}"
     if a.kind == "missing":
-        return f"{hd.title} has no ticket {ticket} (404)"
+        return f"{hd.title} has no such ticket (404)"
     if a.kind == "limited":
         return f"{hd.title} is rate-limiting: it asks to wait {a.wait:.0f} s; run again later"
     if a.kind == "redirect":
