@@ -284,7 +284,7 @@ def test_an_answer_lost_to_a_timeout_is_found_in_the_helpdesk_not_sent_twice(
     fake.fault(Fault(status=200, store=True, delay=3.0))
     p = push(cli, env_for(cli_env, name, fake, AGENTCLI_HELPDESK_TIMEOUT="0.4"), name)
     assert p.returncode == 0, p.err
-    assert "its answer was lost; found in the helpdesk" in p.out
+    assert "its answer was lost or unreadable; found in the helpdesk" in p.out
     assert len(fake.writes) == 1 and len(fake.all_notes()) == 1
     assert meta(drafts_dir, d.id)["push"]["id"]
 
@@ -450,3 +450,26 @@ def test_a_draft_edited_after_it_was_selected_is_not_pushed(cli_env, drafts_dir)
         o = Pusher(store, HELPDESKS["zendesk"], s, "kim").push_one(d)  # d: as it was selected
         assert o.status == "skipped" and "it changed since the push started" in o.message
         assert fake.calls == [] and "push" not in meta(drafts_dir, d.id)
+
+
+HOSTILE_ANSWERS = [
+    (500, b'{"error": "\\u001b[31mBOOM\\u001b]0;pwned\\u0007 sk-ant-api03-abcdefghijklmnopqrstuvwx"}'),
+    (422, b'{"description": "' + b"x" * 100_000 + b'"}'),
+    (200, b"[" * 100_000 + b"]" * 100_000),
+    (201, b"<html><body>Sign in to the proxy</body></html>"),
+    (200, b'{"audit": {"events": [{"type": "Comment", "id": "../../etc"}]}, "id": {"x": 1}}'),
+]
+
+
+@pytest.mark.parametrize("status,raw", HOSTILE_ANSWERS)
+def test_a_hostile_answer_is_one_clean_line_and_never_a_second_note(cli, cli_env, drafts_dir, status, raw):
+    d = approved(drafts_dir, "1042", "Hello")
+    with FAKES["zendesk"]() as fake:
+        fake.fault(Fault(status=status, body=raw, store=status < 300))
+        p = push(cli, env_for(cli_env, "zendesk", fake), "zendesk")
+        assert p.returncode in (0, 4), p.err
+        assert "Traceback" not in p.err and "\x1b" not in p.err + p.out and "sk-ant-api03" not in p.err
+        assert all(len(line) < 600 for line in p.err.splitlines())
+        assert len(fake.all_notes()) <= 1 and fake.public_replies == []
+        rec = meta(drafts_dir, d.id).get("push") or {}
+        assert rec.get("id") in (None, "9001")  # never an id made of the answer's junk

@@ -231,7 +231,7 @@ class Pusher:
             if a.may_have_arrived:
                 found, why = self._check(d, ticket)
                 if found:
-                    return self._done(d, ticket, key, found, " (its answer was lost; found in "
+                    return self._done(d, ticket, key, found, " (its answer was lost or unreadable; found in "
                                                              "the helpdesk, not sent again)")
                 if why:
                     return self._failed(d, ticket, key, f"{_why(self.hd, a, ticket)}, and it {why}",
