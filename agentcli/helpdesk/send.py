@@ -110,11 +110,13 @@ class Sender:
         headers = {k.lower(): v for k, v in resp.headers.items()}
         try:
             raw = self._read(resp)
-        except httpx2.TimeoutException:
-            return Answer("timeout", status, said=f"the answer did not arrive within {self.timeout:g} s")
         except (httpx2.TransportError, OSError, ValueError) as e:
-            return Answer("dropped" if status < 300 else _kind(status), status,
-                          said=_words(str(e) or "the answer broke off"))
+            if status < 300:  # made, perhaps: the body would have said what
+                timed = isinstance(e, httpx2.TimeoutException)
+                return Answer("timeout" if timed else "dropped", status, said=(
+                    f"the answer did not arrive within {self.timeout:g} s" if timed
+                    else _words(str(e) or "the answer broke off")))
+            raw = b""  # an error's status is its answer; its words are a courtesy
         said = _said(raw)
         if status == 429:
             self.rounds += 1
