@@ -473,3 +473,25 @@ def test_a_hostile_answer_is_one_clean_line_and_never_a_second_note(cli, cli_env
         assert len(fake.all_notes()) <= 1 and fake.public_replies == []
         rec = meta(drafts_dir, d.id).get("push") or {}
         assert rec.get("id") in (None, "9001")  # never an id made of the answer's junk
+
+
+def test_remote_is_a_compare_and_set_on_the_push_record(drafts_dir):
+    store = DraftStore(drafts_dir)
+    d, _ = store.save(text="Hello", ticket="1042", session_id="s-1")
+    pend = {"state": "pending", "key": "k1"}
+    assert store.remote(d.id, "push", pend, who="kim", reason="pushing", expect=None)[1]
+    assert not store.remote(d.id, "push", {"state": "pending", "key": "k2"}, who="sam",
+                            reason="pushing", expect=None)[1]           # one claim at a time
+    assert not store.remote(d.id, "push", {"state": "pending", "key": "k3"}, who="sam",
+                            reason="taking over", expect="k0")[1]       # a stale take-over
+    assert store.remote(d.id, "push", {"state": "done", "key": "k1", "id": "9"}, who="kim",
+                        reason="pushed", expect="k1")[1]
+    for key in (None, "k1", "k2"):                                      # done is final
+        assert not store.remote(d.id, "push", {"state": "pending", "key": "k4"}, who="sam",
+                                reason="pushing", expect=None if key is None else "x")[1]
+    now = store.get(d.id)
+    assert now.meta["push"] == {"state": "done", "key": "k1", "id": "9"}
+    assert [h["reason"] for h in now.meta["history"]] == ["pushing", "pushed"]
+    assert now.meta["history"][-1]["push"]["id"] == "9" and now.meta["status"] == "pending_review"
+    with pytest.raises(ValueError):
+        store.remote(d.id, "status", {"x": 1}, who="kim", reason="no")
