@@ -223,6 +223,17 @@ def test_plain_https_bases_and_local_http_pass(base):
     assert check_base_url(HELPDESKS["zendesk"], base).startswith(("https://", "http://"))
 
 
+@pytest.mark.parametrize("base,root", [("https://ACME.zendesk.com:443", "https://acme.zendesk.com"),
+                                       ("http://[::1]:80/", "http://[::1]"),
+                                       ("http://127.0.0.1:8080", "http://127.0.0.1:8080")])
+def test_a_base_url_is_taken_as_the_http_client_will_write_it(base, root):
+    hd = HELPDESKS["zendesk"]
+    assert check_base_url(hd, base) == root
+    with Sender(hd, root, "t0ken-Abc123", timeout=1) as s:  # the guard accepts what it builds
+        req = s.client.build_request("PUT", root + hd.write.fill("1"))
+        assert str(req.url) == root + hd.write.fill("1")
+
+
 # ----------------------------------------------------------------------------- on the wire
 
 @pytest.mark.parametrize("name", NAMES)
