@@ -397,13 +397,17 @@ SETTINGS: tuple[Setting, ...] = (
             commands=_MODEL_ETC, toml=False),
     Setting("stream", SWITCH, "wait for whole responses instead of streaming", default=True,
             flags=("--no-stream",), commands=_MODEL_ETC, toml=False),
+    Setting("repair", SWITCH, "do not send error-level grounding findings back to the model "
+            "for one correction", default=True, flags=("--no-repair",), commands=_MODEL_ETC,
+            toml=False),
     Setting("prices", TABLE, "prices per million tokens by model ([prices.NAME] input, output, "
             "cache_read, cache_write)", default=MappingProxyType({})),
     Setting("reviewer", TEXT, "who approves and rejects (default: the login name)",
             env="AGENTCLI_REVIEWER"),
-    # The model that extracts claims for the grounding checks: resolved, used by nothing yet.
-    Setting("check_model", TEXT, "the model that extracts claims for the grounding checks",
-            env="AGENTCLI_CHECK_MODEL"),
+    Setting("check_model", TEXT, "the model that reads claims out of answers and drafts for the "
+            "grounding checks (a cheaper one of the same provider; off: the pattern checks only)",
+            flags=("--check-model",), commands=_MODEL_ETC, env="AGENTCLI_CHECK_MODEL", metavar="NAME",
+            default_help="--model"),
     # How long a draft may wait for review (``drafts stats``): resolved, used by nothing yet.
     Setting("review_target", DURATION, "how long a draft may wait for review",
             default=timedelta(hours=4)),

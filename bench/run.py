@@ -64,7 +64,13 @@ FOREIGN["ratelimit"] = {
     "default": ["--questions", "200", "--concurrency", "16,50,100"],
     "quick": ["--questions", "60", "--concurrency", "16"],
 }
-ORDER = ("startup", "overhead", "batch", "ratelimit", "lookup")
+FOREIGN["grounding"] = {
+    "script": "bench_grounding.py",
+    "title": "Grounding checks on the labelled set (bench/bench_grounding.py, issue 23)",
+    "default": [],
+    "quick": [],
+}
+ORDER = ("startup", "overhead", "batch", "ratelimit", "lookup", "grounding")
 
 
 def machine() -> list[str]:
