@@ -783,32 +783,46 @@ class DraftStore:
     def remote(self, did: str, field: str, value: dict[str, Any] | None, *, who: str,
                reason: str, expect: Any = ANY) -> tuple[Draft, bool]:
         """What the helpdesk side did with a draft (``helpdesk.push`` / ``export``), recorded
-        under the lock: ``value`` becomes ``meta[field]`` (``field``: "push" or "exported";
-        None removes it) and ``reason`` a history entry (status unchanged) that also holds
-        ``value``. A compare-and-set: with ``expect`` (a key, or None for "no record") the
-        change is made only while ``meta[field]`` is a record with that ``"key"`` (or absent,
-        for None). Returns (draft as it is now, changed). This is how a push is claimed once
+        under the lock by :func:`apply_remote` (see there): ``value`` becomes ``meta[field]``
+        and ``reason`` a history entry; with ``expect``, a compare-and-set on the record's
+        ``"key"``. Returns (draft as it is now, changed). This is how a push is claimed once
         (pending, with its key), taken over after a crash, and closed (done, or removed after a
         failure), whatever teammates do at the same time."""
-        if field not in REMOTE_FIELDS:
-            raise ValueError(f"not a remote field: {field!r}")
-        value = redact_obj(bounded(value)) if value is not None else None
         with self._locked():
             d = self.get(did)
-            current = d.meta.get(field)
-            if expect is not ANY:
-                have = current.get("key") if isinstance(current, dict) else None
-                if have != expect or (expect is None and current is not None):
-                    return d, False
-            _reopen(d)
-            if value is None:
-                d.meta.pop(field, None)
-            else:
-                d.meta[field] = value
-            _record(d, who, d.meta.get("status"), reason)
-            d.meta["history"][-1][field] = value
+            if not apply_remote(d, field, value, who=who, reason=reason, expect=expect):
+                return d, False
             self._rewrite(d)
             return self._load(d.path), True
+
+
+def apply_remote(d: Draft, field: str, value: dict[str, Any] | None, *, who: str, reason: str,
+                 expect: Any = ANY) -> bool:
+    """The rule of ``DraftStore.remote`` on a draft in memory (any backend applies it inside its
+    own lock or transaction, then writes the draft): ``field`` is "push" or "exported";
+    ``value`` (a JSON object, redacted and bounded here; None removes the field) becomes
+    ``meta[field]``, and ``reason`` a history entry (status unchanged) that also holds
+    ``value`` ("exported" is one record per format: ``value`` is merged into it). With
+    ``expect`` (a key, or None for "no record") nothing changes unless
+    ``meta[field]`` is a record with that ``"key"`` (or absent, for None). True when changed."""
+    if field not in REMOTE_FIELDS:
+        raise ValueError(f"not a remote field: {field!r}")
+    value = redact_obj(bounded(value)) if value is not None else None
+    current = d.meta.get(field)
+    if expect is not ANY:
+        have = current.get("key") if isinstance(current, dict) else None
+        if have != expect or (expect is None and current is not None):
+            return False
+    if field == "exported" and value is not None and isinstance(current, dict):
+        value = {**current, **value}  # one record per format: merged here, under the lock
+    _reopen(d)
+    if value is None:
+        d.meta.pop(field, None)
+    else:
+        d.meta[field] = value
+    _record(d, who, d.meta.get("status"), reason)
+    d.meta["history"][-1][field] = value
+    return True
 
 
 def require_version(d: Draft, expect: str | None, status: str | None = None) -> None:
