@@ -30,12 +30,12 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Iterable
 
 from ..redact import one_line as safe_line
 from ..vocab import find_codes, parse_date
-from .normalize import fold, key
+from .normalize import key
 
 MAX_TEXT = 20_000     # characters of one text that are read
 MAX_PIECE = 400       # characters of one sentence piece
@@ -190,11 +190,9 @@ _STATUS_WORDS = {
                r"in\s+transit|on\s+(?:its|the)\s+way|out\s+for\s+delivery",
     "delivered": r"delivered|arrived", "cancelled": r"cancell?ed|voided",
     "refunded": r"refunded",
-    "paid": r"(?:fully\s+)?paid(?!\s+by\s+you)|(?:confirmed|matched|cleared|received|processed)(?=\s|$|[.,;!])",
 }
 _SUBJECT = r"(?:order|it|parcel|package|shipment|purchase|delivery|item|items|payment|bestellung|paket|sendung|zahlung)"
-_STATUS_RES: list[tuple[str, re.Pattern]] = [(st, _rx(rf"\b{_AUX}(?:{w})\b")) for st, w in _STATUS_WORDS.items()
-                                             if st != "paid"]
+_STATUS_RES: list[tuple[str, re.Pattern]] = [(st, _rx(rf"\b{_AUX}(?:{w})\b")) for st, w in _STATUS_WORDS.items()]
 _STATUS_RES += [
     ("paid", _rx(rf"\b(?:payment|it|order)(?:\s+(?:for|on|of)\s+(?:order\s+|your\s+order\s+)?[\w-]{{10,12}})?\s+{_AUX}"
                  r"(?:(?:fully\s+)?paid|confirmed|completed|matched|cleared|received|"
@@ -435,7 +433,7 @@ PRODUCT_RE = re.compile(
     r"(?:[Yy]our|[Ii]hre?)\s+(?:order|purchase|Bestellung)\s+(?:of|for|über))\s+(?:a|an|the|one|1|your|ein|eine|einen|"
     r"Ihre?n?)?\s{0,2}((?:[A-Z][\w-]{1,30}\s){1,4}(?:[Ll]icen[cs]e|[Bb]undle|[Ee]dition|[Ss]eats?|[Ss]ubscription|"
     r"[Pp]lan|[Ll]izenz|[Pp]aket|[Aa]bo)s?)\b")
-_MONEY_RE = re.compile(
+MONEY_RE = re.compile(
     r"(?:(?P<cur1>[€$£]|eur|usd|gbp)\s?(?P<a1>\d{1,6}(?:[.,]\d{3})*(?:[.,]\d{1,2})?)(?![\d])|"
     r"(?<![\w.,])(?P<a2>\d{1,6}(?:[.,]\d{3})*(?:[.,]\d{1,2})?)\s?(?P<cur2>[€$£]|eur\b|euros?\b|usd\b|dollars?\b|"
     r"gbp\b|pounds?\b|cents?\b))", re.I)
@@ -572,8 +570,8 @@ def _draft_claims(sent: str) -> Iterable[tuple[int, str]]:
 @dataclass
 class Known:
     """What the floor needs to know of the ticket to read a text: the line items' names (for
-    counts), the codes its questions and lookups name (a lower-case code is read as a code
-    only when known... or shaped like one), and the spans copied from tools or questions."""
+    counts), the ``key``-s of its tool strings and questions (text copied from them is marked
+    ``quoted``), and the deadline (``time.monotonic()``) past which it stops reading."""
     item_labels: tuple[str, ...] = ()
     quote_keys: tuple[str, ...] = ()   # key() of the tool strings and questions
     deadline: float | None = None
@@ -672,7 +670,7 @@ def extract(text: str, known: Known) -> tuple[list[Claim], bool]:
                         add("quantity", hit.start(), n, what=label)
         for m in PRODUCT_RE.finditer(sent):
             add("product", m.start(1), " ".join(m.group(1).split()))
-        for m in _MONEY_RE.finditer(sent):
+        for m in MONEY_RE.finditer(sent):
             cents = money_cents(m.group("a1") or m.group("a2"), m.group("cur1") or m.group("cur2"))
             if cents is not None:
                 add("price", m.start(), cents)
@@ -695,13 +693,6 @@ def _label_re(label: str) -> re.Pattern:
             _LABEL_CACHE[label] = rx
     return rx
 
-
-def relabel(claims: list[Claim], **kw: Any) -> list[Claim]:
-    return [replace(c, **kw) for c in claims]
-
-
-__all__ = ["Claim", "Known", "extract", "fold", "key", "codes_in", "find_dates", "iso_date", "date_in", "one_line",
-           "clip_text", "sentences", "relabel", "FORMAT_EXAMPLES", "MAX_TEXT", "COMPAT"]
 
 COMPAT = {"pending_payment": {"pending_payment"}, "paid": {"paid", "license_issued", "shipped", "delivered", "refunded"},
           "license_issued": {"license_issued", "shipped", "delivered"}, "shipped": {"shipped", "delivered", "refunded"},
