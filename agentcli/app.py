@@ -265,7 +265,7 @@ class App:
             forced, model = layer
             reading = await model_layer.read(
                 lambda system, user, tool: forced(system, user, tool, model=model), texts, model=model,
-                timeout_s=min(model_layer.TIMEOUT_S, float(self.settings.request_timeout)))
+                timeout_s=float(self.settings.request_timeout))  # a local model can be slow: --request-timeout
             if reading.ran:
                 layers.append("model")
         work = functools.partial(check_ticket, answer=answer, drafts=drafts, tool_results=t.calls,
