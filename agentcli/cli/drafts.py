@@ -8,7 +8,7 @@ the queue logic (``review``) and rich are imported inside the command bodies. Th
 
 import sys
 from pathlib import Path
-from typing import Annotated, List, Optional
+from typing import Annotated, Any, Callable, List, Optional
 
 import typer
 
@@ -27,6 +27,18 @@ drafts_app = typer.Typer(help="The human review queue for drafts (nothing is eve
                          no_args_is_help=True)
 
 DraftsDirOpt, Json = option("drafts_dir", DRAFTS), option("json", DRAFTS)
+DraftsUrlOpt = option("drafts_url", DRAFTS)
+TERMINAL_PAGE = 100  # drafts a terminal shows at once unless --limit says otherwise
+
+
+def page_note(first: int, shown: int, page: int, more: bool, size: int | None) -> str:
+    """"drafts 51–100; more: --page 3" ("" for a whole list)."""
+    if not size or (page == 1 and not more):
+        return ""
+    last = first + shown - 1
+    what = f"drafts {first}–{last}" if shown > 1 else f"draft {first}"
+    return what + (f"; more: --page {page + 1}" + ("" if size == TERMINAL_PAGE else f" --limit {size}")
+                   if more else "; the last page")
 DraftId = Annotated[str, typer.Argument(help="draft id (d-3f2a9c1b7e04), a unique prefix of it, "
                                              "or `last`", show_default=False, metavar="ID")]
 DraftIds = Annotated[Optional[List[str]], typer.Argument(
@@ -58,8 +70,18 @@ VersionOpt = Annotated[Optional[str], typer.Option(
     metavar="VERSION")]
 
 
-def _store(flag: Optional[Path]):
-    return store_for(flag)
+def _store(flag: Optional[Path], url: Optional[str] = None):
+    return store_for(flag, url)
+
+
+def using(flag: Optional[Path], url: Optional[str], fn: Callable[[Any], int]) -> int:
+    """``fn(store)`` with the drafts store of ``--drafts-dir`` / ``--drafts-url``, closed after
+    (a queue's connections are given back)."""
+    store = store_for(flag, url)
+    try:
+        return fn(store)
+    finally:
+        store.close()
 
 
 def register(app: typer.Typer) -> None:
@@ -71,53 +93,63 @@ def drafts_list(
     status: StatusOpt = None, order: OrderOpt = None, customer: CustomerOpt = None,
     since: SinceOpt = None, ticket: TicketFilter = None, flagged: FlaggedOpt = False,
     all_: AllOpt = False,
-    limit: Annotated[Optional[int], typer.Option("-n", "--limit", min=1, help="show at most N drafts",
-                                                 show_default=False, metavar="N")] = None,
-    drafts_dir: DraftsDirOpt = None,
+    limit: Annotated[Optional[int], typer.Option(
+        "-n", "--limit", min=1, help="a page of at most N drafts (a terminal shows the first "
+        f"{TERMINAL_PAGE} unless told)", show_default=False, metavar="N")] = None,
+    page: Annotated[Optional[int], typer.Option(
+        "--page", min=1, help="which page of --limit drafts (1: the newest)", show_default=False,
+        metavar="P")] = None,
+    drafts_dir: DraftsDirOpt = None, drafts_url: DraftsUrlOpt = None,
     json_: Json = False,
 ) -> None:
     """List drafts, newest first (a table on a terminal, tab-separated lines with a header in a
-    pipe); superseded drafts only with --all; damaged files are listed as damaged.
+    pipe); superseded drafts only with --all; damaged files are listed as damaged. A page
+    (--limit, --page) reads only its own drafts, however long the queue.
 
     Examples:
 
     \b
       agentcli drafts list --status pending --since 1d
       agentcli drafts list --ticket HD-1042 --flagged --json
+      agentcli drafts list --limit 50 --page 2
     """
 
-    def body() -> int:
-        store = _store(drafts_dir)
+    def body(store) -> int:
         q = query(status, order, customer, since, ticket, flagged, all_)
         require_folder(store)
         store.on_wait = lock_notice(err_console())
+        terminal = isatty(sys.stdout) and not json_
+        size = limit or (TERMINAL_PAGE if terminal or page else None)
+        n = page or 1
         # a text edited since its findings is checked again (--flagged selects by the new ones)
-        sel = select_fresh(store, q, Rechecker(store))
-        drafts = sel.drafts[:limit] if limit else sel.drafts
-        total = len(sel.drafts)
+        sel = select_fresh(store, q, Rechecker(store), limit=size,
+                           offset=(n - 1) * size if size else 0)
+        drafts = sel.drafts
         warn([f"damaged draft file {d.path.name} ({d.reason})" for d in sel.damaged])
         if json_:
             dump_json([d.record() for d in drafts] + [damaged_record(d) for d in sel.damaged])
             return 0
         rows = [*drafts, *sel.damaged]
         if not rows:
-
-            sys.stderr.write(f"agentcli: no drafts{' match' if q.filtered else ''} in "
-                             f"{one_line(str(store.dir), 200)}\n")
+            sys.stderr.write(f"agentcli: no drafts{' match' if q.filtered else ''} "
+                             f"{'on page ' + str(n) + ' ' if n > 1 else ''}in "
+                             f"{one_line(store.location, 200)}\n")
             return 0
-        if isatty(sys.stdout):
-            print_table(rows, shown=len(drafts), total=total, directory=store.dir)
+        first = (n - 1) * size + 1 if size else 1
+        span = page_note(first, len(drafts), n, sel.more, size)
+        if terminal:
+            print_table(rows, span=span, directory=store.location)
         else:
             write_pipe(rows)
-            if len(drafts) < total:
-                sys.stderr.write(f"agentcli: {len(drafts)} of {total} drafts\n")
+            if span:
+                sys.stderr.write(f"agentcli: {span}\n")
         return 0
 
-    raise typer.Exit(run(body))
+    raise typer.Exit(run(lambda: using(drafts_dir, drafts_url, body)))
 
 
 @drafts_app.command("show", cls=PlainUsage, short_help="Show a draft: findings, provenance, text, history.")
-def drafts_show(did: DraftId, drafts_dir: DraftsDirOpt = None, json_: Json = False,
+def drafts_show(did: DraftId, drafts_dir: DraftsDirOpt = None, drafts_url: DraftsUrlOpt = None, json_: Json = False,
                 text: Annotated[bool, typer.Option("--text", help="print exactly the reply text "
                                                              "(for the clipboard or a helpdesk)")] = False) -> None:
     """Show a draft: grounding findings, its ticket's questions and the lookups it relied on, the
@@ -130,11 +162,13 @@ def drafts_show(did: DraftId, drafts_dir: DraftsDirOpt = None, json_: Json = Fal
       agentcli drafts show last --text | xclip -selection clipboard
     """
 
-    raise typer.Exit(run(lambda: show_body(_store(drafts_dir), did, json_=json_, text_only=text)))
+    raise typer.Exit(run(lambda: using(drafts_dir, drafts_url, lambda store: show_body(
+        store, did, json_=json_, text_only=text))))
 
 
 @drafts_app.command("edit", cls=PlainUsage, short_help="Edit a draft's text in $VISUAL / $EDITOR.")
-def drafts_edit(did: DraftId, version: VersionOpt = None, drafts_dir: DraftsDirOpt = None) -> None:
+def drafts_edit(did: DraftId, version: VersionOpt = None, drafts_dir: DraftsDirOpt = None,
+                 drafts_url: DraftsUrlOpt = None) -> None:
     """Edit a draft's text in $VISUAL or $EDITOR; the edit is kept (shown as a diff) and its
     grounding findings are checked again. A save that finds the draft changed meanwhile (a
     teammate's edit or decision) is refused and your text is kept in a file.
@@ -145,7 +179,8 @@ def drafts_edit(did: DraftId, version: VersionOpt = None, drafts_dir: DraftsDirO
       EDITOR=nano agentcli drafts edit d-3f2a
     """
 
-    raise typer.Exit(run(lambda: edit_body(_store(drafts_dir), did, version)))
+    raise typer.Exit(run(lambda: using(drafts_dir, drafts_url,
+                                       lambda store: edit_body(store, did, version))))
 
 
 @drafts_app.command("approve", cls=PlainUsage, short_help="Mark drafts approved (nothing is sent).")
@@ -153,7 +188,7 @@ def drafts_approve(
     ids: DraftIds = None, status: StatusOpt = None, order: OrderOpt = None,
     customer: CustomerOpt = None, since: SinceOpt = None, ticket: TicketFilter = None,
     flagged: FlaggedOpt = False, yes: YesOpt = False, force: ForceOpt = False,
-    version: VersionOpt = None, drafts_dir: DraftsDirOpt = None,
+    version: VersionOpt = None, drafts_dir: DraftsDirOpt = None, drafts_url: DraftsUrlOpt = None,
 ) -> None:
     """Mark drafts approved: by id, or every draft the filters select (pending ones unless
     --status says otherwise). In place, atomically; nothing is sent. A draft with an
@@ -168,10 +203,10 @@ def drafts_approve(
       agentcli drafts approve --ticket HD-1042 --yes
     """
 
-    raise typer.Exit(run(lambda: decide(
-        _store(drafts_dir), "approved", ids or [],
+    raise typer.Exit(run(lambda: using(drafts_dir, drafts_url, lambda store: decide(
+        store, "approved", ids or [],
         (status, order, customer, since, ticket, flagged), reason=None, yes=yes, force=force,
-        version=version)))
+        version=version))))
 
 
 @drafts_app.command("reject", cls=PlainUsage, short_help="Mark a draft rejected, with a reason.")
@@ -182,7 +217,7 @@ def drafts_reject(
     status: StatusOpt = None, order: OrderOpt = None,
     customer: CustomerOpt = None, since: SinceOpt = None, ticket: TicketFilter = None,
     flagged: FlaggedOpt = False, yes: YesOpt = False, force: ForceOpt = False,
-    version: VersionOpt = None, drafts_dir: DraftsDirOpt = None,
+    version: VersionOpt = None, drafts_dir: DraftsDirOpt = None, drafts_url: DraftsUrlOpt = None,
 ) -> None:
     """Mark drafts rejected, with an optional reason: by id or by filter. Nothing is sent.
 
@@ -192,7 +227,7 @@ def drafts_reject(
       agentcli drafts reject d-3f2a --reason "wrong delivery date"
     """
 
-    raise typer.Exit(run(lambda: decide(
-        _store(drafts_dir), "rejected", ids or [],
+    raise typer.Exit(run(lambda: using(drafts_dir, drafts_url, lambda store: decide(
+        store, "rejected", ids or [],
         (status, order, customer, since, ticket, flagged), reason=reason, yes=yes, force=force,
-        version=version)))
+        version=version))))
