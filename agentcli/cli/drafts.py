@@ -14,9 +14,11 @@ import typer
 
 from ..config import DRAFTS
 from ..drafts.queue import damaged_record, query, require_folder, store_for
+from ..errors import UsageError
 from ..redact import one_line
 from ..stdio import isatty
 from .common import dump_json, err_console, lock_notice, run, warn
+from .drafts_admin import migrate_body, schema_body, stats_body
 from .drafts_list import print_table, write_pipe
 from .drafts_review import decide
 from .drafts_show import edit_body, show_body
@@ -231,3 +233,57 @@ def drafts_reject(
         store, "rejected", ids or [],
         (status, order, customer, since, ticket, flagged), reason=reason, yes=yes, force=force,
         version=version))))
+
+
+@drafts_app.command("migrate", short_help="Create the queue's schema; copy drafts between a folder and a queue.")
+def drafts_migrate(
+    to: Annotated[Optional[str], typer.Option(
+        "--to", help="where the drafts go: a postgresql://... queue (from the folder) or a "
+                     "folder (from the queue of --drafts-url)", show_default=False,
+        metavar="URL|DIR")] = None,
+    schema: Annotated[bool, typer.Option(
+        "--schema", help="create the queue's tables in --drafts-url (run once, as the "
+                         "database's owner; an up-to-date schema is left as it is)")] = False,
+    drafts_dir: DraftsDirOpt = None, drafts_url: DraftsUrlOpt = None,
+) -> None:
+    """Create a drafts queue's schema (--schema), or copy every draft into another store
+    (--to): from the folder into a PostgreSQL queue, or from the queue of --drafts-url into a
+    folder. Text byte for byte, status, history, findings, ticket and provenance; a draft
+    already there is left as it is, so it can be run twice.
+
+    Examples:
+
+    \b
+      agentcli drafts migrate --schema --drafts-url postgresql://owner@db/support
+      agentcli drafts migrate --drafts-dir ./drafts --to postgresql://kim@db/support
+      agentcli drafts migrate --drafts-url postgresql://kim@db/support --to ./drafts-copy
+    """
+
+    def body() -> int:
+        if schema == (to is not None):
+            raise UsageError("give --schema (create the queue's tables) or --to URL|DIR "
+                             "(copy the drafts), one of the two")
+        if schema:
+            return schema_body(drafts_url)
+        return using(drafts_dir, drafts_url, lambda store: migrate_body(store, to or ""))
+
+    raise typer.Exit(run(body))
+
+
+@drafts_app.command("stats", short_help="How review is going: waiting times, approvals, edits.")
+def drafts_stats(since: SinceOpt = None, drafts_dir: DraftsDirOpt = None,
+                 drafts_url: DraftsUrlOpt = None, json_: Json = False) -> None:
+    """How review is going: pending drafts and how long they have waited (p50, p90, the
+    oldest) against review_target (agentcli.toml, default 4h); approved as written, approved
+    after an edit (characters changed), rejected (the reasons); per model, provider, mode,
+    prompt version and reviewer. --since counts drafts created since then.
+
+    Examples:
+
+    \b
+      agentcli drafts stats --since 7d
+      agentcli drafts stats --json --drafts-url postgresql://kim@db/support
+    """
+
+    raise typer.Exit(run(lambda: using(drafts_dir, drafts_url,
+                                       lambda store: stats_body(store, since=since, json_=json_))))

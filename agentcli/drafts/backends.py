@@ -23,11 +23,22 @@ def open_drafts(*, url: str | None, folder: Path | str | None, create_parents: b
     if url:
         if not is_queue_url(url):
             raise ConfigError("the drafts URL must be a postgresql://... URL")
-        from .postgres import PgDraftStore  # psycopg: imported only for a queue
-
-        store: Any = PgDraftStore(url)
+        store: Any = _queue().PgDraftStore(url)
     else:
         store = DraftStore(folder if folder is not None else Path("drafts"),
                            create_parents=create_parents)
     store.on_wait = on_wait
     return store
+
+
+def create_schema(url: str) -> str:
+    """``drafts migrate --schema``: the queue's tables (explicitly, never on the fly)."""
+    if not is_queue_url(url):
+        raise ConfigError("the drafts URL must be a postgresql://... URL")
+    return _queue().create_schema(url)
+
+
+def _queue() -> Any:
+    from . import postgres  # psycopg: imported only for a queue
+
+    return postgres

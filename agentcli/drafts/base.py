@@ -225,6 +225,8 @@ def apply_text(d: Draft, text: str, who: str, expect: str | None) -> bool:
         return False
     require_version(d, expect)
     _reopen(d)
+    if "original_text" not in d.meta:
+        d.meta["original_text"] = d.text  # the text as saved, for the edit size (drafts stats)
     d.text = text
     st = d.meta.get("status")
     if st == "approved":
