@@ -183,7 +183,7 @@ CREATE ROLE agentcli_staff NOLOGIN;
 GRANT SELECT ON agentcli_drafts_schema, agentcli_drafts, agentcli_draft_history,
   agentcli_draft_claims TO agentcli_staff;
 GRANT INSERT (id, ticket, saved_sha256, created_at, order_code, customer, meta, body,
-  findings, findings_sha256) ON agentcli_drafts TO agentcli_staff;
+  findings, findings_sha256, original_text) ON agentcli_drafts TO agentcli_staff;
 GRANT INSERT ON agentcli_draft_history TO agentcli_staff;
 GRANT USAGE ON SEQUENCE agentcli_draft_history_seq_seq TO agentcli_staff;
 GRANT EXECUTE ON FUNCTION agentcli_supersede(text, bigint, text, text),
@@ -527,11 +527,12 @@ class PgDraftStore:
         fixed = {k: v for k, v in meta.items() if k not in FIXED_OUT and k != "id"}
         row = conn.execute(
             "INSERT INTO agentcli_drafts (id, ticket, saved_sha256, created_at, order_code, "
-            "customer, meta, body, findings, findings_sha256) VALUES (%s, %s, %s, %s, %s, %s, "
-            "%s, %s, %s, %s) ON CONFLICT DO NOTHING RETURNING id",
+            "customer, meta, body, findings, findings_sha256, original_text) VALUES (%s, %s, "
+            "%s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING RETURNING id",
             (did, ticket, text_hash(text), _created(meta), _plain(meta.get("order_code")),
              _plain(meta.get("customer")), _j(fixed), _text_bytes(text),
-             _j(meta.get("findings") or []), _j(meta.get("findings_sha256")))).fetchone()
+             _j(meta.get("findings") or []), _j(meta.get("findings_sha256")),
+             _j(meta["original_text"]) if "original_text" in meta else None)).fetchone()
         created = row is not None
         if created:
             for h in history:
