@@ -191,6 +191,7 @@ class DraftStore:
         self.create_parents = create_parents
         self.on_wait = on_wait
         self.token = secrets.token_hex(8)  # this store's claims are its own
+        self._cursor: list[str] | None = None  # claim_next: the ids still to look at
 
     # ----------------------------------------------------------------- files
 
@@ -722,6 +723,26 @@ class DraftStore:
                     os.mkdir(path.parent, 0o700)
                 tmp = self._write_temp(json.dumps(rec))
                 os.replace(tmp, path)
+        return None
+
+    def claim_next(self, who: str, ttl_s: float = CLAIM_TTL_S) -> Draft | None:
+        """The oldest pending draft nobody holds, claimed for ``who`` (None: none is free).
+        Walks the index oldest first from where this store's last claim was found."""
+        if self._cursor is None:
+            entries = sorted({e[1]: e for e in self._index_entries()}.values())
+            self._cursor = [e[1] for e in entries]
+        while self._cursor:
+            did = self._cursor[0]
+            try:
+                d = self._load(self.dir / f"{did}.md")
+            except (OSError, ValueError):
+                self._cursor.pop(0)
+                continue
+            if d.meta.get("status") != "pending_review" or self.claim(did, who, ttl_s) is not None:
+                self._cursor.pop(0)
+                continue
+            return d
+        self._cursor = None
         return None
 
     def release(self, did: str, who: str) -> None:
