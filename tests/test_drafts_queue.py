@@ -431,3 +431,57 @@ def test_a_process_killed_mid_transaction_leaves_nothing_half_done(queue_url):
         assert s.set_status(new.id, "approved", reviewer="kim")[1]
     finally:
         s.close()
+
+
+# =========================================================================== review, claimed
+
+def _spawn(args, env, cols=80):
+    pexpect = pytest.importorskip("pexpect")
+    from .conftest import agentcli_exe
+
+    return pexpect.spawn(agentcli_exe(), args, env={**env, "COLUMNS": str(cols), "LINES": "24"},
+                         encoding="utf-8", timeout=30, dimensions=(24, cols))
+
+
+@pytest.mark.timeout(120)
+def test_two_reviewers_are_never_shown_the_same_draft_and_follow_waits(backend, cli_env):
+    import pexpect
+
+    kind, make, flags = backend
+    s = make()
+    first, _ = s.save(text="The oldest reply.", ticket="T-1")
+    second, _ = s.save(text="The next reply.", ticket="T-2")
+    kim = _spawn(["review", *flags], {**cli_env, "AGENTCLI_REVIEWER": "kim"})
+    sam = None
+    try:
+        kim.expect_exact("draft 1 of 2")
+        kim.expect_exact(first.id)
+        kim.expect_exact("[q] quit")
+        sam = _spawn(["review", "--follow", *flags], {**cli_env, "AGENTCLI_REVIEWER": "sam"})
+        sam.expect_exact(second.id)
+        sam.expect_exact("is being reviewed by kim")  # kim has the oldest on screen
+        sam.expect_exact("[q] quit")
+        sam.send("a")
+        # at the end of the queue sam waits for new drafts instead of ending
+        sam.expect_exact("waiting for new drafts")
+        third, _ = s.save(text="A reply that came in later.", ticket="T-3")
+        sam.expect_exact(third.id)
+        sam.expect_exact("[q] quit")
+        sam.send("r")
+        sam.expect_exact("reason")
+        sam.sendline("too late")
+        sam.expect_exact("waiting for new drafts")
+        sam.send("q")
+        sam.expect_exact("1 approved, 1 rejected")
+        sam.expect(pexpect.EOF)
+        kim.send("a")
+        kim.expect_exact("draft 2 of 2")  # sam decided it meanwhile: shown as it is now
+        kim.send("q")
+        kim.expect(pexpect.EOF)
+    finally:
+        kim.close(force=True)
+        if sam is not None:
+            sam.close(force=True)
+    assert s.get(first.id).meta["reviewed_by"] == "kim"
+    assert s.get(second.id).meta["reviewed_by"] == "sam"
+    assert s.get(third.id).meta["status"] == "rejected"

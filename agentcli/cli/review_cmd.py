@@ -209,6 +209,7 @@ class Review:
         self.status: Text | None = None
         self.screen = Screen(console)
         self.claimed: str | None = None  # the draft this review holds a claim on
+        self.skipped: set[str] = set()  # drafts a teammate held when this review came to them
 
     def _pending(self) -> list[str]:
         """Pending drafts, oldest first; --flagged by the findings of each text as it is now."""
@@ -242,18 +243,31 @@ class Review:
                           f"{self.store.location} (q or Ctrl-C ends)", style="bold"),
                       highlight=False, crop=True)
         self.c.file.flush()
-        quiet = 0
+        self.store.wait_for_new(0)  # listening from now on: a draft saved while we look is seen
+        old = termios.tcgetattr(fd)
+        try:
+            tty.setcbreak(fd)  # a key reaches us at once, not at Enter
+            return self._wait_loop(fd)
+        finally:
+            termios.tcsetattr(fd, termios.TCSADRAIN, old)
+
+    def _wait_loop(self, fd: int) -> bool:
+        quiet, changed = 0, True
         while True:
-            changed = self.store.wait_for_new(FOLLOW_POLL_S)
-            if select.select([fd], [], [], 0)[0] and read_key(fd) == "q":
-                return False
-            quiet += 1
             # a new draft, or now and then a claim that expired (a teammate's closed terminal)
             if changed or quiet % 30 == 0:
-                fresh = [i for i in self._pending() if i not in self.ids]
+                fresh = [i for i in self._pending() if i not in self.ids and i not in self.skipped]
                 if fresh:
                     self.ids.extend(fresh)
                     return True
+            changed = self.store.wait_for_new(FOLLOW_POLL_S)
+            if select.select([fd], [], [], 0)[0]:
+                key = os.read(fd, 16)  # read here: read_key's setcbreak would flush it
+                if not key or key[:1] in (b"q", b"Q", b"\x04"):
+                    return False
+            quiet += 1
+            if quiet % 30 == 0:
+                self.skipped.clear()  # a teammate's claim may have expired: look again
 
     def say(self, text: str, style: str = "") -> None:
         self.status = Text(text, style=style)
@@ -302,6 +316,7 @@ class Review:
                 holder = self._claim(did)
                 if holder is not None:  # a teammate has it on screen: never both at once
                     self.say(f"{did} is being reviewed by {holder}; skipped", "yellow")
+                    self.skipped.add(did)
                     del self.ids[i]
                     continue
             try:

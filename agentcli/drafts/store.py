@@ -192,6 +192,7 @@ class DraftStore:
         self.on_wait = on_wait
         self.token = secrets.token_hex(8)  # this store's claims are its own
         self._cursor: list[str] | None = None  # claim_next: the ids still to look at
+        self._seen_mtime: int | None = None     # wait_for_new: the folder as last seen
 
     # ----------------------------------------------------------------- files
 
@@ -757,12 +758,18 @@ class DraftStore:
 
     def wait_for_new(self, timeout_s: float) -> bool:
         """Wait up to ``timeout_s`` for the folder to change (a new draft); True if it did."""
-        start, deadline = self._folder_mtime(), time.monotonic() + max(0.0, timeout_s)
-        while time.monotonic() < deadline:
-            time.sleep(min(0.25, max(0.0, deadline - time.monotonic())))
-            if self._folder_mtime() != start:
+        if self._seen_mtime is None:
+            self._seen_mtime = self._folder_mtime()
+        deadline = time.monotonic() + max(0.0, timeout_s)
+        while True:
+            now = self._folder_mtime()
+            if now != self._seen_mtime:  # changed since the last look, even between two waits
+                self._seen_mtime = now
                 return True
-        return False
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            time.sleep(min(0.25, left))
 
     # ----------------------------------------------------------------- writing
 
