@@ -485,3 +485,33 @@ def test_two_reviewers_are_never_shown_the_same_draft_and_follow_waits(backend, 
     assert s.get(first.id).meta["reviewed_by"] == "kim"
     assert s.get(second.id).meta["reviewed_by"] == "sam"
     assert s.get(third.id).meta["status"] == "rejected"
+
+
+# =========================================================================== the folder's index
+
+def test_a_folder_without_an_index_or_with_files_copied_in_is_indexed_again(tmp_path, cli, cli_env):
+    """The index is a cache: a folder written before it existed, or a draft copied in by hand,
+    is listed newest first, and its ticket's drafts are still superseded by a new save."""
+    old = tmp_path / "old"
+    s = DraftStore(old)
+    drafts = [s.save(text=f"Reply {i}.", ticket=f"T-{i % 3}")[0] for i in range(6)]
+    for name in (".index", ".index-state"):
+        (old / name).unlink()
+    import shutil
+
+    shutil.rmtree(old / ".tickets")
+    other = tmp_path / "other"
+    o = DraftStore(other)
+    stray, _ = o.save(text="Copied in by hand.", ticket="T-0")
+    shutil.copy(other / f"{stray.id}.md", old / f"{stray.id}.md")
+    flags = ["--drafts-dir", str(old)]
+    recs = _json(cli(["drafts", "list", "--json", "--all", *flags], cli_env))
+    assert [r["id"] for r in recs] == [stray.id] + [d.id for d in reversed(drafts)]
+    assert [r["id"] for r in _json(cli(["drafts", "list", "--json", "-n", "2", *flags], cli_env))] \
+        == [stray.id, drafts[5].id]
+    new, _ = s.save(text="Newest of T-0.", ticket="T-0")  # the save indexes the folder first
+    t0 = DraftStore(old).in_ticket("T-0")
+    assert [d.meta["status"] for d in t0 if d.id != new.id] == ["superseded"] * (len(t0) - 1)
+    assert (old / ".index").read_text().splitlines()[-1].split("\t")[1] == new.id
+    page = _json(cli(["drafts", "list", "--json", "-n", "3", *flags], cli_env))
+    assert [r["id"] for r in page] == [new.id, drafts[5].id, drafts[4].id]

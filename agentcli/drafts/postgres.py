@@ -539,6 +539,11 @@ class PgDraftStore:
                 conn.execute("INSERT INTO agentcli_draft_history (draft_id, entry) VALUES (%s, %s)",
                              (did, _j(h)))
             conn.execute(f"NOTIFY {CHANNEL}")
+            self._supersede(conn, ticket, did)
+            # the row as written (nothing else can have changed it: it is not committed yet)
+            new = Draft(meta={**meta, "history": list(history)}, text=text,
+                        path=Path(PREFIX) / did, rev=1)
+            return new, True
         d = self._load(conn, did)
         if d is None:  # a unique (ticket, text) row under another id: the same reply
             raise SaveFailed(None, f"the drafts queue {self.location} holds this reply under "
@@ -557,8 +562,12 @@ class PgDraftStore:
         return d, created
 
     def _supersede(self, conn: Any, ticket: str, newer: str) -> None:
-        for d in self._in_ticket(conn, ticket):
-            if d.id == newer or d.meta.get("status") != "pending_review":
+        others = [r[0] for r in conn.execute(
+            "SELECT id FROM agentcli_drafts WHERE ticket = %s AND status = 'pending_review' "
+            "AND id <> %s", (ticket, newer))]
+        for did in others:
+            d = self._load(conn, did)
+            if d is None or d.meta.get("status") != "pending_review":
                 continue
             rev = d.rev
             before = list(d.meta.get("history") or [])

@@ -41,6 +41,7 @@ from typing import Any, Callable, Iterator
 
 from ..errors import UsageError
 from ..redact import redact, redact_obj
+from ..vocab import parse_time
 from .base import (
     _NAME_CLEAN,
     CLAIM_TTL_S,
@@ -97,6 +98,7 @@ __all__ = ["STATUSES", "FINAL", "MAX_HISTORY", "MAX_DRAFT_CHARS", "MAX_FILE_BYTE
 
 LOCK_TIMEOUT = 10.0                               # seconds to wait for the folder's lock
 LOCK_NOTICE_AFTER = 0.3                           # a wait this long is said (on_wait)
+TAIL_CHUNK = 64 * 1024                            # the index is read backwards this much at a time
 
 
 def _fsync_dir(directory: Path) -> None:
@@ -492,6 +494,11 @@ class DraftStore:
         created = str(created or "").replace("\t", " ").replace("\n", " ")
         with contextlib.suppress(OSError):
             self._append(self.dir / self.INDEX, f"{created}\t{did}\t{key}\n")
+        self._index_add_ticket(did, ticket)
+
+    def _index_add_ticket(self, did: str, ticket: str) -> None:
+        key = self.ticket_key(ticket)
+        with contextlib.suppress(OSError):
             tickets = self.dir / self.TICKETS
             if not tickets.is_dir():
                 os.mkdir(tickets, 0o700)
@@ -541,7 +548,9 @@ class DraftStore:
                     self._own(fd)
                 finally:
                     os.close(fd)
-        indexed = {e[1] for e in self._index_entries()}
+        entries = self._index_entries()
+        indexed = {e[1] for e in entries}
+        added = []
         for name in self._names():
             did = name[:-3]
             if did in indexed:
@@ -550,7 +559,15 @@ class DraftStore:
                 d = self._load(self.dir / name)
             except (OSError, ValueError):
                 continue  # damaged: listed as such by a full listing
-            self._index_add(d.id, d.meta.get("created_at"), d.ticket or "")
+            created = str(d.meta.get("created_at") or "").replace("\t", " ").replace("\n", " ")
+            added.append((created, d.id, self.ticket_key(d.ticket or "")))
+            self._index_add_ticket(d.id, d.ticket or "")
+        if added:
+            # the index is in created order (the first page reads its end): written whole again
+            merged = sorted({e[1]: e for e in entries + added}.values())
+            with contextlib.suppress(OSError, UsageError):
+                tmp = self._write_temp("".join(f"{c}\t{i}\t{k}\n" for c, i, k in merged))
+                os.replace(tmp, self.dir / self.INDEX)
 
     def _index_entries(self) -> list[tuple[str, str, str]]:
         """(created_at, id, ticket key) of every indexed draft, in the order written."""
@@ -624,6 +641,10 @@ class DraftStore:
         only its own files): those the index names by created time, then any file it does not
         name (copied in by hand, written by an older agentcli) in their place. ``status``,
         ``ticket`` and ``since`` are hints (the caller still filters)."""
+        if ticket is None and self._read_state() == self._folder_mtime():
+            # the index names every draft (no writer but ours since): newest first from its end
+            yield from self._from_tail(since)
+            return
         names = set(self._names())
         if ticket is not None:
             ids = self._ticket_ids(ticket)
@@ -644,6 +665,44 @@ class DraftStore:
             except ValueError as e:
                 yield Damaged(self.dir / f"{did}.md", str(e))
         yield from extra
+
+    def _from_tail(self, since: datetime | None) -> Iterator[Draft | Damaged]:
+        """The index read backwards, a chunk at a time: the newest drafts without reading the
+        rest (an id listed twice, or whose file is gone, is skipped)."""
+        seen: set[str] = set()
+        try:
+            fd = os.open(self.dir / self.INDEX, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+        except OSError:
+            return
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return
+            pos = os.fstat(fd).st_size
+            rest = b""
+            while pos > 0:
+                step = min(TAIL_CHUNK, pos)
+                pos -= step
+                chunk = os.pread(fd, step, pos) + rest
+                lines = chunk.split(b"\n")
+                rest = lines[0] if pos > 0 else b""
+                for raw in reversed(lines[1:] if pos > 0 else lines):
+                    parts = raw.decode("utf-8", "replace").split("\t")
+                    if len(parts) != 3 or not ID_RE.match(parts[1]) or parts[1] in seen:
+                        continue
+                    seen.add(parts[1])
+                    if since is not None:
+                        t = parse_time(parts[0])
+                        if t is not None and t < since:
+                            return  # created order: all that follows is older still
+                    path = self.dir / f"{parts[1]}.md"
+                    try:
+                        yield self._load(path)
+                    except FileNotFoundError:
+                        continue
+                    except ValueError as e:
+                        yield Damaged(path, str(e))
+        finally:
+            os.close(fd)
 
     def _loaded(self, ids: list[str], names: set[str]) -> list[Draft | Damaged]:
         out: list[Draft | Damaged] = []
