@@ -111,7 +111,7 @@ def fill_queue(url: str, n: int) -> float:
                 m = _meta(i, start, text)
                 fixed = {k: v for k, v in m.items() if k not in (
                     "id", "status", "history", "findings", "findings_sha256")}
-                cp.write_row((m["id"], m["ticket"], m["text_sha256"], "pending_review",
+                cp.write_row((m["id"], json.dumps(m["ticket"]), m["text_sha256"], "pending_review",
                               m["created_at"], m["order_code"], m["customer"],
                               json.dumps(fixed, ensure_ascii=True), text.encode(), "[]",
                               json.dumps(m["findings_sha256"])))

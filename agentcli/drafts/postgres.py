@@ -104,7 +104,7 @@ CREATE TABLE agentcli_drafts_schema (
 );
 CREATE TABLE agentcli_drafts (
   id text PRIMARY KEY CHECK (id ~ '^d-[0-9a-f]{12}$'),
-  ticket text NOT NULL,
+  ticket text NOT NULL,          -- JSON text of the ticket (a filter: any text fits)
   saved_sha256 text NOT NULL,
   status text NOT NULL DEFAULT 'pending_review'
     CHECK (status IN ('pending_review', 'approved', 'rejected', 'superseded')),
@@ -465,7 +465,7 @@ class PgDraftStore:
             params.append(status)
         if ticket is not None:
             where.append("ticket = %s")
-            params.append(ticket)
+            params.append(_j(ticket))
         if since is not None:
             where.append("created_at >= %s")
             params.append(since)
@@ -494,7 +494,7 @@ class PgDraftStore:
 
     def _in_ticket(self, conn: Any, ticket: str) -> list[Draft]:
         out = self._rows(conn, f"SELECT {COLUMNS} FROM agentcli_drafts WHERE ticket = %s",
-                         (ticket,))
+                         (_j(ticket),))
         out.sort(key=lambda d: (d.meta.get("created_at") or "", d.id))
         return out
 
@@ -519,7 +519,7 @@ class PgDraftStore:
 
     def _put(self, conn: Any, ticket: str, text: str,
              fields: dict[str, Any]) -> tuple[Draft, bool]:
-        conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 7))", (ticket,))
+        conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 7))", (_j(ticket),))
         did = draft_id(ticket, text)
         history = fields.pop("history", [])
         meta = {"id": did, "status": "pending_review", "created_at": now_iso(), "ticket": ticket,
@@ -529,7 +529,7 @@ class PgDraftStore:
             "INSERT INTO agentcli_drafts (id, ticket, saved_sha256, created_at, order_code, "
             "customer, meta, body, findings, findings_sha256, original_text) VALUES (%s, %s, "
             "%s, %s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING RETURNING id",
-            (did, ticket, text_hash(text), _created(meta), _plain(meta.get("order_code")),
+            (did, _j(ticket), text_hash(text), _created(meta), _plain(meta.get("order_code")),
              _plain(meta.get("customer")), _j(fixed), _text_bytes(text),
              _j(meta.get("findings") or []), _j(meta.get("findings_sha256")),
              _j(meta["original_text"]) if "original_text" in meta else None)).fetchone()
@@ -564,7 +564,7 @@ class PgDraftStore:
     def _supersede(self, conn: Any, ticket: str, newer: str) -> None:
         others = [r[0] for r in conn.execute(
             "SELECT id FROM agentcli_drafts WHERE ticket = %s AND status = 'pending_review' "
-            "AND id <> %s", (ticket, newer))]
+            "AND id <> %s", (_j(ticket), newer))]
         for did in others:
             d = self._load(conn, did)
             if d is None or d.meta.get("status") != "pending_review":
@@ -587,7 +587,7 @@ class PgDraftStore:
         status = "approved" if d.reopened else meta.get("status")
         fixed = {k: v for k, v in meta.items() if k not in FIXED_OUT and k != "id"}
         review = [None if k not in meta else _j(meta[k]) for k in REVIEW_KEYS]
-        ticket = d.ticket or ""
+        ticket = _j(d.ticket or "")  # the ticket column is for filters: JSON, any text fits
         with self._tx("import") as conn:
             row = conn.execute(
                 "INSERT INTO agentcli_drafts (id, ticket, saved_sha256, status, created_at, "
