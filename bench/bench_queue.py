@@ -91,6 +91,7 @@ def fill_folder(folder: Path, n: int) -> float:
         with open(folder / DraftStore.TICKETS / key, "w") as f:
             f.write(meta["id"] + "\n")
     (folder / DraftStore.INDEX).write_text("".join(index))
+    (folder / ".lock").touch()  # a folder in use has its lock file
     state = folder / DraftStore.STATE
     state.write_text(" " * 64)
     state.write_text(json.dumps({"version": 1, "mtime_ns": os.stat(folder).st_mtime_ns}).ljust(64))

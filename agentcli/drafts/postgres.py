@@ -36,8 +36,8 @@ from __future__ import annotations
 
 import contextlib
 import json
-import logging
 import secrets
+import threading
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -78,12 +78,9 @@ from .store import moved_fields, save_fields
 
 try:  # the optional extra 'agentcli[postgres]'
     import psycopg
-    import psycopg_pool
     from psycopg.conninfo import conninfo_to_dict
 except ImportError:  # pragma: no cover - the test extra installs it
-    psycopg = psycopg_pool = conninfo_to_dict = None  # type: ignore[assignment]
-
-logging.getLogger("psycopg.pool").addHandler(logging.NullHandler())
+    psycopg = conninfo_to_dict = None  # type: ignore[assignment]
 
 SCHEMA_VERSION = 1
 CONNECT_TIMEOUT = 5
@@ -304,11 +301,15 @@ class PgDraftStore:
             self.user = str(conn.info.user or "?")
             if check_schema:
                 self._check_schema(conn)
-        finally:
+        except BaseException:
             conn.close()
-        self._pool = psycopg_pool.ConnectionPool(
-            url, kwargs=self._kwargs, min_size=1, max_size=max(1, pool_size), open=False,
-            name="agentcli-drafts", timeout=ACQUIRE_TIMEOUT, reconnect_timeout=30.0)
+            raise
+        conn.autocommit = False
+        # One connection a store, one transaction at a time on it (a save takes a few ms; the
+        # tools' threads and the checks' take turns): the connection that checked the schema
+        # is the one that works, so a command connects once.
+        self._conn: Any = conn
+        self._lock = threading.RLock()
 
     # ----------------------------------------------------------------- connections
 
@@ -351,13 +352,19 @@ class PgDraftStore:
 
     @contextlib.contextmanager
     def _tx(self, what: str) -> Iterator[Any]:
-        """One transaction on a pooled connection; failures in a person's words."""
-        if self._pool.closed:
-            self._pool.open(wait=False)
+        """One transaction on the store's connection; failures in a person's words."""
+        if not self._lock.acquire(timeout=ACQUIRE_TIMEOUT):
+            raise SaveFailed(11, f"the drafts queue {self.location} is busy in this process "
+                                 f"for more than {ACQUIRE_TIMEOUT:g} s; try again")
         try:
-            with self._pool.connection(timeout=ACQUIRE_TIMEOUT) as conn:
-                with conn.transaction():
-                    yield conn
+            conn = self._conn
+            if conn is None or conn.closed or conn.broken:
+                with contextlib.suppress(Exception):
+                    conn.close()
+                self._conn = None
+                conn = self._conn = psycopg.connect(self.url, autocommit=False, **self._kwargs)
+            with conn.transaction():
+                yield conn
         except psycopg.errors.InsufficientPrivilege as e:
             raise self._denied(what, e) from None
         except psycopg.errors.LockNotAvailable:
@@ -367,19 +374,21 @@ class PgDraftStore:
         except psycopg.errors.UndefinedTable:
             raise DraftsFolderError(f"the drafts queue {self.location} has no agentcli schema: "
                                     f"run `{self._migrate_hint()}`") from None
-        except psycopg_pool.PoolTimeout:
-            raise SaveFailed(None, f"the drafts queue {self.location} is unreachable (no "
-                                   f"connection within {ACQUIRE_TIMEOUT:g} s)") from None
         except psycopg.OperationalError as e:
             raise SaveFailed(None, f"the drafts queue {self.location} failed: "
                                    f"{_reason(e, self.url)}") from None
         except psycopg.Error as e:
             raise SaveFailed(None, f"the drafts queue {self.location} refused the change: "
                                    f"{_reason(e, self.url)}") from None
+        finally:
+            self._lock.release()
 
     def close(self) -> None:
-        with contextlib.suppress(Exception):
-            self._pool.close(timeout=2.0)
+        with self._lock:
+            with contextlib.suppress(Exception):
+                if self._conn is not None:
+                    self._conn.close()
+            self._conn = None
         if self._listener is not None:
             with contextlib.suppress(Exception):
                 self._listener.close()
