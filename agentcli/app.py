@@ -12,11 +12,14 @@ come back from the session logs that worked on it and from its pending draft.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import os
+import weakref
 from typing import Any, Callable, Iterable
 
-from .checks.grounding import check_ticket
+from .checks import model_layer
+from .checks.grounding import NOT_FULLY_CHECKED, Finding, check_ticket
 from .config import Settings, is_default_drafts_dir, sessions_dir
 from .drafts.backends import open_drafts
 from .errors import AgentcliError
@@ -31,6 +34,8 @@ from .tools import Registry, ToolDeps, default_registry
 from .vocab import MAX_QUESTION_CHARS, CallRecord, OrderCode, Status, ToolName, records
 
 Consumer = Callable[[Event], None]
+CHECK_BUDGET_S = 5.0  # seconds the floor and the verifier may take over one ticket's texts
+CHECK_MODEL_OFF = ("off", "none", "floor")  # check_model values that turn the model layer off
 
 
 def _ticket_event(d: dict[str, Any], sid: str) -> Event | None:
@@ -65,6 +70,8 @@ class App:
         mode = settings.mode if system is not None else "mcp"
         self.prompt_version, self.mode = prompt_version(registry, mode, system), mode
         self._open_logs: set[SessionLog] = set()  # closed at the end (ask: one; the REPL: one a ticket)
+        # What the checks' model layer spent on a ticket since its last question ended (App.check)
+        self._spent: weakref.WeakKeyDictionary[Ticket, Checked] = weakref.WeakKeyDictionary()
 
     @classmethod
     def open(cls, settings: Settings, *, pool_size: int = 4, registry: Registry | None = None,
@@ -93,9 +100,11 @@ class App:
                    customer=customer if customer is not None else s.customer)
         if ticket is not None and resume:
             self.resume(t)
+        # The repair turn needs a model that can read findings: the offline rules cannot.
         conv = Conversation(self.provider, self.registry, self.deps(), t, max_turns=s.max_turns,
                             tool_timeout=s.tool_timeout, retries=s.retries, stream=s.stream,
-                            mode=s.mode)
+                            mode=s.mode, checker=self.check,
+                            repair=s.repair and self.provider.name != "offline")
         conv.restore()
         return conv
 
@@ -112,6 +121,7 @@ class App:
                 if ev is not None:
                     t.apply(ev)
         t.delivered()  # every result a session logged was sent to its model
+        t.answered.clear()  # an earlier day's results are context, never given again as current
         t.resumed_from = sessions
         try:
             pending = [d for d in self.drafts.in_ticket(t.id) if d.meta.get("status") == "pending_review"]
@@ -189,22 +199,74 @@ class App:
 
     # -- one question ------------------------------------------------------------------
     async def _check(self, conv: Conversation, run: Run) -> Checked | None:
-        """The grounding checks over the whole ticket, after a question; their findings are
-        stored on the ticket's live draft (for the review queue)."""
+        """The grounding checks over the whole ticket, after a question (``conv.check``: the
+        loop's own look before a repair turn, when nothing changed since, is not run twice);
+        their findings are stored on the ticket's live draft (for the review queue)."""
         f = run.finished
         if f is None or run.error is not None or f.status not in (Status.OK, Status.INCOMPLETE):
             return None
-        findings = await self.check(conv.ticket, f.answer)
+        findings = await conv.check(f.answer)
         status, stop, message = run.verdict(findings)
-        return Checked(findings, status, stop, message)
+        spent = self._spent.pop(conv.ticket, None)  # the model layer's calls of this question
+        if spent is None:
+            return Checked(findings, status, stop, message)
+        return dataclasses.replace(spent, findings=findings, status=status, stop_reason=stop, message=message)
 
     async def check(self, t: Ticket, answer: str = "") -> list[dict[str, Any]]:
-        """The grounding findings of ticket ``t`` (its answer ``answer``, its live draft, against
-        its tool results); the live draft's own are stored on it (for the review queue)."""
+        """The grounding findings of ticket ``t`` (see ``check_report``): the loop's ``checker``.
+        What the model layer spent is kept for the question's ``Checked`` event (a repair turn
+        checks twice: both calls count)."""
+        report = await self.check_report(t, answer)
+        prev = self._spent.get(t)
+        if prev is not None:
+            usage = dict(prev.usage)
+            for k, v in report.usage.items():
+                usage[k] = usage.get(k, 0) + int(v)
+            report = dataclasses.replace(report, usage=usage, duration_ms=prev.duration_ms + report.duration_ms,
+                                         model=report.model or prev.model, note=report.note or prev.note)
+        self._spent[t] = report
+        return report.findings
+
+    def _model_layer(self) -> tuple[Any, str] | None:
+        """(the provider's forced call, the model) of the checks' model layer, or None: a
+        provider without a model API (offline: the floor alone) or ``check_model = "off"``."""
+        forced = getattr(self.provider, "forced_call", None)
+        cm = self.settings.check_model
+        if not callable(forced) or (isinstance(cm, str) and cm.strip().lower() in CHECK_MODEL_OFF):
+            return None
+        return forced, (cm.strip() if isinstance(cm, str) and cm.strip() else self.provider.model)
+
+    async def check_report(self, t: Ticket, answer: str = "") -> Checked:
+        """The grounding checks of ticket ``t`` (its answer ``answer``, its live draft, against its
+        tool results), as a ``Checked`` event (status not yet decided): the model layer first
+        (one forced call, when the provider has a model API), then the floor and the verifier
+        in a worker thread within ``CHECK_BUDGET_S``. The live draft's own findings are stored
+        on it (for the review queue)."""
         live = t.live
-        found = check_ticket(answer=answer, drafts=[live] if live else [], tool_results=t.calls,
-                             questions=t.questions)
+        drafts = [live] if live else []
+        layers, reading = ["floor"], None
+        layer = self._model_layer()
+        texts = model_layer.texts_of(answer, drafts)
+        if layer is not None and texts:
+            forced, model = layer
+            reading = await model_layer.read(
+                lambda system, user, tool: forced(system, user, tool, model=model), texts, model=model,
+                timeout_s=min(model_layer.TIMEOUT_S, float(self.settings.request_timeout)))
+            if reading.ran:
+                layers.append("model")
+        work = functools.partial(check_ticket, answer=answer, drafts=drafts, tool_results=t.calls,
+                                 questions=t.questions, budget_s=CHECK_BUDGET_S,
+                                 model_claims=reading.claims if reading is not None and reading.ran else None)
+        try:  # off the event loop: a signal, a batch's other tickets and a stream go on meanwhile
+            found = await asyncio.wait_for(asyncio.to_thread(work), CHECK_BUDGET_S + 2.0)
+        except asyncio.TimeoutError:
+            found = [Finding(NOT_FULLY_CHECKED, "warning", f"the checks did not finish within "
+                             f"{CHECK_BUDGET_S:g} s: a person must read the answer and the draft",
+                             {"where": ""})]
         findings = [x.to_dict() for x in found]
+        if reading is not None and reading.error is not None:
+            findings.append(Finding(NOT_FULLY_CHECKED, "warning", f"{reading.error}; only the pattern "
+                                    "checks ran", {"where": ""}).to_dict())
         if live is not None:
             own = [x for x in findings if x.get("where") == live.id]
             try:  # the findings of this text (the store keeps them only while it is the text)
@@ -212,13 +274,19 @@ class App:
                     None, functools.partial(self.drafts.set_findings, live.id, own, text=live.text))
             except (OSError, ValueError, LookupError, AgentcliError):
                 pass  # the draft is gone or unreadable: the findings are still in the log and --json
-        return findings
+        return Checked(findings, Status.OK, None, None, layers=layers,
+                       model=reading.model if reading is not None else None,
+                       usage=reading.usage if reading is not None else {},
+                       duration_ms=reading.duration_ms if reading is not None else 0.0,
+                       note=reading.error if reading is not None else None)
 
     async def run(self, conv: Conversation, question: str, consumers: Iterable[Consumer] = (), *,
                   max_turns: int | None = None, resume: bool = False) -> Run:
         """Run one question; every event goes to the ticket, the session log first, then to each
         consumer. Returns the run (its ``result()`` is the ``--json`` object)."""
         log = self.log_for(conv)
+        if conv.checker is None:  # a conversation built by hand: the same checks
+            conv.checker = self.check
         run = conv.ticket.begin(Run(provider=self.provider.name, model=self.provider.model,
                                     prices=self.settings.prices), resume=resume)
         sinks = [log, *consumers]

@@ -3,7 +3,8 @@
 What counts as a secret (the rule, also in the README):
 
 - A *configured* value (``ANTHROPIC_API_KEY``, ``ANTHROPIC_AUTH_TOKEN``, ``OPENAI_API_KEY``,
-  ``PGPASSWORD``, a database password registered with ``add_secret``) is replaced wherever it
+  ``PGPASSWORD``, the helpdesk tokens ``AGENTCLI_<HELPDESK>_TOKEN``, a database password or a
+  helpdesk token from agentcli.toml registered with ``add_secret``) is replaced wherever it
   appears only when it **looks like a key** (``looks_like_secret``): at least 6 characters, not a
   known placeholder of a local server (``ollama``, ``lm-studio``, ``none``, ``EMPTY``,
   ``sk-no-key-required``...), not word-like (letters with ``-``, ``_``, ``.`` or spaces between
@@ -39,7 +40,9 @@ import re
 from typing import Any
 from urllib.parse import quote, quote_plus
 
-_SECRET_ENV = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "PGPASSWORD")
+_SECRET_ENV = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "PGPASSWORD",
+               "AGENTCLI_ZENDESK_TOKEN", "AGENTCLI_FRONT_TOKEN", "AGENTCLI_HELPSCOUT_TOKEN",
+               "AGENTCLI_FRESHDESK_TOKEN")
 _extra: set[str] = set()
 MASK = "***"
 
@@ -115,10 +118,15 @@ _KV_PW_RE = re.compile(
     r"\s*=\s*('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|[^\s&'\"]+)", re.IGNORECASE)
 _HEADER_RE = re.compile(r"\b(?:authorization\s*:\s*(?:bearer\s+|basic\s+)?|bearer\s+|x-api-key\s*:\s*)"
                         r"([A-Za-z0-9._~+/\-]{8,}=*)", re.IGNORECASE)
-# A credential shape needs one of these in the text: without any, its regexes are not run.
-# (compared with the text in lower case: the header patterns ignore case)
-_CHEAP = ("sk-", "://", "=", "-----begin", "gh", "_live_", "_test_", "akia", "aiza", "xox",
-          "bearer", "-key", "authorization")
+# What each credential shape cannot match without (case as in its pattern): a text with none of
+# these is not searched with the patterns above. One search, and precise: order codes such as
+# GH56JK78MN, "though" or "night" no longer send a text through all of them.
+# The header names are spelled out in any case, as _HEADER_RE's re.IGNORECASE reads them (its
+# "i" also matches U+0130 and U+0131, its "k" the Kelvin sign): an inline (?i) costs twice as much.
+_SHAPE_HINT_RE = re.compile(r"sk-|gh[pousr]_|github_pat_|AKIA|xox[abposr]-|[sr]k_(?:live|test)_|AIza"
+                            r"|-----BEGIN |://|=|[Bb][Ee][Aa][Rr][Ee][Rr]"
+                            "|[Hh][Oo][Rr][Ii\u0130\u0131][Zz][Aa][Tt][Ii\u0130\u0131][Oo][Nn]"
+                            "|-[Aa][Pp][Ii\u0130\u0131]-[Kk\u212a][Ee][Yy]")
 _SHORTEST = 6  # no secret (MIN_SECRET) and no credential shape is shorter
 
 # -- what is skipped when matching (it does not show, or shows as nothing) -------------------
@@ -168,8 +176,7 @@ def _spans(view: str, secrets: list[str]) -> list[tuple[int, int]]:
                         b, kb = b + 1, kb + 1
                     spans.append((a, b))
                     i = view.find(w, b)
-    low = view.lower()
-    if any(c in low for c in _CHEAP):
+    if _SHAPE_HINT_RE.search(view):
         spans += [m.span() for m in _KEY_RE.finditer(view)]
         spans += [m.span() for m in _SK_RE.finditer(view) if not _WORDLIKE_RE.fullmatch(m.group(1))]
         for rx in (_DSN_PW_RE, _KV_PW_RE):  # a password in context, however weak
@@ -184,6 +191,8 @@ def redact(text: str, secrets: list[str] | None = None) -> str:
         return text
     secrets = _secrets() if secrets is None else secrets
     skipped = _SKIP_RE.search(text) is not None
+    if not (skipped or secrets or _SHAPE_HINT_RE.search(text)):
+        return text  # the common case: nothing to look for in it
     view, vstarts, tstarts = _view(text) if skipped else (text, [0], [0])
     spans = _spans(view, secrets)
     if not spans:
@@ -221,23 +230,31 @@ def redact_obj(obj: Any, secrets: list[str] | None = None) -> Any:
         return _finite(obj)
     root: list[Any] = [None]
     stack: list[tuple[Any, Any, Any]] = [(obj, root, 0)]  # (value, parent container, slot)
+    # Only containers go on the stack; strings and numbers are done where they are met.
     while stack:
         value, parent, slot = stack.pop()
-        if isinstance(value, str):
-            new: Any = redact(value, secrets)
-        elif isinstance(value, dict):
-            new = {}
+        if isinstance(value, dict):
+            new: Any = {}
             for k, v in value.items():
                 key = redact(k, secrets) if isinstance(k, str) else k
                 while key in new:  # two keys that redact alike stay two entries
                     key = f"{key}*"
-                new[key] = None
-                stack.append((v, new, key))
-        elif isinstance(value, (list, tuple)):
-            new = [None] * len(value)
-            stack.extend((v, new, i) for i, v in enumerate(value))
+                if isinstance(v, str):
+                    new[key] = redact(v, secrets)
+                elif isinstance(v, (dict, list, tuple)):
+                    new[key] = None
+                    stack.append((v, new, key))
+                else:
+                    new[key] = None if isinstance(v, float) and not math.isfinite(v) else v
         else:
-            new = _finite(value)
+            new = [None] * len(value)
+            for i, v in enumerate(value):
+                if isinstance(v, str):
+                    new[i] = redact(v, secrets)
+                elif isinstance(v, (dict, list, tuple)):
+                    stack.append((v, new, i))
+                else:
+                    new[i] = None if isinstance(v, float) and not math.isfinite(v) else v
         parent[slot] = new
     return root[0]
 

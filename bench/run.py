@@ -64,6 +64,12 @@ FOREIGN["ratelimit"] = {
     "default": ["--questions", "200", "--concurrency", "16,50,100"],
     "quick": ["--questions", "60", "--concurrency", "16"],
 }
+FOREIGN["grounding"] = {
+    "script": "bench_grounding.py",
+    "title": "Grounding checks on the labelled set (bench/bench_grounding.py, issue 23)",
+    "default": [],
+    "quick": [],
+}
 FOREIGN["queue"] = {
     "script": "bench_queue.py",
     "title": "The drafts queue at scale, folder and PostgreSQL (bench/bench_queue.py, issue 26)",
@@ -71,7 +77,7 @@ FOREIGN["queue"] = {
     "quick": ["--drafts", "5000", "--pool", "500", "--seconds", "3", "--questions", "40"],
     "dir_option": "--dir",
 }
-ORDER = ("startup", "overhead", "batch", "ratelimit", "lookup", "queue")
+ORDER = ("startup", "overhead", "batch", "ratelimit", "lookup", "grounding", "queue")
 
 
 def machine() -> list[str]:

@@ -26,8 +26,9 @@ from ..vocab import ToolName, records
 BUDGET_S = 5.0  # seconds the checks of one command may take, all drafts together
 
 
-def check_text(d: Draft) -> list[dict[str, Any]]:
-    """The grounding findings of the draft's text as it is now, from its stored provenance."""
+def check_text(d: Draft, budget_s: float | None = None) -> list[dict[str, Any]]:
+    """The grounding findings of the draft's text as it is now, from its stored provenance (the
+    pattern floor; ``budget_s``: past it, what is unread is a ``not_fully_checked`` warning)."""
     # the checks compile their patterns on import (~60 ms): only when a text needs them, so
     # `drafts list` of checked drafts starts as fast as before
     from ..checks.grounding import check_ticket
@@ -38,7 +39,7 @@ def check_text(d: Draft) -> list[dict[str, Any]]:
     questions = [q for q in m.get("questions") or ([m["question"]] if m.get("question") else [])
                  if isinstance(q, str)]
     found = check_ticket(answer="", drafts=[{"id": d.id, "text": d.text}], tool_results=lookups,
-                         questions=questions)
+                         questions=questions, budget_s=budget_s)
     out = [f.to_dict() for f in found]
     return [f for f in out if f.get("where") in (d.id, None, "")]
 
@@ -50,7 +51,7 @@ def _in_thread(d: Draft, timeout: float) -> list[dict[str, Any]] | None:
 
     def work() -> None:
         try:
-            box.put(("ok", check_text(d)))
+            box.put(("ok", check_text(d, max(0.05, timeout * 0.8))))
         except Exception as e:  # noqa: BLE001 - a check that breaks is a check not run
             box.put(("error", e))
 

@@ -262,6 +262,33 @@ def apply_findings(d: Draft, clean: list[Any], text: str) -> bool | None:
     return True
 
 
+ANY = object()  # remote(): no compare-and-set
+
+
+def apply_remote(d: Draft, field: str, value: dict[str, Any] | None, who: str, reason: str,
+                 expect: Any = ANY) -> bool:
+    """What the helpdesk side did with ``d`` (``helpdesk.push`` / ``export``): ``value``
+    becomes ``meta[field]`` ("push" or "exported"; None removes it) and ``reason`` a history
+    entry (status unchanged) that also holds ``value``. A compare-and-set: with ``expect`` (a
+    key, or None for "no record") the change is made only while ``meta[field]`` is a record with
+    that ``"key"`` (or absent, for None); False: nothing changed. This is how a push is claimed
+    once (pending, with its key), taken over after a crash, and closed (done, or removed after
+    a failure), whatever teammates do at the same time."""
+    current = d.meta.get(field)
+    if expect is not ANY:
+        have = current.get("key") if isinstance(current, dict) else None
+        if have != expect or (expect is None and current is not None):
+            return False
+    _reopen(d)
+    if value is None:
+        d.meta.pop(field, None)
+    else:
+        d.meta[field] = value
+    _record(d, who, d.meta.get("status"), reason)
+    d.meta["history"][-1][field] = value
+    return True
+
+
 def new_entries(before: list[Any], d: Draft) -> list[dict[str, Any]]:
     """The history entries ``apply_*`` appended to ``d`` (``before``: its history as loaded)."""
     seen = {id(h) for h in before}
@@ -313,6 +340,8 @@ class DraftsBackend(Protocol):
     def release(self, did: str, who: str) -> None: ...
     def wait_for_new(self, timeout_s: float) -> bool: ...
     def import_draft(self, d: Draft) -> bool: ...
+    def remote(self, did: str, field: str, value: dict[str, Any] | None, *, who: str,
+               reason: str, expect: Any = ANY) -> tuple[Draft, bool]: ...
     def probe(self) -> list[Probe]: ...
     def lock_holder(self) -> str | None: ...
     def close(self) -> None: ...

@@ -44,8 +44,9 @@ from typing import Any, Callable, Iterator
 from urllib.parse import unquote
 
 from ..errors import ConfigError, UsageError
-from ..redact import add_secret, mask_dsn, redact, url_userinfo
+from ..redact import add_secret, mask_dsn, redact, redact_obj, url_userinfo
 from .base import (
+    ANY,
     CLAIM_TTL_S,
     Claim,
     DraftsFolderError,
@@ -54,6 +55,7 @@ from .base import (
     _record,
     _reopen,
     apply_findings,
+    apply_remote,
     apply_status,
     apply_text,
     claim_holder,
@@ -64,9 +66,11 @@ from .base import (
 )
 from .format import (
     ID_RE,
+    REMOTE_FIELDS,
     STATUSES,
     Damaged,
     Draft,
+    bounded,
     draft_id,
     no_surrogates,
     now_iso,
@@ -91,7 +95,8 @@ PREFIX = "drafts-queue"         # a draft's "path": never the URL (the model see
 
 # Columns that change after a save, each JSON text (NULL: the key is absent from the header).
 REVIEW_KEYS = ("superseded_by", "reviewed_by", "reviewed_at", "review_reason",
-               "approved_sha256", "approved_text", "findings", "findings_sha256", "original_text")
+               "approved_sha256", "approved_text", "findings", "findings_sha256", "original_text",
+               "push", "exported")
 FIXED_OUT = ("status", "history", "text") + REVIEW_KEYS
 
 SCHEMA_SQL = """
@@ -113,6 +118,7 @@ CREATE TABLE agentcli_drafts (
   superseded_by text, reviewed_by text, reviewed_at text, review_reason text,
   approved_sha256 text, approved_text text, findings text, findings_sha256 text,
   original_text text,
+  push text, exported text,       -- what the helpdesk side recorded (drafts push / export)
   reviewer text,
   decided_at timestamptz,
   rev bigint NOT NULL DEFAULT 1,
@@ -199,6 +205,7 @@ NEEDS = {
     "review": ("change a draft's status or text", "GRANT agentcli_reviewer TO {user}"),
     "claim": ("claim drafts for review", "GRANT agentcli_reviewer TO {user}"),
     "findings": ("store grounding findings", "GRANT agentcli_staff TO {user}"),
+    "remote": ("record a helpdesk push or export", "GRANT agentcli_reviewer TO {user}"),
     "import": ("copy decided drafts into the queue (drafts migrate)",
                "GRANT agentcli_reviewer TO {user}"),
     "schema": ("create the queue's tables", "run it as the database's owner"),
@@ -678,6 +685,16 @@ class PgDraftStore:
         text = clean_text(text)
         who = reviewer if reviewer is not None else resolve_reviewer()
         return self._change(did, "review", lambda d: apply_text(d, text, who, expect))
+
+    def remote(self, did: str, field: str, value: dict[str, Any] | None, *, who: str,
+               reason: str, expect: Any = ANY) -> tuple[Draft, bool]:
+        """As ``DraftStore.remote``: the helpdesk side's record (``push``, ``exported``), a
+        compare-and-set in one transaction, the row held ``FOR UPDATE``."""
+        if field not in REMOTE_FIELDS:
+            raise ValueError(f"not a remote field: {field!r}")
+        value = redact_obj(bounded(value)) if value is not None else None
+        return self._change(did, "remote",
+                            lambda d: apply_remote(d, field, value, who, reason, expect))
 
     def set_findings(self, did: str, findings: list[dict[str, Any]], *, text: str) -> bool:
         """As ``DraftStore.set_findings``, through ``agentcli_set_findings`` at the row's rev

@@ -44,6 +44,7 @@ from ..redact import redact, redact_obj
 from ..vocab import parse_time
 from .base import (
     _NAME_CLEAN,
+    ANY,
     CLAIM_TTL_S,
     FINAL,
     MAX_HISTORY,
@@ -57,6 +58,7 @@ from .base import (
     _reopen,
     _short_time,
     apply_findings,
+    apply_remote,
     apply_status,
     apply_text,
     changed_message,
@@ -71,6 +73,7 @@ from .format import (
     MAX_DRAFT_CHARS,
     MAX_FILE_BYTES,
     MAX_TICKET_CHARS,
+    REMOTE_FIELDS,
     STATUSES,
     Damaged,
     Draft,
@@ -989,6 +992,22 @@ class DraftStore:
             return True
 
 
+    def remote(self, did: str, field: str, value: dict[str, Any] | None, *, who: str,
+               reason: str, expect: Any = ANY) -> tuple[Draft, bool]:
+        """What the helpdesk side did with a draft (``helpdesk.push`` / ``export``), recorded
+        under the lock (``base.apply_remote``: a compare-and-set of ``meta[field]`` and a
+        history entry). Returns (draft as it is now, changed)."""
+        if field not in REMOTE_FIELDS:
+            raise ValueError(f"not a remote field: {field!r}")
+        value = redact_obj(bounded(value)) if value is not None else None
+        with self._locked():
+            d = self.get(did)
+            if not apply_remote(d, field, value, who, reason, expect):
+                return d, False
+            self._rewrite(d)
+            return self._load(d.path), True
+
+
 def save_fields(*, text: str, ticket: str | None, order_code: str | None, customer: str | None,
                 question: str | None, questions: list[str] | None,
                 lookups: list[dict[str, Any]] | None, findings: list[dict[str, Any]] | None,
@@ -1029,7 +1048,8 @@ def moved_fields(d: Draft, who: str) -> dict[str, Any]:
     """The fields a moved draft keeps (its provenance and findings), with a history entry."""
     fields = {k: v for k, v in d.meta.items() if k not in (
         "id", "status", "created_at", "ticket", "text_sha256", "history", "reviewed_by",
-        "reviewed_at", "review_reason", "superseded_by", "approved_sha256", "approved_text")}
+        "reviewed_at", "review_reason", "superseded_by", "approved_sha256", "approved_text",
+        "push", "exported")}
     fields["history"] = [{"who": who, "when": now_iso(), "from": None, "to": "pending_review",
                           "reason": f"moved from ticket {d.ticket} (draft {d.id})"}]
     return fields

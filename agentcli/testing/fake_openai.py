@@ -424,6 +424,14 @@ class FakeOpenAI(FakeServer):
     def _text_reply(self, s: str) -> Reply:
         return text(s)
 
+    def _forced_tool(self, body: dict[str, Any]) -> str | None:
+        tc = body.get("tool_choice")
+        fn = tc.get("function") if isinstance(tc, dict) and tc.get("type") == "function" else None
+        return fn["name"] if isinstance(fn, dict) and isinstance(fn.get("name"), str) else None
+
+    def _forced_reply(self, name: str, arguments: dict[str, Any]) -> Reply:
+        return completion(tool_call(name, arguments), usage={"prompt_tokens": 0, "completion_tokens": 0})
+
     def _serve_get(self, h: Any) -> None:
         path = h.path.split("?", 1)[0].rstrip("/")
         if path in ("/v1/models", "/models"):
