@@ -167,6 +167,29 @@ def test_hostile_tickets_and_texts_round_trip(backend):
     assert s.set_status(d.id, "rejected", reviewer="k\x00im", reason="r\x00")[1]
 
 
+def test_a_push_record_is_claimed_once_and_filters_on_both_backends(backend, cli, cli_env):
+    """The helpdesk side's record (``remote``): a compare-and-set, the same on both backends."""
+    kind, make, flags = backend
+    s, t = make(), make()
+    d, _ = s.save(text="Approved reply.", ticket="HD-1")
+    s.set_status(d.id, "approved", reviewer="kim")
+    other, _ = s.save(text="Another.", ticket="HD-2")
+    s.set_status(other.id, "approved", reviewer="kim")
+    _, ok = s.remote(d.id, "push", {"state": "pending", "key": "k1"}, who="kim",
+                     reason="pushing", expect=None)
+    assert ok
+    _, ok = t.remote(d.id, "push", {"state": "pending", "key": "k2"}, who="sam",
+                     reason="pushing", expect=None)
+    assert not ok  # a teammate's claim: never a second push
+    got, ok = t.remote(d.id, "push", {"state": "done", "key": "k1", "id": "zd-9"}, who="kim",
+                       reason="pushed", expect="k1")
+    assert ok and got.meta["push"]["id"] == "zd-9" and got.meta["history"][-1]["push"]["state"] == "done"
+    pushed = _json(cli(["drafts", "list", "--json", "--status", "approved", "--pushed", *flags], cli_env))
+    assert [r["id"] for r in pushed] == [d.id] and pushed[0]["push"]["state"] == "done"
+    rest = _json(cli(["drafts", "list", "--json", "--status", "approved", "--not-pushed", *flags], cli_env))
+    assert [r["id"] for r in rest] == [other.id]
+
+
 def test_paging_reads_newest_first(backend, cli, cli_env):
     kind, make, flags = backend
     s = make()
