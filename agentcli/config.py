@@ -366,10 +366,10 @@ SETTINGS: tuple[Setting, ...] = (
             flags=("--drafts-dir",), commands=frozenset({MODEL, DRAFTS, MCP}), env="AGENTCLI_DRAFTS_DIR",
             metavar="DIR", derive=lambda values: default_drafts_dir(),
             default_help="AGENTCLI_HOME/drafts"),
-    # A PostgreSQL drafts queue shared by a team instead of a folder: resolved, used by nothing yet.
+    # A PostgreSQL drafts queue shared by a team instead of a folder (``drafts.backends``).
     Setting("drafts_url", POSTGRES_URL, "a PostgreSQL drafts queue shared by a team "
             "(postgresql://...), instead of a folder", flags=("--drafts-url",),
-            env="AGENTCLI_DRAFTS_URL", metavar="URL", default_help="none (the folder)", secret=True),
+            commands=frozenset({MODEL, DRAFTS, MCP}), env="AGENTCLI_DRAFTS_URL", metavar="URL", default_help="none (the folder)", secret=True),
     Setting("customer", EMAIL, "customer email this ticket is about; other customers' orders "
             "read as not found", flags=("--customer",), commands=frozenset({MODEL, ORDERS, MCP}),
             env="AGENTCLI_CUSTOMER", metavar="EMAIL",
@@ -408,7 +408,7 @@ SETTINGS: tuple[Setting, ...] = (
             "grounding checks (a cheaper one of the same provider; off: the pattern checks only)",
             flags=("--check-model",), commands=_MODEL_ETC, env="AGENTCLI_CHECK_MODEL", metavar="NAME",
             default_help="--model"),
-    # How long a draft may wait for review (``drafts stats``): resolved, used by nothing yet.
+    # How long a draft may wait for review (``drafts stats``).
     Setting("review_target", DURATION, "how long a draft may wait for review",
             default=timedelta(hours=4)),
 )

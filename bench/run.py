@@ -70,7 +70,14 @@ FOREIGN["grounding"] = {
     "default": [],
     "quick": [],
 }
-ORDER = ("startup", "overhead", "batch", "ratelimit", "lookup", "grounding")
+FOREIGN["queue"] = {
+    "script": "bench_queue.py",
+    "title": "The drafts queue at scale, folder and PostgreSQL (bench/bench_queue.py, issue 26)",
+    "default": ["--drafts", "20000", "--pool", "2000", "--seconds", "8", "--questions", "200"],
+    "quick": ["--drafts", "5000", "--pool", "500", "--seconds", "3", "--questions", "40"],
+    "dir_option": "--dir",
+}
+ORDER = ("startup", "overhead", "batch", "ratelimit", "lookup", "grounding", "queue")
 
 
 def machine() -> list[str]:

@@ -26,6 +26,7 @@ SECTIONS = {  # heading of each script's section -> a line of the table it print
     "## Batch at the API's limits": "| limit | concurrency | lost |",
     "## Order lookup p50/p99": "| tool layer, SQLite",
     "## Grounding checks on the labelled set": "| floor + oracle model (upper bound) |",
+    "## The drafts queue at scale": "reviewers: collisions",
 }
 FLOOR = ["our cost per model call (p50)", "our cost per tool cycle (p50)",
          "`ask` offline, wall (median)", "`--help` / `python -c pass` (medians)"]
