@@ -368,10 +368,10 @@ SETTINGS: tuple[Setting, ...] = (
             flags=("--drafts-dir",), commands=frozenset({MODEL, DRAFTS, MCP}), env="AGENTCLI_DRAFTS_DIR",
             metavar="DIR", derive=lambda values: default_drafts_dir(),
             default_help="AGENTCLI_HOME/drafts"),
-    # A PostgreSQL drafts queue shared by a team instead of a folder: resolved, used by nothing yet.
+    # A PostgreSQL drafts queue shared by a team instead of a folder (``drafts.backends``).
     Setting("drafts_url", POSTGRES_URL, "a PostgreSQL drafts queue shared by a team "
             "(postgresql://...), instead of a folder", flags=("--drafts-url",),
-            env="AGENTCLI_DRAFTS_URL", metavar="URL", default_help="none (the folder)", secret=True),
+            commands=frozenset({MODEL, DRAFTS, MCP}), env="AGENTCLI_DRAFTS_URL", metavar="URL", default_help="none (the folder)", secret=True),
     Setting("customer", EMAIL, "customer email this ticket is about; other customers' orders "
             "read as not found", flags=("--customer",), commands=frozenset({MODEL, ORDERS, MCP}),
             env="AGENTCLI_CUSTOMER", metavar="EMAIL",
@@ -419,10 +419,11 @@ SETTINGS: tuple[Setting, ...] = (
             "cache_read, cache_write)", default=MappingProxyType({})),
     Setting("reviewer", TEXT, "who approves and rejects (default: the login name)",
             env="AGENTCLI_REVIEWER"),
-    # The model that extracts claims for the grounding checks: resolved, used by nothing yet.
-    Setting("check_model", TEXT, "the model that extracts claims for the grounding checks",
-            env="AGENTCLI_CHECK_MODEL"),
-    # How long a draft may wait for review (``drafts stats``): resolved, used by nothing yet.
+    Setting("check_model", TEXT, "the model that reads claims out of answers and drafts for the "
+            "grounding checks (a cheaper one of the same provider; off: the pattern checks only)",
+            flags=("--check-model",), commands=_MODEL_ETC, env="AGENTCLI_CHECK_MODEL", metavar="NAME",
+            default_help="--model"),
+    # How long a draft may wait for review (``drafts stats``).
     Setting("review_target", DURATION, "how long a draft may wait for review",
             default=timedelta(hours=4)),
 )

@@ -44,6 +44,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import hashlib
 import json
 import re
 import secrets
@@ -103,6 +104,15 @@ orders or other customers.
 polite, short, factual. It only saves a draft for a human to review; nothing is sent.
 - Then answer the support agent briefly: what you found, and the draft id if you saved one.\
 """
+
+
+
+def prompt_version(registry: Registry, mode: str, system: str | None = SYSTEM_PROMPT) -> str:
+    """A short hash of what the model is told (the system prompt, the tools' schemas, the
+    mode), stamped on every draft: ``drafts stats`` judges a prompt change by its approvals."""
+    blob = json.dumps([system, registry.schemas(), mode], sort_keys=True, ensure_ascii=True)
+    return "p-" + hashlib.sha256(blob.encode()).hexdigest()[:8]
+
 
 STOP_DONE = ("end_turn", "stop_sequence")
 STOP_HUMAN = ("max_tokens", "refusal", "model_context_window_exceeded")

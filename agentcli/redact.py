@@ -118,10 +118,15 @@ _KV_PW_RE = re.compile(
     r"\s*=\s*('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|[^\s&'\"]+)", re.IGNORECASE)
 _HEADER_RE = re.compile(r"\b(?:authorization\s*:\s*(?:bearer\s+|basic\s+)?|bearer\s+|x-api-key\s*:\s*)"
                         r"([A-Za-z0-9._~+/\-]{8,}=*)", re.IGNORECASE)
-# A credential shape needs one of these in the text: without any, its regexes are not run.
-# (compared with the text in lower case: the header patterns ignore case)
-_CHEAP = ("sk-", "://", "=", "-----begin", "gh", "_live_", "_test_", "akia", "aiza", "xox",
-          "bearer", "-key", "authorization")
+# What each credential shape cannot match without (case as in its pattern): a text with none of
+# these is not searched with the patterns above. One search, and precise: order codes such as
+# GH56JK78MN, "though" or "night" no longer send a text through all of them.
+# The header names are spelled out in any case, as _HEADER_RE's re.IGNORECASE reads them (its
+# "i" also matches U+0130 and U+0131, its "k" the Kelvin sign): an inline (?i) costs twice as much.
+_SHAPE_HINT_RE = re.compile(r"sk-|gh[pousr]_|github_pat_|AKIA|xox[abposr]-|[sr]k_(?:live|test)_|AIza"
+                            r"|-----BEGIN |://|=|[Bb][Ee][Aa][Rr][Ee][Rr]"
+                            "|[Hh][Oo][Rr][Ii\u0130\u0131][Zz][Aa][Tt][Ii\u0130\u0131][Oo][Nn]"
+                            "|-[Aa][Pp][Ii\u0130\u0131]-[Kk\u212a][Ee][Yy]")
 _SHORTEST = 6  # no secret (MIN_SECRET) and no credential shape is shorter
 
 # -- what is skipped when matching (it does not show, or shows as nothing) -------------------
@@ -171,8 +176,7 @@ def _spans(view: str, secrets: list[str]) -> list[tuple[int, int]]:
                         b, kb = b + 1, kb + 1
                     spans.append((a, b))
                     i = view.find(w, b)
-    low = view.lower()
-    if any(c in low for c in _CHEAP):
+    if _SHAPE_HINT_RE.search(view):
         spans += [m.span() for m in _KEY_RE.finditer(view)]
         spans += [m.span() for m in _SK_RE.finditer(view) if not _WORDLIKE_RE.fullmatch(m.group(1))]
         for rx in (_DSN_PW_RE, _KV_PW_RE):  # a password in context, however weak
@@ -187,6 +191,8 @@ def redact(text: str, secrets: list[str] | None = None) -> str:
         return text
     secrets = _secrets() if secrets is None else secrets
     skipped = _SKIP_RE.search(text) is not None
+    if not (skipped or secrets or _SHAPE_HINT_RE.search(text)):
+        return text  # the common case: nothing to look for in it
     view, vstarts, tstarts = _view(text) if skipped else (text, [0], [0])
     spans = _spans(view, secrets)
     if not spans:
@@ -224,23 +230,31 @@ def redact_obj(obj: Any, secrets: list[str] | None = None) -> Any:
         return _finite(obj)
     root: list[Any] = [None]
     stack: list[tuple[Any, Any, Any]] = [(obj, root, 0)]  # (value, parent container, slot)
+    # Only containers go on the stack; strings and numbers are done where they are met.
     while stack:
         value, parent, slot = stack.pop()
-        if isinstance(value, str):
-            new: Any = redact(value, secrets)
-        elif isinstance(value, dict):
-            new = {}
+        if isinstance(value, dict):
+            new: Any = {}
             for k, v in value.items():
                 key = redact(k, secrets) if isinstance(k, str) else k
                 while key in new:  # two keys that redact alike stay two entries
                     key = f"{key}*"
-                new[key] = None
-                stack.append((v, new, key))
-        elif isinstance(value, (list, tuple)):
-            new = [None] * len(value)
-            stack.extend((v, new, i) for i, v in enumerate(value))
+                if isinstance(v, str):
+                    new[key] = redact(v, secrets)
+                elif isinstance(v, (dict, list, tuple)):
+                    new[key] = None
+                    stack.append((v, new, key))
+                else:
+                    new[key] = None if isinstance(v, float) and not math.isfinite(v) else v
         else:
-            new = _finite(value)
+            new = [None] * len(value)
+            for i, v in enumerate(value):
+                if isinstance(v, str):
+                    new[i] = redact(v, secrets)
+                elif isinstance(v, (dict, list, tuple)):
+                    stack.append((v, new, i))
+                else:
+                    new[i] = None if isinstance(v, float) and not math.isfinite(v) else v
         parent[slot] = new
     return root[0]
 
@@ -291,3 +305,38 @@ def one_line(text: Any, limit: int = 60) -> str:
     s = _ANSI_RE.sub(" ", redact(s[: limit * 8 + 64]))
     s = redact(" ".join(_LINE_UNSAFE_RE.sub(" ", s).split()))
     return s if len(s) <= limit else s[: limit - 1].rstrip() + "\u2026"
+
+
+# =========================================================================== URLs
+
+_SCHEME_RE = re.compile(r"^([A-Za-z][A-Za-z0-9+._-]*://)(.*)$", re.S)
+_PARAM_PW_RE = re.compile(r"(?i)(\bpassword\s*=\s*)('[^']*'|[^&\s]*)")
+
+
+def url_userinfo(url: str) -> tuple[str, str | None] | None:
+    """``(user, raw password)`` of a URL, read the cautious way: the userinfo is everything up to
+    the LAST ``@`` (a raw ``@``, ``/``, ``#`` or ``?`` in a password stays in it). None when the
+    URL has no userinfo; the password is None when the userinfo has no ``:``."""
+    m = _SCHEME_RE.match(url)
+    if not m or "@" not in m.group(2):
+        return None
+    userinfo = m.group(2).rsplit("@", 1)[0]
+    user, sep, password = userinfo.partition(":")
+    return user, (password if sep else None)
+
+
+def mask_dsn(url: str) -> str:
+    """``postgresql://user:secret@host/db`` -> ``postgresql://user:***@host/db``.
+
+    Never trusts a URL parser to find the password: everything between the user name and the
+    LAST ``@`` is masked (a raw ``@``, ``/``, ``#`` or ``?`` in a password is still masked), and so
+    is every ``password=`` parameter, in URL and in ``key=value`` form."""
+
+    text = _PARAM_PW_RE.sub(lambda m: m.group(1) + "***", url)
+    m = _SCHEME_RE.match(text)
+    if m and "@" in m.group(2):
+        scheme, rest = m.groups()
+        userinfo, tail = rest.rsplit("@", 1)
+        if ":" in userinfo:
+            text = f"{scheme}{userinfo.split(':', 1)[0]}:***@{tail}"
+    return redact(text)

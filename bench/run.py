@@ -76,7 +76,21 @@ FOREIGN["batches"] = {
     "default": ["--questions", "300", "--batch-delay", "10"],
     "quick": ["--questions", "60", "--batch-delay", "3"],
 }
-ORDER = ("startup", "overhead", "batch", "ratelimit", "batchlive", "batches", "lookup")
+FOREIGN["grounding"] = {
+    "script": "bench_grounding.py",
+    "title": "Grounding checks on the labelled set (bench/bench_grounding.py, issue 23)",
+    "default": [],
+    "quick": [],
+}
+FOREIGN["queue"] = {
+    "script": "bench_queue.py",
+    "title": "The drafts queue at scale, folder and PostgreSQL (bench/bench_queue.py, issue 26)",
+    "default": ["--drafts", "20000", "--pool", "2000", "--seconds", "8", "--questions", "200"],
+    "quick": ["--drafts", "5000", "--pool", "500", "--seconds", "3", "--questions", "40"],
+    "dir_option": "--dir",
+}
+ORDER = ("startup", "overhead", "batch", "ratelimit", "batchlive", "batches", "lookup", "grounding",
+         "queue")
 
 
 def machine() -> list[str]:

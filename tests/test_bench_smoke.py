@@ -27,6 +27,8 @@ SECTIONS = {  # heading of each script's section -> a line of the table it print
     "## Order lookup p50/p99": "| tool layer, SQLite",
     "## A live batch from a cold start": "| concurrency | started at | lost |",
     "## Night batch, --via live against --via batches": "| via | exit | ok | wall s |",
+    "## Grounding checks on the labelled set": "| floor + oracle model (upper bound) |",
+    "## The drafts queue at scale": "reviewers: collisions",
 }
 FLOOR = ["our cost per model call (p50)", "our cost per tool cycle (p50)",
          "`ask` offline, wall (median)", "`--help` / `python -c pass` (medians)"]

@@ -107,7 +107,12 @@ def test_passwords_in_context_and_credential_shapes():
     assert redact("X-Api-Key: abcdefgh12345678") == "X-Api-Key: ***"
     assert redact("BeArEr abcdefgh12345678xyz") == "BeArEr ***"
     assert redact("AUTHORIZATION: Basic dXNlcjpwYXNzd29yZA==") == "AUTHORIZATION: Basic ***"
-    for s in ("ghp_" + "a1B2" * 10, "AKIA" + "ABCDEFGHIJ234567", "xoxb-1234567890-abcdef",
+    # as re.IGNORECASE reads them: a dotless i, a Kelvin sign (the pre-check once missed these)
+    assert redact("authorızation: abcdefgh12345678") == "authorızation: ***"
+    assert redact("x-api-\u212aey: abcdefgh12345678") == "x-api-\u212aey: ***"
+    # every shape, each alone in its text ("github_pat_" plus digits once passed the pre-check)
+    for s in ("ghp_" + "a1B2" * 10, "github_pat_" + "1" * 30, "AIza" + "0" * 32,
+              "AKIA" + "ABCDEFGHIJ234567", "xoxb-1234567890-abcdef", "rk_test_" + "0" * 20,
               "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc", "-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----"):
         assert redact(f"see {s} here") == "see *** here"
     for s in ("bearer instruments", "the task-management-system-2024 doc", "sk-this-is-not-a-real-key",

@@ -48,7 +48,7 @@ SPEC_NAMES = {  # setting: (flag, environment variable, settable in agentcli.tom
     "repair": ("--no-repair", None, False),
     "prices": (None, None, True),
     "reviewer": (None, "AGENTCLI_REVIEWER", True),
-    "check_model": (None, "AGENTCLI_CHECK_MODEL", True),
+    "check_model": ("--check-model", "AGENTCLI_CHECK_MODEL", True),
     "review_target": (None, None, True),
     # drafts push --to HELPDESK (issue 28): no flag for a URL or a token
     **{f"{h}_{k}": (None, f"AGENTCLI_{h.upper()}_{k.upper()}", True)
@@ -80,7 +80,7 @@ SAMPLES = {
     "repair": (None, None, (False, False)),
     "prices": (('{m = {input = 1.0}}', {"m": {"input": 1.0}}), None, None),
     "reviewer": (('"sam"', "sam"), ("kim", "kim"), None),
-    "check_model": (('"cm-file"', "cm-file"), ("cm-env", "cm-env"), None),
+    "check_model": (('"cm-file"', "cm-file"), ("cm-env", "cm-env"), ("cm-flag", "cm-flag")),
     "review_target": (('"1h30m"', timedelta(minutes=90)), None, None),
     **{f"{h}_{k}": ((f'"{h}-{k}-file-X9"', f"{h}-{k}-file-X9"), (f"{h}-{k}-env-Y8", f"{h}-{k}-env-Y8"),
                     None)

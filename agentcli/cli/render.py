@@ -27,8 +27,6 @@ import asyncio
 import time
 from typing import IO, Any
 
-from rich.live import Live
-from rich.spinner import Spinner
 from rich.text import Text
 
 from ..events import (
@@ -51,6 +49,7 @@ from .layout import print_lines, wrapped
 from .trace_lines import (
     DRAFT_TOOL,
     _word,
+    checks_line,
     compact,
     draft_block,
     finding_line,
@@ -60,12 +59,28 @@ from .trace_lines import (
 )
 
 
+def _rich_live() -> Any:
+    """rich's ``live`` and ``spinner`` modules, imported when something is first drawn live: with
+    the ``rich.table`` they bring, they were a twentieth of a cold ``ask`` that draws nothing
+    live (a pipe, or every step shorter than ``SPIN_DELAY_S``)."""
+    from rich import live, spinner
+
+    return live, spinner
+
+
 class _Waiting:
-    """A spinner whose text says how long it has waited (or how long until the retry)."""
+    """A spinner whose text says how long it has waited (or how long until the retry). Built for
+    every model call and tool call, drawn only by a Live: its rich ``Spinner`` comes then."""
 
     def __init__(self, text: str, *, until: float | None = None):
         self.text, self.until, self.t0 = text, until, time.monotonic()
-        self.spinner = Spinner("dots", text=text, style="cyan")
+        self._spinner: Any = None
+
+    @property
+    def spinner(self) -> Any:
+        if self._spinner is None:
+            self._spinner = _rich_live()[1].Spinner("dots", text=self.text, style="cyan")
+        return self._spinner
 
     def __rich__(self) -> Any:
         now = time.monotonic()
@@ -186,8 +201,9 @@ class TraceRenderer:
     def _start_live(self, renderable: Any) -> None:
         self._pending = None
         try:
-            self._live = Live(renderable, console=self.console, transient=True,
-                              refresh_per_second=8, redirect_stdout=False, redirect_stderr=False)
+            self._live = _rich_live()[0].Live(renderable, console=self.console, transient=True,
+                                              refresh_per_second=8, redirect_stdout=False,
+                                              redirect_stderr=False)
             self._live.start()
         except Exception:  # noqa: BLE001 - the display must never break a turn
             self._live = None
@@ -339,6 +355,9 @@ class TraceRenderer:
             return
 
     def _checked(self, ev: Any) -> None:
+        line = checks_line(ev)
+        if line is not None:
+            self._line(*line)
         findings = list(getattr(ev, "findings", None) or [])
         for f in findings[:20]:
             self._line(*finding_line(f), force=isinstance(f, dict) and f.get("severity") == "error")

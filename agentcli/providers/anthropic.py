@@ -483,6 +483,37 @@ class AnthropicProvider(MessagesHistory):
             self._batches = MessageBatches(self)
         return self._batches
 
+    async def forced_call(self, system: str, user: str, tool: dict[str, Any], *,
+                          model: str | None = None) -> ModelTurn:
+        """One non-streamed request whose answer must call ``tool`` (``tool_choice`` forced,
+        the tool strict): the grounding checks' model layer."""
+        params = {"model": model or self.model, "max_tokens": self.model_settings.max_tokens,
+                  "system": [{"type": "text", "text": system}],
+                  "tools": [{"name": tool["name"], "description": tool.get("description", ""),
+                             "input_schema": tool["input_schema"], "strict": True}],
+                  "tool_choice": {"type": "tool", "name": tool["name"]},
+                  "messages": [{"role": "user", "content": user}]}
+        budget = OutputBudget(self.model_settings.max_tokens)
+        try:
+            msg = await self.client.messages.create(**params)
+        except MALFORMED_BODY as e:
+            raise _incomplete(e) from None
+        except anthropic.APIResponseValidationError:
+            raise broken(WHERE, "not a Messages API response") from None
+        except anthropic.APIConnectionError as e:
+            bug = own_bug(e)
+            if bug is not None:
+                raise bug
+            raise api_error(anthropic, e, WHERE) from None
+        except anthropic.APIStatusError as e:
+            raise api_error(anthropic, e, WHERE) from None
+        except anthropic.AnthropicError as e:
+            raise _incomplete(e) from None
+        why = _problem(msg, budget)
+        if why is not None:
+            raise broken(WHERE, why)
+        return self._turn(msg, _Stream(budget))
+
     async def check_api(self) -> str:
         """GET /v1/models (lists models: no tokens, no cost)."""
         try:

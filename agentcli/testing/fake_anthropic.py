@@ -464,6 +464,13 @@ class FakeAnthropic(FakeServer):
     def _error_body(self, status: int, msg: str) -> dict[str, Any]:
         return {"type": "error", "error": {"type": ERROR_TYPES.get(status, "api_error"), "message": msg}}
 
+    def _forced_tool(self, body: dict[str, Any]) -> str | None:
+        tc = body.get("tool_choice")
+        return tc["name"] if isinstance(tc, dict) and tc.get("type") == "tool" and isinstance(tc.get("name"), str) else None
+
+    def _forced_reply(self, name: str, arguments: dict[str, Any]) -> Reply:
+        return message(tool_use_block(name, arguments), usage={"input_tokens": 0, "output_tokens": 0})
+
     def _error_reply(self, status: int, msg: str, headers: dict[str, str]) -> Reply:
         return error(status, msg, headers=headers)
 
