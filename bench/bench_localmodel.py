@@ -155,7 +155,7 @@ def main() -> int:
         fake = FakeOpenAI(handler=for_openai(false_status_then_correct)).start()
         args.base_url, args.model = fake.base_url, "fake-model"
         args.task = args.task or SMOKE_TASKS
-        args.timeout = 120.0
+        args.timeout = 600.0  # a hang guard only (seconds on an idle machine)
     if not args.base_url:
         print("bench_localmodel: no server given (--base-url or AGENTCLI_BENCH_BASE_URL): "
               "skipped. Start one with ../shared/localmodel/start_server.sh, or run --smoke.")

@@ -71,14 +71,14 @@ def _bench_env(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(200)  # four eval runs of three tasks against the fake server
+@pytest.mark.timeout(600)  # four eval runs of three tasks against the fake server (seconds idle)
 def test_the_local_model_benchmark_runs_in_smoke_mode(tmp_path):
     """bench/bench_localmodel.py --smoke: every configuration against the fake server, whose
     scenario drafts a false status and corrects it after the findings: with the repair turn
     every run passes, without it none, and the paired figure agrees with the separate run."""
     p = subprocess.run([sys.executable, str(ROOT / "bench" / "bench_localmodel.py"), "--smoke",
                         "--out", str(tmp_path / "out")], cwd=ROOT, env=_bench_env(tmp_path),
-                       capture_output=True, text=True, timeout=190, stdin=subprocess.DEVNULL)
+                       capture_output=True, text=True, timeout=590, stdin=subprocess.DEVNULL)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     rows = {tuple(c.strip() for c in ln.strip("|").split("|")[:2]): [c.strip() for c in ln.strip("|").split("|")]
             for ln in p.stdout.splitlines() if ln.startswith("| agent") or ln.startswith("| workflow")}

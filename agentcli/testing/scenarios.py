@@ -15,6 +15,9 @@ or a text. ``for_openai(scenario)`` and ``for_anthropic(scenario)`` make it a ``
   (the 1.5B model in workflow mode did that ten times).
 - ``truthful``: looks up, drafts what the lookup returned, answers.
 
+A request that forces a tool (the grounding checks' model layer) is answered with that tool
+and no claims: these scenarios play the support agent, not the checker.
+
 Standard library only; imports nothing of agentcli but the fake servers' reply builders.
 """
 
@@ -176,8 +179,26 @@ def truthful(st: Seen) -> Action:
             "Please ask the customer for the order code.")
 
 
+def forced_tool(request: dict[str, Any]) -> str | None:
+    """The tool a request forces (the grounding checks' model layer: ``report_claims``)."""
+    tc = request.get("tool_choice")
+    if isinstance(tc, dict):
+        fn = tc.get("function") if isinstance(tc.get("function"), dict) else tc
+        name = fn.get("name")
+        return name if isinstance(name, str) else None
+    return None
+
+
+# A forced call is the checks' model layer asking what the texts claim: these scenarios model
+# the support agent, not the checker, so they report no claims (the pattern floor still runs).
+NO_CLAIMS = {"claims": []}
+
+
 def for_openai(scenario: Scenario) -> Callable[[dict[str, Any]], Any]:
     def handler(request: dict[str, Any]) -> Any:
+        forced = forced_tool(request)
+        if forced is not None:
+            return fo.completion(fo.tool_call(forced, NO_CLAIMS))
         kind, what = scenario(seen(request))
         if kind == "calls":
             return fo.completion(*(fo.tool_call(n, i) for n, i in what))
@@ -187,6 +208,9 @@ def for_openai(scenario: Scenario) -> Callable[[dict[str, Any]], Any]:
 
 def for_anthropic(scenario: Scenario) -> Callable[[dict[str, Any]], Any]:
     def handler(request: dict[str, Any]) -> Any:
+        forced = forced_tool(request)
+        if forced is not None:
+            return fa.message(fa.tool_use_block(forced, NO_CLAIMS))
         kind, what = scenario(seen(request))
         if kind == "calls":
             return fa.message(*(fa.tool_use_block(n, i) for n, i in what))
