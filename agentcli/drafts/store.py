@@ -796,7 +796,7 @@ class DraftStore:
             return self._load(d.path), True
 
 
-def apply_remote(d: Draft, field: str, value: dict[str, Any] | None, *, who: str, reason: str,
+def apply_remote(d: Draft, field: str, value: dict[str, Any] | None, who: str, reason: str,
                  expect: Any = ANY) -> bool:
     """The rule of ``DraftStore.remote`` on a draft in memory (any backend applies it inside its
     own lock or transaction, then writes the draft): ``field`` is "push" or "exported";
