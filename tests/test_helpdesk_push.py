@@ -497,3 +497,14 @@ def test_remote_is_a_compare_and_set_on_the_push_record(drafts_dir):
     assert now.meta["history"][-1]["push"]["id"] == "9" and now.meta["status"] == "pending_review"
     with pytest.raises(ValueError):
         store.remote(d.id, "status", {"x": 1}, who="kim", reason="no")
+
+
+def test_a_token_in_agentcli_toml_is_hidden_from_drafts_written_by_any_command(cli, cli_env, drafts_dir,
+                                                                             tmp_path):
+    token = "zd-Fr0mTheF1le-77aa99"
+    (tmp_path / "agentcli.toml").write_text(f'zendesk_token = "{token}"\n')
+    p = cli(["ask", "--provider", "offline", "--ticket", "1042", "--json",
+             f"Customer: my key {token} for GH56JK78MN does not work"], cli_env, cwd=tmp_path)
+    assert p.returncode in (0, 1), p.err
+    files = "".join(f.read_text(errors="replace") for f in drafts_dir.rglob("*") if f.is_file())
+    assert files and token not in files and token not in p.out + p.err
