@@ -15,16 +15,17 @@ import asyncio
 import dataclasses
 import functools
 import os
+import threading
 import weakref
 from typing import Any, Callable, Iterable
 
 from .checks import model_layer
 from .checks.grounding import NOT_FULLY_CHECKED, Finding, check_ticket
 from .config import Settings, is_default_drafts_dir, sessions_dir
-from .drafts.store import DraftStore
+from .drafts.backends import open_drafts
 from .errors import AgentcliError
 from .events import Checked, DraftSaved, Event, Question, ToolResult
-from .loop import SYSTEM_PROMPT, Conversation, new_session_id
+from .loop import SYSTEM_PROMPT, Conversation, new_session_id, prompt_version
 from .providers import make_provider
 from .sessions.log import SessionLog
 from .sessions.replay import ticket_events
@@ -56,14 +57,44 @@ def _ticket_event(d: dict[str, Any], sid: str) -> Event | None:
     return None
 
 
+def _in_daemon_thread(fn: Callable[[], Any]) -> "asyncio.Future[Any]":
+    """``fn()`` in a daemon thread of its own, as a future of the running loop: the loop goes on
+    meanwhile, and the process never waits for the thread at exit (a signal is acted on at once;
+    the checks bound their own time anyway)."""
+    loop = asyncio.get_running_loop()
+    fut: asyncio.Future[Any] = loop.create_future()
+
+    def settle(ok: bool, value: Any) -> None:
+        if not fut.done():
+            fut.set_result(value) if ok else fut.set_exception(value)
+
+    def work() -> None:
+        try:
+            value, ok = fn(), True
+        except BaseException as e:  # noqa: BLE001 - handed to the awaiting task, raised there
+            value, ok = e, False
+        try:
+            loop.call_soon_threadsafe(settle, ok, value)
+        except RuntimeError:
+            pass  # the loop closed meanwhile: nobody waits for the result any more
+
+    threading.Thread(target=work, name="agentcli-checks", daemon=True).start()
+    return fut
+
+
 class App:
     def __init__(self, settings: Settings, store: Any, provider: Any, registry: Registry):
         self.settings = settings
         self.store = store
         self.provider = provider
         self.registry = registry
-        self.drafts = DraftStore(settings.drafts_dir,
-                                 create_parents=is_default_drafts_dir(settings.drafts_dir))
+        # the one place the drafts backend is chosen (--drafts-url: the team's queue)
+        self.drafts = open_drafts(url=settings.drafts_url, folder=settings.drafts_dir,
+                                  create_parents=is_default_drafts_dir(settings.drafts_dir))
+        # what the model is told, stamped on every draft (an MCP client's model has its own prompt)
+        system = SYSTEM_PROMPT if getattr(provider, "name", None) != "mcp" else None
+        mode = settings.mode if system is not None else "mcp"
+        self.prompt_version, self.mode = prompt_version(registry, mode, system), mode
         self._open_logs: set[SessionLog] = set()  # closed at the end (ask: one; the REPL: one a ticket)
         # What the checks' model layer spent on a ticket since its last question ended (App.check)
         self._spent: weakref.WeakKeyDictionary[Ticket, Checked] = weakref.WeakKeyDictionary()
@@ -83,7 +114,8 @@ class App:
         return self.store.description
 
     def deps(self) -> ToolDeps:
-        return ToolDeps(self.store, self.drafts, self.provider.model, self.provider.name)
+        return ToolDeps(self.store, self.drafts, self.provider.model, self.provider.name,
+                        self.prompt_version, self.mode)
 
     def conversation(self, customer: str | None = None, ticket: str | None = None, *,
                      resume: bool = False) -> Conversation:
@@ -171,12 +203,18 @@ class App:
         ``session_start`` record."""
         log = SessionLog(sessions_dir(), t.session_id, meta={
             "provider": self.provider.name, "model": self.provider.model,
-            "db": self.db_description, "drafts_dir": os.path.abspath(self.settings.drafts_dir),
+            "db": self.db_description, **self._drafts_meta(),
             "customer": t.customer, "ticket": t.external,
             **({"resumed_from": t.resumed_from} if t.resumed_from else {}),
             **({"continues": t.continues} if t.continues else {}), **(meta or {})})
         self._open_logs.add(log)
         return log
+
+    def _drafts_meta(self) -> dict[str, Any]:
+        """Where this session's drafts go, for its log: the folder, or the queue (no password)."""
+        if self.drafts.kind == "folder":
+            return {"drafts_dir": os.path.abspath(self.settings.drafts_dir)}
+        return {"drafts_url": self.drafts.location}
 
     def close_conversation(self, conv: Conversation) -> None:
         """Close this ticket's session log (a long batch must not hold a descriptor each)."""
@@ -239,14 +277,14 @@ class App:
             forced, model = layer
             reading = await model_layer.read(
                 lambda system, user, tool: forced(system, user, tool, model=model), texts, model=model,
-                timeout_s=min(model_layer.TIMEOUT_S, float(self.settings.request_timeout)))
+                timeout_s=float(self.settings.request_timeout))  # a local model can be slow: --request-timeout
             if reading.ran:
                 layers.append("model")
         work = functools.partial(check_ticket, answer=answer, drafts=drafts, tool_results=t.calls,
                                  questions=t.questions, budget_s=CHECK_BUDGET_S,
                                  model_claims=reading.claims if reading is not None and reading.ran else None)
         try:  # off the event loop: a signal, a batch's other tickets and a stream go on meanwhile
-            found = await asyncio.wait_for(asyncio.to_thread(work), CHECK_BUDGET_S + 2.0)
+            found = await asyncio.wait_for(_in_daemon_thread(work), CHECK_BUDGET_S + 2.0)
         except asyncio.TimeoutError:
             found = [Finding(NOT_FULLY_CHECKED, "warning", f"the checks did not finish within "
                              f"{CHECK_BUDGET_S:g} s: a person must read the answer and the draft",
@@ -306,3 +344,4 @@ class App:
         self._open_logs.clear()
         await self.provider.aclose()
         await self.store.aclose()
+        self.drafts.close()
