@@ -34,7 +34,7 @@ from types import MappingProxyType
 from typing import Any, Callable, Mapping
 
 from .errors import ConfigError, UsageError
-from .redact import clean_for_terminal, one_line
+from .redact import add_secret, clean_for_terminal, one_line
 from .vocab import customer_address
 
 APP = "agentcli"
@@ -638,6 +638,8 @@ def _resolve_one(s: Setting, flag: Any, cfg: ConfigFile, values: Mapping[str, An
         if s.derive is not None:
             return s.derive(values)
         return dict(s.default) if isinstance(s.default, Mapping) else s.default
+    if s.name.endswith("_token") and isinstance(value, str):
+        add_secret(value.strip())  # a helpdesk token from agentcli.toml: hidden at every sink
     return value
 
 

@@ -353,6 +353,8 @@ def test_a_401_token_stops_sending_to_that_helpdesk_with_a_line_per_draft(cli, c
         assert f"{ds[0].id}: failed:" in p.err and "refused the token (401" in p.err
         assert f"{ds[1].id}: failed:" in p.err and "not sent:" in p.err
         assert len(fake.writes) == 1  # one try: the token is wrong for every draft
+        assert "push" not in meta(drafts_dir, ds[1].id)  # not tried: nothing in its history
+        assert not any("push" in h for h in meta(drafts_dir, ds[1].id)["history"])
         assert "wr0ng-T0ken-123456" not in p.err + p.out
 
 
@@ -495,3 +497,14 @@ def test_remote_is_a_compare_and_set_on_the_push_record(drafts_dir):
     assert now.meta["history"][-1]["push"]["id"] == "9" and now.meta["status"] == "pending_review"
     with pytest.raises(ValueError):
         store.remote(d.id, "status", {"x": 1}, who="kim", reason="no")
+
+
+def test_a_token_in_agentcli_toml_is_hidden_from_drafts_written_by_any_command(cli, cli_env, drafts_dir,
+                                                                             tmp_path):
+    token = "zd-Fr0mTheF1le-77aa99"
+    (tmp_path / "agentcli.toml").write_text(f'zendesk_token = "{token}"\n')
+    p = cli(["ask", "--provider", "offline", "--ticket", "1042", "--json",
+             f"Customer: my key {token} for GH56JK78MN does not work"], cli_env, cwd=tmp_path)
+    assert p.returncode in (0, 1), p.err
+    files = "".join(f.read_text(errors="replace") for f in drafts_dir.rglob("*") if f.is_file())
+    assert files and token not in files and token not in p.out + p.err

@@ -26,7 +26,14 @@ from rich.text import Text
 
 from ..config import resolve_setting
 from ..drafts.format import Draft, now_iso
-from ..drafts.queue import query, require_folder, resolve_draft_id, reviewer, select
+from ..drafts.queue import (
+    is_pushed,
+    query,
+    require_folder,
+    resolve_draft_id,
+    reviewer,
+    select,
+)
 from ..errors import ConfigError, UsageError
 from ..helpdesk import FORMATS, HELPDESKS
 from ..helpdesk.export import Planned, exported_to, plan
@@ -146,7 +153,7 @@ def push_body(store: Any, name: str, ids: list[str], filters: tuple, *, json_: b
     base, token = _credentials(name)
     wait = resolve_setting("helpdesk_timeout", timeout)
     go, skipped = select_drafts(store, ids, filters, status=None,
-                                done=lambda d: (d.meta.get("push") or {}).get("state") == "done")
+                                done=is_pushed)
     outcomes = [pushing.Outcome(p.draft.id, p.draft.ticket, "skipped", p.skipped or "")
                 for p in skipped]
     who = reviewer()

@@ -166,6 +166,8 @@ class Pusher:
             return Outcome(d.id, None, "skipped", p.skipped or "")
         ticket = p.record["ticket"]
         cur = pushed(d)
+        if cur is None and self.auth_failed:  # nothing claimed, nothing recorded: not tried
+            return Outcome(d.id, ticket, "failed", f"ticket {ticket}: not sent: {self.auth_failed}")
         if cur is None:
             now, ok, key = self._claim(d, ticket, None)
             if ok:
