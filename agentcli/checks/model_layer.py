@@ -100,8 +100,10 @@ wording:
 - draft_exists: the text says a reply was drafted, saved or is ready for review;
 - not_found: the text says an order could not be found.
 A text quoting something (a note on file, the customer's words) in order to state it still \
-claims it. Do not report what is negated, asked, conditional ("once it ships"), or attributed to \
-the customer ("you say it arrived"). Quote the exact words of the claim."""
+claims it. Do not report what is negated ("we cannot offer a refund"), asked, conditional \
+("once it ships"), left to someone else to decide ("whether a refund is possible is for a \
+colleague to decide") or attributed to the customer ("you say it arrived"). Quote the exact \
+words of the claim. No claims at all: call report_claims with an empty list."""
 
 
 @dataclass
