@@ -22,10 +22,10 @@ from typing import Any, Callable, Iterable
 from .checks import model_layer
 from .checks.grounding import NOT_FULLY_CHECKED, Finding, check_ticket
 from .config import Settings, is_default_drafts_dir, sessions_dir
-from .drafts.store import DraftStore
+from .drafts.backends import open_drafts
 from .errors import AgentcliError
 from .events import Checked, DraftSaved, Event, Question, ToolResult
-from .loop import SYSTEM_PROMPT, Conversation, new_session_id
+from .loop import SYSTEM_PROMPT, Conversation, new_session_id, prompt_version
 from .providers import make_provider
 from .sessions.log import SessionLog
 from .sessions.replay import ticket_events
@@ -88,8 +88,13 @@ class App:
         self.store = store
         self.provider = provider
         self.registry = registry
-        self.drafts = DraftStore(settings.drafts_dir,
-                                 create_parents=is_default_drafts_dir(settings.drafts_dir))
+        # the one place the drafts backend is chosen (--drafts-url: the team's queue)
+        self.drafts = open_drafts(url=settings.drafts_url, folder=settings.drafts_dir,
+                                  create_parents=is_default_drafts_dir(settings.drafts_dir))
+        # what the model is told, stamped on every draft (an MCP client's model has its own prompt)
+        system = SYSTEM_PROMPT if getattr(provider, "name", None) != "mcp" else None
+        mode = settings.mode if system is not None else "mcp"
+        self.prompt_version, self.mode = prompt_version(registry, mode, system), mode
         self._open_logs: set[SessionLog] = set()  # closed at the end (ask: one; the REPL: one a ticket)
         # What the checks' model layer spent on a ticket since its last question ended (App.check)
         self._spent: weakref.WeakKeyDictionary[Ticket, Checked] = weakref.WeakKeyDictionary()
@@ -109,7 +114,8 @@ class App:
         return self.store.description
 
     def deps(self) -> ToolDeps:
-        return ToolDeps(self.store, self.drafts, self.provider.model, self.provider.name)
+        return ToolDeps(self.store, self.drafts, self.provider.model, self.provider.name,
+                        self.prompt_version, self.mode)
 
     def conversation(self, customer: str | None = None, ticket: str | None = None, *,
                      resume: bool = False) -> Conversation:
@@ -197,12 +203,18 @@ class App:
         ``session_start`` record."""
         log = SessionLog(sessions_dir(), t.session_id, meta={
             "provider": self.provider.name, "model": self.provider.model,
-            "db": self.db_description, "drafts_dir": os.path.abspath(self.settings.drafts_dir),
+            "db": self.db_description, **self._drafts_meta(),
             "customer": t.customer, "ticket": t.external,
             **({"resumed_from": t.resumed_from} if t.resumed_from else {}),
             **({"continues": t.continues} if t.continues else {}), **(meta or {})})
         self._open_logs.add(log)
         return log
+
+    def _drafts_meta(self) -> dict[str, Any]:
+        """Where this session's drafts go, for its log: the folder, or the queue (no password)."""
+        if self.drafts.kind == "folder":
+            return {"drafts_dir": os.path.abspath(self.settings.drafts_dir)}
+        return {"drafts_url": self.drafts.location}
 
     def close_conversation(self, conv: Conversation) -> None:
         """Close this ticket's session log (a long batch must not hold a descriptor each)."""
@@ -332,3 +344,4 @@ class App:
         self._open_logs.clear()
         await self.provider.aclose()
         await self.store.aclose()
+        self.drafts.close()

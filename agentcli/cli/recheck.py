@@ -93,15 +93,20 @@ class Rechecker:
         return dataclasses.replace(d, meta=meta)
 
 
-def select_fresh(store: Any, q: Any, checker: Rechecker) -> Any:
+def select_fresh(store: Any, q: Any, checker: Rechecker, *, limit: int | None = None,
+                 offset: int = 0) -> Any:
     """``queue.select`` with every draft's findings brought up to date first, so ``--flagged``
     selects by the findings of the text as it is now (a hand edit that adds a refund promise is
     flagged; one that removes it is not)."""
-    sel = select(store, dataclasses.replace(q, flagged=False))
+    if q.flagged and limit is not None:  # flagged by the findings checked now: page after
+        sel = select_fresh(store, q, checker)
+        page = sel.drafts[offset:offset + limit]
+        return Selection(page, sel.damaged, len(sel.drafts) > offset + limit)
+    sel = select(store, dataclasses.replace(q, flagged=False), limit=limit, offset=offset)
     drafts = [checker.fresh(d) for d in sel.drafts]
     if q.flagged:
         drafts = [d for d in drafts if not d.findings_current or d.meta.get("findings")]
-    return Selection(drafts, sel.damaged)
+    return Selection(drafts, sel.damaged, sel.more)
 
 
 def unchecked_note(d: Draft, rechecker: Rechecker | None = None) -> str | None:
