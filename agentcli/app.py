@@ -253,14 +253,22 @@ class App:
         self._spent[t] = report
         return report.findings
 
-    def _model_layer(self) -> tuple[Any, str] | None:
-        """(the provider's forced call, the model) of the checks' model layer, or None: a
+    # ``batch --via batches``: ticket -> (forced call, seconds it may take) standing in for the
+    # provider's own, so the checks' model layer is a request of the ticket's next batch round
+    forced_for: Callable[[Ticket], tuple[Any, float] | None] | None = None
+
+    def _model_layer(self, t: Ticket | None = None) -> tuple[Any, str, float] | None:
+        """(the forced call, the model, its time bound) of the checks' model layer, or None: a
         provider without a model API (offline: the floor alone) or ``check_model = "off"``."""
         forced = getattr(self.provider, "forced_call", None)
+        timeout = float(self.settings.request_timeout)  # a local model can be slow: --request-timeout
         cm = self.settings.check_model
         if not callable(forced) or (isinstance(cm, str) and cm.strip().lower() in CHECK_MODEL_OFF):
             return None
-        return forced, (cm.strip() if isinstance(cm, str) and cm.strip() else self.provider.model)
+        instead = self.forced_for(t) if self.forced_for is not None and t is not None else None
+        if instead is not None:
+            forced, timeout = instead
+        return forced, (cm.strip() if isinstance(cm, str) and cm.strip() else self.provider.model), timeout
 
     async def check_report(self, t: Ticket, answer: str = "") -> Checked:
         """The grounding checks of ticket ``t`` (its answer ``answer``, its live draft, against its
@@ -271,13 +279,13 @@ class App:
         live = t.live
         drafts = [live] if live else []
         layers, reading = ["floor"], None
-        layer = self._model_layer()
+        layer = self._model_layer(t)
         texts = model_layer.texts_of(answer, drafts)
         if layer is not None and texts:
-            forced, model = layer
+            forced, model, timeout = layer
             reading = await model_layer.read(
                 lambda system, user, tool: forced(system, user, tool, model=model), texts, model=model,
-                timeout_s=float(self.settings.request_timeout))  # a local model can be slow: --request-timeout
+                timeout_s=timeout)
             if reading.ran:
                 layers.append("model")
         work = functools.partial(check_ticket, answer=answer, drafts=drafts, tool_results=t.calls,

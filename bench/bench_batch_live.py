@@ -88,7 +88,7 @@ def run_one(rps: float, latency: float, n: int, times: int, home: str) -> dict:
             "lost": n - ok, "requests": lim.admitted, "429s": lim.rejected,
             "share_429": lim.rejected / sent if sent else 0.0, "seconds": dt,
             "ratio": lim.admitted / dt / rps, "net": max(0, lim.admitted - rps) / dt / rps,
-            "start": gate.start_limit, "gate": gate.status()}
+            "start": getattr(gate, "start_limit", None), "gate": gate.status()}
 
 
 def main(argv: list[str] | None = None) -> int:

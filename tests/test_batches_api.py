@@ -56,14 +56,18 @@ def test_batches_give_the_same_records_in_input_order_as_live(cli, anthropic_env
     assert p.returncode == 0, p.err
     assert len(fake_anthropic.requests) == n_live  # no live request: every call went in a batch
     creates = fake_anthropic.batches.creates
-    assert [len(c) for c in creates] == [12, 12]  # round 1: the lookups; round 2: the answers
+    # round 1: the lookups; round 2: the answers; round 3: the grounding checks' model layer
+    # (its forced call a batch request too: none went live)
+    assert [len(c) for c in creates] == [12, 12, 12]
+    assert all(r["params"].get("tool_choice", {}).get("type") == "tool" for r in creates[2])
+    assert fake_anthropic.forced_requests[12:] == []  # the live run's twelve, none after
     a, b = records(live.out), records(p.out)
     assert [r["id"] for r in b] == [f"T-{i}" for i in range(12)]
     assert [stable(r) for r in a] == [stable(r) for r in b]
     for r in b:  # the batch price: half the live estimate of the same tokens
         live_r = next(x for x in a if x["id"] == r["id"])
         assert r["estimated_cost_usd"] == pytest.approx(live_r["estimated_cost_usd"] / 2, abs=1e-6)
-    assert "via batches: 2 rounds, 2 batches, 24 requests" in p.err
+    assert "via batches: 3 rounds, 3 batches, 36 requests" in p.err
     assert not state_path(tmp_path / "b.jsonl").exists()  # all done: nothing left to re-attach to
 
 
@@ -135,7 +139,7 @@ def test_a_batch_past_the_deadline_is_cancelled_and_resume_finishes_it(cli, anth
     p = cli(["batch", str(qs), "--via", "batches", "--resume", "-o", str(out)], anthropic_env)
     assert p.returncode == 0, p.err
     assert [r["status"] for r in records(p.out)] == ["ok"] * 3
-    assert len(fake_anthropic.batches.creates) == 3  # the cancelled one, then two rounds
+    assert len(fake_anthropic.batches.creates) == 4  # the cancelled one, then three rounds
 
 
 def test_live_tail_finishes_the_last_conversations_on_the_live_api(cli, anthropic_env,
@@ -152,8 +156,9 @@ def test_live_tail_finishes_the_last_conversations_on_the_live_api(cli, anthropi
     p = cli(["batch", str(qs), "--via", "batches", "--live-tail", "1", "-o", str(tmp_path / "o.jsonl")],
             anthropic_env)
     assert p.returncode == 0, p.err
-    assert [len(c) for c in fake_anthropic.batches.creates] == [4, 4]
-    assert len(fake_anthropic.requests) == 1  # T-0's last call, live
+    assert [len(c) for c in fake_anthropic.batches.creates] == [4, 4, 4]
+    # T-0's last call (its checks' forced call), live
+    assert len(fake_anthropic.requests) == 0 and len(fake_anthropic.forced_requests) == 1
     assert "1 on the live API" in p.err
     assert [r["status"] for r in records(p.out)] == ["ok"] * 4
 
@@ -238,9 +243,9 @@ def test_sigkill_then_resume_never_pays_twice(cli, anthropic_env, fake_anthropic
     assert p.returncode == 0, p.err
     assert [r["status"] for r in records(p.out)] == ["ok"] * 5
     ids = [r["custom_id"] for c in fake_anthropic.batches.creates for r in c]
-    # each request once: round 1 before the kill, round 2 after it (workflow mode: our code
-    # made the lookups, the model's one call per question is round 1's)
-    rounds = 2 if mode == "agent" else 1
+    # each request once: round 1 before the kill, rounds 2 and 3 (the checks) after it
+    # (workflow mode: our code made the lookups, the model's one call per question is round 1's)
+    rounds = 3 if mode == "agent" else 2
     assert len(ids) == len(set(ids)) == 5 * rounds
     assert len(fake_anthropic.batches.creates) == rounds
     assert "5 from earlier batches" in p.err
@@ -263,13 +268,13 @@ def test_progress_on_a_terminal_fits_and_says_round_in_flight_and_cost(anthropic
     raw_lines = ANSI.sub(b"", t.raw).replace(b"\r", b"\n").split(b"\n")
     assert max(len(x.decode("utf-8", "replace")) for x in raw_lines) <= cols
     shown = t.text()
-    assert "round 2" in shown and "6/6" in shown  # the last state of the progress line
+    assert "round 3" in shown and "6/6" in shown  # the last state of the progress line
     if cols >= 80:
         assert "0 in flight" in shown
     if cols >= 160:
-        assert "12 ended" in shown and "est. $" in shown and "(live $" in shown
+        assert "18 ended" in shown and "est. $" in shown and "(live $" in shown
     summary = " ".join(ln.strip() for ln in shown.splitlines())
-    assert "via batches: 2 rounds" in summary
+    assert "via batches: 3 rounds" in summary
     assert len(records(out.read_text())) == 6
 
 
@@ -330,7 +335,7 @@ def test_sigterm_keeps_the_state_and_resume_goes_on(anthropic_env, fake_anthropi
     fake_anthropic.batch_delay = 0.05
     p = cli(["batch", str(qs), "--via", "batches", "--resume", "-o", str(out)], anthropic_env)
     assert p.returncode == 0, p.err
-    assert len(fake_anthropic.batches.creates) == 2
+    assert len(fake_anthropic.batches.creates) == 3
 
 
 def test_live_tail_answers_are_kept_and_not_paid_twice_on_resume(cli, anthropic_env, fake_anthropic,

@@ -80,6 +80,7 @@ class Screen:
 
 def normalised(screen: str, tmp: Path | None = None) -> str:
     screen = re.sub(r"\(\d+\.\d ms\)", "(N ms)", screen)
+    screen = re.sub(r"tokens, \d+\.\d s\)", "tokens, N s)", screen)  # the checks' model call
     if tmp is not None:  # the drafts folder is shown as it really is: absolute
         screen = screen.replace(f"{tmp}/drafts/", "TMP/drafts/")
     return re.sub(r"d-[0-9a-f]{12}", "d-ID", screen)
@@ -162,7 +163,9 @@ def test_ask_on_a_terminal(anthropic_env, fake_anthropic, tmp_path, cols):
         "",
         "Order GH56JK78MN is waiting for its payment.",
         "",
-        " • draft saved for review"])
+        " • draft saved for review",
+        # the grounding checks' model layer is a model call of its own, shown (issue 23)
+        "✓ checks: floor + model (claude-sonnet-5-5: 0 tokens, N s)"])
     # the path is whole when it fits, else broken after a "/" (never wider than the terminal)
     screen = lookup_block(s.text().replace("/\n    ", "/"), cols)
     assert normalised(screen, tmp_path) == want, normalised(screen, tmp_path)
@@ -176,6 +179,7 @@ def test_ask_on_a_terminal(anthropic_env, fake_anthropic, tmp_path, cols):
 def test_ask_on_a_terminal_shows_every_retry_with_its_reason(anthropic_env, fake_anthropic, tmp_path):
     # (the countdown of a wait of a second or more: tests/test_ratelimit.py, on the renderer)
     fake_anthropic.queue(error(529, "Overloaded", headers={"retry-after-ms": "300"}), text("Done."))
+    anthropic_env = {**anthropic_env, "AGENTCLI_CHECK_MODEL": "off"}  # one model call a question
     s = run_ask(anthropic_env, 120, tmp_path, "--retries", "1", "hello")
     assert s.status == 0
     retry, answer = s.text().split("\n")
@@ -198,7 +202,8 @@ def test_ask_on_a_pipe_is_raw_markdown_byte_for_byte(cli, anthropic_env, fake_an
     assert lines[3] == "model: Found it. Drafting a reply."
     assert lines[4] == "→ draft_reply (order GH56JK78MN)"
     assert lines[5].startswith("✎ draft d-") and lines[6].startswith("  ") and lines[6].endswith(".md")
-    assert lines[7:] == ["  │ " + ln if ln else "  │" for ln in REPLY.split("\n")]
+    assert lines[7:-1] == ["  │ " + ln if ln else "  │" for ln in REPLY.split("\n")]
+    assert lines[-1].startswith("✓ checks: floor + model (claude-sonnet-5-5: ")
 
 
 @pytest.mark.slow
@@ -277,12 +282,20 @@ def test_a_pasted_colour_code_at_the_prompt_keeps_the_question(anthropic_env, fa
     # Issue 24 item 8, in a real pseudo-terminal: the bytes of "Hi \x1b[31mthere" as a terminal
     # without bracketed paste delivers them
     fake_anthropic.queue(text("It is waiting for its payment."))
+    anthropic_env = {**anthropic_env, "AGENTCLI_CHECK_MODEL": "off"}  # one model call a question
     child, s, until = repl(anthropic_env, 100, tmp_path)
     try:
         until("›".encode())
         child.send("Hi \x1b[31mthere, where is GH56JK78MN?\r")
         until(b"It is waiting for its payment.")
-        until("›".encode())
+        until(b"tool calls")  # the answer's summary line; the prompt after it:
+        mark = s.raw.rindex(b"tool calls")
+        deadline = time.monotonic() + GUARD_S
+        while "›".encode() not in s.raw[mark:] and time.monotonic() < deadline:
+            try:
+                s.feed(child.read_nonblocking(65536, timeout=0.2))
+            except pexpect.TIMEOUT:
+                pass
         child.send("\x04")
         child.expect(pexpect.EOF)
         s.feed(child.before or b"")

@@ -24,6 +24,10 @@ and ask again: the next round. Every ending:
 - ``--live-tail N``: once the input is read and N or fewer conversations are open, their next
   calls go to the live API (through the rate-limit gate) instead of another batch.
 
+The grounding checks' model layer (one forced call a question, ``App.check``) is a request of a
+round too (``App.forced_for``): nothing of a question goes to the live API unless the live
+tail sends it there.
+
 The state (:class:`BatchState`, ``OUTPUT.batches.json`` beside ``--output``) holds every
 submitted batch: its id, round, time, and for each ``custom_id`` the question (``id``) and the
 call it answers, with a digest of the request; and the answers of live-tail calls. It is
@@ -272,19 +276,28 @@ class Rounds:
         self.listener: Any = None  # called with this object when something a person sees changed
         self._wake: asyncio.Future | None = None
         self._convs: dict[int, "Responder"] = {}
+        self._tickets: dict[int, "Responder"] = {}
 
     # -- conversations -------------------------------------------------------------
     def attach(self, conv: Any, item: Item) -> None:
         r = Responder(self, conv, id_key(item.id))
         conv.responder = r
         self._convs[id(conv)] = r
+        self._tickets[id(conv.ticket)] = r
         self.open += 1
         self._changed()
 
     def detach(self, conv: Any) -> None:
         if self._convs.pop(id(conv), None) is not None:
+            self._tickets.pop(id(conv.ticket), None)
             self.open -= 1
             self._changed()
+
+    def forced_for(self, ticket: Any) -> tuple[Any, float] | None:
+        """The checks' model layer of ``ticket``'s question (``App.forced_for``): its forced call
+        a request of the next round too, given as long as a batch may take."""
+        r = self._tickets.get(id(ticket))
+        return (r.forced, self.deadline_s + 60.0) if r is not None else None
 
     def price(self, conv: Any, rec: dict[str, Any]) -> None:
         """The record's cost estimate at what its calls cost: batch calls at batch prices."""
@@ -671,6 +684,24 @@ class Responder:
         where, turn = got
         _add_usage(self.usage_live if where == "live" else self.usage_batch, turn.usage)
         yield turn
+
+    async def forced(self, system: str, user: str, tool: dict[str, Any], *,
+                     model: str | None = None) -> Any:
+        """The checks' forced call (``App.check``) as a request of a round: the same numbering
+        as the question's model calls (a replay asks it at the same place)."""
+        provider = self.rounds.provider
+        self.calls += 1
+        params = provider.forced_params(system, user, tool, model=model)
+        got = await self.rounds.ask(self.qkey, self.calls, params)
+        if got is LIVE:
+            self.rounds.stats.live += 1
+            turn = await provider.forced_call(system, user, tool, model=model)
+            _add_usage(self.usage_live, turn.usage)
+            _add_usage(self.rounds.stats.usage_live, turn.usage)
+            return turn
+        where, turn = got
+        _add_usage(self.usage_live if where == "live" else self.usage_batch, turn.usage)
+        return turn
 
 
 def _resolve(fut: asyncio.Future) -> None:

@@ -253,6 +253,7 @@ async def run_batch(settings: Any, *, source: Any, concurrency: int,
                         live_tail=settings.live_tail, prices=settings.prices)
         if progress is not None:
             rounds.listener = progress.rounds
+        app.forced_for = rounds.forced_for  # the checks' model layer in the rounds too
     runner = BatchRunner(app, concurrency=MAX_OPEN if rounds is not None else concurrency,
                          emit=emit, output=rec_file, skip=skip, progress=progress, rounds=rounds)
     try:

@@ -483,16 +483,21 @@ class AnthropicProvider(MessagesHistory):
             self._batches = MessageBatches(self)
         return self._batches
 
+    def forced_params(self, system: str, user: str, tool: dict[str, Any], *,
+                      model: str | None = None) -> dict[str, Any]:
+        """The request body of :meth:`forced_call` (a Message Batches request's ``params``)."""
+        return {"model": model or self.model, "max_tokens": self.model_settings.max_tokens,
+                "system": [{"type": "text", "text": system}],
+                "tools": [{"name": tool["name"], "description": tool.get("description", ""),
+                           "input_schema": tool["input_schema"], "strict": True}],
+                "tool_choice": {"type": "tool", "name": tool["name"]},
+                "messages": [{"role": "user", "content": user}]}
+
     async def forced_call(self, system: str, user: str, tool: dict[str, Any], *,
                           model: str | None = None) -> ModelTurn:
         """One non-streamed request whose answer must call ``tool`` (``tool_choice`` forced,
         the tool strict): the grounding checks' model layer."""
-        params = {"model": model or self.model, "max_tokens": self.model_settings.max_tokens,
-                  "system": [{"type": "text", "text": system}],
-                  "tools": [{"name": tool["name"], "description": tool.get("description", ""),
-                             "input_schema": tool["input_schema"], "strict": True}],
-                  "tool_choice": {"type": "tool", "name": tool["name"]},
-                  "messages": [{"role": "user", "content": user}]}
+        params = self.forced_params(system, user, tool, model=model)
         budget = OutputBudget(self.model_settings.max_tokens)
         try:
             msg = await self.client.messages.create(**params)

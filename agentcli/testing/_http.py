@@ -190,9 +190,11 @@ class FakeServer:
         """A reply calling tool ``name`` with ``arguments`` (no usage)."""
         raise NotImplementedError
 
-    def _answer_forced(self, body: dict[str, Any], name: str) -> Any:
+    def _answer_forced(self, body: dict[str, Any], name: str, record: bool = True) -> Any:
+        """The reply to a forced-tool request (``record=False``: a Message Batches request,
+        kept in the batch's own record instead of ``forced_requests``)."""
         with self._lock:
-            if self.record:
+            if self.record and record:
                 self.forced_requests.append(body)
             reply = self._forced.popleft() if self._forced else None
         if reply is None and self.forced_handler is not None:

@@ -120,7 +120,9 @@ class FakeBatches:
         with s._lock:
             s._served += 1
             n = s._served
-        reply = s._reply_for(params, n)
+        forced = s._forced_tool(params)  # the checks' forced call: answered apart, as live
+        reply = (s._answer_forced(params, forced, record=False) if forced is not None
+                 else s._reply_for(params, n))
         kind = getattr(reply, "batch_result", None)
         if kind in ("expired", "canceled"):
             return {"type": kind}
