@@ -41,15 +41,6 @@ def scripted(fake) -> None:
         text(ANSWER))
 
 
-@pytest.fixture(autouse=True)
-def _floor_only(request):
-    """These screens are the conversation's own: the grounding checks' model layer (one more
-    request, one more trace line) is off here; tests/test_grounding_model.py shows its line."""
-    for name in ("anthropic_env", "openai_env"):
-        if name in request.fixturenames:
-            request.getfixturevalue(name)["AGENTCLI_CHECK_MODEL"] = "off"
-
-
 def spawn(args, env, cols, cwd, rows=60, extra_env=None):
     env = {**env, "TERM": "xterm-256color", "PROMPT_TOOLKIT_NO_CPR": "1", "COLUMNS": str(cols),
            "LINES": str(rows), "AGENTCLI_DRAFTS_DIR": "drafts"}
