@@ -171,3 +171,10 @@ def test_a_spent_budget_is_not_fully_checked_never_ok():
     found = check_ticket(answer="Your order GH56JK78MN is waiting for payment.", drafts=[{"id": DID, "text": "Hello."}],
                          tool_results=[lookup("GH")], questions=["GH56JK78MN?"], budget_s=1e-9)
     assert {(f.kind, f.severity) for f in found} == {("not_fully_checked", "warning")}
+
+
+def test_a_text_that_nfkc_lengthens_is_bounded():
+    s = "\ufdfa" * 30_000  # one character, eighteen letters once folded
+    assert len(fold(s, limit=20_001)) == 20_001
+    found = check_ticket(answer=s, drafts=[], tool_results=[lookup("GH")], questions=["GH56JK78MN?"])
+    assert [f.kind for f in found] == ["not_fully_checked"]

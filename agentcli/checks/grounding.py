@@ -250,7 +250,7 @@ class _Run:
     def text(self, where: str, label: str, orig: str, is_answer: bool, model: list[Claim] | None,
              deadline: float | None) -> bool:
         """Check one text; False when it was not read whole (length or deadline)."""
-        text = fold(orig[:2 * MAX_TEXT])  # folding only shortens; what is past it is not read anyway
+        text = fold(orig, limit=MAX_TEXT + 1)  # what is past MAX_TEXT is not read anyway
         known = Known(item_labels=self.labels, quote_keys=self.quote_keys, deadline=deadline)
         claims, complete = extract(text, known)
         complete = complete and len(orig) <= MAX_TEXT

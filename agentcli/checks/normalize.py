@@ -76,21 +76,26 @@ def _latin_word(m: re.Match) -> str:
     return folded if any("a" <= c <= "z" or "A" <= c <= "Z" for c in w) else w
 
 
-def fold(text: str) -> str:
+def fold(text: str, limit: int | None = None) -> str:
     """``text`` as a reader sees it (see the module docstring); not case-folded (codes and SKUs
-    are told by their capitals), but every pattern of the floor ignores case."""
+    are told by their capitals), but every pattern of the floor ignores case. ``limit``: at most
+    that many characters are kept (NFKC can lengthen a text: one ligature is up to 18 letters)."""
     if not isinstance(text, str) or not text:
         return ""
+    if limit is not None:
+        text = text[:2 * limit]
     if "\x1b" in text or "\x9b" in text:
         text = _ANSI_RE.sub("", text)
     if text.isascii():
-        return text
+        return text[:limit] if limit is not None else text
     text = unicodedata.normalize("NFKC", _drop(text))
+    if limit is not None:
+        text = text[:2 * limit]
     text = _drop(text)  # NFKC can make new ones (none today; cheap)
     text = text.translate(_PUNCT)
     if any(c in CONFUSABLES for c in map(ord, text)):
         text = _WORD_RE.sub(_latin_word, text)
-    return text
+    return text[:limit] if limit is not None else text
 
 
 def key(text: str) -> str:

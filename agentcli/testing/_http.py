@@ -398,12 +398,8 @@ class FakeServer:
             self._send_json(h, 400, self._error_body(400, f"fake: bad JSON body: {e}"), {})
             return
 
-        limit_headers: dict[str, str] = {}
-        if self.limits is not None:
-            ok, limit_headers = self.limits.check(len(raw), "openai" if "OpenAI" in self.name else "anthropic")
-            if not ok:
-                self._send_json(h, 429, self._error_body(429, "fake: rate limit exceeded"), limit_headers)
-                return
+        # A forced-tool request (the checks' model layer) is answered before ``limits``: their
+        # counts (quota, admitted, rejected) stay those of the conversation's own requests.
         forced = self._forced_tool(body)
         if forced is not None:
             reply = self._answer_forced(body, forced)
@@ -413,6 +409,12 @@ class FakeServer:
             else:
                 self._respond(h, body, reply)
             return
+        limit_headers: dict[str, str] = {}
+        if self.limits is not None:
+            ok, limit_headers = self.limits.check(len(raw), "openai" if "OpenAI" in self.name else "anthropic")
+            if not ok:
+                self._send_json(h, 429, self._error_body(429, "fake: rate limit exceeded"), limit_headers)
+                return
         with self._lock:
             if self.record:
                 self.requests.append(body)
