@@ -592,3 +592,24 @@ def test_an_unreachable_queue_is_one_line_exit_3_without_the_password(cli, cli_e
         assert p.returncode == 3, (argv, p.err)
         assert len(p.err.strip().splitlines()) == 1 and "pw-secret-123" not in p.err + p.out
         assert "drafts queue" in p.err
+
+
+def test_a_lost_connection_is_one_clear_failure_then_the_store_reconnects(queue_url):
+    import psycopg
+
+    from agentcli.drafts.base import SaveFailed
+
+    s = open_drafts(url=queue_url, folder=None)
+    try:
+        d, _ = s.save(text="Before the server dropped us.", ticket="T-1")
+        with psycopg.connect(queue_url, autocommit=True) as admin:
+            admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                          "WHERE application_name = 'agentcli-drafts' AND pid <> pg_backend_pid()")
+        with pytest.raises(SaveFailed) as e:
+            s.save(text="During.", ticket="T-2")
+        assert "drafts queue" in str(e.value) and "pw-" not in str(e.value)
+        assert s.get(d.id).text == "Before the server dropped us."  # a new connection
+        again, created = s.save(text="During.", ticket="T-2")  # nothing half-saved before
+        assert created
+    finally:
+        s.close()
