@@ -15,6 +15,7 @@ import asyncio
 import dataclasses
 import functools
 import os
+import threading
 import weakref
 from typing import Any, Callable, Iterable
 
@@ -54,6 +55,31 @@ def _ticket_event(d: dict[str, Any], sid: str) -> Event | None:
         code = d.get("order_code")
         return DraftSaved(d["id"], d["path"], code if isinstance(code, str) else None, False)
     return None
+
+
+def _in_daemon_thread(fn: Callable[[], Any]) -> "asyncio.Future[Any]":
+    """``fn()`` in a daemon thread of its own, as a future of the running loop: the loop goes on
+    meanwhile, and the process never waits for the thread at exit (a signal is acted on at once;
+    the checks bound their own time anyway)."""
+    loop = asyncio.get_running_loop()
+    fut: asyncio.Future[Any] = loop.create_future()
+
+    def settle(ok: bool, value: Any) -> None:
+        if not fut.done():
+            fut.set_result(value) if ok else fut.set_exception(value)
+
+    def work() -> None:
+        try:
+            value, ok = fn(), True
+        except BaseException as e:  # noqa: BLE001 - handed to the awaiting task, raised there
+            value, ok = e, False
+        try:
+            loop.call_soon_threadsafe(settle, ok, value)
+        except RuntimeError:
+            pass  # the loop closed meanwhile: nobody waits for the result any more
+
+    threading.Thread(target=work, name="agentcli-checks", daemon=True).start()
+    return fut
 
 
 class App:
@@ -251,14 +277,14 @@ class App:
             forced, model = layer
             reading = await model_layer.read(
                 lambda system, user, tool: forced(system, user, tool, model=model), texts, model=model,
-                timeout_s=min(model_layer.TIMEOUT_S, float(self.settings.request_timeout)))
+                timeout_s=float(self.settings.request_timeout))  # a local model can be slow: --request-timeout
             if reading.ran:
                 layers.append("model")
         work = functools.partial(check_ticket, answer=answer, drafts=drafts, tool_results=t.calls,
                                  questions=t.questions, budget_s=CHECK_BUDGET_S,
                                  model_claims=reading.claims if reading is not None and reading.ran else None)
         try:  # off the event loop: a signal, a batch's other tickets and a stream go on meanwhile
-            found = await asyncio.wait_for(asyncio.to_thread(work), CHECK_BUDGET_S + 2.0)
+            found = await asyncio.wait_for(_in_daemon_thread(work), CHECK_BUDGET_S + 2.0)
         except asyncio.TimeoutError:
             found = [Finding(NOT_FULLY_CHECKED, "warning", f"the checks did not finish within "
                              f"{CHECK_BUDGET_S:g} s: a person must read the answer and the draft",

@@ -269,6 +269,8 @@ DRAFTS = "drafts"  # drafts list / show / edit / approve / reject, review
 ORDERS = "orders"  # orders show
 LOG = "log"        # log list / show
 MCP = "mcp"        # mcp
+BATCH = "batch"    # batch (its own options beside the model's)
+VIAS = ("live", "batches")  # batch --via
 HELPDESK = "helpdesk"  # drafts export / push
 HELPDESK_NAMES = (("zendesk", "Zendesk", "https://SUBDOMAIN.zendesk.com"),
                   ("front", "Front", "https://api2.frontapp.com"),
@@ -397,6 +399,19 @@ SETTINGS: tuple[Setting, ...] = (
             commands=_MODEL_ETC, toml=False),
     Setting("stream", SWITCH, "wait for whole responses instead of streaming", default=True,
             flags=("--no-stream",), commands=_MODEL_ETC, toml=False),
+    Setting("via", CHOICE, "live (requests as they go, at the rate limit) or batches (the "
+            "Anthropic Message Batches API: each round of the tool loop one batch, at half price; "
+            "--resume re-attaches to batches already submitted)", default="live", choices=VIAS,
+            flags=("--via",), commands=frozenset({BATCH}), env="AGENTCLI_VIA", metavar="HOW"),
+    Setting("batch_deadline", DURATION, "--via batches: a batch still processing after this "
+            "long is cancelled and its questions reported not finished (exit 4; --resume goes "
+            "on)", default=timedelta(hours=24), default_help="24h",
+            flags=("--batch-deadline",),
+            commands=frozenset({BATCH}), env="AGENTCLI_BATCH_DEADLINE", metavar="DURATION"),
+    Setting("live_tail", INT, "--via batches: when this many conversations or fewer are left "
+            "open, they finish on the live API instead of waiting for another batch", default=0,
+            minimum=0, flags=("--live-tail",), commands=frozenset({BATCH}),
+            env="AGENTCLI_LIVE_TAIL", metavar="N"),
     Setting("repair", SWITCH, "do not send error-level grounding findings back to the model "
             "for one correction", default=True, flags=("--no-repair",), commands=_MODEL_ETC,
             toml=False),

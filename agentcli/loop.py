@@ -1,5 +1,8 @@
 """The hand-written tool-use loop. It never prints: it yields events (``agentcli.events``).
 
+The model calls are the provider's (``respond``), or a ``responder``'s that stands in for it
+(the Message Batches rounds of ``batch --via batches``): everything else is the same code.
+
 One ``Conversation`` is one ticket: its history carries every question, every assistant message
 exactly as received and every tool result. ``ask(question)`` runs one question:
 
@@ -307,6 +310,10 @@ class Conversation:
         # Results of the current turn's calls that have finished (kept if the turn is cancelled).
         self._finished: dict[str, tuple[Any, bool]] = {}
         self.log: Any = None  # the ticket's session log (``App.log_for``)
+        # Who answers the model calls: None, the provider (live); or an object with the
+        # provider's ``respond`` (``batch.batches``: each call a request of a Message Batch,
+        # its result fed back as the ModelTurn), so the rest of the loop is the same code.
+        self.responder: Any = None
         # The grounding checks over the ticket (``App.check``): the loop asks them when the
         # model ends its turn, and with ``repair`` sends error-level findings back to it once.
         self.checker = checker
@@ -376,7 +383,8 @@ class Conversation:
                     try:
                         # aclosing: a cancelled turn closes the HTTP stream now, not at GC.
                         async with contextlib.aclosing(
-                                self.provider.respond(self.history, stream=self.stream)) as stream:
+                                (self.responder or self.provider).respond(
+                                    self.history, stream=self.stream)) as stream:
                             async for item in stream:
                                 if isinstance(item, TextDelta):
                                     yield item

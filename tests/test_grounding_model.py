@@ -111,7 +111,7 @@ def test_openai_model_layer(cli, openai_env, fake_openai):
     assert (r["status"], r["stop_reason"]) == ("incomplete", "grounding"), p.err
     assert r["checks_run"]["layers"] == ["floor", "model"] and r["checks_run"]["model"] == "fake-model"
     [req] = fake_openai.forced_requests
-    assert req["tool_choice"] == {"type": "function", "function": {"name": TOOL_NAME}}
+    assert req["tool_choice"] == "required" and [t["function"]["name"] for t in req["tools"]] == [TOOL_NAME]
     assert req["tools"][0]["function"]["strict"] is True and "stream" not in req
 
 

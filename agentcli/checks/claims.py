@@ -30,12 +30,12 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Iterable
 
 from ..redact import one_line as safe_line
 from ..vocab import find_codes, parse_date
-from .normalize import fold, key
+from .normalize import key
 
 MAX_TEXT = 20_000     # characters of one text that are read
 MAX_PIECE = 400       # characters of one sentence piece
@@ -74,8 +74,41 @@ def clip_text(v: Any) -> str:
     return v[:MAX_TEXT] if isinstance(v, str) else ""
 
 
-def _rx(p: str) -> re.Pattern:  # "'" also matches a typographic apostrophe (before folding)
-    return re.compile(p.replace("'", "['\u2019]"), re.I)
+class _Lazy:
+    """A pattern compiled on its first use: ``ask`` pays for the patterns a text needs (the cues
+    before each group skip most), in the checks' worker thread, not for all of them at import."""
+
+    __slots__ = ("_args", "_rx")
+
+    def __init__(self, pattern: str, flags: int = 0) -> None:
+        self._args, self._rx = (pattern, flags), None
+
+    def get(self) -> re.Pattern:
+        rx = self._rx
+        if rx is None:  # two threads may both compile it: the same pattern either way
+            rx = self._rx = re.compile(*self._args)
+        return rx
+
+    def search(self, *a: Any) -> re.Match | None:
+        return self.get().search(*a)
+
+    def match(self, *a: Any) -> re.Match | None:
+        return self.get().match(*a)
+
+    def finditer(self, *a: Any) -> Iterable[re.Match]:
+        return self.get().finditer(*a)
+
+    @property
+    def groupindex(self) -> Any:
+        return self.get().groupindex
+
+
+def _lazy(p: str, flags: int = 0) -> Any:
+    return _Lazy(p, flags)
+
+
+def _rx(p: str) -> Any:  # the text is folded: a typographic apostrophe is "'" already
+    return _Lazy(p, re.I)
 
 
 def codes_in(text: str) -> list[tuple[int, str, str]]:
@@ -84,11 +117,11 @@ def codes_in(text: str) -> list[tuple[int, str, str]]:
 
 
 # ----------------------------------------------------------------------------- sentences
-_SPLIT_RE = re.compile(r"[.!?]+(?=[\s\"')\]]|$)|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
-_ABBR_RE = re.compile(r"\b(?:e\.g|i\.e|etc|approx|vs|no|nr|dr|mr|mrs|ms|st|jan|feb|mar|apr|jun|jul|aug|"
+_SPLIT_RE = _lazy(r"[.!?]+(?=[\s\"')\]]|$)|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
+_ABBR_RE = _lazy(r"\b(?:e\.g|i\.e|etc|approx|vs|no|nr|dr|mr|mrs|ms|st|jan|feb|mar|apr|jun|jul|aug|"
                       r"sep|sept|oct|nov|dec|z\.b|bzw|ca|usw|d\.h|u\.a)$", re.I)
-_DAY_RE = re.compile(r"(?<![\d.,/-])\d{1,2}$")
-_CLAUSE_RE = re.compile(r"[,;:()]|\s-\s|\b(?:but|however|although|though|whereas|while|aber|jedoch|doch|"
+_DAY_RE = _lazy(r"(?<![\d.,/-])\d{1,2}$")
+_CLAUSE_RE = _lazy(r"[,;:()]|\s-\s|\b(?:but|however|although|though|whereas|while|aber|jedoch|doch|"
                         r"obwohl|allerdings)\b", re.I)
 
 
@@ -190,11 +223,9 @@ _STATUS_WORDS = {
                r"in\s+transit|on\s+(?:its|the)\s+way|out\s+for\s+delivery",
     "delivered": r"delivered|arrived", "cancelled": r"cancell?ed|voided",
     "refunded": r"refunded",
-    "paid": r"(?:fully\s+)?paid(?!\s+by\s+you)|(?:confirmed|matched|cleared|received|processed)(?=\s|$|[.,;!])",
 }
 _SUBJECT = r"(?:order|it|parcel|package|shipment|purchase|delivery|item|items|payment|bestellung|paket|sendung|zahlung)"
-_STATUS_RES: list[tuple[str, re.Pattern]] = [(st, _rx(rf"\b{_AUX}(?:{w})\b")) for st, w in _STATUS_WORDS.items()
-                                             if st != "paid"]
+_STATUS_RES: list[tuple[str, Any]] = [(st, _rx(rf"\b{_AUX}(?:{w})\b")) for st, w in _STATUS_WORDS.items()]
 _STATUS_RES += [
     ("paid", _rx(rf"\b(?:payment|it|order)(?:\s+(?:for|on|of)\s+(?:order\s+|your\s+order\s+)?[\w-]{{10,12}})?\s+{_AUX}"
                  r"(?:(?:fully\s+)?paid|confirmed|completed|matched|cleared|received|"
@@ -317,7 +348,7 @@ _MONTHS = {"january": 1, "jan": 1, "february": 2, "feb": 2, "march": 3, "mar": 3
            "januar": 1, "jänner": 1, "jaenner": 1, "februar": 2, "märz": 3, "maerz": 3, "mai": 5, "juni": 6,
            "juli": 7, "oktober": 10, "okt": 10, "dezember": 12, "dez": 12}
 _MON = "|".join(sorted(_MONTHS, key=len, reverse=True))
-_MONTH_NEXT_RE = re.compile(rf"\s{{1,3}}(?:{_MON})\b", re.I)
+_MONTH_NEXT_RE = _lazy(rf"\s{{1,3}}(?:{_MON})\b", re.I)
 _UNITS = ["", "first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth"]
 ORDINALS = {w: i for i, w in enumerate(_UNITS) if w}
 ORDINALS.update({"tenth": 10, "eleventh": 11, "twelfth": 12, "thirteenth": 13, "fourteenth": 14, "fifteenth": 15,
@@ -326,22 +357,29 @@ ORDINALS.update({"tenth": 10, "eleventh": 11, "twelfth": 12, "thirteenth": 13, "
 for _tens, _n in (("twenty", 20), ("thirty", 30)):
     for _i, _u in enumerate(_UNITS[1:], 1):
         if _n + _i <= 31:
-            for _sep in ("-", " ", ""):
-                ORDINALS[f"{_tens}{_sep}{_u}"] = _n + _i
-_ORD = "|".join(sorted((re.escape(w) for w in ORDINALS), key=len, reverse=True))
+            ORDINALS[f"{_tens}-{_u}"] = _n + _i
+_ORD = (r"(?:twenty|thirty)[-\s]?(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth)|tenth|eleventh|"
+        r"twelfth|thirteenth|fourteenth|fifteenth|sixteenth|seventeenth|eighteenth|nineteenth|twentieth|"
+        r"thirtieth|first|second|third|fourth|fifth|sixth|seventh|eighth|ninth")
+
+
+def _ordinal(w: str) -> int | None:
+    w = re.sub(r"^(twenty|thirty)[-\s]?", r"\1-", w.lower())
+    n = ORDINALS.get(w)
+    return n if n is not None and n <= 31 else None
 _Y = r"(?:,?\s{1,3}(?:of\s+)?(\d{4}))?"
 _DATE_RES = (
-    ("ymd", re.compile(r"(?<![\d.-])(\d{4})\s?([-/.])\s?(\d{1,2})\2(\d{1,2})(?![\d])")),
-    ("md", re.compile(rf"\b({_MON})\.?\s{{1,3}}(?:the\s+)?(\d{{1,2}})(?:st|nd|rd|th)?\b{_Y}", re.I)),
-    ("dm", re.compile(rf"(?<![\d.,])(\d{{1,2}})(?:st|nd|rd|th)?\.?\s{{1,3}}(?:of\s{{1,3}})?({_MON})\b\.?{_Y}", re.I)),
-    ("wdm", re.compile(rf"\b(?:the\s+)?({_ORD})\s{{1,3}}(?:of\s{{1,3}})?({_MON})\b{_Y}", re.I)),
-    ("mwd", re.compile(rf"\b({_MON})\s{{1,3}}(?:the\s+)?({_ORD})\b{_Y}", re.I)),
-    ("num", re.compile(r"(?<![\d./-])(\d{1,2})([./-])(\d{1,2})\2(\d{4})(?![\d])")),
-    ("dmy2", re.compile(r"\b(?:am|bis|zum|vom|ab|den)\s(\d{1,2})\.(\d{1,2})\.(?!\d)", re.I)),  # "am 24.12."
+    ("ymd", _lazy(r"(?<![\d.-])(\d{4})\s?([-/.])\s?(\d{1,2})\2(\d{1,2})(?![\d])")),
+    ("md", _lazy(rf"\b({_MON})\.?\s{{1,3}}(?:the\s+)?(\d{{1,2}})(?:st|nd|rd|th)?\b{_Y}", re.I)),
+    ("dm", _lazy(rf"(?<![\d.,])(\d{{1,2}})(?:st|nd|rd|th)?\.?\s{{1,3}}(?:of\s{{1,3}})?({_MON})\b\.?{_Y}", re.I)),
+    ("wdm", _lazy(rf"\b(?:the\s+)?({_ORD})\s{{1,3}}(?:of\s{{1,3}})?({_MON})\b{_Y}", re.I)),
+    ("mwd", _lazy(rf"\b({_MON})\s{{1,3}}(?:the\s+)?({_ORD})\b{_Y}", re.I)),
+    ("num", _lazy(r"(?<![\d./-])(\d{1,2})([./-])(\d{1,2})\2(\d{4})(?![\d])")),
+    ("dmy2", _lazy(r"\b(?:am|bis|zum|vom|ab|den)\s(\d{1,2})\.(\d{1,2})\.(?!\d)", re.I)),  # "am 24.12."
 )
 
 
-_DATE_CUE = re.compile(rf"\d|\b(?:{_MON})\b", re.I)
+_DATE_CUE = _lazy(rf"\d|\b(?:{_MON})\b", re.I)
 
 
 def find_dates(text: str) -> list[tuple[int, int, frozenset]]:
@@ -362,9 +400,9 @@ def find_dates(text: str) -> list[tuple[int, int, frozenset]]:
             elif kind == "dm":
                 cands = {(int(g[2]) if g[2] else None, _MONTHS[g[1].lower()], int(g[0]))}
             elif kind == "wdm":
-                cands = {(int(g[2]) if g[2] else None, _MONTHS[g[1].lower()], ORDINALS[g[0].lower()])}
+                cands = {(int(g[2]) if g[2] else None, _MONTHS[g[1].lower()], _ordinal(g[0]) or 0)}
             elif kind == "mwd":
-                cands = {(int(g[2]) if g[2] else None, _MONTHS[g[0].lower()], ORDINALS[g[1].lower()])}
+                cands = {(int(g[2]) if g[2] else None, _MONTHS[g[0].lower()], _ordinal(g[1]) or 0)}
             elif kind == "num":
                 a, b, y = int(g[0]), int(g[2]), int(g[3])
                 cands = {(y, b, a)} if g[1] == "." else {(y, b, a), (y, a, b)}
@@ -417,7 +455,7 @@ FRAME_RE = _rx(rf"\bwithin\s{{1,3}}(?:the\s+next\s+)?(?:{_NUMW})(?:\s?(?:-|to)\s
 
 
 # ----------------------------------------------------------------------------- items, prices
-SKU_RE = re.compile(r"(?<![\w-])[A-Z]{2,6}-[A-Z0-9]{1,8}(?![\w-])")
+SKU_RE = _lazy(r"(?<![\w-])[A-Z]{2,6}-[A-Z0-9]{1,8}(?![\w-])")
 ITEM_CTX_RE = _rx(r"\b(?:skus?|items?|contains?|includes?|included|consists?|quantity|qty|ordered|artikel|enthält|"
                   r"umfasst|positionen?)\b|\u00d7")
 WORDNUM = {w: i for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve thirteen "
@@ -430,12 +468,12 @@ _QTY = "|".join(sorted((re.escape(w).replace(r"\ ", r"\s+") for w in WORDNUM), k
 QTY_BEFORE_RE = _rx(rf"(?<![\w.:/-])(\d{{1,4}}|{_QTY})\s{{0,2}}(?:\u00d7|x|\*)?\s{{0,2}}(?:(?:copies|units|pieces|stück|"
                     r"exemplare?)\s+(?:of\s+)?)?(?:the\s+|der\s+|des\s+)?(?:\w{1,12}\s+)?$")
 # a product named as in the order: "includes a PhotoFlux Team license" (capitalised words before a product noun)
-PRODUCT_RE = re.compile(
+PRODUCT_RE = _lazy(
     r"\b(?:[Cc]ontains?|[Ii]ncludes?|[Oo]rdered|[Bb]ought|[Pp]urchased|[Ee]nthält|[Bb]estellt|[Uu]mfasst|"
     r"(?:[Yy]our|[Ii]hre?)\s+(?:order|purchase|Bestellung)\s+(?:of|for|über))\s+(?:a|an|the|one|1|your|ein|eine|einen|"
     r"Ihre?n?)?\s{0,2}((?:[A-Z][\w-]{1,30}\s){1,4}(?:[Ll]icen[cs]e|[Bb]undle|[Ee]dition|[Ss]eats?|[Ss]ubscription|"
     r"[Pp]lan|[Ll]izenz|[Pp]aket|[Aa]bo)s?)\b")
-_MONEY_RE = re.compile(
+MONEY_RE = _lazy(
     r"(?:(?P<cur1>[€$£]|eur|usd|gbp)\s?(?P<a1>\d{1,6}(?:[.,]\d{3})*(?:[.,]\d{1,2})?)(?![\d])|"
     r"(?<![\w.,])(?P<a2>\d{1,6}(?:[.,]\d{3})*(?:[.,]\d{1,2})?)\s?(?P<cur2>[€$£]|eur\b|euros?\b|usd\b|dollars?\b|"
     r"gbp\b|pounds?\b|cents?\b))", re.I)
@@ -539,7 +577,7 @@ def _promise_claims(sent: str) -> Iterable[tuple[int, str]]:
 
 
 # ----------------------------------------------------------------------------- drafts
-DRAFT_ID_RE = re.compile(r"(?<![\w-])d-[0-9a-f]{4,12}(?![\w-])", re.I)
+DRAFT_ID_RE = _lazy(r"(?<![\w-])d-[0-9a-f]{4,12}(?![\w-])", re.I)
 DRAFT_CLAIM_RE = _rx(
     r"\b(?:saved|stored|created|wrote|written|prepared|drafted|composed|put\s+together|queued|left|added)\b"
     r"[^.!?\n]{0,40}?\b(?:draft|reply|response|answer|e-?mail|message)\b|"
@@ -572,14 +610,14 @@ def _draft_claims(sent: str) -> Iterable[tuple[int, str]]:
 @dataclass
 class Known:
     """What the floor needs to know of the ticket to read a text: the line items' names (for
-    counts), the codes its questions and lookups name (a lower-case code is read as a code
-    only when known... or shaped like one), and the spans copied from tools or questions."""
+    counts), the ``key``-s of its tool strings and questions (text copied from them is marked
+    ``quoted``), and the deadline (``time.monotonic()``) past which it stops reading."""
     item_labels: tuple[str, ...] = ()
     quote_keys: tuple[str, ...] = ()   # key() of the tool strings and questions
     deadline: float | None = None
 
 
-_QUOTED_RE = re.compile(r'"([^"\n]{8,2000})"')
+_QUOTED_RE = _lazy(r'"([^"\n]{8,2000})"')
 
 
 def quoted_spans(text: str, known: Known) -> list[tuple[int, int]]:
@@ -672,7 +710,7 @@ def extract(text: str, known: Known) -> tuple[list[Claim], bool]:
                         add("quantity", hit.start(), n, what=label)
         for m in PRODUCT_RE.finditer(sent):
             add("product", m.start(1), " ".join(m.group(1).split()))
-        for m in _MONEY_RE.finditer(sent):
+        for m in MONEY_RE.finditer(sent):
             cents = money_cents(m.group("a1") or m.group("a2"), m.group("cur1") or m.group("cur2"))
             if cents is not None:
                 add("price", m.start(), cents)
@@ -695,13 +733,6 @@ def _label_re(label: str) -> re.Pattern:
             _LABEL_CACHE[label] = rx
     return rx
 
-
-def relabel(claims: list[Claim], **kw: Any) -> list[Claim]:
-    return [replace(c, **kw) for c in claims]
-
-
-__all__ = ["Claim", "Known", "extract", "fold", "key", "codes_in", "find_dates", "iso_date", "date_in", "one_line",
-           "clip_text", "sentences", "relabel", "FORMAT_EXAMPLES", "MAX_TEXT", "COMPAT"]
 
 COMPAT = {"pending_payment": {"pending_payment"}, "paid": {"paid", "license_issued", "shipped", "delivered", "refunded"},
           "license_issued": {"license_issued", "shipped", "delivered"}, "shipped": {"shipped", "delivered", "refunded"},

@@ -65,12 +65,12 @@ from typing import Any, Iterable
 from ..vocab import ANSWERED as OK_OUTCOMES
 from ..vocab import OUR_SIDE, Outcome, records
 from .claims import (
-    _MONEY_RE,
     COMPAT,
     FORMAT_EXAMPLES,
     FRAME_RE,
     FUTURE_RE,
     MAX_TEXT,
+    MONEY_RE,
     Claim,
     Known,
     clip_text,
@@ -225,7 +225,7 @@ class _Run:
             if total:
                 out.add(total)
         for s in self.t.strings:
-            for m in _MONEY_RE.finditer(s):
+            for m in MONEY_RE.finditer(s):
                 c = money_cents(m.group("a1") or m.group("a2"), m.group("cur1") or m.group("cur2"))
                 if c is not None:
                     out.add(c)

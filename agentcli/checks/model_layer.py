@@ -38,7 +38,7 @@ KINDS = ("status", "date", "license", "item", "quantity", "price", "promise", "o
 STATUSES = ("pending_payment", "paid", "license_issued", "shipped", "delivered", "cancelled", "refunded")
 DATE_OF = ("placed", "ship", "delivery", "refund")
 MAX_MODEL_CLAIMS = 200
-TIMEOUT_S = 60.0  # the model layer's request, at most (the provider's own timeout is per read)
+TIMEOUT_S = 120.0  # the model layer's request, at most, by default (App passes --request-timeout)
 
 _NULLABLE_STR = {"type": ["string", "null"]}
 SCHEMA: dict[str, Any] = {

@@ -265,7 +265,7 @@ def apply_findings(d: Draft, clean: list[Any], text: str) -> bool | None:
 ANY = object()  # remote(): no compare-and-set
 
 
-def apply_remote(d: Draft, field: str, value: dict[str, Any] | None, who: str, reason: str,
+def apply_remote(d: Draft, field: str, value: dict[str, Any] | None, *, who: str, reason: str,
                  expect: Any = ANY) -> bool:
     """What the helpdesk side did with ``d`` (``helpdesk.push`` / ``export``): ``value``
     becomes ``meta[field]`` ("push" or "exported"; None removes it) and ``reason`` a history
@@ -273,12 +273,15 @@ def apply_remote(d: Draft, field: str, value: dict[str, Any] | None, who: str, r
     key, or None for "no record") the change is made only while ``meta[field]`` is a record with
     that ``"key"`` (or absent, for None); False: nothing changed. This is how a push is claimed
     once (pending, with its key), taken over after a crash, and closed (done, or removed after
-    a failure), whatever teammates do at the same time."""
+    a failure), whatever teammates do at the same time. "exported" is one record per format:
+    ``value`` is merged into the record there."""
     current = d.meta.get(field)
     if expect is not ANY:
         have = current.get("key") if isinstance(current, dict) else None
         if have != expect or (expect is None and current is not None):
             return False
+    if field == "exported" and value is not None and isinstance(current, dict):
+        value = {**current, **value}  # one record per format: merged here, under the lock
     _reopen(d)
     if value is None:
         d.meta.pop(field, None)

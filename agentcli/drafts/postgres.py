@@ -712,7 +712,7 @@ class PgDraftStore:
             raise ValueError(f"not a remote field: {field!r}")
         value = redact_obj(bounded(value)) if value is not None else None
         return self._change(did, "remote",
-                            lambda d: apply_remote(d, field, value, who, reason, expect))
+                            lambda d: apply_remote(d, field, value, who=who, reason=reason, expect=expect))
 
     def set_findings(self, did: str, findings: list[dict[str, Any]], *, text: str) -> bool:
         """As ``DraftStore.set_findings``, through ``agentcli_set_findings`` at the row's rev

@@ -1001,13 +1001,13 @@ class DraftStore:
                reason: str, expect: Any = ANY) -> tuple[Draft, bool]:
         """What the helpdesk side did with a draft (``helpdesk.push`` / ``export``), recorded
         under the lock (``base.apply_remote``: a compare-and-set of ``meta[field]`` and a
-        history entry). Returns (draft as it is now, changed)."""
+        history entry; "exported" is one record per format). Returns (draft as it is now, changed)."""
         if field not in REMOTE_FIELDS:
             raise ValueError(f"not a remote field: {field!r}")
         value = redact_obj(bounded(value)) if value is not None else None
         with self._locked():
             d = self.get(did)
-            if not apply_remote(d, field, value, who, reason, expect):
+            if not apply_remote(d, field, value, who=who, reason=reason, expect=expect):
                 return d, False
             self._rewrite(d)
             return self._load(d.path), True

@@ -10,6 +10,11 @@ and the shapes a provider hands the loop (``ModelTurn``, ``ToolCall``).
     gate                          the rate-limit gate every HTTP request passes (None: no API)
     model_settings                max_tokens and timeout, sent with every request
 
+A provider that speaks the Message Batches API (anthropic) also has ``request_params(history)``
+(the Messages request body of the next call), ``turn_from_message(message)`` (a whole message as
+JSON -> ModelTurn, checked as a live answer) and ``batches`` (``anthropic.MessageBatches``); the
+others have none (``batch --via batches`` says so, exit 2).
+
 A ``ModelTurn`` whose ``stop_reason`` is None is incomplete: the loop never runs its tool calls.
 """
 

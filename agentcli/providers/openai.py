@@ -332,14 +332,16 @@ class OpenAIProvider:
 
     async def forced_call(self, system: str, user: str, tool: dict[str, Any], *,
                           model: str | None = None) -> ModelTurn:
-        """One non-streamed request whose answer must call ``tool`` (``tool_choice`` naming it,
-        the function strict): the grounding checks' model layer."""
+        """One non-streamed request whose answer must call ``tool`` (the only tool offered, with
+        ``tool_choice: required``; the function strict): the grounding checks' model layer."""
         params = {"model": model or self.model, "max_tokens": self.model_settings.max_tokens,
                   "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
                   "tools": [{"type": "function", "function": {
                       "name": tool["name"], "description": tool.get("description", ""),
                       "parameters": tool["input_schema"], "strict": True}}],
-                  "tool_choice": {"type": "function", "function": {"name": tool["name"]}}}
+                  # The only tool, and a call required: the same as naming it, and what local
+                  # servers accept (llama.cpp's takes only a string here, and ignores an object).
+                  "tool_choice": "required"}
         r = _Response()
         try:
             await self._read_json(r, params)

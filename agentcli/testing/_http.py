@@ -418,6 +418,27 @@ class FakeServer:
                 self._record_extra(h, path)
             self._served += 1
             n = len(self.requests) if self.record else self._served
+        reply = self._reply_for(body, n)
+
+        if limit_headers:
+            reply = dataclasses.replace(reply, headers={**limit_headers, **reply.headers})
+        self._sleep(self.latency + reply.delay)
+        if self._stopping.is_set():
+            h.close_connection = True
+            return
+        if reply.is_error:
+            self._send_json(h, reply.status, reply.body, reply.headers)
+            return
+        if getattr(reply, "raw", None) is not None:
+            self._send_raw(h, reply)
+            return
+        self._respond(h, body, reply)
+
+    def _reply_for(self, body: dict[str, Any], n: int) -> Any:
+        """The scripted answer to request ``body`` (number ``n``): the next queued reply, else
+        the handler's, else an error saying the script is exhausted. A Message Batches request
+        is answered by the same code (``fake_batches``)."""
+        with self._lock:
             reply = self._queue.popleft() if self._queue else None
         if reply is None and self.handler is not None:
             try:
@@ -434,20 +455,7 @@ class FakeServer:
             reply = self._error_reply(
                 500, f"{self.name} script exhausted: no reply queued for request #{n} and no handler set",
                 {"x-should-retry": "false"})
-
-        if limit_headers:
-            reply = dataclasses.replace(reply, headers={**limit_headers, **reply.headers})
-        self._sleep(self.latency + reply.delay)
-        if self._stopping.is_set():
-            h.close_connection = True
-            return
-        if reply.is_error:
-            self._send_json(h, reply.status, reply.body, reply.headers)
-            return
-        if getattr(reply, "raw", None) is not None:
-            self._send_raw(h, reply)
-            return
-        self._respond(h, body, reply)
+        return reply
 
 
 @dataclasses.dataclass

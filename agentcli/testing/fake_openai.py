@@ -425,8 +425,12 @@ class FakeOpenAI(FakeServer):
         return text(s)
 
     def _forced_tool(self, body: dict[str, Any]) -> str | None:
-        tc = body.get("tool_choice")
-        fn = tc.get("function") if isinstance(tc, dict) and tc.get("type") == "function" else None
+        """A named function, or ``required`` with exactly one tool offered."""
+        tc, tools = body.get("tool_choice"), body.get("tools")
+        if tc == "required" and isinstance(tools, list) and len(tools) == 1 and isinstance(tools[0], dict):
+            fn = tools[0].get("function")
+        else:
+            fn = tc.get("function") if isinstance(tc, dict) and tc.get("type") == "function" else None
         return fn["name"] if isinstance(fn, dict) and isinstance(fn.get("name"), str) else None
 
     def _forced_reply(self, name: str, arguments: dict[str, Any]) -> Reply:
