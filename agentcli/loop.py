@@ -110,8 +110,9 @@ polite, short, factual. It only saves a draft for a human to review; nothing is 
 def prompt_version(registry: Registry, mode: str, system: str | None = SYSTEM_PROMPT) -> str:
     """A short hash of what the model is told (the system prompt, the tools' schemas, the
     mode), stamped on every draft: ``drafts stats`` judges a prompt change by its approvals."""
+    # default=repr: a schema JSON cannot carry is the provider's error to report, not ours here.
     blob = json.dumps([system, registry.schemas(), mode], sort_keys=True, ensure_ascii=True,
-                      default=repr)  # a schema JSON cannot carry still has a version
+                      default=repr)
     return "p-" + hashlib.sha256(blob.encode()).hexdigest()[:8]
 
 

@@ -93,6 +93,9 @@ def test_the_limit_is_learnt_before_the_fan_out(provider, request):
 def test_quota_stops_the_batch_and_resume_finishes_it(anthropic_env, fake_anthropic, cli, tmp_path):
     fake_anthropic.handler = lambda req: fa.text("answered")
     fake_anthropic.limits = Limits(quota=3, quota_retry_after=7200)
+    # One model call a question: the grounding checks' model layer (a second call) is off here,
+    # so the quota of 3 requests is exactly three questions.
+    anthropic_env = {**anthropic_env, "AGENTCLI_CHECK_MODEL": "off"}
     questions = "".join(f"question {i}\n" for i in range(1, 9))
     out = tmp_path / "out.jsonl"
     p = cli(["batch", "--concurrency", "1", "--output", str(out), "-"], anthropic_env, input=questions)
