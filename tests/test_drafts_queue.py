@@ -556,3 +556,60 @@ def test_a_folder_without_an_index_or_with_files_copied_in_is_indexed_again(tmp_
     assert (old / ".index").read_text().splitlines()[-1].split("\t")[1] == new.id
     page = _json(cli(["drafts", "list", "--json", "-n", "3", *flags], cli_env))
     assert [r["id"] for r in page] == [new.id, drafts[5].id, drafts[4].id]
+
+
+@pytest.mark.timeout(90)
+def test_review_follow_ends_on_sigterm_and_frees_its_claim(backend, cli_env):
+    import pexpect
+
+    kind, make, flags = backend
+    s = make()
+    d, _ = s.save(text="Held, then let go.", ticket="T-1")
+    child = _spawn(["review", "--follow", *flags], {**cli_env, "AGENTCLI_REVIEWER": "kim"})
+    try:
+        child.expect_exact(d.id)
+        child.expect_exact("[q] quit")
+        assert make().claim(d.id, "sam") is not None  # kim's screen holds it
+        child.send("s")
+        child.expect_exact("waiting for new drafts")
+        child.kill(signal.SIGTERM)
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert child.exitstatus == 143 or child.signalstatus == signal.SIGTERM
+    assert make().claim(d.id, "sam") is None  # skipped: kim's claim was let go
+
+
+def test_an_unreachable_queue_is_one_line_exit_3_without_the_password(cli, cli_env):
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    url = f"postgresql://kim:pw-secret-123@127.0.0.1:{port}/support"
+    for argv in (["drafts", "list"], ["ask", "--provider", "offline", "hi"], ["review"]):
+        p = cli([*argv, "--drafts-url", url], cli_env)
+        assert p.returncode == 3, (argv, p.err)
+        assert len(p.err.strip().splitlines()) == 1 and "pw-secret-123" not in p.err + p.out
+        assert "drafts queue" in p.err
+
+
+def test_a_lost_connection_is_one_clear_failure_then_the_store_reconnects(queue_url):
+    import psycopg
+
+    from agentcli.drafts.base import SaveFailed
+
+    s = open_drafts(url=queue_url, folder=None)
+    try:
+        d, _ = s.save(text="Before the server dropped us.", ticket="T-1")
+        with psycopg.connect(queue_url, autocommit=True) as admin:
+            admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                          "WHERE application_name = 'agentcli-drafts' AND pid <> pg_backend_pid()")
+        with pytest.raises(SaveFailed) as e:
+            s.save(text="During.", ticket="T-2")
+        assert "drafts queue" in str(e.value) and "pw-" not in str(e.value)
+        assert s.get(d.id).text == "Before the server dropped us."  # a new connection
+        again, created = s.save(text="During.", ticket="T-2")  # nothing half-saved before
+        assert created
+    finally:
+        s.close()

@@ -144,7 +144,16 @@ def test_two_users_share_a_setgid_drafts_folder(team, cli_env, demo_db):
         assert code == 0, err
         [rec] = json.loads(out)
         assert rec["reviewed_by"] == "agentcli-b" and rec["history"][-1]["who"] == "agentcli-b"
-        for p in folder.iterdir():  # nothing in the team folder is world-accessible
+        # b's draft in the same ticket supersedes a's: b writes the index a began
+        code, out, err = as_user(b, team_gid, ["ask", "--provider", "offline", "--ticket", "T-77",
+                                               "-q", "Hi, where is my order GH56JK78MN? Thanks"], env_b)
+        assert code == 0, err
+        code, out, err = as_user(a, team_gid, ["drafts", "list", "--json", "--all", "--ticket", "T-77"],
+                                 {**env, "AGENTCLI_HOME": str(homes[a.pw_name])})
+        assert code == 0, err
+        assert sorted(r["status"] for r in json.loads(out)) == ["approved", "pending_review"]
+        for p in folder.rglob("*"):  # nothing in the team folder is world-accessible
             assert not os.lstat(p).st_mode & 0o007, p
+            assert os.lstat(p).st_gid == team_gid, p
     finally:
         shutil.rmtree(base, ignore_errors=True)

@@ -38,6 +38,7 @@ import contextlib
 import json
 import secrets
 import threading
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -90,6 +91,7 @@ SCHEMA_VERSION = 1
 CONNECT_TIMEOUT = 5
 ACQUIRE_TIMEOUT = 10.0
 LOCK_TIMEOUT_MS = 10_000        # a row or ticket held longer by a teammate: said, not waited on
+IDLE_CHECK_S = 30.0             # a connection idle this long is tried before it is used
 CHANNEL = "agentcli_drafts"
 PREFIX = "drafts-queue"         # a draft's "path": never the URL (the model sees it)
 
@@ -317,6 +319,7 @@ class PgDraftStore:
         # is the one that works, so a command connects once.
         self._conn: Any = conn
         self._lock = threading.RLock()
+        self._used = time.monotonic()
 
     # ----------------------------------------------------------------- connections
 
@@ -364,14 +367,10 @@ class PgDraftStore:
             raise SaveFailed(11, f"the drafts queue {self.location} is busy in this process "
                                  f"for more than {ACQUIRE_TIMEOUT:g} s; try again")
         try:
-            conn = self._conn
-            if conn is None or conn.closed or conn.broken:
-                with contextlib.suppress(Exception):
-                    conn.close()
-                self._conn = None
-                conn = self._conn = psycopg.connect(self.url, autocommit=False, **self._kwargs)
+            conn = self._live()
             with conn.transaction():
                 yield conn
+            self._used = time.monotonic()
         except psycopg.errors.InsufficientPrivilege as e:
             raise self._denied(what, e) from None
         except psycopg.errors.LockNotAvailable:
@@ -389,6 +388,25 @@ class PgDraftStore:
                                    f"{_reason(e, self.url)}") from None
         finally:
             self._lock.release()
+
+    def _live(self) -> Any:
+        """The store's connection, made again when it broke, and tried first when it has been
+        idle (a server restart or an idle timeout in between is a reconnect, not a failed
+        save)."""
+        conn = self._conn
+        if conn is not None and not (conn.closed or conn.broken) \
+                and time.monotonic() - self._used > IDLE_CHECK_S:
+            try:
+                conn.execute("SELECT 1")
+                conn.rollback()
+            except psycopg.Error:
+                pass  # broken now: made again below
+        if conn is None or conn.closed or conn.broken:
+            with contextlib.suppress(Exception):
+                conn.close()
+            self._conn = None
+            conn = self._conn = psycopg.connect(self.url, autocommit=False, **self._kwargs)
+        return conn
 
     def close(self) -> None:
         with self._lock:

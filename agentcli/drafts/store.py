@@ -502,16 +502,22 @@ class DraftStore:
     def _index_add_ticket(self, did: str, ticket: str) -> None:
         key = self.ticket_key(ticket)
         with contextlib.suppress(OSError):
-            tickets = self.dir / self.TICKETS
-            if not tickets.is_dir():
-                os.mkdir(tickets, 0o700)
-                st = os.stat(self.dir)
-                mode, _ = self._sharing()
-                if mode == 0o660:
-                    with contextlib.suppress(OSError):
-                        os.chown(tickets, -1, st.st_gid)
-                        os.chmod(tickets, 0o2770)
+            tickets = self._subdir(self.TICKETS)
             self._append(tickets / key, did + "\n")
+
+    def _subdir(self, name: str) -> Path:
+        """A folder of the store's own (``.tickets``, ``.claims``), made like its files: the
+        team's group and group access in a team folder, owner-only elsewhere."""
+        path = self.dir / name
+        if not path.is_dir():
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(path, 0o700)
+            mode, gid = self._sharing()
+            if gid is not None:
+                with contextlib.suppress(OSError):
+                    os.chown(path, -1, gid)
+                    os.chmod(path, 0o2770)
+        return path
 
     def _folder_mtime(self) -> int:
         try:
@@ -782,8 +788,7 @@ class DraftStore:
             rec = {"token": self.token, "expires": now + ttl_s,
                    "who": redact(who), "holder": claim_holder(), "expires_at": until}
             with self._writing():
-                if not path.parent.is_dir():
-                    os.mkdir(path.parent, 0o700)
+                self._subdir(".claims")
                 tmp = self._write_temp(json.dumps(rec))
                 os.replace(tmp, path)
         return None

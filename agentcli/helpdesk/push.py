@@ -38,8 +38,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Callable
 
+from ..drafts.base import DraftsBackend
 from ..drafts.format import Draft, now_iso, text_hash
-from ..drafts.store import DraftStore
 from ..errors import EXIT_API, EXIT_INCOMPLETE, EXIT_OK
 from ..providers.retry import Attempts
 from ..redact import redact
@@ -109,7 +109,7 @@ def _alive(rec: dict[str, Any]) -> bool:
 class Pusher:
     """One run of ``drafts push --to HELPDESK``: ``push_one`` per draft, in order."""
 
-    def __init__(self, store: DraftStore, hd: Helpdesk, sender: Sender, who: str,
+    def __init__(self, store: DraftsBackend, hd: Helpdesk, sender: Sender, who: str,
                  say: Callable[[str], None] = lambda s: None) -> None:
         self.store, self.hd, self.sender, self.who, self.say = store, hd, sender, who, say
         self.auth_failed: str | None = None
