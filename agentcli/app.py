@@ -87,9 +87,11 @@ class App:
                    customer=customer if customer is not None else s.customer)
         if ticket is not None and resume:
             self.resume(t)
+        # The repair turn needs a model that can read findings: the offline rules cannot.
         conv = Conversation(self.provider, self.registry, self.deps(), t, max_turns=s.max_turns,
                             tool_timeout=s.tool_timeout, retries=s.retries, stream=s.stream,
-                            mode=s.mode)
+                            mode=s.mode, checker=self.check,
+                            repair=s.repair and self.provider.name != "offline")
         conv.restore()
         return conv
 
@@ -106,6 +108,7 @@ class App:
                 if ev is not None:
                     t.apply(ev)
         t.delivered()  # every result a session logged was sent to its model
+        t.answered.clear()  # an earlier day's results are context, never given again as current
         t.resumed_from = sessions
         try:
             pending = [d for d in self.drafts.in_ticket(t.id) if d.meta.get("status") == "pending_review"]
@@ -177,12 +180,13 @@ class App:
 
     # -- one question ------------------------------------------------------------------
     async def _check(self, conv: Conversation, run: Run) -> Checked | None:
-        """The grounding checks over the whole ticket, after a question; their findings are
-        stored on the ticket's live draft (for the review queue)."""
+        """The grounding checks over the whole ticket, after a question (``conv.check``: the
+        loop's own look before a repair turn, when nothing changed since, is not run twice);
+        their findings are stored on the ticket's live draft (for the review queue)."""
         f = run.finished
         if f is None or run.error is not None or f.status not in (Status.OK, Status.INCOMPLETE):
             return None
-        findings = await self.check(conv.ticket, f.answer)
+        findings = await conv.check(f.answer)
         status, stop, message = run.verdict(findings)
         return Checked(findings, status, stop, message)
 
@@ -207,6 +211,8 @@ class App:
         """Run one question; every event goes to the ticket, the session log first, then to each
         consumer. Returns the run (its ``result()`` is the ``--json`` object)."""
         log = self.log_for(conv)
+        if conv.checker is None:  # a conversation built by hand: the same checks
+            conv.checker = self.check
         run = conv.ticket.begin(Run(provider=self.provider.name, model=self.provider.model,
                                     prices=self.settings.prices), resume=resume)
         sinks = [log, *consumers]

@@ -269,6 +269,11 @@ DRAFTS = "drafts"  # drafts list / show / edit / approve / reject, review
 ORDERS = "orders"  # orders show
 LOG = "log"        # log list / show
 MCP = "mcp"        # mcp
+HELPDESK = "helpdesk"  # drafts export / push
+HELPDESK_NAMES = (("zendesk", "Zendesk", "https://SUBDOMAIN.zendesk.com"),
+                  ("front", "Front", "https://api2.frontapp.com"),
+                  ("helpscout", "Help Scout", "https://api.helpscout.net"),
+                  ("freshdesk", "Freshdesk", "https://DOMAIN.freshdesk.com"))
 
 
 @dataclass(frozen=True)
@@ -392,6 +397,9 @@ SETTINGS: tuple[Setting, ...] = (
             commands=_MODEL_ETC, toml=False),
     Setting("stream", SWITCH, "wait for whole responses instead of streaming", default=True,
             flags=("--no-stream",), commands=_MODEL_ETC, toml=False),
+    Setting("repair", SWITCH, "do not send error-level grounding findings back to the model "
+            "for one correction", default=True, flags=("--no-repair",), commands=_MODEL_ETC,
+            toml=False),
     Setting("prices", TABLE, "prices per million tokens by model ([prices.NAME] input, output, "
             "cache_read, cache_write)", default=MappingProxyType({})),
     Setting("reviewer", TEXT, "who approves and rejects (default: the login name)",
@@ -402,6 +410,19 @@ SETTINGS: tuple[Setting, ...] = (
     # How long a draft may wait for review (``drafts stats``): resolved, used by nothing yet.
     Setting("review_target", DURATION, "how long a draft may wait for review",
             default=timedelta(hours=4)),
+)
+# `drafts push --to NAME`: each helpdesk's base URL and token (agentcli.toml or the environment;
+# no flag: a token typed on a command line is in the shell's history and in `ps`).
+SETTINGS += tuple(
+    st for name, title, example in HELPDESK_NAMES for st in (
+        Setting(f"{name}_url", TEXT, f"the {title} API's base URL, e.g. {example} (drafts push)",
+                env=f"AGENTCLI_{name.upper()}_URL", metavar="URL"),
+        Setting(f"{name}_token", TEXT, f"the {title} API token (drafts push); never shown",
+                env=f"AGENTCLI_{name.upper()}_TOKEN", secret=True)))
+SETTINGS += (
+    Setting("helpdesk_timeout", NUMBER, "seconds a helpdesk request may wait for its answer",
+            default=30.0, minimum=0.05, maximum=600, flags=("--timeout",),
+            commands=frozenset({HELPDESK}), env="AGENTCLI_HELPDESK_TIMEOUT", metavar="SECONDS"),
 )
 SETTING: Mapping[str, Setting] = MappingProxyType({s.name: s for s in SETTINGS})
 CONFIG_KEYS: tuple[str, ...] = tuple(s.name for s in SETTINGS if s.toml)

@@ -78,6 +78,9 @@ class ToolResult:
     outcome: Outcome = Outcome.OK
     # A lookup's order customer: our code's metadata (a draft's customer), never the model's.
     customer: str | None = None
+    # Not run: the same read-only call was already answered in this ticket, and this is that
+    # result (with a note saying so) given again.
+    repeated: bool = False
     type: str = "tool_result"
 
     def record(self) -> CallRecord:
@@ -152,8 +155,23 @@ class Checked:
     type: str = "checked"
 
 
+@dataclass(slots=True)
+class Repair:
+    """The model's work ended with error-level grounding findings and turns remained: the
+    findings went back to it once, as a user-side message (``message``, exactly as sent), and the
+    loop goes on. ``findings`` are the ones sent (each a ``Finding.to_dict()`` whose strings are
+    one-line and redacted), ``draft`` the live draft they flagged (None: the answer alone),
+    ``turn`` the model call whose result was flagged, ``answer`` the answer it ended with."""
+    turn: int
+    findings: list[dict[str, Any]]
+    message: str
+    draft: str | None = None
+    answer: str = ""
+    type: str = "repair"
+
+
 Event = Union[Question, ModelRequest, TextDelta, ModelResponse, Retry, ToolCallStarted,
-              ToolResult, DraftSaved, TurnFinished, Error, Checked]
+              ToolResult, DraftSaved, TurnFinished, Error, Checked, Repair]
 
 
 def to_dict(event: Event) -> dict[str, Any]:

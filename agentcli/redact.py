@@ -3,7 +3,8 @@
 What counts as a secret (the rule, also in the README):
 
 - A *configured* value (``ANTHROPIC_API_KEY``, ``ANTHROPIC_AUTH_TOKEN``, ``OPENAI_API_KEY``,
-  ``PGPASSWORD``, a database password registered with ``add_secret``) is replaced wherever it
+  ``PGPASSWORD``, the helpdesk tokens ``AGENTCLI_<HELPDESK>_TOKEN``, a database password or a
+  helpdesk token from agentcli.toml registered with ``add_secret``) is replaced wherever it
   appears only when it **looks like a key** (``looks_like_secret``): at least 6 characters, not a
   known placeholder of a local server (``ollama``, ``lm-studio``, ``none``, ``EMPTY``,
   ``sk-no-key-required``...), not word-like (letters with ``-``, ``_``, ``.`` or spaces between
@@ -39,7 +40,9 @@ import re
 from typing import Any
 from urllib.parse import quote, quote_plus
 
-_SECRET_ENV = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "PGPASSWORD")
+_SECRET_ENV = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "PGPASSWORD",
+               "AGENTCLI_ZENDESK_TOKEN", "AGENTCLI_FRONT_TOKEN", "AGENTCLI_HELPSCOUT_TOKEN",
+               "AGENTCLI_FRESHDESK_TOKEN")
 _extra: set[str] = set()
 MASK = "***"
 

@@ -33,6 +33,7 @@ from .events import (
     Event,
     ModelResponse,
     Question,
+    Repair,
     ToolCallStarted,
     ToolResult,
     TurnFinished,
@@ -118,6 +119,11 @@ class Ticket:
         self.live: LiveDraft | None = None
         self.usage = Usage()
         self.seen: set[str] = set()     # keys of calls whose results the model has been sent
+        # The newest answered result of each call key delivered for the question being answered
+        # (not an earlier question's, nor one rebuilt from an earlier day's logs: the order may
+        # have changed since). A repeated read-only call is answered from here
+        # (``Conversation``), not run again.
+        self.answered: dict[str, CallRecord] = {}
         self.resumed_from: list[str] = []  # sessions of earlier days this ticket was rebuilt from
         self.continues: str | None = None  # the session log this one goes on from (/ticket ID)
         self.run: Run | None = None     # the question being answered now
@@ -132,11 +138,13 @@ class Ticket:
         if isinstance(ev, Question):
             self.questions.append(ev.text)
             del self.questions[:-MAX_QUESTIONS]
+            self.answered.clear()  # a new question reads the current state afresh
         elif isinstance(ev, ToolResult):
             rec = ev.record()
             self.calls.append(rec)
             del self.calls[:-MAX_CALLS]
-            self._unread.append(rec)
+            if not ev.repeated:  # a result given again adds nothing to what was read
+                self._unread.append(rec)
             code = rec.order_code
             if ev.customer and code is not None and rec.order is not None:
                 self.order_customers[code] = ev.customer
@@ -162,9 +170,13 @@ class Ticket:
                 keep.append(rec)
             elif rec.outcome in ANSWERED:
                 self.seen.add(rec.key())
+                self.answered.pop(rec.key(), None)  # newest last: the oldest go first
+                self.answered[rec.key()] = rec
                 if rec.is_lookup:
                     self.lookups.append(rec)
         del self.lookups[:-MAX_LOOKUPS]
+        for k in list(self.answered)[:max(0, len(self.answered) - MAX_CALLS)]:
+            del self.answered[k]
         self._unread = keep[-MAX_CALLS:]  # bounded: a cancelled MCP request is never returned
 
     def view(self) -> TicketView:
@@ -220,6 +232,9 @@ class Run:
         self.finished: TurnFinished | None = None
         self.error: Error | None = None
         self.checks: list[dict[str, Any]] = []
+        # The repair turn (``Repair``): what was sent back, and whether the checks that followed
+        # found no error-level finding (``resolved``; None until they ran).
+        self.repair: dict[str, Any] | None = None
 
     def apply(self, ev: Event) -> None:
         if isinstance(ev, Question):
@@ -236,12 +251,23 @@ class Run:
         elif isinstance(ev, DraftSaved):
             if not any(d["id"] == ev.id for d in self.drafts):
                 self.drafts.append({"id": ev.id, "path": ev.path})
+            if self.repair is not None and ev.id != self.repair["draft"]:
+                self.repair["replaced_by"] = ev.id  # the corrected draft superseded the flagged one
         elif isinstance(ev, Error):
             self.error = ev
         elif isinstance(ev, TurnFinished):
             self.finished = ev
+        elif isinstance(ev, Repair):
+            # ``answer`` and ``calls`` (how many of ``tool_calls`` came before it): the run as
+            # it would have ended without the repair turn (``evals`` scores both).
+            self.repair = {"turn": ev.turn, "draft": ev.draft, "findings": list(ev.findings),
+                           "answer": ev.answer, "calls": len(self.calls), "replaced_by": None,
+                           "resolved": None}
         elif isinstance(ev, Checked):
             self.checks = list(ev.findings)
+            if self.repair is not None:
+                self.repair["resolved"] = not any(
+                    isinstance(x, dict) and x.get("severity") == "error" for x in ev.findings)
             f = self.finished
             if f is not None and (ev.status, ev.stop_reason) != (f.status, f.stop_reason):
                 self.finished = dataclasses.replace(f, status=ev.status, stop_reason=ev.stop_reason,
@@ -318,4 +344,6 @@ class Run:
             "checks": self.checks,
             # Beyond the spec's fields (issue 9): the usage priced with providers.pricing.
             "estimated_cost_usd": estimate_cost(self.model, usage, self.prices),
+            # Beyond the spec's fields (issue 23): the repair turn, or None when there was none.
+            "repair": dict(self.repair) if self.repair is not None else None,
         }

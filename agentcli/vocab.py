@@ -2,7 +2,8 @@
 
 - ``ToolName``: the two tools (never a string literal elsewhere);
 - ``Outcome``: how one tool call ended; ``ANSWERED`` / ``OUR_SIDE`` group them;
-- ``Status`` and the stop reasons our code adds (``TURN_LIMIT``, ``GROUNDING``, …);
+- ``Status`` and the stop reasons our code adds (``TURN_LIMIT``, ``GROUNDING``,
+  ``REPEATED_CALLS``, …);
 - ``OrderCode``: one pattern for an order code, the forms customers write normalised
   (``GH56-JK78-MN``, ``GH56 JK78 MN``, ``ORD 20261234``, ``ord20261234``); ``OrderCode.parse``
   reads a tool input, ``find_codes`` finds codes in prose: the tool, the workflow mode, the
@@ -66,6 +67,8 @@ LOOKUP_FAILED = "lookup_failed"
 GROUNDING = "grounding"
 NO_ANSWER = "no_answer"
 CANCELLED = "cancelled"
+# The model asked again and again for results it already had (each answered from the ticket).
+REPEATED_CALLS = "repeated_calls"
 
 
 # ----------------------------------------------------------------------------- what people type

@@ -58,3 +58,37 @@ def test_every_benchmark_runs_in_smoke_mode(request, tmp_path):
     for r in rows:
         cells = [c.strip() for c in r.strip("|").split("|")]
         assert cells[1] != "not measured" and cells[4] in ("pass", "FAIL"), r
+
+
+def _bench_env(tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_", "AGENTCLI_"))}
+    env["TMPDIR"] = str(tmp_path)
+    return env
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(200)  # four eval runs of three tasks against the fake server
+def test_the_local_model_benchmark_runs_in_smoke_mode(tmp_path):
+    """bench/bench_localmodel.py --smoke: every configuration against the fake server, whose
+    scenario drafts a false status and corrects it after the findings: with the repair turn
+    every run passes, without it none, and the paired figure agrees with the separate run."""
+    p = subprocess.run([sys.executable, str(ROOT / "bench" / "bench_localmodel.py"), "--smoke",
+                        "--out", str(tmp_path / "out")], cwd=ROOT, env=_bench_env(tmp_path),
+                       capture_output=True, text=True, timeout=190, stdin=subprocess.DEVNULL)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    rows = {tuple(c.strip() for c in ln.strip("|").split("|")[:2]): [c.strip() for c in ln.strip("|").split("|")]
+            for ln in p.stdout.splitlines() if ln.startswith("| agent") or ln.startswith("| workflow")}
+    assert set(rows) == {("agent", "on"), ("agent", "off"), ("workflow", "on"), ("workflow", "off")}
+    for mode in ("agent", "workflow"):
+        on, off = rows[(mode, "on")], rows[(mode, "off")]
+        assert on[2:4] == ["1.00", "1.00"] and on[5] == "6" and on[8:10] == ["0.00", "0.00"], on
+        assert off[2:4] == ["0.00", "0.00"] and off[5] == "0", off
+    assert (tmp_path / "out" / "agent-repair.json").is_file()
+
+
+def test_the_local_model_benchmark_without_a_server_says_so_and_skips(tmp_path):
+    p = subprocess.run([sys.executable, str(ROOT / "bench" / "bench_localmodel.py")], cwd=ROOT,
+                       env=_bench_env(tmp_path), capture_output=True, text=True, timeout=60,
+                       stdin=subprocess.DEVNULL)
+    assert p.returncode == 0 and "no server given" in p.stdout and "skipped" in p.stdout
+    assert not p.stderr

@@ -40,7 +40,8 @@ def run_scripted(fake, case_dict, steps):
     case = case_from_dict(case_dict)
 
     async def go():
-        app = App.open(resolve(provider="anthropic"))
+        # The scorer on the run as scripted: no repair turn (test_repair.py has that)
+        app = App.open(resolve(provider="anthropic", repair=False))
         try:
             return await run_case(app, case)
         finally:

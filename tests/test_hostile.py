@@ -58,9 +58,11 @@ def test_huge_database_text_is_bounded_in_the_tool_result(cli, cli_env, hostile_
 
 
 def test_model_text_escape_sequences_are_neutralised(cli, anthropic_env, fake_anthropic):
-    fake_anthropic.queue(text("Done." + PLANTED))
+    # said again after the repair turn: the findings sent back carry the escapes too
+    fake_anthropic.queue(text("Done." + PLANTED), text("Done." + PLANTED))
     p = cli(["ask", "hello"], anthropic_env)
     assert p.returncode == 1 and "forbidden_promise" in p.err  # the planted refund is flagged
+    assert "↺ repair" in p.err and "\x1b" not in json.dumps(fake_anthropic.requests[1])
     assert "\x1b" not in p.out and "\x1b" not in p.err and "\x07" not in p.out and "Done." in p.out
 
 
@@ -85,7 +87,7 @@ def test_oversized_question_and_invalid_utf8(cli, cli_env):
     assert "ORD-20261234" in p.out
 
 
-def _wait_for(pred, timeout=15.0):
+def _wait_for(pred, timeout=40.0):
     t0 = time.time()
     while time.time() - t0 < timeout:
         if pred():

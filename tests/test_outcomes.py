@@ -189,13 +189,14 @@ def test_not_found_after_only_invalid_lookups_is_a_false_not_found():
 
 # ----------------------------------------------------------------------------- the command line
 def test_cli_json_trace_exit_code_and_log_show(cli, anthropic_env, fake_anthropic):
-    fake_anthropic.queue(text("I looked up GH56JK78MN: it has shipped. I saved draft d-1234abcd5678."))
+    # each answer said twice: again after the findings went back (the repair turn)
+    fake_anthropic.queue(*[text("I looked up GH56JK78MN: it has shipped. I saved draft d-1234abcd5678.")] * 2)
     p = cli(["ask", "--json", "where is GH56JK78MN"], anthropic_env)
     assert p.returncode == 1, p.err
     res = json.loads(p.out)
     assert res["status"] == "incomplete" and res["stop_reason"] == "grounding" and res["checks"]
     # a person on a pipe: the answer on stdout, each finding as one ⚑ line on stderr
-    fake_anthropic.queue(text("I looked up GH56JK78MN: it has shipped."))
+    fake_anthropic.queue(*[text("I looked up GH56JK78MN: it has shipped.")] * 2)
     p = cli(["ask", "where is GH56JK78MN"], anthropic_env)
     assert p.returncode == 1 and "⚑" not in p.out
     flags = [ln for ln in p.err.splitlines() if ln.startswith("⚑ grounding: unsupported_claim")]
@@ -208,7 +209,7 @@ def test_cli_json_trace_exit_code_and_log_show(cli, anthropic_env, fake_anthropi
 
 
 def test_hostile_finding_text_reaches_the_terminal_cleaned(cli, anthropic_env, fake_anthropic):
-    fake_anthropic.queue(text("Order GH56JK78MN has shipped \x1b]0;pwned\x07[bold red]x[/] \u2028 today."))
+    fake_anthropic.queue(*[text("Order GH56JK78MN has shipped \x1b]0;pwned\x07[bold red]x[/] \u2028 today.")] * 2)
     p = cli(["ask", "where is GH56JK78MN"], anthropic_env)
     assert p.returncode == 1 and "\x1b" not in p.err and "\x07" not in p.err and "\u2028" not in p.err
 

@@ -131,3 +131,25 @@ def test_the_live_preview_never_shows_half_a_secret(monkeypatch):
     r._text += "ret-value-123 and more"
     shown = _Tail(r).__rich__().plain
     assert "zq9" not in shown and "the key is" in shown
+
+
+@pytest.mark.parametrize("width", [40, 80, 160])
+def test_the_repair_turn_and_a_repeated_call_fit_the_terminal(width):
+    from agentcli.events import Repair
+
+    console, buf = _terminal(width)
+    r = TraceRenderer(console, live=True)
+    finding = {"kind": "status_mismatch", "severity": "error", "where": "d-3f2a9c1b7e04",
+               "message": "draft d-3f2a9c1b7e04 says GH56JK78MN is shipped, but the lookup says "
+                          "pending_payment " + HOSTILE}
+    r(Repair(3, [finding, "not a finding"], "…", "d-3f2a9c1b7e04"))
+    r(ToolResult("t", "get_order_status", {"order_code": "GH56JK78MN"},
+                 {"note": "already answered", "found": True, "order_code": "GH56JK78MN",
+                  "status": "pending_payment"}, False, 0.0, repeated=True))
+    lines = buf.getvalue().splitlines()
+    assert all(len(ln) <= width for ln in lines), lines
+    text = " ".join(" ".join(lines).split())
+    assert "↺ repair: 1 error-level finding on draft d-3f2a9c1b7e04 sent back to the model" in text
+    assert "status_mismatch: draft d-3f2a9c1b7e04 says GH56JK78MN is shipped" in text
+    assert "get_order_status repeated, not run again: ok (0.0 ms)" in text
+    assert "GH56JK78MN" in text and "\x1b" not in buf.getvalue() and "\u2028" not in buf.getvalue()

@@ -41,10 +41,15 @@ SPEC_NAMES = {  # setting: (flag, environment variable, settable in agentcli.tom
     "json": ("--json", None, False),
     "quiet": ("--quiet", None, False),
     "stream": ("--no-stream", None, False),
+    "repair": ("--no-repair", None, False),
     "prices": (None, None, True),
     "reviewer": (None, "AGENTCLI_REVIEWER", True),
     "check_model": (None, "AGENTCLI_CHECK_MODEL", True),
     "review_target": (None, None, True),
+    # drafts push --to HELPDESK (issue 28): no flag for a URL or a token
+    **{f"{h}_{k}": (None, f"AGENTCLI_{h.upper()}_{k.upper()}", True)
+       for h in ("zendesk", "front", "helpscout", "freshdesk") for k in ("url", "token")},
+    "helpdesk_timeout": ("--timeout", "AGENTCLI_HELPDESK_TIMEOUT", True),
 }
 
 # setting: (value in agentcli.toml, expected), (environment, expected), (flag, expected)
@@ -68,10 +73,15 @@ SAMPLES = {
     "json": (None, None, (True, True)),
     "quiet": (None, None, (True, True)),
     "stream": (None, None, (False, False)),
+    "repair": (None, None, (False, False)),
     "prices": (('{m = {input = 1.0}}', {"m": {"input": 1.0}}), None, None),
     "reviewer": (('"sam"', "sam"), ("kim", "kim"), None),
     "check_model": (('"cm-file"', "cm-file"), ("cm-env", "cm-env"), None),
     "review_target": (('"1h30m"', timedelta(minutes=90)), None, None),
+    **{f"{h}_{k}": ((f'"{h}-{k}-file-X9"', f"{h}-{k}-file-X9"), (f"{h}-{k}-env-Y8", f"{h}-{k}-env-Y8"),
+                    None)
+       for h in ("zendesk", "front", "helpscout", "freshdesk") for k in ("url", "token")},
+    "helpdesk_timeout": (("12", 12.0), ("3.5", 3.5), (0.5, 0.5)),
 }
 
 # setting: a bad value (agentcli.toml, environment, flag; None: no such source) and words of
@@ -87,6 +97,7 @@ BAD = {
     "max_tokens": ("0", "0", 0, "at least 1"),
     "mode": ('"auto"', "auto", "auto", "unknown mode"),
     "review_target": ('"soon"', None, None, "duration such as 4h"),
+    "helpdesk_timeout": ("0", "0", None, "at least 0.05"),  # its flag is on drafts push only
 }
 
 
@@ -275,6 +286,8 @@ def test_each_flag_is_on_the_commands_the_table_names_and_no_other_flag_yet():
     for s in SETTINGS:
         if config.MODEL in s.commands:
             assert all(set(s.flags) <= flags[c] for c in model), s.name
+        elif config.HELPDESK in s.commands:  # drafts push only
+            assert [c for c, f in flags.items() if s.flag in f] == ["drafts push"], s.name
         elif s.flags:  # declared, on no command until it is used (drafts_url)
             assert not any(s.flag in f for f in flags.values()), s.name
     for c in ("drafts list", "drafts show", "drafts edit", "drafts approve", "drafts reject", "review"):

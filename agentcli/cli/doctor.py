@@ -15,6 +15,8 @@ from rich.text import Text
 
 from ..config import config_file_candidates, config_file_in_use, drafts_dir_source
 from ..errors import AgentcliError
+from ..helpdesk import HELPDESKS
+from ..helpdesk.rules import Refused, check_base_url
 from ..redact import clean_for_terminal
 from . import preflight as pf
 from .common import dump_json, out_console, provider_chosen, run
@@ -32,7 +34,7 @@ def register(app: typer.Typer) -> None:
         *, opts: ModelOptions,
     ) -> None:
         """Check what a run needs (config file, drafts folder and its lock, sessions folder,
-        database, provider key) and say how to fix each; every check runs every time. Exit 0
+        database, provider key, a configured helpdesk's URL and token) and say how to fix each; every check runs every time. Exit 0
         only when all pass (3 otherwise).
 
         Examples:
@@ -60,6 +62,27 @@ def _config_check(problems: list[Any]) -> Any:
                                          f"then {looked}): flags, environment and defaults")
 
 
+def _helpdesk_checks(settings: Any) -> list[Any]:
+    """Each helpdesk with a URL or a token set (``drafts push``): the URL as the guard takes it,
+    and a token there (never shown). Nothing is sent."""
+    out = []
+    for name, hd in HELPDESKS.items():
+        url, token = getattr(settings, f"{name}_url"), getattr(settings, f"{name}_token")
+        if not url and not token:
+            continue
+        try:
+            base = check_base_url(hd, url)
+        except Refused as e:
+            out.append(pf.Check(hd.title, False, e.message, None))
+            continue
+        if not (token or "").strip():
+            out.append(pf.Check(hd.title, False, f"{base}: no token",
+                                f"set {hd.env_token} (or {name}_token in agentcli.toml)"))
+        else:
+            out.append(pf.Check(hd.title, True, f"{base}, token set (drafts push --to {name})"))
+    return out
+
+
 async def _doctor(opts: ModelOptions, api: bool) -> int:
     settings, problems = opts.settings_each()
     checks = [_config_check(problems)]
@@ -71,6 +94,7 @@ async def _doctor(opts: ModelOptions, api: bool) -> int:
         source = None
     checks += pf.drafts_checks(settings, source)
     checks.append(pf.sessions_check())
+    checks += _helpdesk_checks(settings)
     db, store = pf.database_check(settings)
     checks.append(db)
     key = pf.key_check(settings, chosen=provider_chosen(opts))

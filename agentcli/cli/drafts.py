@@ -1,4 +1,5 @@
-"""``agentcli drafts``: the human review queue (list, show, edit, approve, reject). Nothing is sent.
+"""``agentcli drafts``: the human review queue (list, show, edit, approve, reject) and the way into
+the helpdesk (export, push: as internal notes or drafts; nothing is ever sent to a customer).
 
 Cold start matters for ``drafts list``: only typer and the standard library load with this module;
 the queue logic (``review``) and rich are imported inside the command bodies. The bodies live in
@@ -12,18 +13,20 @@ from typing import Annotated, List, Optional
 
 import typer
 
-from ..config import DRAFTS
+from ..config import DRAFTS, HELPDESK
 from ..drafts.queue import damaged_record, query, require_folder, store_for
 from ..redact import one_line
 from ..stdio import isatty
 from .common import dump_json, err_console, lock_notice, run, warn
+from .drafts_helpdesk import export_body, push_body
 from .drafts_list import print_table, write_pipe
 from .drafts_review import decide
 from .drafts_show import edit_body, show_body
 from .options import PlainUsage, option
 from .recheck import Rechecker, select_fresh
 
-drafts_app = typer.Typer(help="The human review queue for drafts (nothing is ever sent).",
+drafts_app = typer.Typer(help="The human review queue for drafts, and their way into the helpdesk "
+                                "as internal notes or drafts (nothing is ever sent to a customer).",
                          no_args_is_help=True)
 
 DraftsDirOpt, Json = option("drafts_dir", DRAFTS), option("json", DRAFTS)
@@ -48,6 +51,9 @@ TicketFilter = Annotated[Optional[str], typer.Option("--ticket", help="only draf
                                                      show_default=False, metavar="ID")]
 FlaggedOpt = Annotated[bool, typer.Option("--flagged", help="only drafts with grounding findings")]
 AllOpt = Annotated[bool, typer.Option("--all", help="superseded drafts too (hidden by default)")]
+PushedOpt = Annotated[Optional[bool], typer.Option(
+    "--pushed/--not-pushed", help="only drafts pushed to a helpdesk (drafts push) / only the others",
+    show_default=False)]
 YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="no confirmation (for scripts)")]
 ForceOpt = Annotated[bool, typer.Option("--force", help="change a draft already approved, rejected "
                                                         "or superseded; approve one with error-level "
@@ -63,14 +69,14 @@ def _store(flag: Optional[Path]):
 
 
 def register(app: typer.Typer) -> None:
-    app.add_typer(drafts_app, name="drafts", short_help="The review queue of drafts (nothing is ever sent).")
+    app.add_typer(drafts_app, name="drafts", short_help="The review queue of drafts (nothing is sent to a customer).")
 
 
 @drafts_app.command("list", short_help="List drafts, newest first.")
 def drafts_list(
     status: StatusOpt = None, order: OrderOpt = None, customer: CustomerOpt = None,
     since: SinceOpt = None, ticket: TicketFilter = None, flagged: FlaggedOpt = False,
-    all_: AllOpt = False,
+    all_: AllOpt = False, pushed: PushedOpt = None,
     limit: Annotated[Optional[int], typer.Option("-n", "--limit", min=1, help="show at most N drafts",
                                                  show_default=False, metavar="N")] = None,
     drafts_dir: DraftsDirOpt = None,
@@ -84,11 +90,12 @@ def drafts_list(
     \b
       agentcli drafts list --status pending --since 1d
       agentcli drafts list --ticket HD-1042 --flagged --json
+      agentcli drafts list --status approved --not-pushed
     """
 
     def body() -> int:
         store = _store(drafts_dir)
-        q = query(status, order, customer, since, ticket, flagged, all_)
+        q = query(status, order, customer, since, ticket, flagged, all_, pushed)
         require_folder(store)
         store.on_wait = lock_notice(err_console())
         # a text edited since its findings is checked again (--flagged selects by the new ones)
@@ -196,3 +203,70 @@ def drafts_reject(
         _store(drafts_dir), "rejected", ids or [],
         (status, order, customer, since, ticket, flagged), reason=reason, yes=yes, force=force,
         version=version)))
+
+
+ToOpt = Annotated[str, typer.Option("--to", help="zendesk, front, helpscout, freshdesk (or jsonl "
+                                                 "for export)", show_default=False, metavar="FORMAT")]
+TimeoutOpt = option("helpdesk_timeout", HELPDESK)
+
+
+@drafts_app.command("export", cls=PlainUsage,
+                    short_help="Write approved drafts as helpdesk requests (sends nothing).")
+def drafts_export(
+    to: ToOpt, ids: DraftIds = None,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="write to this file "
+                                                   "(whole, then renamed into place) instead of "
+                                                   "standard output", show_default=False,
+                                                   metavar="FILE")] = None,
+    again: Annotated[bool, typer.Option("--again", help="drafts already exported in this format "
+                                                        "too")] = False,
+    status: StatusOpt = None, order: OrderOpt = None, customer: CustomerOpt = None,
+    since: SinceOpt = None, ticket: TicketFilter = None, flagged: FlaggedOpt = False,
+    drafts_dir: DraftsDirOpt = None,
+) -> None:
+    """Write, for each selected draft (default: approved and not yet exported in this format),
+    one JSON object a line with exactly the request the helpdesk needs to hold it as a draft or
+    an internal note: helpdesk, draft, ticket, method, path, body. Sends nothing. A draft whose
+    ticket is no helpdesk ticket (saved without --ticket) is skipped, with the reason, on
+    stderr. `--to jsonl` writes the helpdesk-free record (text, ticket, customer, order).
+
+    Examples:
+
+    \b
+      agentcli drafts export --to zendesk
+      agentcli drafts export --to jsonl --since 1d -o approved.jsonl
+    """
+
+    raise typer.Exit(run(lambda: export_body(
+        _store(drafts_dir), to, ids or [], (order, customer, since, ticket, flagged),
+        status=status, output=output, again=again)))
+
+
+@drafts_app.command("push", cls=PlainUsage,
+                    short_help="Put approved drafts into the helpdesk, never as a public reply.")
+def drafts_push(
+    to: ToOpt, ids: DraftIds = None,
+    order: OrderOpt = None, customer: CustomerOpt = None, since: SinceOpt = None,
+    ticket: TicketFilter = None, flagged: FlaggedOpt = False, timeout: TimeoutOpt = None,
+    drafts_dir: DraftsDirOpt = None, json_: Json = False,
+) -> None:
+    """Put each selected approved draft (default: every approved draft not yet pushed) into its
+    helpdesk ticket as an internal note or a draft, never as a public reply: Zendesk an
+    internal note (public: false), Front a shared draft, Help Scout a draft reply (draft: true),
+    Freshdesk a private note (private: true). Once: a rerun, a crash or a teammate pushing at
+    the same time never makes a second one; the draft's history records when, by whom, where
+    and the helpdesk's id. The base URL and token come from AGENTCLI_<HELPDESK>_URL and
+    AGENTCLI_<HELPDESK>_TOKEN (or <helpdesk>_url / <helpdesk>_token in agentcli.toml) and are
+    never shown. Exit 0 when every selected draft is in the helpdesk, 4 when a request failed,
+    1 when a draft was skipped.
+
+    Examples:
+
+    \b
+      AGENTCLI_ZENDESK_URL=https://acme.zendesk.com agentcli drafts push --to zendesk
+      agentcli drafts push --to front d-3f2a --json
+    """
+
+    raise typer.Exit(run(lambda: push_body(
+        _store(drafts_dir), to, ids or [], (order, customer, since, ticket, flagged),
+        json_=json_, timeout=timeout)))

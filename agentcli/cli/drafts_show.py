@@ -44,6 +44,7 @@ from ..drafts.queue import (
 )
 from ..drafts.store import DraftChanged, require_version
 from ..errors import AgentcliError, ConfigError, UsageError
+from ..helpdesk import HELPDESKS
 from ..redact import clean_for_terminal, one_line
 from ..stdio import isatty
 from ..vocab import Outcome, ToolName, records
@@ -249,8 +250,11 @@ class DraftView:
         out = self.line("history", "bold")
         for h in hist[-limit:]:
             why = f" — {h.get('reason')}" if h.get("reason") else ""
+            moved = f"{h.get('from') or '?'} → {h.get('to') or '?'}"
+            if h.get("from") == h.get("to") and h.get("reason"):
+                moved, why = "", str(h.get("reason"))  # a note, an export or a push: no move
             out += self.line(f"  {format_time(h.get('when'))}  {h.get('who') or '?'}: "
-                             f"{h.get('from') or '?'} → {h.get('to') or '?'}{why}", "dim", indent=4)
+                             f"{moved}{why}", "dim", indent=4)
         if len(hist) > limit:
             out += self.line(f"  … {len(hist) - limit} earlier (drafts show --json)", "dim")
         return out
@@ -293,6 +297,13 @@ def show_lines(v: DraftView, *, footer: bool = True) -> list[Text]:
         out += blank + hist
     if footer:
         pending = d.meta.get("status") == "pending_review"
+        push = d.meta.get("push") if isinstance(d.meta.get("push"), dict) else {}
+        if push.get("state") == "done":  # in the helpdesk, for an agent to send; not to a customer
+            where = f"{push.get('what') or 'a note'} {push.get('id') or ''}".rstrip()
+            hd = HELPDESKS.get(str(push.get("helpdesk")))
+            out += blank + v.line(f"in {hd.title if hd else push.get('helpdesk')} ticket {push.get('ticket')} as "
+                                  f"{where}; nothing has been sent to the customer", "dim")
+            return out
         out += blank + v.line("nothing has been sent" + (
             f"; review with: agentcli drafts approve {d.id} --version {d.version}  |  "
             f"agentcli drafts reject {d.id} --reason ..." if pending else ""), "dim")

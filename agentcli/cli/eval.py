@@ -195,6 +195,12 @@ def _eval_table(per_case: list, summary: dict[str, Any], provider: str, model: s
         line += " · " + " ".join(f"pass^{k} {v:.2f}" for k, v in s["pass_k"].items() if v is not None)
     line += f" · {s['tokens']} tokens · {s['time_s']:.2f} s"
     c.print(Text(line, style="bold green" if not s["failed"] else "bold red"))
+    if s.get("repaired_runs"):
+        without = " ".join(f"pass^{k} {v:.2f}" for k, v in s["pass_k_without_repair"].items()
+                           if v is not None)
+        c.print(Text(f"repair turn in {s['repaired_runs']} run(s): {s['repair_resolved']} left no "
+                     f"error-level finding, {s['repair_passed']} passed · without it: {without}",
+                     style="dim"))
     if s["skipped"]:
         c.print(Text(f"{s['skipped']} task(s) need a language model and were skipped under the offline "
                      "provider; run with --provider anthropic (or openai) to score them", style="dim"))

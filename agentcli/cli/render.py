@@ -36,6 +36,7 @@ from ..events import (
     ModelRequest,
     ModelResponse,
     Question,
+    Repair,
     Retry,
     TextDelta,
     ToolCallStarted,
@@ -51,6 +52,7 @@ from .trace_lines import (
     compact,
     draft_block,
     finding_line,
+    repair_lines,
     tool_call_line,
     tool_result_line,
 )
@@ -318,7 +320,8 @@ class TraceRenderer:
             if ev.name == DRAFT_TOOL and not ev.is_error:
                 self._note_draft_text(ev)
                 return  # shown once, with its text, by DraftSaved (next)
-            self._line(*tool_result_line(ev.name, ev.outcome, ev.is_error, ev.duration_ms, ev.result))
+            self._line(*tool_result_line(ev.name, ev.outcome, ev.is_error, ev.duration_ms, ev.result,
+                                         getattr(ev, "repeated", False) is True))
             if ev.name == DRAFT_TOOL:
                 self._unsaved(ev)
             self._spin_tools()
@@ -330,6 +333,10 @@ class TraceRenderer:
         if isinstance(ev, Error):
             msg = advise(clean_for_terminal(ev.message), ev.kind, self.command)
             self._line(f"agentcli: {' '.join(msg.split())}", "bold red", force=True)
+            return
+        if isinstance(ev, Repair):  # findings sent back to the model (the loop goes on)
+            for text, style in repair_lines(ev.findings, ev.draft):
+                self._line(text, style)
             return
         if getattr(ev, "type", None) == "checked":  # grounding findings (agentcli.checks.grounding)
             self._checked(ev)

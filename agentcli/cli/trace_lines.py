@@ -61,8 +61,10 @@ def tool_call_line(name: Any, input: Any) -> tuple[str, str]:
     return f"→ {clean_for_terminal(str(name))} {compact(input, 300)}", "cyan"
 
 
-def tool_result_head(name: Any, outcome: Any, is_error: bool, duration_ms: Any) -> tuple[str, str]:
-    """"← name ok (1.2 ms)" / "✗ name timeout (…)", and its style: a result line without the result."""
+def tool_result_head(name: Any, outcome: Any, is_error: bool, duration_ms: Any,
+                     repeated: bool = False) -> tuple[str, str]:
+    """"← name ok (1.2 ms)" / "✗ name timeout (…)", and its style: a result line without the
+    result. ``repeated``: "← name repeated, not run again (0.0 ms)" (answered from the ticket)."""
     try:
         ms = f"{float(duration_ms or 0):.1f} ms"
     except (TypeError, ValueError):
@@ -71,13 +73,15 @@ def tool_result_head(name: Any, outcome: Any, is_error: bool, duration_ms: Any) 
     if is_error:
         return f"✗ {name} {clean_for_terminal(str(outcome))} ({ms})", "red"
     tag = "not found" if outcome == "not_found" else "ok"
+    if repeated is True:
+        return f"← {name} repeated, not run again: {tag} ({ms})", "yellow"
     return f"← {name} {tag} ({ms})", "green"
 
 
 def tool_result_line(name: Any, outcome: Any, is_error: bool, duration_ms: Any,
-                     result: Any) -> tuple[str, str]:
+                     result: Any, repeated: bool = False) -> tuple[str, str]:
     """The line shown when a tool call ends (result or error, and duration), and its style."""
-    head, style = tool_result_head(name, outcome, is_error, duration_ms)
+    head, style = tool_result_head(name, outcome, is_error, duration_ms, repeated)
     return f"{head}: {compact(result, 300) if is_error else result_summary(result)}", style
 
 
@@ -88,6 +92,20 @@ def finding_line(finding: Any) -> tuple[str, str]:
     text = compact(f"{f.get('kind')}: {f.get('message')}", 300)
     return (f"⚑ grounding: {text}" if sev == "error" else f"⚑ grounding (warning): {text}",
             "bold magenta" if sev == "error" else "yellow")
+
+
+def repair_lines(findings: Any, draft: Any) -> list[tuple[str, str]]:
+    """The repair turn in the trace: what went back to the model, one line a finding."""
+    fs = [f for f in findings if isinstance(f, dict)] if isinstance(findings, list) else []
+    n = len(fs)
+    what = f"draft {_word(draft, 40)}" if isinstance(draft, str) and draft else "the answer"
+    out = [(f"↺ repair: {n} error-level finding{'s' if n != 1 else ''} on {what} sent back to "
+            "the model, once, to correct", "bold yellow")]
+    for f in fs[:10]:
+        out.append(("  " + compact(f"{f.get('kind')}: {f.get('message')}", 300), "yellow"))
+    if n > 10:
+        out.append((f"  … {n - 10} more in --json and the session log", "yellow"))
+    return out
 
 
 def draft_block(text: Any, width: int | None) -> list[str]:

@@ -51,6 +51,9 @@ TEXT_FIELDS = ("id", "status", "created_at", "ticket", "order_code", "customer",
                "reviewed_by", "reviewed_at", "review_reason", "superseded_by",
                "approved_sha256", "approved_text", "findings_sha256")
 LIST_FIELDS = {"questions": str, "lookups": dict, "findings": dict, "history": dict}
+# What the helpdesk side recorded (``DraftStore.remote``): an object, or absent. A value of
+# another type is damage (listed, never read as "not pushed": that could push a second note).
+REMOTE_FIELDS = ("push", "exported")
 META_ORDER = TEXT_FIELDS[:15] + ("superseded_by", "questions", "lookups", "findings",
                                  "findings_sha256", "history", "approved_sha256", "approved_text")
 _UNSAFE = re.compile("[\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f"
@@ -174,6 +177,9 @@ def check_meta(meta: dict[str, Any], stem: str) -> None:
         v = meta.get(k)
         if v is not None and not (isinstance(v, list) and all(isinstance(x, item) for x in v)):
             raise ValueError(f"{k!r} is not a list of {'text' if item is str else 'objects'}")
+    for k in REMOTE_FIELDS:
+        if meta.get(k) is not None and not isinstance(meta[k], dict):
+            raise ValueError(f"{k!r} is not an object")
 
 
 @dataclass
@@ -233,7 +239,8 @@ class Draft:
         rec.update(ticket=self.ticket, path=str(self.path), text=self.text, edited=self.edited,
                    findings=self.meta.get("findings") or [], history=self.meta.get("history") or [],
                    edited_after_approval=self.reopened, version=self.version,
-                   findings_current=self.findings_current)
+                   findings_current=self.findings_current,
+                   push=self.meta.get("push"), exported=self.meta.get("exported") or {})
         return rec
 
 

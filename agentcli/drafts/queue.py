@@ -64,6 +64,12 @@ def normalise_status(value: str | None) -> str | None:
     return s
 
 
+def is_pushed(d: Draft) -> bool:
+    """Is the draft in a helpdesk (``drafts push`` recorded it done)?"""
+    p = d.meta.get("push")
+    return isinstance(p, dict) and p.get("state") == "done"
+
+
 def _created(d: Draft) -> datetime | None:
     return parse_time(d.meta.get("created_at"))
 
@@ -78,11 +84,13 @@ class Query:
     ticket: str | None = None
     flagged: bool = False        # only drafts with grounding findings
     all: bool = False            # superseded drafts too (hidden unless asked for)
+    pushed: bool | None = None   # True: only drafts pushed to a helpdesk; False: only the others
 
     @property
     def filtered(self) -> bool:
         return any(v not in (None, False) for v in (self.status, self.order, self.customer,
-                                                     self.since, self.ticket, self.flagged))
+                                                     self.since, self.ticket, self.flagged)) \
+            or self.pushed is not None
 
     def matches(self, d: Draft) -> bool:
         st = d.meta.get("status")
@@ -99,6 +107,8 @@ class Query:
         if self.ticket is not None and d.ticket != self.ticket:
             return False
         if self.flagged and not d.meta.get("findings"):
+            return False
+        if self.pushed is not None and self.pushed != is_pushed(d):
             return False
         if self.since is not None:
             c = _created(d)
@@ -310,9 +320,10 @@ def store_for(flag: Any):
     return DraftStore(folder, create_parents=is_default_drafts_dir(folder))
 
 
-def query(status, order, customer, since, ticket, flagged, all_):
+def query(status, order, customer, since, ticket, flagged, all_, pushed=None):
     return Query(status=normalise_status(status), order=order, customer=customer,
-                 since=parse_since(since), ticket=ticket_arg(ticket), flagged=flagged, all=all_)
+                 since=parse_since(since), ticket=ticket_arg(ticket), flagged=flagged, all=all_,
+                 pushed=pushed)
 
 
 def require_folder(store) -> None:

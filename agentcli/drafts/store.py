@@ -43,6 +43,7 @@ from .format import (
     MAX_DRAFT_CHARS,
     MAX_FILE_BYTES,
     MAX_TICKET_CHARS,
+    REMOTE_FIELDS,
     STATUSES,
     Damaged,
     Draft,
@@ -71,6 +72,7 @@ FINAL = ("approved", "rejected", "superseded")   # changing these again needs fo
 LOCK_TIMEOUT = 10.0                               # seconds to wait for the folder's lock
 LOCK_NOTICE_AFTER = 0.3                           # a wait this long is said (on_wait)
 MAX_HISTORY = 500
+ANY = object()                                    # DraftStore.remote: no compare-and-set
 _NAME_CLEAN = re.compile("[\x00-\x1f\x7f-\x9f\u2028-\u202e\u2066-\u2069\u200b-\u200f\ufeff]")
 
 
@@ -662,7 +664,8 @@ class DraftStore:
                 return d
             fields = {k: v for k, v in d.meta.items() if k not in (
                 "id", "status", "created_at", "ticket", "text_sha256", "history", "reviewed_by",
-                "reviewed_at", "review_reason", "superseded_by", "approved_sha256", "approved_text")}
+                "reviewed_at", "review_reason", "superseded_by", "approved_sha256", "approved_text",
+                "push", "exported")}
             fields["history"] = [{"who": who, "when": now_iso(), "from": None, "to": "pending_review",
                                   "reason": f"moved from ticket {d.ticket} (draft {d.id})"}]
             moved, _ = self._put(ticket, d.text, fields)
@@ -775,6 +778,37 @@ class DraftStore:
                          f"{len(clean)} warning(s)" if clean else "no findings"))
             self._rewrite(d)
             return True
+
+
+    def remote(self, did: str, field: str, value: dict[str, Any] | None, *, who: str,
+               reason: str, expect: Any = ANY) -> tuple[Draft, bool]:
+        """What the helpdesk side did with a draft (``helpdesk.push`` / ``export``), recorded
+        under the lock: ``value`` becomes ``meta[field]`` (``field``: "push" or "exported";
+        None removes it) and ``reason`` a history entry (status unchanged) that also holds
+        ``value``. A compare-and-set: with ``expect`` (a key, or None for "no record") the
+        change is made only while ``meta[field]`` is a record with that ``"key"`` (or absent,
+        for None). Returns (draft as it is now, changed). This is how a push is claimed once
+        (pending, with its key), taken over after a crash, and closed (done, or removed after a
+        failure), whatever teammates do at the same time."""
+        if field not in REMOTE_FIELDS:
+            raise ValueError(f"not a remote field: {field!r}")
+        value = redact_obj(bounded(value)) if value is not None else None
+        with self._locked():
+            d = self.get(did)
+            current = d.meta.get(field)
+            if expect is not ANY:
+                have = current.get("key") if isinstance(current, dict) else None
+                if have != expect or (expect is None and current is not None):
+                    return d, False
+            _reopen(d)
+            if value is None:
+                d.meta.pop(field, None)
+            else:
+                d.meta[field] = value
+            _record(d, who, d.meta.get("status"), reason)
+            d.meta["history"][-1][field] = value
+            self._rewrite(d)
+            return self._load(d.path), True
 
 
 def require_version(d: Draft, expect: str | None, status: str | None = None) -> None:

@@ -7,6 +7,8 @@ import math
 import time
 from typing import Any
 
+from ..ticket import failed_lookups
+from ..vocab import GROUNDING, LOOKUP_FAILED, records
 from .cases import Case
 from .scoring import Check, Score, draft_texts, score
 
@@ -19,10 +21,16 @@ class RunResult:
     time_s: float
     api_error: str | None = None   # the model API failed (exit 4 material)
     api_error_kind: str | None = None
+    # The run as it would have ended without its repair turn (None: it had none), scored.
+    score_before: Score | None = None
 
     @property
     def passed(self) -> bool:
         return self.score.passed
+
+    @property
+    def passed_without_repair(self) -> bool:
+        return (self.score_before or self.score).passed
 
     def record(self) -> dict[str, Any]:
         r = self.result or {}
@@ -37,7 +45,32 @@ class RunResult:
             "tool_calls": [{"name": c.get("name"), "input": c.get("input"), "is_error": c.get("is_error")}
                            for c in r.get("tool_calls") or [] if isinstance(c, dict)],
             "error": r.get("error"),
+            "repair": _repair_record(r.get("repair"), self.score_before),
         }
+
+
+def _repair_record(rep: Any, before: Score | None) -> dict[str, Any] | None:
+    if not isinstance(rep, dict):
+        return None
+    return {"findings": [f.get("kind") for f in rep.get("findings") or [] if isinstance(f, dict)],
+            "replaced_by": rep.get("replaced_by"), "resolved": rep.get("resolved"),
+            "passed_without": before.passed if before is not None else None,
+            "reasons_without": before.reasons if before is not None else []}
+
+
+def before_repair(result: dict[str, Any]) -> dict[str, Any] | None:
+    """The result object as the run stood when its findings went back to the model: what it
+    would have been with ``--no-repair`` (the same model calls up to there). None without a
+    repair turn."""
+    rep = result.get("repair")
+    if not isinstance(rep, dict) or not isinstance(rep.get("calls"), int):
+        return None
+    calls = (result.get("tool_calls") or [])[:max(0, rep["calls"])]
+    failed = failed_lookups(records(calls))
+    return {**result, "answer": rep.get("answer") if isinstance(rep.get("answer"), str) else "",
+            "tool_calls": calls, "status": "incomplete",
+            "stop_reason": LOOKUP_FAILED if failed else GROUNDING,
+            "checks": list(rep.get("findings") or []), "turns": rep.get("turn"), "repair": None}
 
 
 def tokens(usage: dict[str, Any]) -> int:
@@ -65,10 +98,13 @@ async def run_case(app: Any, case: Case, *, default_customer: str | None = None,
     elapsed = time.perf_counter() - t0
     result = run.result()
     sc = score(case, result, provider=provider)
+    before = before_repair(result)
+    sb = score(case, before, provider=provider) if before is not None else None
     err = run.error
     if err is not None and err.exit_code == 4:
-        return RunResult(case, sc, result, elapsed, api_error=err.message, api_error_kind=err.kind)
-    return RunResult(case, sc, result, elapsed)
+        return RunResult(case, sc, result, elapsed, api_error=err.message, api_error_kind=err.kind,
+                         score_before=sb)
+    return RunResult(case, sc, result, elapsed, score_before=sb)
 
 
 FATAL_API_KINDS = ("authentication", "permission", "not_found")
@@ -115,10 +151,12 @@ def pass_hat_k(n: int, c: int, k: int) -> float | None:
     return math.comb(c, k) / math.comb(n, k)
 
 
-def pass_k_of(runs: list[RunResult], repeat: int) -> dict[str, float | None]:
-    """``{"1": pass^1, ..., "K": pass^K}`` of one task (its scored runs)."""
+def pass_k_of(runs: list[RunResult], repeat: int, *,
+              without_repair: bool = False) -> dict[str, float | None]:
+    """``{"1": pass^1, ..., "K": pass^K}`` of one task (its scored runs); ``without_repair``:
+    each run as it stood before its repair turn."""
     scored = [r for r in runs if not r.score.skipped]
-    ok = sum(r.passed for r in scored)
+    ok = sum(r.passed_without_repair if without_repair else r.passed for r in scored)
     return {str(k): (None if (v := pass_hat_k(len(scored), ok, k)) is None else round(v, 4))
             for k in range(1, repeat + 1)}
 
@@ -145,15 +183,29 @@ def summarise(per_case: list[list[RunResult]], repeat: int | None = None) -> dic
             failed += 1
     repeat = repeat or max((len(r) for r in per_case), default=1)
     # overall pass^k: the mean over the scored tasks that had at least k tries
-    per_task = [pass_k_of(r, repeat) for r in per_case if r and not all(x.score.skipped for x in r)]
-    pass_k: dict[str, float | None] = {}
-    for k in range(1, repeat + 1):
-        vals = [p[str(k)] for p in per_task if p[str(k)] is not None]
-        pass_k[str(k)] = round(sum(vals) / len(vals), 4) if vals else None
+    scored_cases = [r for r in per_case if r and not all(x.score.skipped for x in r)]
+
+    def mean_pass_k(without_repair: bool) -> dict[str, float | None]:
+        per_task = [pass_k_of(r, repeat, without_repair=without_repair) for r in scored_cases]
+        out: dict[str, float | None] = {}
+        for k in range(1, repeat + 1):
+            vals = [p[str(k)] for p in per_task if p[str(k)] is not None]
+            out[str(k)] = round(sum(vals) / len(vals), 4) if vals else None
+        return out
+
+    all_runs = [x for r in scored_cases for x in r if not x.score.skipped]
+    repaired = [x for x in all_runs if x.score_before is not None]
     return {"tasks": tasks, "passed": passed, "failed": failed, "skipped": skipped, "runs": runs,
             "runs_passed": runs_passed, "pass_rate": round(runs_passed / runs, 4) if runs else None,
-            "pass_k": pass_k, "tokens": tok, "time_s": round(t, 3),
-            "time_per_run_s": round(t / runs, 3) if runs else None}
+            "pass_k": mean_pass_k(False), "tokens": tok, "time_s": round(t, 3),
+            "time_per_run_s": round(t / runs, 3) if runs else None,
+            # Beyond the spec (issue 23): the repair turn. ``pass_k_without_repair`` scores each
+            # repaired run as it stood before its findings went back (the same model calls).
+            "repaired_runs": len(repaired),
+            "repair_resolved": sum(bool(((x.result or {}).get("repair") or {}).get("resolved"))
+                                   for x in repaired),
+            "repair_passed": sum(x.passed for x in repaired),
+            "pass_k_without_repair": mean_pass_k(True)}
 
 
 def task_record(runs: list[RunResult], repeat: int | None = None) -> dict[str, Any]:

@@ -109,7 +109,7 @@ def grounding(case_question: str, result: dict[str, Any]) -> list[Any]:
 
     calls = records(result.get("tool_calls"))
     drafts = [{"id": c.draft_id, "text": c.draft_text, "order_code": c.order_code}
-              for c in calls if c.draft_id is not None and c.draft_text is not None]
+              for c in calls if c.draft_id is not None and c.draft_text is not None][-1:]
     return check_ticket(answer=result.get("answer") or "", drafts=drafts, tool_results=calls,
                         questions=[case_question])
 
@@ -170,6 +170,15 @@ def draft_texts(result: dict[str, Any]) -> list[str]:
     return out
 
 
+def live_draft_text(result: dict[str, Any]) -> list[str]:
+    """The text of the draft a person reviews: a ticket has one live draft, and each new one
+    supersedes the one before (a draft corrected after the repair turn replaces the flagged
+    one), so the last saved. [] when none was saved."""
+    saved = [c.draft_text for c in _calls(result, ToolName.DRAFT)
+             if c.draft_id is not None and c.draft_text is not None]
+    return saved[-1:]
+
+
 def score(case: Case, result: dict[str, Any], *, provider: str | None = None) -> Score:
     """Check one run's ``--json`` result object against the case's expectations."""
     if case.needs_model and provider == "offline":
@@ -179,7 +188,7 @@ def score(case: Case, result: dict[str, Any], *, provider: str | None = None) ->
     checks: list[Check] = []
     add = checks.append
     answer = result.get("answer") or ""
-    drafts = draft_texts(result)
+    drafts = live_draft_text(result)  # superseded drafts never reach the review queue
     draft_all = "\n\n".join(drafts)
     both = answer + "\n\n" + draft_all
     lookups = _calls(result, ToolName.LOOKUP)

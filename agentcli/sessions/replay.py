@@ -351,7 +351,8 @@ def _event_classes() -> dict[str, type]:
     return {"question": E.Question, "model_request": E.ModelRequest, "text_delta": E.TextDelta,
             "model_response": E.ModelResponse, "retry": E.Retry, "tool_call": E.ToolCallStarted,
             "tool_result": E.ToolResult, "draft_saved": E.DraftSaved,
-            "turn_finished": E.TurnFinished, "error": E.Error, "checked": E.Checked}
+            "turn_finished": E.TurnFinished, "error": E.Error, "checked": E.Checked,
+            "repair": E.Repair}
 
 
 def rebuild(d: dict[str, Any]) -> Any:

@@ -83,6 +83,8 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:  # noqa: N802
         self.server.fake._serve_get(self)
 
+    do_PUT = do_DELETE = do_PATCH = do_POST  # noqa: N815  (the fake helpdesks record every method)
+
 
 class FakeServer:
     """Base of the scripted fake APIs on ``http://127.0.0.1:PORT``.
