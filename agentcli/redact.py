@@ -122,7 +122,9 @@ def _state() -> tuple[list[str], dict[str, str]]:
 
 
 def _read_state() -> tuple[list[str], dict[str, str]]:
-    vals = frozenset(v for v in [*(os.environ.get(k) for k in _SECRET_ENV), *_extra] if v)
+    vals = frozenset(filter(None, map(os.environ.get, _SECRET_ENV)))
+    if _extra:
+        vals |= _extra
     state = _cache.get(vals)
     if state is None:
         forms: set[str] = set()
