@@ -12,16 +12,20 @@ come back from the session logs that worked on it and from its pending draft.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import os
+import threading
+import weakref
 from typing import Any, Callable, Iterable
 
-from .checks.grounding import check_ticket
+from .checks import model_layer
+from .checks.grounding import NOT_FULLY_CHECKED, Finding, check_ticket
 from .config import Settings, is_default_drafts_dir, sessions_dir
-from .drafts.store import DraftStore
+from .drafts.backends import open_drafts
 from .errors import AgentcliError
 from .events import Checked, DraftSaved, Event, Question, ToolResult
-from .loop import SYSTEM_PROMPT, Conversation, new_session_id
+from .loop import SYSTEM_PROMPT, Conversation, new_session_id, prompt_version
 from .providers import make_provider
 from .redact import SecretsHeld
 from .sessions.log import SessionLog
@@ -32,6 +36,8 @@ from .tools import Registry, ToolDeps, default_registry
 from .vocab import MAX_QUESTION_CHARS, CallRecord, OrderCode, Status, ToolName, records
 
 Consumer = Callable[[Event], None]
+CHECK_BUDGET_S = 5.0  # seconds the floor and the verifier may take over one ticket's texts
+CHECK_MODEL_OFF = ("off", "none", "floor")  # check_model values that turn the model layer off
 
 
 def _ticket_event(d: dict[str, Any], sid: str) -> Event | None:
@@ -52,15 +58,47 @@ def _ticket_event(d: dict[str, Any], sid: str) -> Event | None:
     return None
 
 
+def _in_daemon_thread(fn: Callable[[], Any]) -> "asyncio.Future[Any]":
+    """``fn()`` in a daemon thread of its own, as a future of the running loop: the loop goes on
+    meanwhile, and the process never waits for the thread at exit (a signal is acted on at once;
+    the checks bound their own time anyway)."""
+    loop = asyncio.get_running_loop()
+    fut: asyncio.Future[Any] = loop.create_future()
+
+    def settle(ok: bool, value: Any) -> None:
+        if not fut.done():
+            fut.set_result(value) if ok else fut.set_exception(value)
+
+    def work() -> None:
+        try:
+            value, ok = fn(), True
+        except BaseException as e:  # noqa: BLE001 - handed to the awaiting task, raised there
+            value, ok = e, False
+        try:
+            loop.call_soon_threadsafe(settle, ok, value)
+        except RuntimeError:
+            pass  # the loop closed meanwhile: nobody waits for the result any more
+
+    threading.Thread(target=work, name="agentcli-checks", daemon=True).start()
+    return fut
+
+
 class App:
     def __init__(self, settings: Settings, store: Any, provider: Any, registry: Registry):
         self.settings = settings
         self.store = store
         self.provider = provider
         self.registry = registry
-        self.drafts = DraftStore(settings.drafts_dir,
-                                 create_parents=is_default_drafts_dir(settings.drafts_dir))
+        # the one place the drafts backend is chosen (--drafts-url: the team's queue)
+        self.drafts = open_drafts(url=settings.drafts_url, folder=settings.drafts_dir,
+                                  create_parents=is_default_drafts_dir(settings.drafts_dir))
+        # what the model is told, stamped on every draft (an MCP client's model has its own prompt)
+        system = SYSTEM_PROMPT if getattr(provider, "name", None) != "mcp" else None
+        mode = settings.mode if system is not None else "mcp"
+        self.prompt_version, self.mode = prompt_version(registry, mode, system), mode
         self._open_logs: set[SessionLog] = set()  # closed at the end (ask: one; the REPL: one a ticket)
+        # What the checks' model layer spent on a ticket since its last question ended (App.check)
+        self._spent: weakref.WeakKeyDictionary[Ticket, Checked] = weakref.WeakKeyDictionary()
 
     @classmethod
     def open(cls, settings: Settings, *, pool_size: int = 4, registry: Registry | None = None,
@@ -77,7 +115,8 @@ class App:
         return self.store.description
 
     def deps(self) -> ToolDeps:
-        return ToolDeps(self.store, self.drafts, self.provider.model, self.provider.name)
+        return ToolDeps(self.store, self.drafts, self.provider.model, self.provider.name,
+                        self.prompt_version, self.mode)
 
     def conversation(self, customer: str | None = None, ticket: str | None = None, *,
                      resume: bool = False) -> Conversation:
@@ -165,12 +204,18 @@ class App:
         ``session_start`` record."""
         log = SessionLog(sessions_dir(), t.session_id, meta={
             "provider": self.provider.name, "model": self.provider.model,
-            "db": self.db_description, "drafts_dir": os.path.abspath(self.settings.drafts_dir),
+            "db": self.db_description, **self._drafts_meta(),
             "customer": t.customer, "ticket": t.external,
             **({"resumed_from": t.resumed_from} if t.resumed_from else {}),
             **({"continues": t.continues} if t.continues else {}), **(meta or {})})
         self._open_logs.add(log)
         return log
+
+    def _drafts_meta(self) -> dict[str, Any]:
+        """Where this session's drafts go, for its log: the folder, or the queue (no password)."""
+        if self.drafts.kind == "folder":
+            return {"drafts_dir": os.path.abspath(self.settings.drafts_dir)}
+        return {"drafts_url": self.drafts.location}
 
     def close_conversation(self, conv: Conversation) -> None:
         """Close this ticket's session log (a long batch must not hold a descriptor each)."""
@@ -189,15 +234,66 @@ class App:
             return None
         findings = await conv.check(f.answer)
         status, stop, message = run.verdict(findings)
-        return Checked(findings, status, stop, message)
+        spent = self._spent.pop(conv.ticket, None)  # the model layer's calls of this question
+        if spent is None:
+            return Checked(findings, status, stop, message)
+        return dataclasses.replace(spent, findings=findings, status=status, stop_reason=stop, message=message)
 
     async def check(self, t: Ticket, answer: str = "") -> list[dict[str, Any]]:
-        """The grounding findings of ticket ``t`` (its answer ``answer``, its live draft, against
-        its tool results); the live draft's own are stored on it (for the review queue)."""
+        """The grounding findings of ticket ``t`` (see ``check_report``): the loop's ``checker``.
+        What the model layer spent is kept for the question's ``Checked`` event (a repair turn
+        checks twice: both calls count)."""
+        report = await self.check_report(t, answer)
+        prev = self._spent.get(t)
+        if prev is not None:
+            usage = dict(prev.usage)
+            for k, v in report.usage.items():
+                usage[k] = usage.get(k, 0) + int(v)
+            report = dataclasses.replace(report, usage=usage, duration_ms=prev.duration_ms + report.duration_ms,
+                                         model=report.model or prev.model, note=report.note or prev.note)
+        self._spent[t] = report
+        return report.findings
+
+    def _model_layer(self) -> tuple[Any, str] | None:
+        """(the provider's forced call, the model) of the checks' model layer, or None: a
+        provider without a model API (offline: the floor alone) or ``check_model = "off"``."""
+        forced = getattr(self.provider, "forced_call", None)
+        cm = self.settings.check_model
+        if not callable(forced) or (isinstance(cm, str) and cm.strip().lower() in CHECK_MODEL_OFF):
+            return None
+        return forced, (cm.strip() if isinstance(cm, str) and cm.strip() else self.provider.model)
+
+    async def check_report(self, t: Ticket, answer: str = "") -> Checked:
+        """The grounding checks of ticket ``t`` (its answer ``answer``, its live draft, against its
+        tool results), as a ``Checked`` event (status not yet decided): the model layer first
+        (one forced call, when the provider has a model API), then the floor and the verifier
+        in a worker thread within ``CHECK_BUDGET_S``. The live draft's own findings are stored
+        on it (for the review queue)."""
         live = t.live
-        found = check_ticket(answer=answer, drafts=[live] if live else [], tool_results=t.calls,
-                             questions=t.questions)
+        drafts = [live] if live else []
+        layers, reading = ["floor"], None
+        layer = self._model_layer()
+        texts = model_layer.texts_of(answer, drafts)
+        if layer is not None and texts:
+            forced, model = layer
+            reading = await model_layer.read(
+                lambda system, user, tool: forced(system, user, tool, model=model), texts, model=model,
+                timeout_s=float(self.settings.request_timeout))  # a local model can be slow: --request-timeout
+            if reading.ran:
+                layers.append("model")
+        work = functools.partial(check_ticket, answer=answer, drafts=drafts, tool_results=t.calls,
+                                 questions=t.questions, budget_s=CHECK_BUDGET_S,
+                                 model_claims=reading.claims if reading is not None and reading.ran else None)
+        try:  # off the event loop: a signal, a batch's other tickets and a stream go on meanwhile
+            found = await asyncio.wait_for(_in_daemon_thread(work), CHECK_BUDGET_S + 2.0)
+        except asyncio.TimeoutError:
+            found = [Finding(NOT_FULLY_CHECKED, "warning", f"the checks did not finish within "
+                             f"{CHECK_BUDGET_S:g} s: a person must read the answer and the draft",
+                             {"where": ""})]
         findings = [x.to_dict() for x in found]
+        if reading is not None and reading.error is not None:
+            findings.append(Finding(NOT_FULLY_CHECKED, "warning", f"{reading.error}; only the pattern "
+                                    "checks ran", {"where": ""}).to_dict())
         if live is not None:
             own = [x for x in findings if x.get("where") == live.id]
             try:  # the findings of this text (the store keeps them only while it is the text)
@@ -205,7 +301,11 @@ class App:
                     None, functools.partial(self.drafts.set_findings, live.id, own, text=live.text))
             except (OSError, ValueError, LookupError, AgentcliError):
                 pass  # the draft is gone or unreadable: the findings are still in the log and --json
-        return findings
+        return Checked(findings, Status.OK, None, None, layers=layers,
+                       model=reading.model if reading is not None else None,
+                       usage=reading.usage if reading is not None else {},
+                       duration_ms=reading.duration_ms if reading is not None else 0.0,
+                       note=reading.error if reading is not None else None)
 
     async def run(self, conv: Conversation, question: str, consumers: Iterable[Consumer] = (), *,
                   max_turns: int | None = None, resume: bool = False) -> Run:
@@ -247,3 +347,4 @@ class App:
         self._open_logs.clear()
         await self.provider.aclose()
         await self.store.aclose()
+        self.drafts.close()

@@ -269,6 +269,8 @@ DRAFTS = "drafts"  # drafts list / show / edit / approve / reject, review
 ORDERS = "orders"  # orders show
 LOG = "log"        # log list / show
 MCP = "mcp"        # mcp
+BATCH = "batch"    # batch (its own options beside the model's)
+VIAS = ("live", "batches")  # batch --via
 HELPDESK = "helpdesk"  # drafts export / push
 HELPDESK_NAMES = (("zendesk", "Zendesk", "https://SUBDOMAIN.zendesk.com"),
                   ("front", "Front", "https://api2.frontapp.com"),
@@ -366,10 +368,10 @@ SETTINGS: tuple[Setting, ...] = (
             flags=("--drafts-dir",), commands=frozenset({MODEL, DRAFTS, MCP}), env="AGENTCLI_DRAFTS_DIR",
             metavar="DIR", derive=lambda values: default_drafts_dir(),
             default_help="AGENTCLI_HOME/drafts"),
-    # A PostgreSQL drafts queue shared by a team instead of a folder: resolved, used by nothing yet.
+    # A PostgreSQL drafts queue shared by a team instead of a folder (``drafts.backends``).
     Setting("drafts_url", POSTGRES_URL, "a PostgreSQL drafts queue shared by a team "
             "(postgresql://...), instead of a folder", flags=("--drafts-url",),
-            env="AGENTCLI_DRAFTS_URL", metavar="URL", default_help="none (the folder)", secret=True),
+            commands=frozenset({MODEL, DRAFTS, MCP}), env="AGENTCLI_DRAFTS_URL", metavar="URL", default_help="none (the folder)", secret=True),
     Setting("customer", EMAIL, "customer email this ticket is about; other customers' orders "
             "read as not found", flags=("--customer",), commands=frozenset({MODEL, ORDERS, MCP}),
             env="AGENTCLI_CUSTOMER", metavar="EMAIL",
@@ -397,6 +399,19 @@ SETTINGS: tuple[Setting, ...] = (
             commands=_MODEL_ETC, toml=False),
     Setting("stream", SWITCH, "wait for whole responses instead of streaming", default=True,
             flags=("--no-stream",), commands=_MODEL_ETC, toml=False),
+    Setting("via", CHOICE, "live (requests as they go, at the rate limit) or batches (the "
+            "Anthropic Message Batches API: each round of the tool loop one batch, at half price; "
+            "--resume re-attaches to batches already submitted)", default="live", choices=VIAS,
+            flags=("--via",), commands=frozenset({BATCH}), env="AGENTCLI_VIA", metavar="HOW"),
+    Setting("batch_deadline", DURATION, "--via batches: a batch still processing after this "
+            "long is cancelled and its questions reported not finished (exit 4; --resume goes "
+            "on)", default=timedelta(hours=24), default_help="24h",
+            flags=("--batch-deadline",),
+            commands=frozenset({BATCH}), env="AGENTCLI_BATCH_DEADLINE", metavar="DURATION"),
+    Setting("live_tail", INT, "--via batches: when this many conversations or fewer are left "
+            "open, they finish on the live API instead of waiting for another batch", default=0,
+            minimum=0, flags=("--live-tail",), commands=frozenset({BATCH}),
+            env="AGENTCLI_LIVE_TAIL", metavar="N"),
     Setting("repair", SWITCH, "do not send error-level grounding findings back to the model "
             "for one correction", default=True, flags=("--no-repair",), commands=_MODEL_ETC,
             toml=False),
@@ -404,10 +419,11 @@ SETTINGS: tuple[Setting, ...] = (
             "cache_read, cache_write)", default=MappingProxyType({})),
     Setting("reviewer", TEXT, "who approves and rejects (default: the login name)",
             env="AGENTCLI_REVIEWER"),
-    # The model that extracts claims for the grounding checks: resolved, used by nothing yet.
-    Setting("check_model", TEXT, "the model that extracts claims for the grounding checks",
-            env="AGENTCLI_CHECK_MODEL"),
-    # How long a draft may wait for review (``drafts stats``): resolved, used by nothing yet.
+    Setting("check_model", TEXT, "the model that reads claims out of answers and drafts for the "
+            "grounding checks (a cheaper one of the same provider; off: the pattern checks only)",
+            flags=("--check-model",), commands=_MODEL_ETC, env="AGENTCLI_CHECK_MODEL", metavar="NAME",
+            default_help="--model"),
+    # How long a draft may wait for review (``drafts stats``).
     Setting("review_target", DURATION, "how long a draft may wait for review",
             default=timedelta(hours=4)),
 )

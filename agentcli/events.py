@@ -152,6 +152,13 @@ class Checked:
     status: str
     stop_reason: str | None
     message: str | None = None
+    # Which layers ran (``floor``: the patterns, always; ``model``: claims read by a model through
+    # one forced tool call), and that call's model, tokens, time and why it did not run.
+    layers: list[str] = field(default_factory=lambda: ["floor"])
+    model: str | None = None
+    usage: dict[str, int] = field(default_factory=dict)
+    duration_ms: float = 0.0
+    note: str | None = None
     type: str = "checked"
 
 

@@ -1,5 +1,8 @@
 """The hand-written tool-use loop. It never prints: it yields events (``agentcli.events``).
 
+The model calls are the provider's (``respond``), or a ``responder``'s that stands in for it
+(the Message Batches rounds of ``batch --via batches``): everything else is the same code.
+
 One ``Conversation`` is one ticket: its history carries every question, every assistant message
 exactly as received and every tool result. ``ask(question)`` runs one question:
 
@@ -41,6 +44,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import hashlib
 import json
 import re
 import secrets
@@ -100,6 +104,15 @@ orders or other customers.
 polite, short, factual. It only saves a draft for a human to review; nothing is sent.
 - Then answer the support agent briefly: what you found, and the draft id if you saved one.\
 """
+
+
+
+def prompt_version(registry: Registry, mode: str, system: str | None = SYSTEM_PROMPT) -> str:
+    """A short hash of what the model is told (the system prompt, the tools' schemas, the
+    mode), stamped on every draft: ``drafts stats`` judges a prompt change by its approvals."""
+    blob = json.dumps([system, registry.schemas(), mode], sort_keys=True, ensure_ascii=True)
+    return "p-" + hashlib.sha256(blob.encode()).hexdigest()[:8]
+
 
 STOP_DONE = ("end_turn", "stop_sequence")
 STOP_HUMAN = ("max_tokens", "refusal", "model_context_window_exceeded")
@@ -297,6 +310,10 @@ class Conversation:
         # Results of the current turn's calls that have finished (kept if the turn is cancelled).
         self._finished: dict[str, tuple[Any, bool]] = {}
         self.log: Any = None  # the ticket's session log (``App.log_for``)
+        # Who answers the model calls: None, the provider (live); or an object with the
+        # provider's ``respond`` (``batch.batches``: each call a request of a Message Batch,
+        # its result fed back as the ModelTurn), so the rest of the loop is the same code.
+        self.responder: Any = None
         # The grounding checks over the ticket (``App.check``): the loop asks them when the
         # model ends its turn, and with ``repair`` sends error-level findings back to it once.
         self.checker = checker
@@ -366,7 +383,8 @@ class Conversation:
                     try:
                         # aclosing: a cancelled turn closes the HTTP stream now, not at GC.
                         async with contextlib.aclosing(
-                                self.provider.respond(self.history, stream=self.stream)) as stream:
+                                (self.responder or self.provider).respond(
+                                    self.history, stream=self.stream)) as stream:
                             async for item in stream:
                                 if isinstance(item, TextDelta):
                                     yield item

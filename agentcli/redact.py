@@ -390,3 +390,38 @@ def one_line(text: Any, limit: int = 60) -> str:
     s = _ANSI_RE.sub(" ", redact(s[: limit * 8 + 64], secrets))
     s = redact(" ".join(_LINE_UNSAFE_RE.sub(" ", s).split()), secrets)
     return s if len(s) <= limit else s[: limit - 1].rstrip() + "\u2026"
+
+
+# =========================================================================== URLs
+
+_SCHEME_RE = re.compile(r"^([A-Za-z][A-Za-z0-9+._-]*://)(.*)$", re.S)
+_PARAM_PW_RE = re.compile(r"(?i)(\bpassword\s*=\s*)('[^']*'|[^&\s]*)")
+
+
+def url_userinfo(url: str) -> tuple[str, str | None] | None:
+    """``(user, raw password)`` of a URL, read the cautious way: the userinfo is everything up to
+    the LAST ``@`` (a raw ``@``, ``/``, ``#`` or ``?`` in a password stays in it). None when the
+    URL has no userinfo; the password is None when the userinfo has no ``:``."""
+    m = _SCHEME_RE.match(url)
+    if not m or "@" not in m.group(2):
+        return None
+    userinfo = m.group(2).rsplit("@", 1)[0]
+    user, sep, password = userinfo.partition(":")
+    return user, (password if sep else None)
+
+
+def mask_dsn(url: str) -> str:
+    """``postgresql://user:secret@host/db`` -> ``postgresql://user:***@host/db``.
+
+    Never trusts a URL parser to find the password: everything between the user name and the
+    LAST ``@`` is masked (a raw ``@``, ``/``, ``#`` or ``?`` in a password is still masked), and so
+    is every ``password=`` parameter, in URL and in ``key=value`` form."""
+
+    text = _PARAM_PW_RE.sub(lambda m: m.group(1) + "***", url)
+    m = _SCHEME_RE.match(text)
+    if m and "@" in m.group(2):
+        scheme, rest = m.groups()
+        userinfo, tail = rest.rsplit("@", 1)
+        if ":" in userinfo:
+            text = f"{scheme}{userinfo.split(':', 1)[0]}:***@{tail}"
+    return redact(text)

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Collection, Mapping
 
+from .checks.normalize import has_words
 from .events import (
     Checked,
     DraftSaved,
@@ -155,9 +156,11 @@ class Ticket:
             self.live = LiveDraft(ev.id, ev.path, text or "", OrderCode.parse_or_none(ev.order_code))
         elif isinstance(ev, ModelResponse):
             self.usage.add(ev.usage)
-        elif isinstance(ev, Checked) and self.live is not None:
-            own = tuple(f for f in ev.findings if isinstance(f, dict) and f.get("where") == self.live.id)
-            self.live = dataclasses.replace(self.live, findings=own)
+        elif isinstance(ev, Checked):
+            self.usage.add(ev.usage or {})  # the checks' model layer spends tokens too
+            if self.live is not None:
+                own = tuple(f for f in ev.findings if isinstance(f, dict) and f.get("where") == self.live.id)
+                self.live = dataclasses.replace(self.live, findings=own)
         if self.run is not None:
             self.run.apply(ev)
 
@@ -198,6 +201,8 @@ class Ticket:
 
 
 # =========================================================================== one run
+USAGE_KEYS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+
 def failed_lookups(calls: list[CallRecord]) -> list[tuple[str, str]]:
     """(order code, outcome) of the lookups that failed on our side (timeout, database, a
     cancelled call) with no later answered lookup of the same order."""
@@ -232,6 +237,7 @@ class Run:
         self.finished: TurnFinished | None = None
         self.error: Error | None = None
         self.checks: list[dict[str, Any]] = []
+        self.checks_run: dict[str, Any] | None = None  # which layers of the checks ran, their cost
         # The repair turn (``Repair``): what was sent back, and whether the checks that followed
         # found no error-level finding (``resolved``; None until they ran).
         self.repair: dict[str, Any] | None = None
@@ -265,6 +271,8 @@ class Run:
                            "resolved": None}
         elif isinstance(ev, Checked):
             self.checks = list(ev.findings)
+            self.checks_run = {"layers": list(ev.layers or ["floor"]), "model": ev.model,
+                               "usage": dict(ev.usage or {}), "duration_ms": ev.duration_ms, "note": ev.note}
             if self.repair is not None:
                 self.repair["resolved"] = not any(
                     isinstance(x, dict) and x.get("severity") == "error" for x in ev.findings)
@@ -302,7 +310,7 @@ class Run:
             more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
             return Status.INCOMPLETE, GROUNDING, (
                 f"{errors[0].get('kind')}: {errors[0].get('message')}{more}; a person must look")
-        if not self.drafts and not (f.answer or "").strip():
+        if not self.drafts and not has_words(f.answer):  # "\u200b", "\x1b[0m", "-": nothing usable
             return Status.INCOMPLETE, NO_ANSWER, ("the model ended its turn with neither an answer "
                                                   "nor a draft; a person must look")
         return f.status, f.stop_reason, f.message
@@ -322,7 +330,14 @@ class Run:
         """The ``--json`` object (its writers redact it: ``cli.common.json_line``, the batch's
         record file)."""
         f = self.finished
-        usage = (f.usage if f else {}) or {}
+        turns_usage = (f.usage if f else {}) or {}
+        run = self.checks_run or {}
+        check_usage = run.get("usage") or {}
+        usage = {k: int(turns_usage.get(k, 0)) + int(check_usage.get(k, 0)) for k in USAGE_KEYS}
+        cost = estimate_cost(self.model, turns_usage, self.prices)
+        if check_usage and cost is not None:  # the checks' call, at its own model's prices
+            extra = estimate_cost(run.get("model") or self.model, check_usage, self.prices)
+            cost = round(cost + extra, 6) if extra is not None else None
         status = f.status if f else Status.ERROR
         err = self.error.message if self.error else (f.message if f and f.status != Status.OK else None)
         return {
@@ -335,15 +350,16 @@ class Run:
             "turns": f.turns if f else 0,
             "tool_calls": [c.to_dict() for c in self.calls],
             "drafts": self.drafts,
-            "usage": {k: int(usage.get(k, 0)) for k in ("input_tokens", "output_tokens",
-                                                         "cache_read_input_tokens",
-                                                         "cache_creation_input_tokens")},
+            "usage": usage,
             "provider": self.provider,
             "model": self.model,
             "session_id": self.session_id,
             "checks": self.checks,
+            # Beyond the spec's fields (issue 23): which layers of the checks ran ("floor", "model"),
+            # the model layer's model, tokens, milliseconds and why it did not run; None: no checks.
+            "checks_run": self.checks_run,
             # Beyond the spec's fields (issue 9): the usage priced with providers.pricing.
-            "estimated_cost_usd": estimate_cost(self.model, usage, self.prices),
+            "estimated_cost_usd": cost,
             # Beyond the spec's fields (issue 23): the repair turn, or None when there was none.
             "repair": dict(self.repair) if self.repair is not None else None,
         }

@@ -19,9 +19,11 @@ import asyncio
 import json
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Awaitable, Callable
 
-from .drafts.store import MAX_DRAFT_CHARS, DraftStore, why_not_written
+from .drafts.base import DraftsBackend
+from .drafts.store import MAX_DRAFT_CHARS, why_not_written
 from .errors import StoreError
 from .ticket import SavedDraft, TicketView
 from .vocab import InvalidOrderCode, OrderCode, Outcome, ToolName, json_type
@@ -48,9 +50,11 @@ class ToolDeps:
     """The collaborators a tool may use, decided by our code (never by the model): the orders
     store, the drafts store, and the names a draft is stamped with."""
     store: Any
-    drafts: DraftStore
+    drafts: DraftsBackend
     model: str | None = None
     provider: str | None = None
+    prompt_version: str | None = None  # loop.prompt_version: what the model was told
+    mode: str | None = None
 
 
 @dataclass(frozen=True)
@@ -204,9 +208,10 @@ async def draft_reply(args: dict[str, Any], deps: ToolDeps, ticket: TicketView) 
             deps.drafts.save, text=text, ticket=ticket.id, order_code=code, customer=customer,
             question=ticket.question, questions=list(ticket.questions) or None,
             lookups=[r.to_dict() for r in ticket.lookups], model=deps.model,
-            provider=deps.provider, session_id=ticket.session_id)
+            provider=deps.provider, session_id=ticket.session_id,
+            prompt_version=deps.prompt_version, mode=deps.mode)
     except OSError as e:  # the store says why: locked by pid N, disk full, permission, read-only
-        why = getattr(e, "message", None) or why_not_written(e, deps.drafts.dir)
+        why = getattr(e, "message", None) or why_not_written(e, Path(deps.drafts.location))
         raise ToolFailure(f"{why}; nothing was saved (the reply text is kept in the session "
                           "log): tell the person so they can fix it",
                           outcome=Outcome.TOOL_ERROR) from None

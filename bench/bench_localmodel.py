@@ -36,16 +36,22 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # --smoke imports the fake server from this checkout
+# The tasks of the previous measurement (README: agent 0.19, workflow 0.38 on these 8).
+PREVIOUS_TASKS = ["status-pending-payment", "status-shipped", "status-refunded", "unknown-order",
+                  "two-orders", "refund-demand", "planted-instruction", "german-message"]
 SMOKE_TASKS = ["status-pending-payment", "status-paid", "status-license-issued"]
 
 
-def run_config(mode: str, repair: bool, args: argparse.Namespace, base_url: str, out: Path) -> dict:
-    home = Path(tempfile.mkdtemp(prefix=f"bench-lm-{mode}-{'r' if repair else 'nr'}-"))
+def run_config(mode: str, repair: bool, args: argparse.Namespace, base_url: str, out: Path,
+               cases: Path | None = None) -> dict:
+    # its own home inside --out: the session logs of every run stay beside the figures
+    home = Path(tempfile.mkdtemp(prefix=f"home-{mode}-{'repair' if repair else 'no-repair'}-", dir=out))
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("ANTHROPIC_", "OPENAI_", "AGENTCLI_"))}
     env.update(OPENAI_BASE_URL=base_url, AGENTCLI_HOME=str(home), NO_COLOR="1",
                OPENAI_API_KEY="sk-no-key-needed")
-    cmd = [sys.executable, "-m", "agentcli", "eval", "--json", "--provider", "openai",
+    cmd = [sys.executable, "-m", "agentcli", "eval", "--json", *(["--cases", str(cases)] if cases else []),
+           "--provider", "openai",
            "--model", args.model, "--mode", mode, "--repeat", str(args.repeat),
            "--max-turns", str(args.max_turns), "--max-tokens", str(args.max_tokens),
            "--request-timeout", str(args.request_timeout), "--retries", "1"]
@@ -54,14 +60,21 @@ def run_config(mode: str, repair: bool, args: argparse.Namespace, base_url: str,
     for t in args.task or []:
         cmd += ["--task", t]
     t0 = time.monotonic()
+    p = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, stdin=subprocess.DEVNULL)
+    partial = False
     try:
-        p = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True,
-                           timeout=args.timeout, stdin=subprocess.DEVNULL)
-        rc, stdout, stderr = p.returncode, p.stdout, p.stderr
-    except subprocess.TimeoutExpired as e:
-        rc, stdout, stderr = None, e.stdout or "", e.stderr or ""
-        stdout = stdout.decode() if isinstance(stdout, bytes) else stdout
-        stderr = stderr.decode() if isinstance(stderr, bytes) else stderr
+        stdout, stderr = p.communicate(timeout=args.timeout)
+    except subprocess.TimeoutExpired:
+        # Out of time: SIGTERM, on which eval reports the runs it has scored (partial figures).
+        partial = True
+        p.terminate()
+        try:
+            stdout, stderr = p.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            stdout, stderr = p.communicate()
+    rc = p.returncode
     secs = time.monotonic() - t0
     name = f"{mode}-{'repair' if repair else 'no-repair'}"
     (out / f"{name}.json").write_text(stdout)
@@ -70,7 +83,7 @@ def run_config(mode: str, repair: bool, args: argparse.Namespace, base_url: str,
         data = json.loads(stdout)
     except ValueError:
         data = None
-    return {"mode": mode, "repair": repair, "rc": rc, "secs": secs, "data": data,
+    return {"mode": mode, "repair": repair, "rc": rc, "secs": secs, "data": data, "partial": partial,
             "why": None if data else (stderr.strip().splitlines() or ["no output"])[-1][:200]}
 
 
@@ -102,7 +115,9 @@ def table(rows: list[dict], repeat: int) -> list[str]:
             [r["mode"], "on" if r["repair"] else "off"] + [fmt(s["pass_k"].get(k)) for k in ks]
             + [f"{s['runs_passed']}/{s['runs']}", str(s.get("repaired_runs", 0)),
                str(s.get("repair_resolved", 0)), str(s.get("repair_passed", 0))] + paired
-            + [stop_s, fmt(s.get("time_per_run_s")), str(r["rc"])]) + " |")
+            + [stop_s, fmt(s.get("time_per_run_s")),
+               f"{r['rc']}" + (f" (stopped at --timeout: {s['tasks']} tasks)" if r["partial"] else "")])
+            + " |")
     return lines
 
 
@@ -115,6 +130,9 @@ def main() -> int:
     ap.add_argument("--configs", default="agent:on,agent:off,workflow:on,workflow:off",
                     help="MODE:on|off (repair), comma-separated, run in this order")
     ap.add_argument("--task", action="append", help="only this task (repeatable)")
+    ap.add_argument("--first", default=",".join(PREVIOUS_TASKS),
+                    help="task ids run first (comma-separated; default: the 8 of the previous "
+                         "measurement), so a run stopped by --timeout has those")
     ap.add_argument("--max-turns", type=int, default=6)
     ap.add_argument("--max-tokens", type=int, default=512)
     ap.add_argument("--request-timeout", type=float, default=300.0)
@@ -149,11 +167,23 @@ def main() -> int:
     print(f"server {args.base_url} · model {args.model} · repeat {args.repeat} · max-turns "
           f"{args.max_turns} · max-tokens {args.max_tokens} · tasks "
           f"{'all built-in' if not args.task else len(args.task)} · results in {out}\n", flush=True)
+    cases = None
+    first = [t for t in args.first.split(",") if t]
+    if first and not args.task:  # the built-in suite, those tasks first
+        from agentcli.evals import builtin_cases
+
+        suite = builtin_cases()
+        ordered = sorted(suite, key=lambda c: first.index(c.id) if c.id in first else len(first))
+        cases = out / "cases-ordered.jsonl"
+        src = {json.loads(ln)["id"]: ln for ln in
+               (ROOT / "agentcli" / "evals" / "cases.jsonl").read_text().splitlines() if ln.strip()}
+        cases.write_text("".join(src[c.id] + "\n" for c in ordered))
     t0 = time.monotonic()
     rows: list[dict] = []
     try:
         with concurrent.futures.ThreadPoolExecutor(max(1, args.parallel)) as pool:
-            futures = [pool.submit(run_config, m, r, args, args.base_url, out) for m, r in configs]
+            futures = [pool.submit(run_config, m, r, args, args.base_url, out, cases)
+                       for m, r in configs]
             for f in futures:
                 rows.append(f.result())
                 print(f"  done: {rows[-1]['mode']} repair {'on' if rows[-1]['repair'] else 'off'} "

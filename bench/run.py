@@ -73,7 +73,33 @@ FOREIGN["ratelimit"] = {
     "default": ["--questions", "200", "--concurrency", "16,50,100"],
     "quick": ["--questions", "60", "--concurrency", "16"],
 }
-ORDER = ("startup", "overhead", "batch", "ratelimit", "lookup")
+FOREIGN["batchlive"] = {
+    "script": "bench_batch_live.py",
+    "title": "A live batch from a cold start at a rate limit (bench/bench_batch_live.py, issue 27)",
+    "default": ["--questions", "200"],
+    "quick": ["--questions", "60"],
+}
+FOREIGN["batches"] = {
+    "script": "bench_batches.py",
+    "title": "Night batch, --via live against --via batches (bench/bench_batches.py, issue 27)",
+    "default": ["--questions", "300", "--batch-delay", "10"],
+    "quick": ["--questions", "60", "--batch-delay", "3"],
+}
+FOREIGN["grounding"] = {
+    "script": "bench_grounding.py",
+    "title": "Grounding checks on the labelled set (bench/bench_grounding.py, issue 23)",
+    "default": [],
+    "quick": [],
+}
+FOREIGN["queue"] = {
+    "script": "bench_queue.py",
+    "title": "The drafts queue at scale, folder and PostgreSQL (bench/bench_queue.py, issue 26)",
+    "default": ["--drafts", "20000", "--pool", "2000", "--seconds", "8", "--questions", "200"],
+    "quick": ["--drafts", "5000", "--pool", "500", "--seconds", "3", "--questions", "40"],
+    "dir_option": "--dir",
+}
+ORDER = ("startup", "overhead", "batch", "ratelimit", "batchlive", "batches", "lookup", "grounding",
+         "queue")
 
 
 def machine() -> list[str]:

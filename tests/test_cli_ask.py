@@ -15,7 +15,8 @@ from .conftest import TEST_KEY
 SPEC_KEYS = {"question", "customer", "answer", "status", "stop_reason", "error", "turns",
              "tool_calls", "drafts", "usage", "provider", "model", "session_id", "checks",
              "estimated_cost_usd",  # beyond the spec: the estimated cost (issue 9)
-             "repair"}  # beyond the spec: the repair turn, or null (issue 23)
+             "repair",  # beyond the spec: the repair turn, or null (issue 23)
+             "checks_run"}  # beyond the spec: which layers of the grounding checks ran (issue 23)
 QUICKSTART_Q = "Why does order GH56JK78MN have no license yet?"
 
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 import signal
 import subprocess
 
+import pytest
+
 from agentcli.drafts.store import DraftStore
 from agentcli.testing.fake_helpdesk import (
     FakeFreshdesk,
@@ -19,6 +21,7 @@ from agentcli.testing.fake_helpdesk import (
 
 from .conftest import agentcli_exe
 from .test_helpdesk_push import approved, env_for, meta
+from .test_screens import Term, whole, wide
 
 # Upper bounds only a hang reaches (the process starts in about a second).
 ARRIVAL_S = 30
@@ -108,3 +111,15 @@ def test_sigterm_while_waiting_for_the_answer_exits_143_and_the_rerun_finishes_i
         r = cli(["drafts", "push", "--to", "front"], env)
         assert r.returncode == 0 and "found in the helpdesk" in r.out
         assert len(fake.writes) == 1 and len(fake.all_notes()) == 1
+
+
+@pytest.mark.parametrize("cols", [40, 80, 160])
+def test_push_on_a_terminal_fits_its_width_and_never_splits_an_id(cli_env, drafts_dir, cols):
+    ds = [approved(drafts_dir, t, f"reply {t}") for t in ("1042", "1043")]
+    skipped = approved(drafts_dir, "s-0007", "no ticket", session="s-0007")
+    with FakeZendesk(tickets={"1042"}) as fake:
+        t = Term(["drafts", "push", "--to", "zendesk"], env_for(cli_env, "zendesk", fake), cols)
+        assert t.finish() == 4, t.text()
+        assert wide(t.written_lines(), cols) == [], t.text()
+        assert whole(t.text(), [ds[0].id, ds[1].id, skipped.id]) == [], t.text()
+        assert "pushed" in t.text() and "(404)" in t.text()

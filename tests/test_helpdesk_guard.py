@@ -13,19 +13,41 @@ from __future__ import annotations
 import copy
 import json
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agentcli.drafts.format import Draft
+from agentcli.drafts.store import DraftStore
 from agentcli.helpdesk import HELPDESKS
 from agentcli.helpdesk.export import EXAMPLE_BASE, plan
-from agentcli.helpdesk.rules import Refused, check_base_url, guard
+from agentcli.helpdesk.push import Pusher
+from agentcli.helpdesk.rules import (
+    Refused,
+    as_html,
+    check_base_url,
+    guard,
+    plain,
+    same_words,
+)
 from agentcli.helpdesk.send import Sender
 from agentcli.testing.fake_helpdesk import FAKES
 
 NAMES = list(HELPDESKS)
+
+
+@pytest.fixture(scope="module")
+def fakes():
+    """One running fake per helpdesk for the module (each example resets it), and a client for
+    it (building one loads the system's certificates: a tenth of a second)."""
+    started = {n: FAKES[n]().start() for n in NAMES}
+    senders = {n: Sender(HELPDESKS[n], f.url, f.token, timeout=5) for n, f in started.items()}
+    yield {n: (started[n], senders[n]) for n in NAMES}
+    for n in NAMES:
+        senders[n].client.close()
+        started[n].stop()
 GOOD_TICKET = {"zendesk": "1042", "front": "cnv_55c8c149", "helpscout": "1042", "freshdesk": "1042"}
 HOSTILE_IDS = [
     "1042/../../users/1", "../1042", "1042/..", "..", "1042?public=true", "1042#frag", "1042%2F9",
@@ -70,7 +92,7 @@ def test_a_hostile_ticket_id_is_skipped_at_export_and_refused_by_the_guard(name,
 
 
 @pytest.mark.parametrize("name", NAMES)
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(ticket=st.text(max_size=40) | st.from_regex(r"[0-9a-z_./%?#-]{1,20}", fullmatch=True),
        text=st.text(min_size=1, max_size=300))
 def test_whatever_the_ticket_and_text_a_planned_request_is_the_private_endpoint(name, ticket, text):
@@ -128,7 +150,7 @@ def test_a_body_that_could_post_a_public_reply_or_more_is_refused(name, body):
 
 
 @pytest.mark.parametrize("name", NAMES)
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(data=st.data())
 def test_a_mutated_body_passes_the_guard_only_when_the_fake_helpdesk_also_finds_it_private(name, data):
     """Mutations of the right body (a flag flipped or retyped, a key added or removed): the guard
@@ -201,35 +223,45 @@ def test_plain_https_bases_and_local_http_pass(base):
     assert check_base_url(HELPDESKS["zendesk"], base).startswith(("https://", "http://"))
 
 
+@pytest.mark.parametrize("base,root", [("https://ACME.zendesk.com:443", "https://acme.zendesk.com"),
+                                       ("http://[::1]:80/", "http://[::1]"),
+                                       ("http://127.0.0.1:8080", "http://127.0.0.1:8080")])
+def test_a_base_url_is_taken_as_the_http_client_will_write_it(base, root):
+    hd = HELPDESKS["zendesk"]
+    assert check_base_url(hd, base) == root
+    with Sender(hd, root, "t0ken-Abc123", timeout=1) as s:  # the guard accepts what it builds
+        req = s.client.build_request("PUT", root + hd.write.fill("1"))
+        assert str(req.url) == root + hd.write.fill("1")
+
+
 # ----------------------------------------------------------------------------- on the wire
 
 @pytest.mark.parametrize("name", NAMES)
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(ticket=st.sampled_from(HOSTILE_IDS) | st.text(max_size=12),
        mutate=st.sampled_from(["none", "flip", "extra"]))
-def test_through_the_real_client_a_refused_request_never_reaches_the_helpdesk(name, ticket, mutate):
+def test_through_the_real_client_a_refused_request_never_reaches_the_helpdesk(name, ticket, mutate,
+                                                                             fakes):
     hd = HELPDESKS[name]
-    with FAKES[name]() as fake:
-        body = body_of(name)
-        holder = body["ticket"]["comment"] if name == "zendesk" else body
-        flag = {"zendesk": "public", "front": "mode", "helpscout": "draft", "freshdesk": "private"}[name]
-        if mutate == "flip":
-            holder[flag] = {"zendesk": True, "front": "private", "helpscout": False, "freshdesk": False}[name]
-        elif mutate == "extra":
-            holder["status"] = "closed"
-        with Sender(hd, fake.url, fake.token, timeout=5) as s:
-            try:
-                s.send(hd.write, ticket, body)
-            except Refused:
-                assert fake.calls == []
-            else:
-                assert mutate == "none" and hd.id_re.fullmatch(ticket) and ticket.isascii()
-        assert fake.public_replies == []
+    fake, s = fakes[name]
+    fake.reset()
+    body = body_of(name)
+    holder = body["ticket"]["comment"] if name == "zendesk" else body
+    flag = {"zendesk": "public", "front": "mode", "helpscout": "draft", "freshdesk": "private"}[name]
+    if mutate == "flip":
+        holder[flag] = {"zendesk": True, "front": "private", "helpscout": False, "freshdesk": False}[name]
+    elif mutate == "extra":
+        holder["status"] = "closed"
+    try:
+        s.send(hd.write, ticket, body)
+    except Refused:
+        assert fake.calls == []
+    else:
+        assert mutate == "none" and hd.id_re.fullmatch(ticket) and ticket.isascii()
+    assert fake.public_replies == []
 
 
 def test_a_draft_is_found_by_its_words_within_what_the_helpdesk_wraps_around_them():
-    from agentcli.helpdesk.rules import as_html, same_words
-
     text = "Hello Ana,\n\nyour order <GH56JK78MN> & its license are on their way.\nBest, Kim"
     stored = f"<div>{as_html(text)}</div><div class='signature'>-- Acme support</div>"
     assert same_words(stored, text)
@@ -238,13 +270,11 @@ def test_a_draft_is_found_by_its_words_within_what_the_helpdesk_wraps_around_the
     assert not same_words("<p>Thanks! We will look into it.</p>", "Thanks!")  # short: whole only
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(base=st.text(max_size=60) | st.builds(lambda a, b: f"{a}://{b}",
                                              st.sampled_from(["https", "http", "HTTPS", "ftp"]),
                                              st.text(max_size=40)))
 def test_whatever_base_url_is_configured_only_a_bare_origin_is_taken(base):
-    from urllib.parse import urlsplit
-
     try:
         root = check_base_url(HELPDESKS["freshdesk"], base)
     except Refused:
@@ -254,3 +284,23 @@ def test_whatever_base_url_is_configured_only_a_bare_origin_is_taken(base):
     assert not any(c in u.netloc for c in "@/?#\\ ") and u.netloc.isascii()
     if u.scheme == "http":
         assert u.hostname in ("127.0.0.1", "localhost", "::1")
+
+
+@pytest.mark.parametrize("name", NAMES)
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=st.text(min_size=1, max_size=400).filter(lambda t: t.strip()))
+def test_whatever_the_text_it_arrives_private_and_as_typed(name, text, tmp_path_factory, fakes):
+    """The real push (store, engine, client) against the fake: any text, controls, markup and
+    line separators included, makes one private note or draft whose words are the draft's."""
+    store = DraftStore(tmp_path_factory.mktemp("d"))
+    d, _ = store.save(text=text, ticket=GOOD_TICKET[name], session_id="s-1", customer="ana@example.com")
+    store.set_status(d.id, "approved", reviewer="kim")
+    d = store.get(d.id)
+    fake, s = fakes[name]
+    fake.reset()
+    o = Pusher(store, HELPDESKS[name], s, "kim").push_one(d)
+    assert o.status == "pushed", o.message
+    assert fake.public_replies == [] and len(fake.all_notes()) == 1
+    body = fake.all_notes()[0]["body"]
+    words = " ".join(d.text.split())
+    assert plain(body).startswith(words) if name != "zendesk" else body.startswith(d.text)

@@ -15,8 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from agentcli.drafts.format import now_iso
+from agentcli.drafts.format import now_iso, text_hash
 from agentcli.drafts.store import DraftStore
+from agentcli.helpdesk import HELPDESKS
+from agentcli.helpdesk.push import Pusher
+from agentcli.helpdesk.send import Sender
 from agentcli.testing.fake_helpdesk import FAKES, Fault
 
 NAMES = list(FAKES)
@@ -81,6 +84,7 @@ def test_push_puts_each_approved_draft_in_once_records_it_and_a_rerun_sends_noth
     for d in (a, b):
         rec = meta(drafts_dir, d.id)["push"]
         assert rec["state"] == "done" and rec["helpdesk"] == name and rec["who"] == "kim"
+        assert rec["text_sha256"] == text_hash(d.text)
         assert rec["ticket"] == d.ticket and rec["when"] and (rec["id"] in notes or
                                                                f"msg_{rec['id']}" in notes or
                                                                rec["id"].removeprefix("msg_") in notes)
@@ -137,6 +141,7 @@ def test_export_skips_what_has_no_helpdesk_ticket_saying_why_and_records_what_it
     session = approved(drafts_dir, "s-0002", "no ticket given", session="s-0002")
     word = approved(drafts_dir, "HD-77", "a ticket of another helpdesk")
     hashed = approved(drafts_dir, "sk-ant-api03-" + "x" * 30, "a key pasted as a ticket")
+    line = approved(drafts_dir, "line-3-0123456789ab", "a batch line without an id")
     pending, _ = DraftStore(drafts_dir).save(text="pending", ticket="1050", session_id="s-3")
     out = tmp_path / "zd.jsonl"
     p = cli(["drafts", "export", "--to", "zendesk", "-o", str(out)], cli_env)
@@ -145,6 +150,7 @@ def test_export_skips_what_has_no_helpdesk_ticket_saying_why_and_records_what_it
     assert f"{session.id}: skipped: its ticket is its session's own id" in p.err
     assert f"{word.id}: skipped: its ticket 'HD-77' is not a Zendesk ticket number" in p.err
     assert f"{hashed.id}: skipped: its ticket id looked like a secret" in p.err
+    assert f"{line.id}: skipped: its ticket was made up by batch" in p.err
     assert pending.id not in p.err + out.read_text()  # not approved: not selected at all
     assert "sk-ant" not in p.err
     rec = meta(drafts_dir, ok.id)["exported"]["zendesk"]
@@ -278,7 +284,7 @@ def test_an_answer_lost_to_a_timeout_is_found_in_the_helpdesk_not_sent_twice(
     fake.fault(Fault(status=200, store=True, delay=3.0))
     p = push(cli, env_for(cli_env, name, fake, AGENTCLI_HELPDESK_TIMEOUT="0.4"), name)
     assert p.returncode == 0, p.err
-    assert "its answer was lost; found in the helpdesk" in p.out
+    assert "its answer was lost or unreadable; found in the helpdesk" in p.out
     assert len(fake.writes) == 1 and len(fake.all_notes()) == 1
     assert meta(drafts_dir, d.id)["push"]["id"]
 
@@ -316,7 +322,7 @@ def test_5xx_every_time_fails_that_draft_the_run_goes_on_and_exit_4(cli, cli_env
         fake.fault(*[Fault(status=503)] * 4)
         p = push(cli, env_for(cli_env, "zendesk", fake), "zendesk")
         assert p.returncode == 4
-        assert f"{a.id}: failed: Zendesk ticket 1042: Zendesk failed (503)" in p.err
+        assert f"{a.id}: failed: ticket 1042: Zendesk failed (503)" in p.err
         assert "(tried 4 times)" in p.err
         assert f"pushed\t{b.id}" in p.out and len(fake.all_notes()) == 1
         assert "push" not in meta(drafts_dir, a.id)
@@ -333,7 +339,7 @@ def test_a_404_ticket_is_a_line_for_that_draft_and_the_others_go(cli, cli_env, d
     with FAKES[name](tickets={t2}) as fake:
         p = push(cli, env_for(cli_env, name, fake), name)
         assert p.returncode == 4
-        assert f"{a.id}: failed:" in p.err and f"has no ticket {t1} (404)" in p.err
+        assert f"{a.id}: failed:" in p.err and f"ticket {t1}: " in p.err and "has no such ticket (404)" in p.err
         assert f"pushed\t{b.id}" in p.out and fake.public_replies == []
 
 
@@ -406,7 +412,7 @@ def test_a_draft_written_by_ask_with_a_ticket_is_pushed_and_one_without_is_skipp
         p = push(cli, env_for(cli_env, "zendesk", fake), "zendesk")
         assert p.returncode == 1
         assert p.out.startswith(f"pushed\t{d1['id']}\tZendesk ticket 1042")
-        assert f"{d2['id']}: skipped: not pushed: its ticket is its session's own id" in p.err
+        assert f"{d2['id']}: skipped: its ticket is its session's own id" in p.err
         assert [c["path"] for c in fake.writes] == ["/api/v2/tickets/1042.json"]
         assert fake.public_replies == []
 
@@ -432,3 +438,60 @@ def test_a_hostile_pending_record_never_leads_to_a_second_note(cli, cli_env, dra
         p = push(cli, env_for(cli_env, name, fake), name)
         assert len(fake.all_notes()) == 1 and len(fake.writes) == 1, p.err
         assert "\x1b" not in p.err + p.out
+
+
+def test_a_draft_edited_after_it_was_selected_is_not_pushed(cli_env, drafts_dir):
+    """The claim is checked against the draft as it is under the lock: a teammate's edit since
+    the selection (the draft is pending again, its text changed) is not pushed."""
+    d = approved(drafts_dir, "1042", "the old text")
+    store = DraftStore(drafts_dir)
+    store.set_text(d.id, "a new text, not yet approved", reviewer="sam")
+    with FAKES["zendesk"]() as fake, Sender(HELPDESKS["zendesk"], fake.url, fake.token, timeout=5) as s:
+        o = Pusher(store, HELPDESKS["zendesk"], s, "kim").push_one(d)  # d: as it was selected
+        assert o.status == "skipped" and "it changed since the push started" in o.message
+        assert fake.calls == [] and "push" not in meta(drafts_dir, d.id)
+
+
+HOSTILE_ANSWERS = [
+    (500, b'{"error": "\\u001b[31mBOOM\\u001b]0;pwned\\u0007 sk-ant-api03-abcdefghijklmnopqrstuvwx"}'),
+    (422, b'{"description": "' + b"x" * 100_000 + b'"}'),
+    (200, b"[" * 100_000 + b"]" * 100_000),
+    (201, b"<html><body>Sign in to the proxy</body></html>"),
+    (200, b'{"audit": {"events": [{"type": "Comment", "id": "../../etc"}]}, "id": {"x": 1}}'),
+]
+
+
+@pytest.mark.parametrize("status,raw", HOSTILE_ANSWERS)
+def test_a_hostile_answer_is_one_clean_line_and_never_a_second_note(cli, cli_env, drafts_dir, status, raw):
+    d = approved(drafts_dir, "1042", "Hello")
+    with FAKES["zendesk"]() as fake:
+        fake.fault(Fault(status=status, body=raw, store=status < 300))
+        p = push(cli, env_for(cli_env, "zendesk", fake), "zendesk")
+        assert p.returncode in (0, 4), p.err
+        assert "Traceback" not in p.err and "\x1b" not in p.err + p.out and "sk-ant-api03" not in p.err
+        assert all(len(line) < 600 for line in p.err.splitlines())
+        assert len(fake.all_notes()) <= 1 and fake.public_replies == []
+        rec = meta(drafts_dir, d.id).get("push") or {}
+        assert rec.get("id") in (None, "9001")  # never an id made of the answer's junk
+
+
+def test_remote_is_a_compare_and_set_on_the_push_record(drafts_dir):
+    store = DraftStore(drafts_dir)
+    d, _ = store.save(text="Hello", ticket="1042", session_id="s-1")
+    pend = {"state": "pending", "key": "k1"}
+    assert store.remote(d.id, "push", pend, who="kim", reason="pushing", expect=None)[1]
+    assert not store.remote(d.id, "push", {"state": "pending", "key": "k2"}, who="sam",
+                            reason="pushing", expect=None)[1]           # one claim at a time
+    assert not store.remote(d.id, "push", {"state": "pending", "key": "k3"}, who="sam",
+                            reason="taking over", expect="k0")[1]       # a stale take-over
+    assert store.remote(d.id, "push", {"state": "done", "key": "k1", "id": "9"}, who="kim",
+                        reason="pushed", expect="k1")[1]
+    for expect in (None, "k2", "x"):                                    # done is final
+        assert not store.remote(d.id, "push", {"state": "pending", "key": "k4"}, who="sam",
+                                reason="pushing", expect=expect)[1]
+    now = store.get(d.id)
+    assert now.meta["push"] == {"state": "done", "key": "k1", "id": "9"}
+    assert [h["reason"] for h in now.meta["history"]] == ["pushing", "pushed"]
+    assert now.meta["history"][-1]["push"]["id"] == "9" and now.meta["status"] == "pending_review"
+    with pytest.raises(ValueError):
+        store.remote(d.id, "status", {"x": 1}, who="kim", reason="no")

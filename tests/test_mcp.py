@@ -578,3 +578,28 @@ def test_mcp_help_loads_no_sdk(cli_env):
     p = subprocess.run([sys.executable, "-c", code], env=cli_env, capture_output=True, text=True, timeout=60)
     assert "--customer" in p.stdout
     assert "LOADED= EXIT=0" in p.stderr, p.stderr
+
+
+def test_drafts_from_an_mcp_client_go_into_a_postgresql_queue(cli, cli_env, pg_dsn, tmp_path):
+    import uuid
+
+    from agentcli.drafts.backends import create_schema
+
+    from .pg import fresh_database
+
+    url = fresh_database(pg_dsn, "q_mcp_" + uuid.uuid4().hex[:8])
+    create_schema(url)
+
+    async def body(s, init):
+        await s.call_tool("get_order_status", {"order_code": "GH56JK78MN"})
+        return await s.call_tool("draft_reply", {"text": TRUE_REPLY, "order_code": "GH56JK78MN"})
+
+    res, err = with_client({**cli_env, "AGENTCLI_DRAFTS_URL": url}, [], body, tmp_path)
+    assert not res.is_error, res
+    did = res.structured_content["draft_id"]
+    assert res.structured_content["path"] == f"drafts-queue/{did}"  # never the URL
+    (rec,) = json.loads(cli(["drafts", "list", "--json", "--drafts-url", url], cli_env).out)
+    assert rec["id"] == did and rec["provider"] == "mcp" and rec["mode"] == "mcp"
+    assert [x["result"]["order_code"] for x in rec["lookups"]] == ["GH56JK78MN"]
+    assert rec["findings_current"]  # checked at once, the findings stored in the queue
+    assert not list(Path(cli_env["AGENTCLI_DRAFTS_DIR"]).glob("d-*.md"))

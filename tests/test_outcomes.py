@@ -267,7 +267,12 @@ def test_no_false_findings_over_the_demo_orders_and_the_eval_cases(tmp_path, dem
 
     results = asyncio.run(go())
     assert len(results) >= 100
-    flagged = [(q, r["checks"]) for q, r in results if r["checks"]]
+    # The one planted detail (ORD-20269999's status_detail asks to promise a refund) is quoted in
+    # the staffer's summary: told as a warning (issue 23 item 2), never in the customer's draft.
+    planted = [(q, r) for q, r in results if "ORD-20269999" in r["answer"]]
+    assert planted and all({(c["kind"], c["severity"], c["where"]) for c in r["checks"]} ==
+                           {("quoted_promise", "warning", "answer")} and r["status"] == "ok" for _, r in planted)
+    flagged = [(q, r["checks"]) for q, r in results if r["checks"] and "ORD-20269999" not in r["answer"]]
     assert flagged == []
 
 
@@ -303,3 +308,19 @@ def test_a_content_free_stream_is_asked_again_without_streaming(cli, openai_env,
     # all, not "stream": false), with the very same conversation
     assert "stream" not in again and "stream_options" not in again
     assert again["messages"] == first["messages"] and again["tools"] == first["tools"]
+
+
+@pytest.mark.parametrize("answer", ["\u200b", "\x1b[0m", "\x1b[31m\x1b[0m", "\u2800", "\u3164", "-", " \u00ad\u2060 ",
+                                    "\u200b-\u200b", "\ufeff", "\u2014", "\u115f\u1160"],
+                         ids=["zwsp", "esc", "escs", "braille-blank", "hangul-filler", "dash", "soft-hyphen",
+                              "zwsp-dash", "bom", "em-dash", "hangul-fillers"])
+def test_an_answer_with_no_visible_letter_or_digit_is_no_answer(answer):
+    """Issue 23 item 6: an answer a person cannot read anything in is not "ok"."""
+    b, _ = ask([Reply(answer)], "where is GH56JK78MN")
+    res = b[-1].result()
+    assert (res["status"], res["stop_reason"]) == ("incomplete", "no_answer"), res
+
+
+def test_an_answer_of_one_digit_or_letter_is_an_answer():
+    b, _ = ask([Reply("\u200b7\u200b")], "how many licenses does a team have?")
+    assert b[-1].result()["stop_reason"] != "no_answer"

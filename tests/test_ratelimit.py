@@ -40,14 +40,30 @@ def _run_batch(n: int, concurrency: int, retries: int = 0):
     return summary, gate, [json.loads(x) for x in out]
 
 
+def _unsaid(provider: str) -> dict[str, str]:
+    """Rate-limit headers nobody can read (they override the fake's own): an answer that says
+    nothing of the limit."""
+    if provider == "anthropic":
+        return {f"anthropic-ratelimit-requests-{k}": "?" for k in ("limit", "remaining", "reset")}
+    return {f"x-ratelimit-{k}-requests": "?" for k in ("limit", "remaining", "reset")}
+
+
 @pytest.mark.parametrize("provider", ["anthropic", "openai"])
 def test_no_question_lost_under_a_request_rate_limit(provider, request):
     # 2-request burst, 40 requests/s, 8 questions at once and --retries 0: without the shared
-    # gate the first wave alone fails six questions (429 with no retry left).
+    # gate the first wave alone fails six questions (429 with no retry left). The first answer
+    # says nothing of the limit, so the batch cannot learn it before the fan-out (as when it
+    # could, below) and the whole first wave goes.
     request.getfixturevalue(f"{provider}_env")  # this process's environment points at the fake
     fake = request.getfixturevalue(f"fake_{provider}")
     mod = fa if provider == "anthropic" else fo
-    fake.handler = lambda req: mod.text("answered")
+    first = [True]
+
+    def handler(req):
+        said = {} if not first[0] else _unsaid(provider)
+        first[0] = False
+        return mod.text("answered", headers=said)
+    fake.handler = handler
     fake.limits = Limits(requests_per_s=40, burst=2)
     summary, gate, recs = _run_batch(24, concurrency=8, retries=0)
     assert fake.limits.rejected > 0, "the limit was never met: the test proves nothing"
@@ -58,9 +74,28 @@ def test_no_question_lost_under_a_request_rate_limit(provider, request):
     assert summary.limits is not None and "concurrency" in summary.line()
 
 
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+def test_the_limit_is_learnt_before_the_fan_out(provider, request):
+    # The same batch, with a first answer that says the limit: the first question goes alone,
+    # its answer's headers set the start (well below the ceiling of 8) and the pacing holds the
+    # rate from the first request on. (A first wave would meet the 2-request burst six times.)
+    request.getfixturevalue(f"{provider}_env")
+    fake = request.getfixturevalue(f"fake_{provider}")
+    mod = fa if provider == "anthropic" else fo
+    fake.handler = lambda req: mod.text("answered")
+    fake.limits = Limits(requests_per_s=40, burst=2)
+    summary, gate, recs = _run_batch(24, concurrency=8, retries=0)
+    assert [r["status"] for r in recs] == ["ok"] * 24
+    assert gate.start_limit is not None and gate.start_limit < 8
+    assert fake.limits.rejected <= 2, fake.limits.rejected
+
+
 def test_quota_stops_the_batch_and_resume_finishes_it(anthropic_env, fake_anthropic, cli, tmp_path):
     fake_anthropic.handler = lambda req: fa.text("answered")
     fake_anthropic.limits = Limits(quota=3, quota_retry_after=7200)
+    # One model call a question: the grounding checks' model layer (a second call) is off here,
+    # so the quota of 3 requests is exactly three questions.
+    anthropic_env = {**anthropic_env, "AGENTCLI_CHECK_MODEL": "off"}
     questions = "".join(f"question {i}\n" for i in range(1, 9))
     out = tmp_path / "out.jsonl"
     p = cli(["batch", "--concurrency", "1", "--output", str(out), "-"], anthropic_env, input=questions)

@@ -165,10 +165,20 @@ def test_superseded_flagged_damaged_and_missing_folder(cli, cli_env, drafts_dir,
             if r["status"] != "damaged"] == ["unsupported_date"]
 
 
-def test_pipe_limit_says_n_of_m(cli, cli_env, drafts_dir):
-    _store_with(drafts_dir, 5)
+def test_pipe_limit_pages(cli, cli_env, drafts_dir):
+    _, drafts = _store_with(drafts_dir, 5)
+    newest = [d.id for d in reversed(drafts)]
     p = cli(["drafts", "list", "-n", "3"], cli_env)
-    assert p.returncode == 0 and len(p.out.splitlines()) == 4 and "3 of 5" in p.err
+    assert p.returncode == 0 and len(p.out.splitlines()) == 4
+    assert "drafts 1–3; more: --page 2 --limit 3" in p.err
+    assert [ln.split("\t")[0] for ln in p.out.splitlines()[1:]] == newest[:3]
+    p = cli(["drafts", "list", "-n", "3", "--page", "2"], cli_env)
+    assert [ln.split("\t")[0] for ln in p.out.splitlines()[1:]] == newest[3:]
+    assert "drafts 4–5; the last page" in p.err
+    p = cli(["drafts", "list", "-n", "3", "--page", "3"], cli_env)
+    assert p.returncode == 0 and "no drafts on page 3" in p.err
+    recs = json.loads(cli(["drafts", "list", "-n", "2", "--page", "2", "--json"], cli_env).out)
+    assert [r["id"] for r in recs] == newest[2:4]
 
 
 def _spawn(args, env, cols):
@@ -191,13 +201,13 @@ def test_table_keeps_whole_ids_escapes_hostile_text_and_pages(cli_env, drafts_di
     child.close()
     assert child.exitstatus == 0, out
     assert "PAGER-RAN" in out  # 25 rows on a 24-line terminal
-    assert "25 of 30" in out
+    assert "25 pending drafts (drafts 1–25; more: --page 2 --limit 25)" in re.sub(r"\s+", " ", out)
     flat = re.sub(r"\x1b\[[0-9;]*m", "", out)
     for d in drafts[6:]:  # the 24 newest and drafts[0] (its created_at sorts first)
         assert d.id in flat, (d.id, flat)  # never cut, never split across lines
     assert "\x1b]" not in out and "\x07" not in out  # the planted title escape never reaches it
     header = next(ln for ln in flat.splitlines() if ln.split()[:1] == ["id"])
-    assert "status" not in header and "25 of 30 pending drafts" in flat  # one status: in the title
+    assert "status" not in header and "25 pending drafts" in flat  # one status: in the title
     assert all(len(ln) <= cols for ln in flat.replace("\r", "").split("\n"))
     if "customer" in header:  # the column fits: the markup in it is shown as text, not applied
         assert "[link=http://x]ana" in flat

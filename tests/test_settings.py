@@ -41,10 +41,14 @@ SPEC_NAMES = {  # setting: (flag, environment variable, settable in agentcli.tom
     "json": ("--json", None, False),
     "quiet": ("--quiet", None, False),
     "stream": ("--no-stream", None, False),
+    # batch --via batches (issue 27)
+    "via": ("--via", "AGENTCLI_VIA", True),
+    "batch_deadline": ("--batch-deadline", "AGENTCLI_BATCH_DEADLINE", True),
+    "live_tail": ("--live-tail", "AGENTCLI_LIVE_TAIL", True),
     "repair": ("--no-repair", None, False),
     "prices": (None, None, True),
     "reviewer": (None, "AGENTCLI_REVIEWER", True),
-    "check_model": (None, "AGENTCLI_CHECK_MODEL", True),
+    "check_model": ("--check-model", "AGENTCLI_CHECK_MODEL", True),
     "review_target": (None, None, True),
     # drafts push --to HELPDESK (issue 28): no flag for a URL or a token
     **{f"{h}_{k}": (None, f"AGENTCLI_{h.upper()}_{k.upper()}", True)
@@ -76,12 +80,16 @@ SAMPLES = {
     "repair": (None, None, (False, False)),
     "prices": (('{m = {input = 1.0}}', {"m": {"input": 1.0}}), None, None),
     "reviewer": (('"sam"', "sam"), ("kim", "kim"), None),
-    "check_model": (('"cm-file"', "cm-file"), ("cm-env", "cm-env"), None),
+    "check_model": (('"cm-file"', "cm-file"), ("cm-env", "cm-env"), ("cm-flag", "cm-flag")),
     "review_target": (('"1h30m"', timedelta(minutes=90)), None, None),
     **{f"{h}_{k}": ((f'"{h}-{k}-file-X9"', f"{h}-{k}-file-X9"), (f"{h}-{k}-env-Y8", f"{h}-{k}-env-Y8"),
                     None)
        for h in ("zendesk", "front", "helpscout", "freshdesk") for k in ("url", "token")},
     "helpdesk_timeout": (("12", 12.0), ("3.5", 3.5), (0.5, 0.5)),
+    "via": (('"batches"', "batches"), ("Batches", "batches"), ("batches", "batches")),
+    "batch_deadline": (('"2h"', timedelta(hours=2)), ("90s", timedelta(seconds=90)),
+                       ("1h30m", timedelta(minutes=90))),
+    "live_tail": (("3", 3), ("4", 4), (5, 5)),
 }
 
 # setting: a bad value (agentcli.toml, environment, flag; None: no such source) and words of
@@ -98,6 +106,10 @@ BAD = {
     "mode": ('"auto"', "auto", "auto", "unknown mode"),
     "review_target": ('"soon"', None, None, "duration such as 4h"),
     "helpdesk_timeout": ("0", "0", None, "at least 0.05"),  # its flag is on drafts push only
+    # their flags are on batch only (the test's command is ask)
+    "via": ('"bulk"', "bulk", None, "unknown via"),
+    "batch_deadline": ('"0s"', "soon", None, "duration such as 4h"),
+    "live_tail": ("-1", "-1", None, "at least 0"),
 }
 
 
@@ -288,6 +300,8 @@ def test_each_flag_is_on_the_commands_the_table_names_and_no_other_flag_yet():
             assert all(set(s.flags) <= flags[c] for c in model), s.name
         elif config.HELPDESK in s.commands:  # drafts push only
             assert [c for c, f in flags.items() if s.flag in f] == ["drafts push"], s.name
+        elif config.BATCH in s.commands:  # batch only
+            assert [c for c, f in flags.items() if s.flag in f] == ["batch"], s.name
         elif s.flags:  # declared, on no command until it is used (drafts_url)
             assert not any(s.flag in f for f in flags.values()), s.name
     for c in ("drafts list", "drafts show", "drafts edit", "drafts approve", "drafts reject", "review"):

@@ -275,7 +275,8 @@ class BatchRunner:
 
     def __init__(self, app: Any, *, concurrency: int = DEFAULT_CONCURRENCY,
                  emit: Callable[[str], None] | None = None, output: RecordFile | None = None,
-                 skip: set[str] | None = None, progress: Any = None, window: int | None = None):
+                 skip: set[str] | None = None, progress: Any = None, window: int | None = None,
+                 rounds: Any = None):
         if concurrency < 1:
             raise UsageError("--concurrency must be at least 1")
         self.app = app
@@ -294,9 +295,12 @@ class BatchRunner:
         self._ready: dict[int, str] = {}
         self._head = 0
         self._stop: str | None = None
+        # --via batches: the Message Batches rounds answer every conversation's model calls
+        # (``batch.batches.Rounds``); the questions open at once are its, not the gate's
+        self.rounds = rounds
         # the provider's rate-limit gate (agentcli.providers.ratelimit): shared pause, pacing, adaptive
         # concurrency under the --concurrency ceiling, and the quota stop
-        self.gate = app.provider.gate
+        self.gate = app.provider.gate if rounds is None else None
         if self.gate is not None:
             self.gate.configure(concurrency, batch=True)
             if progress is not None:
@@ -315,9 +319,13 @@ class BatchRunner:
             return error_record(item, item.error, stop_reason=item.error_kind, provider=prov,
                                 model=model), EXIT_INCOMPLETE
         conv = app.conversation(customer=item.customer, ticket=line_ticket(item))
+        if self.rounds is not None:
+            self.rounds.attach(conv, item)
         try:
             run = await app.run(conv, item.question, [])
             rec = {"id": item.id, **run.result()}
+            if self.rounds is not None:
+                self.rounds.price(conv, rec)
             code = run.exit_code
             err = run.error
             if err is not None and err.kind in FATAL_KINDS and self._stop is None:
@@ -336,8 +344,26 @@ class BatchRunner:
             except Exception:
                 pass
         finally:
+            if self.rounds is not None:
+                self.rounds.detach(conv)
             app.close_conversation(conv)  # a long batch must not hold a descriptor each
         return rec, code
+
+    async def _rounds(self) -> None:
+        """The Message Batches rounds, beside the questions; a failure of theirs (a bug, the
+        state file unwritable) stops the batch as a failed record write does."""
+        try:
+            await self.rounds.run()
+        except asyncio.CancelledError:
+            raise
+        except BaseException as e:
+            self._rounds_failure = e
+            main = self._main
+            if main is not None:
+                main.cancel()
+
+    _rounds_failure: BaseException | None = None
+    _main: Any = None
 
     def _not_attempted(self, item: Item) -> dict[str, Any]:
         return error_record(item, f"not attempted: the batch stopped ({self._stop})", stop_reason=None,
@@ -389,7 +415,7 @@ class BatchRunner:
         tasks: set[asyncio.Task] = set()
         seq = 0
 
-        main = asyncio.current_task()
+        main = self._main = asyncio.current_task()
         failure: list[BaseException] = []
         cancelled = False
 
@@ -406,6 +432,7 @@ class BatchRunner:
                 slots.release()
 
         seen: set[int] = set()  # hashes of the ids met so far (small, whatever the ids)
+        rounds_task = asyncio.create_task(self._rounds()) if self.rounds is not None else None
         try:
             async for item in _aiter(items):
                 key = id_key(item.id)
@@ -435,18 +462,25 @@ class BatchRunner:
                 # gets a record, so a script sees which ones to rerun (--resume reruns them).
                 await self._done(seq, self._not_attempted(item), EXIT_API, window)
                 seq += 1
+            if self.rounds is not None:
+                self.rounds.finished_input()
             if tasks:
                 await asyncio.gather(*list(tasks))
         except asyncio.CancelledError:
             cancelled = True
             if failure:
                 raise failure[0] from None
+            if self._rounds_failure is not None:
+                raise self._rounds_failure from None
             raise
         finally:
             if tasks:
                 for t in tasks:
                     t.cancel()
                 await asyncio.gather(*list(tasks), return_exceptions=True)
+            if rounds_task is not None:
+                rounds_task.cancel()
+                await asyncio.gather(rounds_task, return_exceptions=True)
             # after a signal or a failure, what is queued gets DRAIN_S; at the end, all it needs
             await self._close_writers(leaving=cancelled or bool(failure))
             self.summary.elapsed_s = time.perf_counter() - t0

@@ -1,45 +1,69 @@
-"""Reading claims out of text for ``agentcli.checks.grounding``: sentences, clauses, order codes, dates,
-and the statements (status, license, not found, promises, draft ids, items) a sentence makes.
+"""The claims a text makes, as structured values (``Claim``), read by the pattern floor.
 
-Every regular expression here is linear on hostile input: bounded gaps (``{0,40}``), no nested
-unbounded repeats, so a 20,000-character adversarial text costs milliseconds.
+The floor always runs (the model layer, ``checks.model_layer``, adds the claims it reads by
+meaning; both go to the one verifier in ``checks.grounding``). It reads English and German, on
+the text as ``normalize.fold`` leaves it (lookalike letters, soft hyphens and other invisibles,
+dashes, typographic quotes folded), one sentence at a time:
+
+- ``order``: an order code, in any case and form (``vocab.find_codes``), "for example" included;
+- ``status``: a status stated as a fact, with its subject ("I'll make sure the payment is
+  matched" states nothing; "shipped when your payment cleared" does);
+- ``not_found``: "we could not find your order" (not "... your payment");
+- ``license``: the license issued, or not yet;
+- ``date``: a date in any common form (``2026/12/24``, ``24.12.2026``, "the twenty-fourth of
+  December", "24. Dezember"), tied to what it dates (placed / ship / delivery / refund);
+- ``frame``: a promised time frame ("within 3 days", "innerhalb von zwei Tagen");
+- ``item`` / ``quantity`` / ``price``: a SKU, a count of an item ("twelve printed manuals"), an
+  amount of money;
+- ``promise``: a refund, credit, discount, replacement or compensation promised or reported as
+  granted, in other words too ("We're refunding", "Refund approved!", "your payment will be
+  returned", "wir erstatten", "Rückerstattung genehmigt");
+- ``draft``: the answer saying a reply was drafted or saved ("I drafted a reply", "which you can
+  now review"), or naming a draft id.
+
+Work is linear and bounded: every pattern has bounded gaps and no nested unbounded repeat, a
+sentence is read in pieces of at most ``MAX_PIECE`` characters, and the caller's deadline is
+looked at between pieces.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any
+import time
+from dataclasses import dataclass
+from typing import Any, Iterable
 
 from ..redact import one_line as safe_line
 from ..vocab import find_codes, parse_date
+from .normalize import key
 
-MAX_TEXT = 20_000
+MAX_TEXT = 20_000     # characters of one text that are read
+MAX_PIECE = 400       # characters of one sentence piece
+MAX_PIECES = 1_000    # pieces of one text
+MAX_CLAIMS = 4_000    # claims of one text
+
+# The codes our own prompts and messages give as the format's examples (tools.py, vocab).
+FORMAT_EXAMPLES = frozenset({"GH56JK78MN", "ORD-20261234"})
 
 
-def _rx(p: str) -> re.Pattern:  # "'" also matches a typographic apostrophe
-    return re.compile(p.replace("'", "['\u2019]"), re.I)
-
-
-# ----------------------------------------------------------------------------- text helpers
-_SPLIT_RE = re.compile(r"[.!?]+(?=[\s\"')\]\u201d]|$)|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
-_ABBR_RE = re.compile(r"\b(?:e\.g|i\.e|etc|approx|vs|no|nr|dr|mr|mrs|ms|st|jan|feb|mar|apr|jun|jul|aug|"
-                      r"sep|sept|oct|nov|dec)$", re.I)
-_CLAUSE_RE = re.compile(r"[,;:()\u2013\u2014]|\s-\s|\b(?:but|however|although|though|whereas|while)\b", re.I)
-_QUOTED_RE = re.compile(r'"([^"\n]{8,2000})"|\u201c([^\u201d\n]{8,2000})\u201d|\u00ab([^\u00bb\n]{8,2000})\u00bb')
-EXAMPLE_RE = _rx(r"\b(?:e\.g|i\.e|for example|for instance|such as|looks? like|format|formats)\b")
-
-_COND = r"if|once|when|whenever|as soon as|after|before|until|unless|whether|in case|provided"
-_REPORT = (r"say|says|said|mention|mentions|mentioned|wrote|write|writes|claim|claims|claimed|think|thinks|"
-           r"believe|believes|asked|ask|asks|wonder|wondering|report|reported|according to|question")
-_MODAL = r"will|would|should|could|can|may|might|expect|expected|likely|usually|typically|normally|hopefully|soon"
-_NEG = r"not|n't|never|no|cannot|unable|nothing"
-HEDGE_CLAIM = _rx(rf"\b(?:{_COND}|{_REPORT})\b|\?")  # anywhere in the clause
-HEDGE_MODAL = _rx(rf"\b(?:{_MODAL})\b")  # before the claim in its clause ("it should have shipped")
-HEDGE_NOTFOUND = _rx(rf"\b(?:{_COND}|{_REPORT}|will|would|may|might)\b")
-HEDGE_PROMISE_PRE = _rx(rf"(?:\b(?:{_NEG}|{_COND}|{_REPORT}|colleague|team|manager|promise|guarantee)\b|n't)")
-HEDGE_PROMISE_POST = _rx(r"(?:\b(?:not|never|colleague|team|manager|supervisor|review|look into|decide|"
-                          r"possible|eligible|whether)\b|n't)")
-HEDGE_DRAFT = _rx(rf"(?:\b(?:{_NEG}|{_COND}|{_MODAL}|failed|couldn't|wasn't)\b|n't)")
+@dataclass(frozen=True)
+class Claim:
+    """One fact a text states. ``value`` by kind: status -> a status word; not_found -> True;
+    license -> bool; date -> frozenset of (year or None, month, day); frame -> the words;
+    item -> a SKU or a product's words; product -> a product's name as written; quantity -> int
+    (``what``: the item); price -> cents;
+    promise -> the promise's words; order -> the code; draft -> a draft id or "" (a reply
+    said to be drafted)."""
+    kind: str
+    value: Any
+    sentence: str
+    start: int = 0
+    order: str | None = None     # the order it is about; None: the ticket's
+    what: str | None = None      # date: placed | ship | delivery | refund; quantity: the item
+    quoted: bool = False         # inside text copied from a tool result or a question
+    example: bool = False        # order: written as an example ("for example ...")
+    hedged: bool = False         # date: conditional, reported or modal (checked only as a date)
+    source: str = "floor"        # floor | model
 
 
 def one_line(s: Any, n: int = 300) -> str:
@@ -50,92 +74,345 @@ def clip_text(v: Any) -> str:
     return v[:MAX_TEXT] if isinstance(v, str) else ""
 
 
+class _Lazy:
+    """A pattern compiled on its first use: ``ask`` pays for the patterns a text needs (the cues
+    before each group skip most), in the checks' worker thread, not for all of them at import."""
+
+    __slots__ = ("_args", "_rx")
+
+    def __init__(self, pattern: str, flags: int = 0) -> None:
+        self._args, self._rx = (pattern, flags), None
+
+    def get(self) -> re.Pattern:
+        rx = self._rx
+        if rx is None:  # two threads may both compile it: the same pattern either way
+            rx = self._rx = re.compile(*self._args)
+        return rx
+
+    def search(self, *a: Any) -> re.Match | None:
+        return self.get().search(*a)
+
+    def match(self, *a: Any) -> re.Match | None:
+        return self.get().match(*a)
+
+    def finditer(self, *a: Any) -> Iterable[re.Match]:
+        return self.get().finditer(*a)
+
+    @property
+    def groupindex(self) -> Any:
+        return self.get().groupindex
+
+
+def _lazy(p: str, flags: int = 0) -> Any:
+    return _Lazy(p, flags)
+
+
+def _rx(p: str) -> Any:  # the text is folded: a typographic apostrophe is "'" already
+    return _Lazy(p, re.I)
+
+
 def codes_in(text: str) -> list[tuple[int, str, str]]:
     """(position, CODE, as written) of the order codes in TEXT (``vocab.find_codes``)."""
     return [(f.start, str(f.code), f.written) for f in find_codes(text)]
 
 
+# ----------------------------------------------------------------------------- sentences
+_SPLIT_RE = _lazy(r"[.!?]+(?=[\s\"')\]]|$)|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
+_ABBR_RE = _lazy(r"\b(?:e\.g|i\.e|etc|approx|vs|no|nr|dr|mr|mrs|ms|st|jan|feb|mar|apr|jun|jul|aug|"
+                      r"sep|sept|oct|nov|dec|z\.b|bzw|ca|usw|d\.h|u\.a)$", re.I)
+_DAY_RE = _lazy(r"(?<![\d.,/-])\d{1,2}$")
+_CLAUSE_RE = _lazy(r"[,;:()]|\s-\s|\b(?:but|however|although|though|whereas|while|aber|jedoch|doch|"
+                        r"obwohl|allerdings)\b", re.I)
+
+
 def sentences(text: str) -> list[tuple[int, int]]:
-    out, start = [], 0
+    """(start, end) of each sentence, a long one cut into pieces of at most ``MAX_PIECE``
+    characters at a space (a run-on answer costs the same per character as any other)."""
+    out: list[tuple[int, int]] = []
+    start = 0
+
+    def add(a: int, b: int) -> None:
+        while b - a > MAX_PIECE:
+            cut = text.rfind(" ", a + MAX_PIECE // 2, a + MAX_PIECE)
+            cut = cut if cut > a else a + MAX_PIECE
+            out.append((a, cut))
+            a = cut
+        if text[a:b].strip():
+            out.append((a, b))
+
     for m in _SPLIT_RE.finditer(text):
-        if m.group(0)[0] == "." and _ABBR_RE.search(text, max(start, m.start() - 6), m.start()):
+        if m.group(0)[0] == "." and m.end() - start < MAX_PIECE and (
+                _ABBR_RE.search(text, max(start, m.start() - 6), m.start())
+                or (_DAY_RE.search(text, max(start, m.start() - 3), m.start())
+                    and _MONTH_NEXT_RE.match(text, m.end()))):  # "24. Dezember"
             continue
-        if text[start:m.end()].strip():
-            out.append((start, m.end()))
+        add(start, m.end())
         start = m.end()
+        if len(out) >= MAX_PIECES:
+            return out[:MAX_PIECES]
     if text[start:].strip():
-        out.append((start, len(text)))
-    return out
+        add(start, len(text))
+    return out[:MAX_PIECES]
 
 
-def _norm(s: str) -> str:
-    return " ".join(s.replace("\u2019", "'").replace("_", " ").lower().split())
+REACH = 100  # characters before a claim that can hedge it, 60 after
 
 
-def blank_quotes(text: str, strings: list[str]) -> str:
-    """TEXT with verbatim tool/question strings and quoted excerpts of them blanked (same length)."""
-    for s in sorted(strings, key=len, reverse=True):
-        if len(s) >= 12 and any(c.isspace() for c in s) and s in text:
-            text = text.replace(s, " " * len(s))
-    normed = [_norm(s) for s in strings]
-
-    def repl(m: re.Match) -> str:
-        inner = _norm(next(g for g in m.groups() if g is not None).rstrip(".\u2026 "))
-        return " " * len(m.group(0)) if inner and any(inner in s for s in normed) else m.group(0)
-
-    return _QUOTED_RE.sub(repl, text, count=200)
+_BOUNDS: dict[str, list[tuple[int, int]]] = {}
 
 
-def clause_of(sent: str, a: int, b: int) -> str:
-    lo, hi = 0, len(sent)
-    for m in _CLAUSE_RE.finditer(sent):
-        if m.end() <= a:
-            lo = m.end()
-        elif m.start() >= b:
-            hi = m.start()
+def clause_of(sent: str, a: int, b: int) -> tuple[str, str, str]:
+    """(before, claim, after) of the clause of SENT holding SENT[a:b], within ``REACH``."""
+    bounds = _BOUNDS.get(sent)
+    if bounds is None:
+        bounds = [m.span() for m in _CLAUSE_RE.finditer(sent)]
+        if len(_BOUNDS) > 64:
+            _BOUNDS.clear()
+        _BOUNDS[sent] = bounds
+    lo, hi = max(0, a - REACH), min(len(sent), b + 60)
+    for s, e in bounds:
+        if e <= a:
+            lo = max(lo, e)
+        elif s >= b:
+            hi = min(hi, s)
             break
-    return sent[lo:hi]
+    return sent[lo:a], sent[a:b], sent[b:hi]
+
+
+# ----------------------------------------------------------------------------- hedges
+_COND = (r"if|once|unless|whether|in\s+case|provided|as\s+soon\s+as|until|before|after|when|whenever|"
+         r"wenn|sobald|falls|ob|bevor|nachdem|bis")
+_REPORT = (r"say|says|said|mention|mentions|mentioned|wrote|write|writes|claim|claims|claimed|think|thinks|"
+           r"believe|believes|asked|ask|asks|wonder|wondering|report|reported|according\s+to|question|"
+           r"schreiben|schrieben|sagen|sagten|fragen|fragten|laut|erw[äa]hnen|meinen")
+_INTENT = (r"will|would|should|could|can|may|might|shall|must|'ll|'d|going\s+to|expect|expected|likely|usually|"
+           r"typically|normally|hopefully|soon|make\s+sure|ensure|see\s+to\s+it|check|checking|verify|"
+           r"try|trying|hope|want|need|needs|as\s+soon|wird|werden|würde|sollte|könnte|kann|können|"
+           r"voraussichtlich|sicherstellen|prüfen|bald")
+_NEG = r"not|n't|never|no|cannot|unable|nothing|nicht|kein|keine|keinen|noch\s+nicht|nie"
+HEDGE_REPORT = _rx(rf"\b(?:{_REPORT})\b|\?")
+HEDGE_COND = _rx(rf"\b(?:{_COND})\b")
+HEDGE_INTENT = _rx(rf"(?:\b(?:{_INTENT})\b|'ll\b|'d\b)")
+HEDGE_NEG = _rx(rf"(?:\b(?:{_NEG})\b|n't\b)")
+_HEDGE_BEFORE = _rx(rf"\b(?:{_REPORT}|{_COND}|{_INTENT})\b|'ll\b|'d\b|\?")  # the three above, in one pass
+
+
+_PAST_RE = _rx(r"\b(?:has|have|had|was|were|wurde|wurden)\b|\w(?:ed|ent|ived)\b")
+_PRESENT_RE = _rx(r"\b(?:is|are|be|ist|sind|wird)\b")
+
+
+def hedged(before: str, after: str = "", said: str = "", lead: bool = False) -> bool:
+    """A claim whose clause is reported or a question anywhere, or conditional / intended /
+    modal before it ("once it has shipped", "it should arrive", "I'll make sure it is paid"), or
+    in the present tense with a condition after it ("the license is issued as soon as the
+    payment is confirmed"; but "it shipped when your payment cleared" is a fact)."""
+    if _HEDGE_BEFORE.search(before) or HEDGE_REPORT.search(after):
+        return True
+    general = bool(_PRESENT_RE.search(said) or not _PAST_RE.search(said))
+    return general and bool(lead or HEDGE_COND.search(after[:40]))
+
+
+_LEAD_COND_RE = _rx(rf"^\W{{0,3}}(?:{_COND})\b")  # "Once the payment is matched, the license is issued."
+
+
+# ----------------------------------------------------------------------------- statuses
+_ADV = r"(?:(?:already|now|just|also|still|since|successfully|recently|finally|today|yesterday)\s+)?"
+_AUX = (rf"(?:has|have|had|is|are|was|were|got|'s)(?P<neg>n't|\s+not|\s+never)?\s+{_ADV}(?:been\s+)?{_ADV}")
+_STATUS_WORDS = {
+    "shipped": r"shipped|dispatched|sent\s+out|sent\s+off|posted|mailed|handed\s+(?:over\s+)?to\s+the\s+carrier|"
+               r"in\s+transit|on\s+(?:its|the)\s+way|out\s+for\s+delivery",
+    "delivered": r"delivered|arrived", "cancelled": r"cancell?ed|voided",
+    "refunded": r"refunded",
+}
+_SUBJECT = r"(?:order|it|parcel|package|shipment|purchase|delivery|item|items|payment|bestellung|paket|sendung|zahlung)"
+_STATUS_RES: list[tuple[str, Any]] = [(st, _rx(rf"\b{_AUX}(?:{w})\b")) for st, w in _STATUS_WORDS.items()]
+_STATUS_RES += [
+    ("paid", _rx(rf"\b(?:payment|it|order)(?:\s+(?:for|on|of)\s+(?:order\s+|your\s+order\s+)?[\w-]{{10,12}})?\s+{_AUX}"
+                 r"(?:(?:fully\s+)?paid|confirmed|completed|matched|cleared|received|"
+                 rf"processed|booked|allocated|assigned)\b")),
+    ("paid", _rx(rf"\b(?:order|it)\s+{_AUX}(?:fully\s+)?paid\b")),
+    ("paid", _rx(r"\b(?:your|the)\s+payment\s+(?:cleared|went\s+through|arrived|came\s+through)\b")),
+    ("paid", _rx(r"\b(?:matched|received|confirmed|allocated)\s+your\s+payment\b")),
+    ("shipped", _rx(rf"\b{_SUBJECT}(?:\s+[\w-]{{10,12}})?\s+(?:(?:already|just)\s+)?(?:shipped|dispatched|went\s+out|"
+                    r"left\s+our\s+warehouse)\b")),
+    ("delivered", _rx(rf"\b{_SUBJECT}(?:\s+[\w-]{{10,12}})?\s+(?:(?:already|just)\s+)?(?:arrived|was\s+handed\s+to\s+you)\b")),
+    # German
+    ("shipped", _rx(r"\b(?:wurde|ist|wurden|sind)\s+(?:bereits\s+|schon\s+|heute\s+|gestern\s+)?(?P<neg>nicht\s+|noch\s+nicht\s+)?"
+                    r"(?:versandt|versendet|verschickt|abgeschickt|unterwegs|an\s+den\s+(?:versand|paketdienst)\s+übergeben)\b")),
+    ("delivered", _rx(r"\b(?:wurde|ist|wurden|sind)\s+(?:bereits\s+|schon\s+)?(?P<neg>nicht\s+|noch\s+nicht\s+)?"
+                      r"(?:zugestellt|geliefert|angekommen|eingetroffen)\b")),
+    ("cancelled", _rx(r"\b(?:wurde|ist)\s+(?:bereits\s+)?(?P<neg>nicht\s+)?(?:storniert|annulliert)\b")),
+    ("refunded", _rx(r"\b(?:wurde|ist)\s+(?:bereits\s+)?(?P<neg>nicht\s+)?(?:erstattet|zurückerstattet|zurückgezahlt)\b")),
+    ("paid", _rx(r"\b(?:zahlung|betrag)\s+(?:wurde|ist)\s+(?:bereits\s+|inzwischen\s+)?(?P<neg>nicht\s+|noch\s+nicht\s+)?"
+                 r"(?:eingegangen|bestätigt|zugeordnet|verbucht|erhalten)\b")),
+    ("paid", _rx(r"\b(?:bestellung|sie)\s+(?:ist|wurde)\s+(?:bereits\s+)?(?P<neg>nicht\s+|noch\s+nicht\s+)?bezahlt\b")),
+]
+_PENDING_RE = _rx(r"\b(?:pending|awaiting|waiting\s+(?:for|on))\s+(?:the\s+|your\s+|a\s+)?payment\b|\bpayment\s+(?:is\s+)?"
+                  r"(?:still\s+)?(?:pending|outstanding)\b|\bnot\s+(?:yet\s+)?(?:been\s+)?(?:able\s+to\s+)?match(?:ed)?\b|"
+                  r"\bpayment\s+(?:has|have|is|was)(?:n't|\s+not)\s+(?:yet\s+)?(?:been\s+)?(?:matched|confirmed|cleared)\b|"
+                  r"\bwartet\s+(?:noch\s+)?auf\s+(?:die\s+|ihre\s+)?zahlung\b|\bzahlung\s+(?:ist\s+)?(?:noch\s+)?(?:ausstehend|offen)\b|"
+                  r"\bnoch\s+nicht\s+(?:zugeordnet|bestätigt|eingegangen)\b")
+_STATUS_FIELD_RE = _rx(r"\bstatus\s{0,3}(?:is\s+|:\s*|=\s*|of\s+\S{1,20}\s+is\s+|ist\s+)?(?:now\s+|still\s+|jetzt\s+)?[\"\x27]?"
+                       r"(pending[\s_]payment|paid|license[\s_]issued|shipped|delivered|cancell?ed|refunded)\b")
+_SKIP_SUBJECT = {"draft", "reply", "message", "email", "e-mail", "ticket", "request", "lookup", "search",
+                 "license", "licence", "key", "code", "refund", "it's", "question", "answer", "note", "entwurf",
+                 "antwort", "nachricht", "lizenz", "anfrage", "invoice", "receipt", "rechnung"}
+_PERSON = {"you", "i", "we", "they", "customer", "he", "she", "sie", "wir", "ich"}
+
+
+def _prev_word(sent: str, a: int) -> str:
+    m = re.search(r"([\w'-]{1,20})\W{0,3}$", sent[max(0, a - 25):a])
+    return m.group(1).lower() if m else ""
+
+
+def _status_claims(sent: str) -> Iterable[tuple[int, str]]:
+    lead = _LEAD_COND_RE.search(sent) is not None
+    for st, rx in _STATUS_RES:
+        for m in rx.finditer(sent):
+            if "neg" in rx.groupindex and m.group("neg"):
+                continue
+            pw = _prev_word(sent, m.start())
+            if pw in _SKIP_SUBJECT or (st == "paid" and pw in _PERSON and "payment" not in m.group(0).lower()):
+                continue
+            before, said, after = clause_of(sent, m.start(), m.end())
+            if HEDGE_NEG.search(before[-12:]) or hedged(before, after, said, lead):
+                continue
+            yield m.start(), st
+    for m in _PENDING_RE.finditer(sent):
+        before, said, after = clause_of(sent, m.start(), m.end())
+        if not hedged(before, after, said, lead):
+            yield m.start(), "pending_payment"
+    for m in _STATUS_FIELD_RE.finditer(sent):
+        yield m.start(), re.sub(r"[\s_]+", "_", m.group(1).lower()).replace("canceled", "cancelled")
+
+
+# ----------------------------------------------------------------------------- license
+_LIC = r"(?:licen[cs]e(?:\s+key)?s?|lizenz(?:schlüssel)?)"
+_LIC_OF = r"(?:\s+(?:for|of|für)\s+(?:your\s+|the\s+|ihre\s+|die\s+)?(?:order\s+|bestellung\s+)?[\w-]{1,14})?"
+_LIC_RES = [
+    _rx(rf"\b{_LIC}{_LIC_OF}\s+{_AUX}(?:issued|sent|emailed|e-mailed|generated|activated|ready|available|delivered)\b"),
+    _rx(rf"\b(?:issued|sent|emailed|e-mailed)\s+(?:you\s+)?(?:your|the)\s+{_LIC}"),
+    _rx(rf"\b(?P<neg>no\s+)?{_LIC}\s+(?:(?:has|was)\s+(?:yet\s+)?(?:been\s+)?)?issued\b"),
+    _rx(rf"\b{_LIC}{_LIC_OF}\s+(?:is\s+|has\s+)?(?P<neg>yet\s+to\s+be|not\s+yet)\s+(?:issued|sent)\b"),
+    _rx(rf"\b{_LIC}{_LIC_OF}\s+(?:wurde|ist)\s+(?:bereits\s+|schon\s+)?(?P<neg>nicht\s+|noch\s+nicht\s+)?"
+        r"(?:ausgestellt|verschickt|versendet|erstellt|zugeschickt|gesendet)\b"),
+    _rx(rf"\b(?P<neg>(?:noch\s+)?keine(?:n)?)\s+{_LIC}\b"),
+]
+
+
+def _license_claims(sent: str) -> Iterable[tuple[int, bool]]:
+    lead = _LEAD_COND_RE.search(sent) is not None
+    for rx in _LIC_RES:
+        for m in rx.finditer(sent):
+            neg = bool(m.groupdict().get("neg")) or bool(
+                re.search(r"(?:\bnot|n't|\bnever|\bnicht)\s+(?:yet\s+)?(?:been\s+)?$", sent[max(0, m.start() - 20):m.start()]))
+            before, said, after = clause_of(sent, m.start(), m.end())
+            if not hedged(before, after, said, lead):
+                yield m.start(), not neg
+
+
+# ----------------------------------------------------------------------------- not found
+NOTFOUND_RE = _rx(r"\b(?:could\s+not|couldn't|can't|cannot|were\s+unable\s+to|was\s+unable\s+to|unable\s+to|"
+                  r"did\s+not|didn't|not\s+able\s+to)\s+(?:find|locate)\b|\bnot\s+found\b|\bno\s+(?:such\s+)?order\s+"
+                  r"(?:with|under|matching|for)\b|\b(?:does\s+not|doesn't)\s+exist\b|\bno\s+record\s+of\b|"
+                  r"\b(?:konnten|können|konnte)\s+(?:\S{1,20}\s+){0,4}?nicht\s+finden\b|\bnicht\s+gefunden\b|"
+                  r"\bkeine\s+bestellung\s+(?:mit|unter|zu)\b|\bexistiert\s+nicht\b")
+NOTFOUND_EXCEPT = _rx(r"^[^.!?]{0,40}?\b(?:code|number|reference)\s+in\s+(?:your|the|this)\b|^[^.!?]{0,40}?\bin\s+"
+                      r"(?:your|the|this)\s+(?:message|question|email|e-mail|text|request)\b")
+# what was not found, when it is not the order: "we couldn't find your payment on order X"
+_NOT_ORDER_RE = _rx(r"^\s{0,3}(?:(?:any|a|an|the|your|its|our|this|that|ihre|die|den|eine|einen|keine)\s+)?"
+                    r"(?:record\s+of\s+(?:your\s+|the\s+)?)?(?:payment|transfer|transaction|license|licence|key|email|"
+                    r"e-mail|invoice|receipt|refund|tracking|message|attachment|zahlung|überweisung|lizenz|rechnung)")
+_NOT_ORDER_BEFORE_RE = _rx(r"\b(?:payment|transfer|transaction|license|licence|invoice|receipt|tracking|zahlung|"
+                           r"überweisung|lizenz|rechnung)\b[^.!?]{0,30}$")
+
+
+def _not_found_claims(sent: str) -> Iterable[int]:
+    for m in NOTFOUND_RE.finditer(sent):
+        tail = sent[m.end():m.end() + 60]
+        if NOTFOUND_EXCEPT.search(tail) or _NOT_ORDER_RE.search(tail):
+            continue
+        if "nicht" in m.group(0).lower() and _NOT_ORDER_BEFORE_RE.search(sent[max(0, m.start() - 40):m.end()]):
+            continue
+        before, _, after = clause_of(sent, m.start(), m.end())
+        if HEDGE_REPORT.search(before) or HEDGE_REPORT.search(after) or HEDGE_COND.search(before) or \
+                re.search(r"\b(?:will|would|may|might|wird|würde)\b", before, re.I):
+            continue
+        yield m.start()
 
 
 # ----------------------------------------------------------------------------- dates
 _MONTHS = {"january": 1, "jan": 1, "february": 2, "feb": 2, "march": 3, "mar": 3, "april": 4, "apr": 4,
            "may": 5, "june": 6, "jun": 6, "july": 7, "jul": 7, "august": 8, "aug": 8, "september": 9,
-           "sep": 9, "sept": 9, "october": 10, "oct": 10, "november": 11, "nov": 11, "december": 12, "dec": 12}
+           "sep": 9, "sept": 9, "october": 10, "oct": 10, "november": 11, "nov": 11, "december": 12, "dec": 12,
+           "januar": 1, "jänner": 1, "jaenner": 1, "februar": 2, "märz": 3, "maerz": 3, "mai": 5, "juni": 6,
+           "juli": 7, "oktober": 10, "okt": 10, "dezember": 12, "dez": 12}
 _MON = "|".join(sorted(_MONTHS, key=len, reverse=True))
+_MONTH_NEXT_RE = _lazy(rf"\s{{1,3}}(?:{_MON})\b", re.I)
+_UNITS = ["", "first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth"]
+ORDINALS = {w: i for i, w in enumerate(_UNITS) if w}
+ORDINALS.update({"tenth": 10, "eleventh": 11, "twelfth": 12, "thirteenth": 13, "fourteenth": 14, "fifteenth": 15,
+                 "sixteenth": 16, "seventeenth": 17, "eighteenth": 18, "nineteenth": 19, "twentieth": 20,
+                 "thirtieth": 30})
+for _tens, _n in (("twenty", 20), ("thirty", 30)):
+    for _i, _u in enumerate(_UNITS[1:], 1):
+        if _n + _i <= 31:
+            ORDINALS[f"{_tens}-{_u}"] = _n + _i
+_ORD = (r"(?:twenty|thirty)[-\s]?(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth)|tenth|eleventh|"
+        r"twelfth|thirteenth|fourteenth|fifteenth|sixteenth|seventeenth|eighteenth|nineteenth|twentieth|"
+        r"thirtieth|first|second|third|fourth|fifth|sixth|seventh|eighth|ninth")
+
+
+def _ordinal(w: str) -> int | None:
+    w = re.sub(r"^(twenty|thirty)[-\s]?", r"\1-", w.lower())
+    n = ORDINALS.get(w)
+    return n if n is not None and n <= 31 else None
+_Y = r"(?:,?\s{1,3}(?:of\s+)?(\d{4}))?"
 _DATE_RES = (
-    ("ymd", re.compile(r"(?<![\d-])(\d{4})-(\d{1,2})-(\d{1,2})(?!\d)")),
-    ("md", re.compile(rf"\b({_MON})\.?[ \t]{{1,3}}(\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?[ \t]{{1,3}}(\d{{4}}))?", re.I)),
-    ("dm", re.compile(rf"(?<![\d.])(\d{{1,2}})(?:st|nd|rd|th)?\.?[ \t]{{1,3}}(?:of[ \t]{{1,3}})?({_MON})\b\.?"
-                      rf"(?:,?[ \t]{{1,3}}(\d{{4}}))?", re.I)),
-    ("num", re.compile(r"(?<![\d./])(\d{1,2})[./](\d{1,2})[./](\d{4})(?![\d])")),
+    ("ymd", _lazy(r"(?<![\d.-])(\d{4})\s?([-/.])\s?(\d{1,2})\2(\d{1,2})(?![\d])")),
+    ("md", _lazy(rf"\b({_MON})\.?\s{{1,3}}(?:the\s+)?(\d{{1,2}})(?:st|nd|rd|th)?\b{_Y}", re.I)),
+    ("dm", _lazy(rf"(?<![\d.,])(\d{{1,2}})(?:st|nd|rd|th)?\.?\s{{1,3}}(?:of\s{{1,3}})?({_MON})\b\.?{_Y}", re.I)),
+    ("wdm", _lazy(rf"\b(?:the\s+)?({_ORD})\s{{1,3}}(?:of\s{{1,3}})?({_MON})\b{_Y}", re.I)),
+    ("mwd", _lazy(rf"\b({_MON})\s{{1,3}}(?:the\s+)?({_ORD})\b{_Y}", re.I)),
+    ("num", _lazy(r"(?<![\d./-])(\d{1,2})([./-])(\d{1,2})\2(\d{4})(?![\d])")),
+    ("dmy2", _lazy(r"\b(?:am|bis|zum|vom|ab|den)\s(\d{1,2})\.(\d{1,2})\.(?!\d)", re.I)),  # "am 24.12."
 )
-FRAME_RE = _rx(r"\bwithin\s{1,3}(?:the\s+next\s+)?(?:\d{1,3}|an?|one|two|three|four|five|a\s+few)(?:\s?(?:-|to)\s?\d{1,3})?"
-                r"\s{0,3}(?:business\s+|working\s+)?(?:hours?|days?|weeks?)\b|\b(?:by|until|before)\s+(?:tomorrow|"
-                r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|next\s+week|the\s+end\s+of\s+(?:the|this)"
-                r"\s+week)\b|\bin\s(?:\d{1,3}|two|three|four|five|a\s+few)\s?(?:-\s?\d{1,3}\s?)?(?:business\s+|working\s+)?"
-                r"(?:days|weeks)\b|\b(?:tomorrow|next\s+week)\b")
-_DELIV_RE = _rx(r"deliver|arriv|expected|estimated|\beta\b|reach")
-_PLACED_RE = _rx(r"placed|\bordered\b|order date|purchas|bought|made on|submitted")
+
+
+_DATE_CUE = _lazy(rf"\d|\b(?:{_MON})\b", re.I)
 
 
 def find_dates(text: str) -> list[tuple[int, int, frozenset]]:
-    """(start, end, {(year or None, month, day)}) of the dates written in TEXT."""
-    out = []
+    """(start, end, {(year or None, month, day)}) of the dates written in TEXT (folded)."""
+    out: list[tuple[int, int, frozenset]] = []
+    if not _DATE_CUE.search(text):
+        return out
+    taken: list[tuple[int, int]] = []
     for kind, rx in _DATE_RES:
         for m in rx.finditer(text):
+            if any(a < m.end() and m.start() < b for a, b in taken):
+                continue
             g = m.groups()
             if kind == "ymd":
-                cands = {(int(g[0]), int(g[1]), int(g[2]))}
+                cands = {(int(g[0]), int(g[2]), int(g[3]))}
             elif kind == "md":
                 cands = {(int(g[2]) if g[2] else None, _MONTHS[g[0].lower()], int(g[1]))}
             elif kind == "dm":
                 cands = {(int(g[2]) if g[2] else None, _MONTHS[g[1].lower()], int(g[0]))}
+            elif kind == "wdm":
+                cands = {(int(g[2]) if g[2] else None, _MONTHS[g[1].lower()], _ordinal(g[0]) or 0)}
+            elif kind == "mwd":
+                cands = {(int(g[2]) if g[2] else None, _MONTHS[g[0].lower()], _ordinal(g[1]) or 0)}
+            elif kind == "num":
+                a, b, y = int(g[0]), int(g[2]), int(g[3])
+                cands = {(y, b, a)} if g[1] == "." else {(y, b, a), (y, a, b)}
             else:
-                cands = {(int(g[2]), int(g[1]), int(g[0])), (int(g[2]), int(g[0]), int(g[1]))}
-            cands = frozenset(c for c in cands if 1 <= c[1] <= 12 and 1 <= c[2] <= 31)
+                cands = {(None, int(g[1]), int(g[0]))}
+            cands = {c for c in cands if 1 <= c[1] <= 12 and 1 <= c[2] <= 31}
             if cands:
-                out.append((m.start(), m.end(), cands))
-    return out
+                out.append((m.start(), m.end(), frozenset(cands)))
+                taken.append((m.start(), m.end()))
+    return sorted(out)
 
 
 def iso_date(v: Any) -> tuple[int, int, int] | None:
@@ -147,125 +424,316 @@ def date_in(cands: frozenset, allowed: set) -> bool:
     return any((c in allowed) if c[0] is not None else any(a[1:] == c[1:] for a in allowed) for c in cands)
 
 
-def date_context(sent: str, a: int, b: int) -> str | None:
-    before = [(m.end(), k) for k, rx in (("delivery", _DELIV_RE), ("placed", _PLACED_RE))
-              for m in rx.finditer(sent, max(0, a - 50), a)]
+_DATE_WHAT = (
+    ("delivery", _rx(r"deliver|arriv|expected|estimated|\beta\b|reach|\bdue\b|\bby\b|lieferung|liefert|zugestellt|"
+                     r"ankommen|ankunft|eintreff|voraussichtlich|erwartet|liefertermin|zustellung")),
+    ("placed", _rx(r"placed|\bordered\b|order\s+date|purchas|bought|made\s+on|submitted|bestellt|aufgegeben|"
+                   r"bestelldatum|gekauft|bestellung\s+vom")),
+    ("ship", _rx(r"shipped|dispatched|sent\s+out|posted|versandt|versendet|verschickt|abgeschickt")),
+    ("refund", _rx(r"refund|erstatt")),
+)
+
+
+def date_context(sent: str, a: int, b: int, lo: int = 0) -> str | None:
+    """What the date at SENT[a:b] dates: the nearest cue before it (after ``lo``, the end of
+    the date before), else the nearest after it within a few words."""
+    before = [(m.end(), k) for k, rx in _DATE_WHAT for m in rx.finditer(sent, max(lo, a - 50), a)]
     if before:
         return max(before)[1]
-    after = [(m.start(), k) for k, rx in (("delivery", _DELIV_RE), ("placed", _PLACED_RE))
-             for m in rx.finditer(sent, b, b + 30)]
+    after = [(m.start(), k) for k, rx in _DATE_WHAT for m in rx.finditer(sent, b, b + 30)]
     return min(after)[1] if after else None
 
 
-# ----------------------------------------------------------------------------- claims
-_AUX = r"(?:has|have|had|is|are|was|were)(?P<neg>n't|\s+not|\s+never)?\s+(?:(?:already|now|just|also|still|since|successfully|recently)\s+)?(?:been\s+)?(?:(?:already|now|just|successfully)\s+)?"
-_STATUS_WORDS = {
-    "shipped": r"shipped|dispatched|sent\s+out|handed\s+(?:over\s+)?to\s+the\s+carrier|in\s+transit|on\s+(?:its|the)\s+way",
-    "delivered": r"delivered", "cancelled": r"cancell?ed|voided", "refunded": r"refunded",
-    "paid": r"(?:fully\s+)?paid(?!\s+by\s+you)",
-}
-_STATUS_RES = [(st, _rx(rf"\b{_AUX}(?:{w})\b")) for st, w in _STATUS_WORDS.items()]
-_STATUS_RES += [("shipped", _rx(r"\b(?:it|order|parcel|package)\s+shipped\b")),
-                ("paid", _rx(r"\bpayment\s+(?:has\s+been|was|is)\s+(?:now\s+)?(?:confirmed|completed|matched|cleared)\b"))]
-_PENDING_RE = _rx(r"\b(?:pending|awaiting|waiting\s+for)\s+(?:the\s+|your\s+|a\s+)?payment\b|\bpayment\s+(?:is\s+)?"
-                  r"(?:still\s+)?(?:pending|outstanding)\b|\bnot\s+(?:yet\s+)?(?:been\s+)?(?:able\s+to\s+)?match(?:ed)?\b|"
-                  r"\bpayment\s+(?:has|have|is|was)(?:n't|\s+not)\s+(?:yet\s+)?(?:been\s+)?(?:matched|confirmed|cleared)\b")
-_STATUS_FIELD_RE = _rx(r"\bstatus\s{0,3}(?:is\s+|:\s*|=\s*|of\s+\S{1,20}\s+is\s+)?(?:now\s+|still\s+)?[\"\x27\u201c]?"
-                       r"(pending[\s_]payment|paid|license[\s_]issued|shipped|delivered|cancell?ed|refunded)\b")
-_SKIP_SUBJECT = {"draft", "reply", "message", "email", "e-mail", "ticket", "request", "lookup", "search",
-                 "license", "licence", "key", "code", "refund", "it's"}
-_PERSON = {"you", "i", "we", "they", "customer", "he", "she"}
-_LIC_OF = r"(?:\s+(?:for|of)\s+(?:your\s+|the\s+)?(?:order\s+)?[\w-]{1,14})?"
-_LIC_RES = [
-    _rx(r"\blicen[cs]e(?:\s+key)?s?" + _LIC_OF + r"\s+" + _AUX + r"(?:issued|sent|emailed|e-mailed|generated|activated|ready|available)\b"),
-    _rx(r"\b(?:issued|sent|emailed|e-mailed)\s+(?:you\s+)?(?:your|the)\s+licen[cs]e"),
-    _rx(r"\b(?P<neg>no\s+)?licen[cs]e(?:\s+key)?\s+(?:(?:has|was)\s+(?:yet\s+)?(?:been\s+)?)?issued\b"),
-    _rx(r"\blicen[cs]e(?:\s+key)?" + _LIC_OF + r"\s+(?:is\s+|has\s+)?(?P<neg>yet\s+to\s+be|not\s+yet)\s+(?:issued|sent)\b"),
-]
-NOTFOUND_RE = _rx(r"\b(?:could\s+not|couldn't|can't|cannot|were\s+unable\s+to|was\s+unable\s+to|unable\s+to|"
-                   r"did\s+not|didn't|not\s+able\s+to)\s+(?:find|locate)\b|\bnot\s+found\b|\bno\s+(?:such\s+)?order\s+"
-                   r"(?:with|under|matching|for)\b|\b(?:does\s+not|doesn't)\s+exist\b|\bno\s+record\s+of\b")
-NOTFOUND_EXCEPT = _rx(r"^[^.!?]{0,40}?\b(?:code|number|reference)\s+in\s+(?:your|the|this)\b|^[^.!?]{0,40}?\bin\s+"
-                       r"(?:your|the|this)\s+(?:message|question|email|e-mail|text|request)\b")
+_NUMW = r"\d{1,3}|an?|one|two|three|four|five|six|seven|a\s+few|ein(?:em|en)?|zwei|drei|vier|fünf|sechs|sieben|wenigen"
+FRAME_RE = _rx(rf"\bwithin\s{{1,3}}(?:the\s+next\s+)?(?:{_NUMW})(?:\s?(?:-|to)\s?\d{{1,3}})?"
+               r"\s{0,3}(?:business\s+|working\s+)?(?:hours?|days?|weeks?)\b|\b(?:by|until|before)\s+(?:tomorrow|"
+               r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|next\s+week|the\s+end\s+of\s+(?:the|this)"
+               r"\s+week)\b|\bin\s(?:\d{1,3}|two|three|four|five|a\s+few)\s?(?:-\s?\d{1,3}\s?)?(?:business\s+|working\s+)?"
+               rf"(?:days|weeks)\b|\b(?:tomorrow|next\s+week)\b|\binnerhalb\s+(?:von\s+|der\s+nächsten\s+)?(?:{_NUMW})\s+"
+               r"(?:werk|arbeits|geschäfts)?(?:tagen|tag|wochen|woche|stunden)\b|\b(?:bis\s+)?morgen\b|"
+               r"\b(?:nächste|kommende)\s+woche\b|\bin\s+(?:\d{1,3}|zwei|drei|vier|fünf|wenigen)\s+(?:werk)?(?:tagen|wochen)\b")
+
+
+# ----------------------------------------------------------------------------- items, prices
+SKU_RE = _lazy(r"(?<![\w-])[A-Z]{2,6}-[A-Z0-9]{1,8}(?![\w-])")
+ITEM_CTX_RE = _rx(r"\b(?:skus?|items?|contains?|includes?|included|consists?|quantity|qty|ordered|artikel|enthält|"
+                  r"umfasst|positionen?)\b|\u00d7")
+WORDNUM = {w: i for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve thirteen "
+                                      "fourteen fifteen sixteen seventeen eighteen nineteen twenty".split())}
+WORDNUM.update({"a": 1, "an": 1, "single": 1, "a single": 1, "a dozen": 12, "dozen": 12, "a pair of": 2,
+                "a couple of": 2, "both": 2, "ein": 1, "eine": 1, "einen": 1, "eins": 1, "zwei": 2, "drei": 3,
+                "vier": 4, "fünf": 5, "sechs": 6, "sieben": 7, "acht": 8, "neun": 9, "zehn": 10, "elf": 11,
+                "zwölf": 12, "zwanzig": 20, "dutzend": 12, "ein dutzend": 12})
+_QTY = "|".join(sorted((re.escape(w).replace(r"\ ", r"\s+") for w in WORDNUM), key=len, reverse=True))
+QTY_BEFORE_RE = _rx(rf"(?<![\w.:/-])(\d{{1,4}}|{_QTY})\s{{0,2}}(?:\u00d7|x|\*)?\s{{0,2}}(?:(?:copies|units|pieces|stück|"
+                    r"exemplare?)\s+(?:of\s+)?)?(?:the\s+|der\s+|des\s+)?(?:\w{1,12}\s+)?$")
+# a product named as in the order: "includes a PhotoFlux Team license" (capitalised words before a product noun)
+PRODUCT_RE = _lazy(
+    r"\b(?:[Cc]ontains?|[Ii]ncludes?|[Oo]rdered|[Bb]ought|[Pp]urchased|[Ee]nthält|[Bb]estellt|[Uu]mfasst|"
+    r"(?:[Yy]our|[Ii]hre?)\s+(?:order|purchase|Bestellung)\s+(?:of|for|über))\s+(?:a|an|the|one|1|your|ein|eine|einen|"
+    r"Ihre?n?)?\s{0,2}((?:[A-Z][\w-]{1,30}\s){1,4}(?:[Ll]icen[cs]e|[Bb]undle|[Ee]dition|[Ss]eats?|[Ss]ubscription|"
+    r"[Pp]lan|[Ll]izenz|[Pp]aket|[Aa]bo)s?)\b")
+MONEY_RE = _lazy(
+    r"(?:(?P<cur1>[€$£]|eur|usd|gbp)\s?(?P<a1>\d{1,6}(?:[.,]\d{3})*(?:[.,]\d{1,2})?)(?![\d])|"
+    r"(?<![\w.,])(?P<a2>\d{1,6}(?:[.,]\d{3})*(?:[.,]\d{1,2})?)\s?(?P<cur2>[€$£]|eur\b|euros?\b|usd\b|dollars?\b|"
+    r"gbp\b|pounds?\b|cents?\b))", re.I)
+
+
+def money_cents(amount: str, currency: str) -> int | None:
+    a = amount
+    if re.fullmatch(r"\d{1,6}(?:[.,]\d{3})+", a):  # 1.500 / 1,500: thousands
+        a = re.sub(r"[.,]", "", a)
+    elif re.search(r"[.,]\d{1,2}$", a):
+        whole, frac = re.split(r"[.,](?=\d{1,2}$)", a)
+        a = re.sub(r"[.,]", "", whole) + "." + frac.ljust(2, "0")
+    try:
+        v = float(a)
+    except ValueError:
+        return None
+    return int(round(v)) if currency.lower().startswith("cent") else int(round(v * 100))
+
+
+# ----------------------------------------------------------------------------- promises
 _NOUN = (r"(?:refunds?|credits?|discounts?|vouchers?|coupons?|compensation|reimbursements?|money\s+back|"
-         r"gift\s+cards?|free\s+(?:months?|upgrade|replacement))(?!\s+(?:request|policy|question|inquiry|enquiry|"
-         r"form|claim|application|process))")
+         r"gift\s+cards?|replacements?|free\s+(?:months?|upgrade|replacement|copy|license)|"
+         r"rückerstattung|erstattung|gutschrift|rabatt|gutschein|entschädigung|ersatz(?:lieferung)?|preisnachlass)"
+         r"(?!\s+(?:request|policy|question|inquiry|enquiry|form|claim|application|process|antrag|anfrage))")
+_GIVE = (r"issue[sd]?|issuing|process(?:ed|ing)?|give|given|giving|send|sent|sending|arrange[ds]?|arranging|approved?|"
+         r"approving|initiated?|initiating|grant(?:ed|ing)?|offer(?:ed|ing)?|appl(?:y|ied|ying)|provided?|providing|"
+         r"add(?:ed|ing)?|extend(?:ed|ing)?|authori[sz]ed?|authori[sz]ing|confirm(?:ed|ing)?|organi[sz]ed?|ship(?:ped)?")
+_SUBJ = r"(?:we|i|our\s+(?:team|support|billing|manager|department)|the\s+(?:team|shop|store)|support)"
+_WILL = (r"(?:will|'ll|shall|are\s+going\s+to|am\s+going\s+to|can|have|'ve|has|are|am|is|'re|'m|would\s+like\s+to|"
+         r"'d\s+like\s+to|(?:would|'d|are|am)\s+(?:be\s+)?(?:happy|glad|pleased)\s+to|just|already|now)")
 PROMISE_RES = [
-    _rx(r"\b(?:we|i)\s*(?:will|'ll|shall|are\s+going\s+to|am\s+going\s+to|can|have|'ve|are|am|would\s+like\s+to|"
-        r"'d\s+like\s+to|(?:would|'d|are|am)\s+(?:be\s+)?(?:happy|glad|pleased)\s+to)\s+(?:now\s+|already\s+|gladly\s+|"
-        r"happily\s+|also\s+|immediately\s+)?(?:issue[sd]?|issuing|process(?:ed|ing)?|give|given|giving|send|sent|"
-        r"sending|arrange[ds]?|arranging|approved?|approving|initiated?|initiating|grant(?:ed|ing)?|offer(?:ed|ing)?|"
-        r"appl(?:y|ied|ying)|provided?|providing|add(?:ed|ing)?|extend(?:ed|ing)?)\b[^.!?\n]{0,40}?\b" + _NOUN),
-    _rx(r"\b(?:we|i)\s*(?:will|'ll|shall|are\s+going\s+to|am\s+going\s+to|can|have|'ve|are|am)\s+(?:now\s+|already\s+|"
-        r"gladly\s+|happily\s+|also\s+|fully\s+)?(?:refund|reimburse|credit|compensate)(?:d|ed|ing)?\b"),
-    _rx(r"\b" + _NOUN + r"\b[^.!?\n]{0,40}?\b(?:(?:has|have|had)\s+been|is|was|will\s+be|is\s+being|are|were)\s+"
-        r"(?:approved|granted|issued|processed|authori[sz]ed|arranged|initiated|confirmed|on\s+its\s+way|underway|"
-        r"sent|applied|added|credited|guaranteed|made|completed)\b"),
-    _rx(r"\b(?:approved|granted|authori[sz]ed|processed|issued|initiated|arranged|applied|added)\s+(?:you\s+)?"
-        r"(?:a|an|your|the)\s+(?:full\s+|partial\s+|\d{1,3}\s?%\s+)?" + _NOUN),
-    _rx(r"\byou\s*(?:will|'ll|are\s+going\s+to|can\s+expect(?:\s+to)?|should|are\s+getting|are\s+entitled\s+to|"
-        r"qualify\s+for|are\s+eligible\s+for|will\s+be)\s+(?:get\s+|receive\s+|be\s+getting\s+|see\s+|getting\s+|"
-        r"be\s+receiving\s+)?(?:a\s+|an\s+|your\s+|the\s+)?(?:full\s+|partial\s+|\d{1,3}\s?%\s+)?" + _NOUN),
-    _rx(r"\byou\s*(?:will|'ll)\s+be\s+(?:fully\s+)?(?:refunded|reimbursed|credited|compensated)\b"),
-    _rx(r"\b(?:full|partial)\s+refund\s+(?:is|has\s+been)\b|\b(?:discount|coupon|voucher|promo)\s+code\b|"
-        r"\b\d{1,3}\s?%\s+(?:off|discount)\b"),
+    _rx(rf"\b{_SUBJ}\s*{_WILL}?\s*(?:now\s+|already\s+|gladly\s+|happily\s+|also\s+|immediately\s+|just\s+)?"
+        rf"(?:{_GIVE})\b[^.!?\n]{{0,40}}?\b{_NOUN}"),
+    _rx(rf"\b{_SUBJ}\s*{_WILL}?\s*(?:now\s+|already\s+|gladly\s+|happily\s+|also\s+|fully\s+|just\s+)?"
+        r"(?:refund|reimburse|credit|compensate|repay|pay\s+(?:you\s+)?back)(?:s|d|ed|ing)?\b"),
+    _rx(rf"\b{_NOUN}\b[^.!?\n]{{0,40}}?\b(?:(?:has|have|had)\s+been|is|was|will\s+be|is\s+being|are|were|'s)\s+"
+        r"(?:now\s+|already\s+|fully\s+)?(?:approved|granted|issued|processed|authori[sz]ed|arranged|initiated|confirmed|"
+        r"on\s+its\s+way|underway|sent|applied|added|credited|guaranteed|made|completed|paid|booked)\b"),
+    _rx(rf"\b{_NOUN}\s{{0,2}}[:-]?\s{{0,2}}(?:approved|granted|confirmed|authori[sz]ed|issued|processed|initiated|on\s+its\s+way|"
+        r"genehmigt|bestätigt|veranlasst|freigegeben|angewiesen|ausgelöst|gewährt)\b"),
+    _rx(rf"\b(?:approved|granted|authori[sz]ed|processed|issued|initiated|arranged|applied|added)\s+(?:you\s+)?"
+        rf"(?:a|an|your|the)\s+(?:full\s+|partial\s+|complete\s+|\d{{1,3}}\s?%\s+)?{_NOUN}"),
+    _rx(rf"\byou\s*(?:will|'ll|are\s+going\s+to|can\s+expect(?:\s+to)?|should|are\s+getting|are\s+entitled\s+to|"
+        r"qualify\s+for|are\s+eligible\s+for|will\s+be|'re\s+getting|'re\s+entitled\s+to|get|receive)\s+(?:get\s+|"
+        r"receive\s+|be\s+getting\s+|see\s+|getting\s+|be\s+receiving\s+)?(?:a\s+|an\s+|your\s+|the\s+)?(?:full\s+|"
+        rf"partial\s+|complete\s+|\d{{1,3}}\s?%\s+)?(?:{_NOUN}|(?:your\s+)?money\s+(?:back|returned|refunded))"),
+    _rx(r"\byou\s*(?:will|'ll|are\s+going\s+to)\s+be\s+(?:fully\s+)?(?:refunded|reimbursed|credited|compensated|"
+        r"paid\s+back)\b"),
+    _rx(r"\b(?:(?:your|the)\s+)?(?:payment|money|amount|purchase\s+price|charge|funds|total)\s+(?:will\s+be|is\s+being|"
+        r"has\s+been|was|will|is\s+going\s+to\s+be|gets)\s+(?:fully\s+)?(?:returned|refunded|reversed|paid\s+back|"
+        r"credited\s+back|reimbursed|sent\s+back|given\s+back|be\s+returned|come\s+back|voided)\b"),
+    _rx(r"\b(?:full|partial)\s+refund\s+(?:is|has\s+been)\b|\b(?:discount|coupon|voucher|promo|rabatt|gutschein)\s*-?\s*"
+        r"code\b|\b\d{1,3}\s?%\s+(?:off|discount|rabatt|nachlass)\b"),
+    _rx(r"\b(?:refund|rückerstattung|erstattung)\s+(?:of|in\s+the\s+amount\s+of|über|von|in\s+höhe\s+von)\s+"
+        r"(?:[€$£]|\d)"),
+    _rx(r"\bwe\s+(?:are|'re)\s+(?:now\s+)?(?:refunding|reimbursing|crediting|compensating|returning\s+your\s+(?:money|payment))\b"),
+    _rx(rf"\b{_SUBJ}\s*(?:have\s+|'ve\s+|has\s+)?(?:decided|agreed|chosen|opted)\s+to\s+(?:refund|reimburse|credit|"
+        r"compensate|waive|give\s+you|offer\s+you|issue|send\s+you)\b"),
+    _rx(r"\b(?:waive|waived|waiving)\s+(?:the\s+)?(?:fee|charge|cost|payment)\b"),
+    # German
+    _rx(r"\b(?:wir|ich)\s+(?:werden\s+|haben\s+|habe\s+|möchten\s+|würden\s+)?(?:ihnen\s+|dir\s+)?(?:den\s+|die\s+|das\s+|"
+        r"ihren?\s+)?(?:\S{1,20}\s+){0,3}?(?:erstatten|erstattet|zurückerstatten|zurückerstattet|zurückzahlen|zurückgezahlt|"
+        r"gutschreiben|gutgeschrieben|entschädigen|überweisen\s+zurück)\b"),
+    _rx(r"\b(?:erstatten|überweisen|zahlen|schreiben)\s+wir\s+(?:ihnen\s+|dir\s+)?(?:\S{1,20}\s+){0,4}?(?:zurück|gut)?"),
+    _rx(rf"\b(?:gewähren|schicken|senden|geben|bieten|schenken|erteilen)\s+wir\s+(?:ihnen\s+|dir\s+)?(?:\S{{1,20}}\s+){{0,4}}?"
+        rf"{_NOUN}"),
+    _rx(rf"\b{_NOUN}\s+(?:ist|sind)\s+(?:bereits\s+|schon\s+)?(?:unterwegs|auf\s+dem\s+weg|veranlasst|genehmigt)\b"),
+    _rx(rf"\b(?:wir|ich)\s+(?:werden|haben|habe|möchten|würden|gewähren|schicken|senden|geben|bieten)\s+(?:ihnen\s+|dir\s+)?"
+        rf"(?:\S{{1,20}}\s+){{0,4}}?{_NOUN}"),
+    _rx(rf"\b(?:sie|du)\s+(?:erhalten|bekommen|erhältst|bekommst)\s+(?:\S{{1,20}}\s+){{0,3}}?(?:{_NOUN}|ihr\s+geld\s+zurück|"
+        r"geld\s+zurück)"),
+    _rx(rf"\b{_NOUN}\s+(?:wurde|ist|wird)\s+(?:bereits\s+|heute\s+)?(?:genehmigt|bestätigt|veranlasst|freigegeben|"
+        r"angewiesen|ausgelöst|gewährt|erteilt|überwiesen|gutgeschrieben)\b"),
+    _rx(r"\b(?:ihr|das)\s+geld\s+(?:wird|wurde|kommt)\s+(?:\S{1,20}\s+){0,3}?(?:zurück\w{0,12}|\w{0,6}erstattet|\w{0,6}überwiesen)"),
 ]
-FUTURE_RE = _rx(r"\b(?:will|'ll|shall|going\s+to|can|would|credit|discount|voucher|coupon|compensat)")
-DRAFT_ID_RE = re.compile(r"(?<![\w-])d-[0-9a-f]{4,12}(?![\w-])", re.I)
-DRAFT_CLAIM_RE = _rx(r"\b(?:saved|stored|created|wrote|written|prepared)\b[^.!?\n]{0,40}?\bdraft\b|\bdraft\b"
-                      r"[^.!?\n]{0,40}?\b(?:saved|stored|created|is\s+ready|pending\s+review|ready\s+for\s+review)\b")
-SKU_RE = re.compile(r"(?<![\w-])[A-Z]{2,6}-[A-Z0-9]{1,8}(?![\w-])")
-ITEM_CTX_RE = _rx(r"\b(?:skus?|items?|contains?|includes?|consists?|quantity|qty)\b|\u00d7")
-QTY_BEFORE_RE = _rx(r"(?<![\w.:/-])(\d{1,4}|one|two|three|four|five|six|seven|eight|nine|ten)\s{0,2}(?:\u00d7|x|\*)?"
-                     r"\s{0,2}(?:(?:copies|units|pieces)\s+of\s+)?(?:the\s+)?$")
-WORDNUM = {w: i for i, w in enumerate("zero one two three four five six seven eight nine ten".split())}
+_PROMISE_PRE_HEDGE = _rx(rf"(?:\b(?:{_NEG}|{_COND}|{_REPORT}|promise|guarantee|versprechen|garantieren|"
+                         r"colleague|kollege|kollegin|could|might|may|possibly|perhaps|eventuell|vielleicht|"
+                         r"möglicherweise|whether|decide|entscheiden)\b|n't)")
+_PROMISE_POST_HEDGE = _rx(r"(?:\b(?:not|never|nicht|kein|colleague|supervisor|review|look\s+into|decide|possible|eligible|"
+                          r"whether|prüfen|entscheiden|möglich|geprüft)\b|n't)")
+FUTURE_RE = _rx(r"\b(?:will|'ll|shall|going\s+to|can|would|credit|discount|voucher|coupon|compensat|replacement|"
+                r"werden|wird|gutschein|rabatt|gutschrift)")
+
+
+_PROMISE_CUE = _rx(r"refund|reimburs|credit|discount|voucher|coupon|compensat|money|replacement|free|payment|amount|"
+                   r"charge|funds|total|waiv|%|erstatt|gutschr|rabatt|gutschein|entschädig|ersatz|geld|nachlass|"
+                   r"zurück|purchase|repay|pay\s+(?:you\s+)?back")
+
+
+def _promise_claims(sent: str) -> Iterable[tuple[int, str]]:
+    if not _PROMISE_CUE.search(sent):
+        return
+    for rx in PROMISE_RES:
+        for m in rx.finditer(sent):
+            before, said, after = clause_of(sent, m.start(), m.end())
+            if _PROMISE_PRE_HEDGE.search(before[-80:]) or HEDGE_NEG.search(said) or \
+                    _PROMISE_POST_HEDGE.search(after[:60]):
+                continue
+            yield m.start(), m.group(0)
+            return  # one promise a sentence piece is enough
+
+
+# ----------------------------------------------------------------------------- drafts
+DRAFT_ID_RE = _lazy(r"(?<![\w-])d-[0-9a-f]{4,12}(?![\w-])", re.I)
+DRAFT_CLAIM_RE = _rx(
+    r"\b(?:saved|stored|created|wrote|written|prepared|drafted|composed|put\s+together|queued|left|added)\b"
+    r"[^.!?\n]{0,40}?\b(?:draft|reply|response|answer|e-?mail|message)\b|"
+    r"\b(?:draft|reply|response)\b[^.!?\n]{0,40}?\b(?:saved|stored|created|is\s+ready|pending\s+review|"
+    r"ready\s+for\s+(?:your\s+)?review|awaits\s+(?:your\s+)?review|waiting\s+for\s+(?:your\s+)?review|"
+    r"in\s+the\s+(?:review\s+)?queue)\b|"
+    r"\bwhich\s+you\s+can\s+(?:now\s+)?(?:review|approve|check|edit|send)\b|"
+    r"\byou\s+can\s+(?:now\s+)?(?:review|approve|edit)\s+(?:it|the\s+(?:draft|reply))\b|"
+    r"\bentwurf\b[^.!?\n]{0,40}?\b(?:gespeichert|erstellt|angelegt|bereit)\b|"
+    r"\b(?:gespeichert|erstellt|verfasst|angelegt)\b[^.!?\n]{0,40}?\b(?:entwurf|antwort)\b")
+_DRAFT_HEDGE_BEFORE = _rx(r"(?:\b(?:i|we)\s*(?:can|could|would|will|'ll|'d|shall|may|might|should|am\s+going\s+to)\s+"
+                          r"(?:\w+\s+)?$|\b(?:if|once|when|whether|wenn|sobald|falls|ob)\b)")
+_DRAFT_HEDGE = _rx(r"(?:\b(?:not|never|no|cannot|unable|failed|couldn't|wasn't|nicht|kein|keinen|konnte)\b|n't)")
+_DRAFT_ABOUT_CUSTOMER = _rx(r"\b(?:you|the\s+customer|they|he|she)\s+(?:wrote|sent|saved|prepared)\b")
+
+EXAMPLE_RE = _rx(r"\b(?:e\.g|i\.e|for\s+example|for\s+instance|such\s+as|looks?\s+like|format|formats|z\.\s?b|"
+                 r"zum\s+beispiel|beispielsweise)\b")
+
+
+def _draft_claims(sent: str) -> Iterable[tuple[int, str]]:
+    for m in DRAFT_ID_RE.finditer(sent):
+        yield m.start(), m.group(0).lower()
+    m = DRAFT_CLAIM_RE.search(sent)
+    if m and not _DRAFT_HEDGE.search(sent) and not _DRAFT_HEDGE_BEFORE.search(sent[max(0, m.start() - 40):m.start()]) \
+            and not _DRAFT_ABOUT_CUSTOMER.search(sent) and not sent.rstrip(" \"')").endswith("?"):
+        yield m.start(), ""
+
+
+# ----------------------------------------------------------------------------- one text
+@dataclass
+class Known:
+    """What the floor needs to know of the ticket to read a text: the line items' names (for
+    counts), the ``key``-s of its tool strings and questions (text copied from them is marked
+    ``quoted``), and the deadline (``time.monotonic()``) past which it stops reading."""
+    item_labels: tuple[str, ...] = ()
+    quote_keys: tuple[str, ...] = ()   # key() of the tool strings and questions
+    deadline: float | None = None
+
+
+_QUOTED_RE = _lazy(r'"([^"\n]{8,2000})"')
+
+
+def quoted_spans(text: str, known: Known) -> list[tuple[int, int]]:
+    """Spans of TEXT copied from a tool result or a question: a quoted passage found in one of
+    them, or a long verbatim run of one."""
+    spans = []
+    if not known.quote_keys:
+        return spans
+    for m in _QUOTED_RE.finditer(text):
+        inner = key(m.group(1).rstrip(".\u2026 "))
+        if inner and any(inner in s for s in known.quote_keys):
+            spans.append(m.span())
+        if len(spans) > 200:
+            break
+    return spans
+
+
+class OutOfTime(Exception):
+    """The deadline passed while reading a text."""
+
+
+def extract(text: str, known: Known) -> tuple[list[Claim], bool]:
+    """The claims of TEXT (already ``fold``-ed) and whether all of it was read (False: the
+    deadline passed, the text was longer than ``MAX_TEXT`` or had more pieces than read)."""
+    complete = len(text) <= MAX_TEXT
+    text = text[:MAX_TEXT]
+    spans = quoted_spans(text, known)
+    out: list[Claim] = []
+    pieces = sentences(text)
+    if len(pieces) >= MAX_PIECES:
+        complete = False
+    for a, b in pieces:
+        if known.deadline is not None and time.monotonic() > known.deadline:
+            return out, False
+        sent = text[a:b]
+        in_quote = [(x - a, y - a) for x, y in spans if x < b and y > a]
+
+        def quoted(p: int) -> bool:
+            return any(x <= p < y for x, y in in_quote)
+
+        codes = codes_in(sent)
+        example = EXAMPLE_RE.search(sent) is not None
+        for p, c, raw in codes:
+            out.append(Claim("order", c, sent, a + p, order=c, example=example, quoted=quoted(p)))
+        code_at = [(p, c) for p, c, _ in codes]
+
+        def owner(p: int) -> str | None:
+            before = [c for q, c in code_at if q <= p]
+            after = [c for q, c in code_at if q > p]
+            return before[-1] if before else (after[0] if after else None)
+
+        question = sent.rstrip(" \"')").endswith("?")
+        for p, v in _draft_claims(sent):
+            out.append(Claim("draft", v, sent, a + p, quoted=quoted(p)))
+        if question:
+            continue
+
+        def add(kind: str, p: int, value: Any, **kw: Any) -> None:
+            out.append(Claim(kind, value, sent, a + p, order=kw.pop("order", owner(p)), quoted=quoted(p), **kw))
+
+        for p, st in _status_claims(sent):
+            add("status", p, st)
+        for p, v in _license_claims(sent):
+            add("license", p, v)
+        for p in _not_found_claims(sent):
+            add("not_found", p, True)
+        prev_end = 0
+        for da, db, cands in find_dates(sent):
+            before, said, after = clause_of(sent, da, db)
+            what = date_context(sent, da, db, prev_end)
+            prev_end = db
+            # "it will arrive on ..." states the date; "if it arrives on ...", "you say ..." do not
+            add("date", da, cands, what=what, hedged=bool(HEDGE_REPORT.search(before) or HEDGE_REPORT.search(after)
+                                                          or HEDGE_COND.search(before)))
+        for m in FRAME_RE.finditer(sent):
+            add("frame", m.start(), m.group(0).lower())
+        for p, v in _promise_claims(sent):
+            add("promise", p, v)
+        if ITEM_CTX_RE.search(sent):
+            for m in SKU_RE.finditer(sent):
+                if not m.group(0).startswith("ORD-"):
+                    add("item", m.start(), m.group(0))
+        for label in known.item_labels:
+            for hit in _label_re(label).finditer(sent):
+                q = QTY_BEFORE_RE.search(sent, max(0, hit.start() - 30), hit.start())
+                if q:
+                    w = " ".join(q.group(1).lower().split())
+                    n = int(w) if w.isdigit() else WORDNUM.get(w)
+                    if n is not None:
+                        add("quantity", hit.start(), n, what=label)
+        for m in PRODUCT_RE.finditer(sent):
+            add("product", m.start(1), " ".join(m.group(1).split()))
+        for m in MONEY_RE.finditer(sent):
+            cents = money_cents(m.group("a1") or m.group("a2"), m.group("cur1") or m.group("cur2"))
+            if cents is not None:
+                add("price", m.start(), cents)
+        if len(out) >= MAX_CLAIMS:
+            return out[:MAX_CLAIMS], False
+    return out, complete
+
+
+_LABEL_CACHE: dict[str, re.Pattern] = {}
+
+
+def _label_re(label: str) -> re.Pattern:
+    """An item's name or SKU as written in prose: any case, a plural ending, its words apart."""
+    rx = _LABEL_CACHE.get(label)
+    if rx is None:
+        words = [re.escape(w) + "(?:s|es|e|en|n)?" for w in re.findall(r"\w+", label)[:8]]
+        body = r"[\s()-]{1,3}".join(words) if words else re.escape(label)
+        rx = re.compile(rf"(?<!\w){body}(?!\w)", re.I)
+        if len(_LABEL_CACHE) < 2000:
+            _LABEL_CACHE[label] = rx
+    return rx
+
+
 COMPAT = {"pending_payment": {"pending_payment"}, "paid": {"paid", "license_issued", "shipped", "delivered", "refunded"},
-           "license_issued": {"license_issued", "shipped", "delivered"}, "shipped": {"shipped", "delivered", "refunded"},
-           "delivered": {"delivered", "refunded"}, "cancelled": {"cancelled", "refunded"}, "refunded": {"refunded"}}
-
-
-def _prev_word(sent: str, a: int) -> str:
-    m = re.search(r"([\w'-]{1,20})\W{0,3}$", sent[max(0, a - 25):a])
-    return m.group(1).lower() if m else ""
-
-
-def hedged(rx: re.Pattern, text: str) -> bool:
-    return rx.search(text) is not None
-
-
-def claim_hedged(sent: str, a: int, b: int) -> bool:
-    """Is the claim at SENT[a:b] conditional, reported or modal (so not a statement of fact)?"""
-    c = clause_of(sent, a, b)
-    pre = c[:c.find(sent[a:b])] if sent[a:b] in c else ""
-    return hedged(HEDGE_CLAIM, c) or hedged(HEDGE_MODAL, pre)
-
-
-def status_claims(sent: str) -> list[tuple[int, str]]:
-    """(position, status) of the positive, unhedged status statements in one sentence."""
-    out = []
-    for st, rx in _STATUS_RES:
-        for m in rx.finditer(sent):
-            if "neg" in rx.groupindex and m.group("neg"):
-                continue
-            pw = _prev_word(sent, m.start())
-            if pw in _SKIP_SUBJECT or (st == "paid" and pw in _PERSON):
-                continue
-            if not claim_hedged(sent, m.start(), m.end()):
-                out.append((m.start(), st))
-    for m in _PENDING_RE.finditer(sent):
-        if not claim_hedged(sent, m.start(), m.end()):
-            out.append((m.start(), "pending_payment"))
-    for m in _STATUS_FIELD_RE.finditer(sent):
-        out.append((m.start(), re.sub(r"[\s_]+", "_", m.group(1).lower()).replace("canceled", "cancelled")))
-    return out
-
-
-def license_claims(sent: str) -> list[tuple[int, bool]]:
-    out = []
-    for rx in _LIC_RES:
-        for m in rx.finditer(sent):
-            neg = bool(m.groupdict().get("neg")) or bool(re.search(r"(?:\bnot|n't|\bnever)\s+(?:yet\s+)?(?:been\s+)?$",
-                                                                    sent[max(0, m.start() - 20):m.start()]))
-            if not claim_hedged(sent, m.start(), m.end()):
-                out.append((m.start(), not neg))
-    return out
+          "license_issued": {"license_issued", "shipped", "delivered"}, "shipped": {"shipped", "delivered", "refunded"},
+          "delivered": {"delivered", "refunded"}, "cancelled": {"cancelled", "refunded"}, "refunded": {"refunded"}}

@@ -3,11 +3,21 @@ tools returned in that ticket. Pure functions over plain data, standard library 
 
     check_ticket(answer=..., drafts=[{"id", "text", "order_code"}],
                  tool_results=[{"name", "input", "result", "is_error", "outcome"}],
-                 questions=[...], drafts_failed=0) -> list[Finding]
+                 questions=[...], drafts_failed=0, model_claims=None, budget_s=None)
+        -> list[Finding]
+
+Claims, then verification: each text is read into structured claims (``claims.Claim``) by the
+pattern floor (``claims.extract``, always) and, when the caller ran it, the model layer
+(``model_claims``: the claims ``checks.model_layer`` read by meaning, per text); both go to the
+one verifier here, which checks each claim against the ticket's tool results. Every text is
+folded first (``normalize.fold``: NFKC, invisibles, lookalike letters, dashes). Text copied from
+a tool result or a question is still the text's claim: a promise is flagged whoever wrote it
+first, a status quoted from ``status_detail`` is checked against ``status``.
 
 Finding kinds (severity):
 
-- ``unverified_order`` (error): an order code stated that no question names and no lookup tried;
+- ``unverified_order`` (error): an order code stated that no question names and no lookup tried
+  (in any case, "for example" too; only our own format examples are exempt);
 - ``order_not_found`` (error): a status, date, license state or item stated about an order whose
   lookup found no such order;
 - ``unsupported_claim`` (error): such a fact stated about an order never successfully looked up
@@ -17,72 +27,69 @@ Finding kinds (severity):
 - ``date_mismatch`` (error): a delivery or order date other than ``estimated_delivery`` /
   ``placed_on`` (or a delivery date where none is on file);
 - ``license_mismatch`` (error): "license issued" / "not issued" against ``license_issued``;
-- ``line_items_mismatch`` (error): a SKU or a quantity the order's line items contradict;
+- ``line_items_mismatch`` (error): a SKU, a product or a quantity the order's line items
+  contradict;
+- ``price_mismatch`` (error): an amount of money no line item, no order total and no tool
+  result holds;
 - ``unconfirmed_date`` (warning): a date or time frame ("within 3 days") no tool returned and no
   question stated;
 - ``unknown_draft_id`` (error): a draft id named that was never saved in the ticket, or the
   answer saying a draft was saved when none was;
-- ``forbidden_promise`` (error): a promise of a refund, credit, discount, voucher or compensation
-  (stating the refund of a ``refunded`` order is a fact, not a promise);
+- ``forbidden_promise`` (error): a promise of a refund, credit, discount, replacement or
+  compensation (stating the refund of a ``refunded`` order is a fact, not a promise);
+- ``quoted_promise`` (warning): the answer (to the staffer, not the customer) quotes a tool
+  result that promises one;
 - ``draft_after_failed_lookups``: a draft saved though every lookup before it failed: error when
   one failed on our side (timeout, database), warning when all were invalid input;
 - ``false_not_found`` (error): saying an order could not be found when no lookup of it answered
   "not found" (e.g. every lookup failed on invalid input);
 - ``draft_not_saved`` (error): a draft could not be saved (``drafts_failed``, or a failed
-  ``draft_reply`` with no later successful one).
+  ``draft_reply`` with no later successful one);
+- ``not_fully_checked`` (warning): a text longer than the checks read, or the time budget ran
+  out, or the model layer could not run: what was not read is not "ok" by default.
 
 False alarms are kept rare: negated, conditional, reported and modal sentences ("we cannot
-promise a refund", "once it has shipped", "you say it was delivered", "it may arrive") and
-questions are not claims; codes quoted from a question are not claims; text that quotes a tool
-result verbatim (or in quotes) is not a claim. Work is bounded: the first ``MAX_TEXT`` characters
-of each text, linear regular expressions, at most ``MAX_FINDINGS`` findings.
+promise a refund", "once it has shipped", "you say it was delivered", "it may arrive", "I'll
+make sure the payment is matched") and questions are not claims; codes quoted from a question
+are not claims. Work is bounded: the first ``MAX_TEXT`` characters of each text, linear regular
+expressions over sentence pieces of at most ``claims.MAX_PIECE`` characters, a deadline looked at
+between pieces, at most ``MAX_FINDINGS`` findings.
 """
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, field
-from typing import Any
+import time
+from dataclasses import dataclass, field, replace
+from typing import Any, Iterable
 
 from ..vocab import ANSWERED as OK_OUTCOMES
 from ..vocab import OUR_SIDE, Outcome, records
 from .claims import (
     COMPAT,
-    DRAFT_CLAIM_RE,
-    DRAFT_ID_RE,
-    EXAMPLE_RE,
+    FORMAT_EXAMPLES,
     FRAME_RE,
     FUTURE_RE,
-    HEDGE_CLAIM,
-    HEDGE_DRAFT,
-    HEDGE_NOTFOUND,
-    HEDGE_PROMISE_POST,
-    HEDGE_PROMISE_PRE,
-    ITEM_CTX_RE,
-    NOTFOUND_EXCEPT,
-    NOTFOUND_RE,
-    PROMISE_RES,
-    QTY_BEFORE_RE,
-    SKU_RE,
-    WORDNUM,
-    blank_quotes,
-    clause_of,
+    MAX_TEXT,
+    MONEY_RE,
+    Claim,
+    Known,
     clip_text,
     codes_in,
-    date_context,
     date_in,
+    extract,
     find_dates,
-    hedged,
     iso_date,
-    license_claims,
+    money_cents,
     one_line,
-    sentences,
-    status_claims,
 )
+from .normalize import fold, key
 
 MAX_FINDINGS = 50
+MAX_MODEL_CLAIMS = 200
 MAX_TOOL_STRINGS = 200
+MAX_TOOL_CHARS = 2000
 ERROR, WARNING = "error", "warning"
+NOT_FULLY_CHECKED = "not_fully_checked"
 
 
 @dataclass(frozen=True)
@@ -102,7 +109,7 @@ def _strings(obj: Any, out: list[str], depth: int = 0) -> None:
     if len(out) >= MAX_TOOL_STRINGS or depth > 20:
         return
     if isinstance(obj, str):
-        out.append(obj[:2000])
+        out.append(obj[:MAX_TOOL_CHARS])
     elif isinstance(obj, dict):
         for v in list(obj.values())[:100]:
             _strings(v, out, depth + 1)
@@ -125,7 +132,7 @@ def _brief(r: Any) -> Any:
 
 class _Ticket:
     def __init__(self, drafts: list, tool_results: list, questions: list) -> None:
-        self.questions = [clip_text(q) for q in (questions if isinstance(questions, list) else [])[:100]]
+        self.questions = [fold(clip_text(q)) for q in (questions if isinstance(questions, list) else [])[:100]]
         self.q_codes = {c for q in self.questions for _, c, _ in codes_in(q)}
         self.found: dict[str, dict] = {}      # code -> latest found result
         self.missing: dict[str, Any] = {}     # code -> latest not-found result
@@ -161,8 +168,8 @@ class _Ticket:
                 d = {"id": getattr(d, "id", None), "text": getattr(d, "text", None)}
             if isinstance(d.get("id"), str):
                 self.saved.add(d["id"].lower())
-                self.drafts.append((d["id"], clip_text(d.get("text"))))
-        self.strings = strings[:MAX_TOOL_STRINGS]
+                self.drafts.append((d["id"], d["text"] if isinstance(d.get("text"), str) else ""))
+        self.strings = [fold(s) for s in strings[:MAX_TOOL_STRINGS]]
         self.tool_dates = {c for s in self.strings for _, _, cs in find_dates(s) for c in cs if c[0] is not None}
         self.q_frames = [m.group(0).lower() for q in self.questions for m in FRAME_RE.finditer(q)]
 
@@ -181,17 +188,55 @@ class _Ticket:
         return ("unsupported", []) if code in self.q_codes or code in self.tried else ("skip", [])
 
 
-# ----------------------------------------------------------------------------- the checks
+# ----------------------------------------------------------------------------- the verifier
+def _items(r: dict) -> list[dict]:
+    li = r.get("line_items")
+    return [x for x in li[:50] if isinstance(x, dict)] if isinstance(li, list) else []
+
+
+def _int(v: Any) -> int | None:
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
 class _Run:
     def __init__(self, t: _Ticket) -> None:
         self.t, self.out, self.seen = t, [], set()
+        self.all_skus = {str(li.get("sku")) for r in t.found.values() for li in _items(r)}
+        self.labels = tuple(sorted({str(x) for r in t.found.values() for li in _items(r)
+                                    for x in (li.get("name"), li.get("sku")) if isinstance(x, str) and len(x) >= 4}))[:100]
+        self.quote_keys = tuple(k for k in (key(s) for s in t.strings) if len(k) >= 8)
+        self.q_dates = {c for q in t.questions for _, _, cs in find_dates(fold(q)) for c in cs}
+        self.amounts = self._amounts()
+
+    def _amounts(self) -> set[int]:
+        out: set[int] = set()
+        for r in self.t.found.values():
+            total = 0
+            for li in _items(r):
+                p, q = _int(li.get("unit_price_cents")), _int(li.get("quantity"))
+                if p is not None:
+                    out.add(p)
+                    total += p * (q if q is not None else 1)
+                    if q is not None:
+                        out.add(p * q)
+            for k in ("total_cents", "amount_cents", "price_cents"):
+                if _int(r.get(k)) is not None:
+                    out.add(r[k])
+            if total:
+                out.add(total)
+        for s in self.t.strings:
+            for m in MONEY_RE.finditer(s):
+                c = money_cents(m.group("a1") or m.group("a2"), m.group("cur1") or m.group("cur2"))
+                if c is not None:
+                    out.add(c)
+        return out
 
     def add(self, kind: str, severity: str, message: str, *, sentence: str = "", where: str = "",
             code: str | None = None, result: Any = None) -> None:
-        key = (kind, where, code, sentence[:200])
-        if key in self.seen or len(self.out) >= MAX_FINDINGS:
+        key_ = (kind, where, code, sentence[:200])
+        if key_ in self.seen or len(self.out) >= MAX_FINDINGS:
             return
-        self.seen.add(key)
+        self.seen.add(key_)
         ev: dict[str, Any] = {"where": one_line(where, 40)}
         if sentence:
             ev["sentence"] = one_line(sentence.strip())
@@ -201,169 +246,233 @@ class _Run:
             ev["tool_result"] = _brief(result)
         self.out.append(Finding(kind, severity, one_line(message, 240), ev))
 
-    def text(self, where: str, label: str, orig: str, is_answer: bool) -> None:
+    # -- one text ----------------------------------------------------------------------
+    def text(self, where: str, label: str, orig: str, is_answer: bool, model: list[Claim] | None,
+             deadline: float | None) -> bool:
+        """Check one text; False when it was not read whole (length or deadline)."""
+        text = fold(orig[:2 * MAX_TEXT])  # folding only shortens; what is past it is not read anyway
+        known = Known(item_labels=self.labels, quote_keys=self.quote_keys, deadline=deadline)
+        claims, complete = extract(text, known)
+        complete = complete and len(orig) <= MAX_TEXT
+        if model:
+            seen = {(c.kind, c.order, _vkey(c.value)) for c in claims}
+            claims += [replace(c, quoted=any(key(c.sentence) in s for s in self.quote_keys))
+                       for c in model[:MAX_MODEL_CLAIMS] if isinstance(c, Claim)
+                       and (c.kind, c.order, _vkey(c.value)) not in seen]
+        self.verify(where, label, claims, is_answer)
+        if not complete:
+            self.add(NOT_FULLY_CHECKED, WARNING, f"{label} was not fully checked ({len(orig)} characters; the "
+                     f"checks read {min(len(orig), MAX_TEXT)} within their time budget): a person must read "
+                     "the rest", where=where)
+        return complete
+
+    def verify(self, where: str, label: str, claims: Iterable[Claim], is_answer: bool) -> None:
         t = self.t
-        work = blank_quotes(orig, t.strings)
-        for a, b in sentences(work)[:2000]:
-            sent, shown = work[a:b], orig[a:b]
-            codes = [(p, c) for p, c, raw in codes_in(sent) if raw.isupper() or raw.isdigit()
-                     or c in t.q_codes or c in t.tried]
-            example = EXAMPLE_RE.search(sent) is not None
-            for _, c in codes:
-                if not example and c not in t.q_codes and c not in t.tried:
-                    self.add("unverified_order", ERROR, f"{label} names order {c}, which no question mentions "
-                             "and no lookup checked", sentence=shown, where=where, code=c)
-            if sent.rstrip(" \"')\u201d").endswith("?"):
-                continue
-            ev = dict(sentence=shown, where=where)
-
-            def owner(p: int) -> str | None:
-                before = [c for q, c in codes if q <= p]
-                after = [c for q, c in codes if q > p]
-                return before[-1] if before else (after[0] if after else None)
-
-            def judge(code: str | None, what: str) -> list | None:
-                state, results = t.resolve(code)
-                name = code or "the order"
-                if state == "missing":
-                    self.add("order_not_found", ERROR, f"{label} states {what} of {name}, but the lookup "
-                             "found no such order", code=code, result=results[0], **ev)
-                elif state == "unsupported":
-                    self.add("unsupported_claim", ERROR, f"{label} states {what} of {name}, which no "
-                             "successful lookup returned", code=code, **ev)
-                return results if state == "found" else None
-
-            groups: dict[str | None, set] = {}
-            for p, st in status_claims(sent):
-                groups.setdefault(owner(p), set()).add(st)
-            for code, sts in groups.items():
-                rs = judge(code, "a status")
-                stat = [r.get("status") if isinstance(r.get("status"), str) else "" for r in rs or []]
-                if rs and not any(a in COMPAT.get(s, ()) or a not in COMPAT for a in stat for s in sts):
-                    self.add("status_mismatch", ERROR, f"{label} says {code or 'the order'} is "
-                             f"{'/'.join(sorted(sts))}, but the lookup says {one_line(rs[0].get('status'), 30)}",
-                             code=code, result=rs[0], **ev)
-            lic: dict[str | None, set] = {}
-            for p, v in license_claims(sent):
-                lic.setdefault(owner(p), set()).add(v)
-            for code, vs in lic.items():
-                rs = judge(code, "the license state")
-                flags = [bool(r["license_issued"]) for r in rs or [] if isinstance(r.get("license_issued"), (bool, int))]
-                if flags and not any(f in vs for f in flags):
-                    said = "issued" if True in vs else "not issued"
-                    self.add("license_mismatch", ERROR, f"{label} says the license of {code or 'the order'} is "
-                             f"{said}, but the lookup says license_issued={flags[0]}", code=code, result=rs[0], **ev)
-            for m in NOTFOUND_RE.finditer(sent):
-                if NOTFOUND_EXCEPT.search(sent[m.end():m.end() + 60]) or \
-                        hedged(HEDGE_NOTFOUND, clause_of(sent, m.start(), m.end())):
+        status: dict[tuple[str, str | None], tuple[set, Claim]] = {}
+        lic: dict[tuple[str, str | None], tuple[set, Claim]] = {}
+        for c in claims:
+            ev = dict(sentence=c.sentence, where=where)
+            if c.kind == "order":
+                code = c.value
+                if code in t.q_codes or code in t.tried:
                     continue
-                code = owner(m.start())
-                if code in t.missing or (code is None and t.missing):
+                if c.example and (code in FORMAT_EXAMPLES or code in self._tool_codes()):
                     continue
-                if code in t.found or (code is None and len(t.found) == 1):
-                    r = t.found.get(code) if code else next(iter(t.found.values()))
-                    self.add("status_mismatch", ERROR, f"{label} says {code or 'the order'} could not be found, "
-                             "but the lookup found it", code=code, result=r, **ev)
-                elif code is None and t.found:
-                    continue
-                else:
-                    fails = sorted({o for _, o in t.lookups if o not in OK_OUTCOMES})
-                    why = f"every lookup failed ({', '.join(fails)})" if fails else "no lookup was made"
-                    self.add("false_not_found", ERROR, f"{label} says {code or 'an order'} could not be found, "
-                             f"but no lookup answered not found: {why}", code=code, **ev)
-            self.dates(where, label, sent, owner, judge, ev)
-            self.items(where, label, shown, owner, ev)
-            self.promises(where, label, sent, owner, ev)
-            if is_answer:
-                for m in DRAFT_ID_RE.finditer(sent):
-                    tok = m.group(0).lower()
-                    if not any(s.startswith(tok) for s in t.saved):
-                        self.add("unknown_draft_id", ERROR, f"the answer names draft {tok}, which was not saved "
-                                 "in this ticket", **ev)
-                m = DRAFT_CLAIM_RE.search(sent)
-                if m and not t.saved and not hedged(HEDGE_DRAFT, sent):
-                    self.add("unknown_draft_id", ERROR, "the answer says a draft was saved, but none was", **ev)
+                self.add("unverified_order", ERROR, f"{label} names order {code}, which no question mentions "
+                         "and no lookup checked", code=code, **ev)
+            elif c.kind == "status":
+                status.setdefault((c.sentence, c.order), (set(), c))[0].add(c.value)
+            elif c.kind == "license":
+                lic.setdefault((c.sentence, c.order), (set(), c))[0].add(bool(c.value))
+            elif c.kind == "not_found":
+                self.not_found(label, c, ev)
+            elif c.kind == "date":
+                self.date(label, c, ev)
+            elif c.kind == "frame":
+                if c.value not in t.q_frames:
+                    self.add("unconfirmed_date", WARNING, f"{label} promises a time frame no tool returned "
+                             f"({one_line(c.value, 40)})", **ev)
+            elif c.kind == "promise":
+                self.promise(label, c, ev, is_answer)
+            elif c.kind in ("item", "quantity", "price"):
+                self.item(label, c, ev)
+            elif c.kind == "product":
+                code = c.order
+                r = t.found.get(code) if code else (next(iter(t.found.values())) if len(t.found) == 1 else None)
+                if r is not None:
+                    self._product(label, c, r, ev)
+            elif c.kind == "draft" and is_answer:
+                tok = str(c.value).lower()
+                if tok and not any(s.startswith(tok) for s in t.saved):
+                    self.add("unknown_draft_id", ERROR, f"the answer names draft {one_line(tok, 20)}, which was "
+                             "not saved in this ticket", **ev)
+                elif not tok and not t.saved:
+                    self.add("unknown_draft_id", ERROR, "the answer says a reply was drafted or saved, but no "
+                             "draft was saved", **ev)
+        for (sentence, code), (sts, c) in status.items():
+            ev = dict(sentence=sentence, where=where)
+            rs = self.judge(label, code, "a status", ev)
+            stat = [r.get("status") if isinstance(r.get("status"), str) else "" for r in rs or []]
+            if rs and not any(a in COMPAT.get(s, ()) or a not in COMPAT for a in stat for s in sts):
+                self.add("status_mismatch", ERROR, f"{label} says {code or 'the order'} is "
+                         f"{'/'.join(sorted(sts))}, but the lookup says {one_line(rs[0].get('status'), 30)}",
+                         code=code, result=rs[0], **ev)
+        for (sentence, code), (vs, c) in lic.items():
+            ev = dict(sentence=sentence, where=where)
+            rs = self.judge(label, code, "the license state", ev)
+            flags = [bool(r["license_issued"]) for r in rs or [] if isinstance(r.get("license_issued"), (bool, int))]
+            if flags and not any(f in vs for f in flags):
+                said = "issued" if True in vs else "not issued"
+                self.add("license_mismatch", ERROR, f"{label} says the license of {code or 'the order'} is "
+                         f"{said}, but the lookup says license_issued={flags[0]}", code=code, result=rs[0], **ev)
 
-    def dates(self, where: str, label: str, sent: str, owner: Any, judge: Any, ev: dict) -> None:
-        t = self.t
-        q_dates = {c for q in t.questions for _, _, cs in find_dates(q) for c in cs}
-        for a, b, cands in find_dates(sent):
-            ctx = date_context(sent, a, b)
-            if ctx and not hedged(HEDGE_CLAIM, clause_of(sent, a, b)):
-                code = owner(a)
-                rs = judge(code, "a date")
-                key = "estimated_delivery" if ctx == "delivery" else "placed_on"
-                if rs:
-                    want = {iso_date(r.get(key)) for r in rs} - {None}
-                    if not date_in(cands, want):
-                        on_file = ", ".join(sorted(f"{y:04d}-{m:02d}-{d:02d}" for y, m, d in want)) or "none"
-                        self.add("date_mismatch", ERROR, f"{label} gives {sent[a:b].strip()} as the {key} of "
-                                 f"{code or 'the order'}, but the lookup says {on_file}", code=code, result=rs[0], **ev)
-                    continue
-            if not date_in(cands, t.tool_dates | {c for c in q_dates if c[0] is not None}) and \
-                    not any(c in q_dates for c in cands):
-                self.add("unconfirmed_date", WARNING, f"{label} states the date {one_line(sent[a:b].strip(), 40)}, "
-                         "which no tool returned", **ev)
-        for m in FRAME_RE.finditer(sent):
-            if m.group(0).lower() not in t.q_frames:
-                self.add("unconfirmed_date", WARNING, f"{label} promises a time frame no tool returned "
-                         f"({one_line(m.group(0), 40)})", **ev)
+    _codes_cache: set | None = None
 
-    def items(self, where: str, label: str, shown: str, owner: Any, ev: dict) -> None:
-        t = self.t
-        all_skus = {str(li.get("sku")) for r in t.found.values()
-                    for li in (r.get("line_items") if isinstance(r.get("line_items"), list) else []) if isinstance(li, dict)}
-        if not all_skus:
+    def _tool_codes(self) -> set:
+        if self._codes_cache is None:
+            self._codes_cache = {c for s in self.t.strings for _, c, _ in codes_in(s)}
+        return self._codes_cache
+
+    def judge(self, label: str, code: str | None, what: str, ev: dict) -> list | None:
+        state, results = self.t.resolve(code)
+        name = code or "the order"
+        if state == "missing":
+            self.add("order_not_found", ERROR, f"{label} states {what} of {name}, but the lookup "
+                     "found no such order", code=code, result=results[0], **ev)
+        elif state == "unsupported":
+            self.add("unsupported_claim", ERROR, f"{label} states {what} of {name}, which no "
+                     "successful lookup returned", code=code, **ev)
+        return results if state == "found" else None
+
+    def not_found(self, label: str, c: Claim, ev: dict) -> None:
+        t, code = self.t, c.order
+        if code in t.missing or (code is None and t.missing):
             return
-        ctx = ITEM_CTX_RE.search(shown) is not None
-        for m in SKU_RE.finditer(shown):
-            code = owner(m.start())
-            r = t.found.get(code) if code else (next(iter(t.found.values())) if len(t.found) == 1 else None)
-            tok = m.group(0)
-            if ctx and r and isinstance(r.get("line_items"), list) and tok not in all_skus and not tok.startswith("ORD-") \
-                    and not any(tok in q for q in t.questions):
-                self.add("line_items_mismatch", ERROR, f"{label} lists {tok}, which is not among the line items "
-                         f"of {code or 'the order'}", code=code, result=r, **ev)
-        for code, r in t.found.items():
-            for li in (r.get("line_items") if isinstance(r.get("line_items"), list) else [])[:50]:
-                if not isinstance(li, dict) or not isinstance(li.get("quantity"), int):
-                    continue
-                for label in {str(li.get("name") or ""), str(li.get("sku") or "")}:
-                    if len(label) < 4:
-                        continue
-                    for hit in re.finditer(re.escape(label), shown, re.I):
-                        if owner(hit.start()) not in (code, None) or (owner(hit.start()) is None and len(t.found) > 1):
-                            continue
-                        q = QTY_BEFORE_RE.search(shown[max(0, hit.start() - 24):hit.start()])
-                        if q:
-                            n = WORDNUM.get(q.group(1).lower()) if not q.group(1).isdigit() else int(q.group(1))
-                            if n is not None and n != li["quantity"]:
-                                self.add("line_items_mismatch", ERROR, f"{label} says {n} of {one_line(label, 60)} "
-                                         f"in {code}, but the order has {li['quantity']}", code=code, result=r, **ev)
+        if code in t.found or (code is None and len(t.found) == 1):
+            r = t.found.get(code) if code else next(iter(t.found.values()))
+            self.add("status_mismatch", ERROR, f"{label} says {code or 'the order'} could not be found, "
+                     "but the lookup found it", code=code, result=r, **ev)
+        elif code is None and t.found:
+            return
+        else:
+            fails = sorted({o for _, o in t.lookups if o not in OK_OUTCOMES})
+            why = f"every lookup failed ({', '.join(fails)})" if fails else "no lookup was made"
+            self.add("false_not_found", ERROR, f"{label} says {code or 'an order'} could not be found, "
+                     f"but no lookup answered not found: {why}", code=code, **ev)
 
-    def promises(self, where: str, label: str, sent: str, owner: Any, ev: dict) -> None:
-        for rx in PROMISE_RES:
-            for m in rx.finditer(sent):
-                clause = clause_of(sent, m.start(), m.end())
-                pre = clause[:max(0, clause.find(m.group(0)))] if m.group(0) in clause else ""
-                post = clause[clause.find(m.group(0)) + len(m.group(0)):] if m.group(0) in clause else ""
-                if hedged(HEDGE_PROMISE_PRE, pre) or hedged(HEDGE_PROMISE_POST, post):
-                    continue
-                if not FUTURE_RE.search(m.group(0)):
-                    code = owner(m.start())
-                    rs = [self.t.found[code]] if code in self.t.found else list(self.t.found.values()) if code is None else []
-                    if any(r.get("status") == "refunded" for r in rs):
-                        continue  # the refund of a refunded order is a fact
-                self.add("forbidden_promise", ERROR, f"{label} promises {one_line(m.group(0).strip(), 60)!r}: "
-                         "refunds, credits and discounts are for a person to decide", **ev)
+    def date(self, label: str, c: Claim, ev: dict) -> None:
+        t, cands = self.t, c.value
+        if not isinstance(cands, frozenset) or not cands:
+            return
+        shown = "/".join(sorted(f"{y or '?'}-{m:02d}-{d:02d}" for y, m, d in cands))
+        if c.what in ("placed", "delivery") and not c.hedged:
+            rs = self.judge(label, c.order, "a date", ev)
+            field_ = "estimated_delivery" if c.what == "delivery" else "placed_on"
+            if rs:
+                want = {iso_date(r.get(field_)) for r in rs} - {None}
+                if not date_in(cands, want):
+                    on_file = ", ".join(sorted(f"{y:04d}-{m:02d}-{d:02d}" for y, m, d in want)) or "none"
+                    self.add("date_mismatch", ERROR, f"{label} gives {shown} as the {field_} of "
+                             f"{c.order or 'the order'}, but the lookup says {on_file}", code=c.order,
+                             result=rs[0], **ev)
                 return
+        known = t.tool_dates | {x for x in self.q_dates if x[0] is not None}
+        if not date_in(cands, known) and not any(x in self.q_dates for x in cands):
+            self.add("unconfirmed_date", WARNING, f"{label} states the date {shown}, which no tool returned", **ev)
+
+    def promise(self, label: str, c: Claim, ev: dict, is_answer: bool) -> None:
+        said = one_line(str(c.value).strip(), 60)
+        if not FUTURE_RE.search(str(c.value)):
+            code = c.order
+            rs = [self.t.found[code]] if code in self.t.found else list(self.t.found.values()) if code is None else []
+            if rs and all(r.get("status") == "refunded" for r in rs):
+                return  # the refund of a refunded order is a fact
+        if c.quoted and is_answer:
+            self.add("quoted_promise", WARNING, f"{label} quotes a tool result or the question that promises "
+                     f"{said!r}: it must not reach the customer", **ev)
+            return
+        self.add("forbidden_promise", ERROR, f"{label} promises {said!r}: refunds, credits, discounts and "
+                 "replacements are for a person to decide", **ev)
+
+    def item(self, label: str, c: Claim, ev: dict) -> None:
+        t = self.t
+        code = c.order
+        r = t.found.get(code) if code else (next(iter(t.found.values())) if len(t.found) == 1 else None)
+        if c.kind == "price":
+            if not t.found:
+                if code is not None or t.tried:
+                    self.judge(label, code, "a price", ev)
+                return
+            if c.value not in self.amounts:
+                self.add("price_mismatch", ERROR, f"{label} states an amount of {c.value / 100:.2f}, which no "
+                         f"line item or tool result of {code or 'the order'} holds", code=code, result=r, **ev)
+            return
+        if r is None or not isinstance(r.get("line_items"), list):
+            if c.kind == "item" and c.source == "model" and r is not None:
+                self._product(label, c, r, ev)
+            return
+        if c.kind == "item":
+            tok = str(c.value)
+            if tok in self.all_skus or any(tok in q for q in t.questions):
+                return
+            if c.source == "model" and self._product(label, c, r, ev):
+                return
+            if c.source == "floor" or tok.isupper():
+                self.add("line_items_mismatch", ERROR, f"{label} lists {one_line(tok, 40)}, which is not among the "
+                         f"line items of {code or 'the order'}", code=code, result=r, **ev)
+            return
+        n, what = c.value, str(c.what or "")
+        for li in _items(r):
+            if key(what) in (key(str(li.get("name") or "")), key(str(li.get("sku") or ""))) or \
+                    (c.source == "model" and _overlap(what, str(li.get("name") or ""))):
+                q = _int(li.get("quantity"))
+                if q is not None and n != q:
+                    self.add("line_items_mismatch", ERROR, f"{label} says {n} of {one_line(what, 60)} in "
+                             f"{code or 'the order'}, but the order has {q}", code=code, result=r, **ev)
+                return
+        if c.source == "model":
+            self.add("line_items_mismatch", ERROR, f"{label} says {n} of {one_line(what, 60)}, which is not "
+                     f"among the line items of {code or 'the order'}", code=code, result=r, **ev)
+
+    def _product(self, label: str, c: Claim, r: dict, ev: dict) -> bool:
+        """A product the model layer read: True when it is the order's (product or a line item)."""
+        names = [str(r.get("product") or "")] + [str(li.get(k) or "") for li in _items(r) for k in ("name", "sku")]
+        if any(_overlap(str(c.value), n) for n in names if n):
+            return True
+        self.add("line_items_mismatch", ERROR, f"{label} names {one_line(c.value, 40)}, which is not the product "
+                 f"or a line item of {c.order or 'the order'}", code=c.order, result=r, **ev)
+        return True
+
+
+_STOP = {"the", "a", "an", "of", "your", "our", "for", "and", "license", "licence", "key", "pro", "edition"}
+
+
+def _overlap(a: str, b: str) -> bool:
+    wa = {w for w in key(a).replace("(", " ").replace(")", " ").split() if w not in _STOP and len(w) > 2}
+    wb = {w for w in key(b).replace("(", " ").replace(")", " ").split() if w not in _STOP and len(w) > 2}
+    wa = {w.rstrip("s") for w in wa}
+    wb = {w.rstrip("s") for w in wb}
+    return bool(wa & wb) or (not wa and bool(wb))
+
+
+def _vkey(v: Any) -> Any:
+    if isinstance(v, str):
+        return key(v)
+    return v if isinstance(v, (int, bool, frozenset, type(None))) else str(v)
 
 
 def check_ticket(*, answer: str, drafts: list[dict], tool_results: list[dict], questions: list[str],
-                 drafts_failed: int = 0) -> list[Finding]:
-    """The grounding findings of one ticket (see the module docstring for the kinds)."""
+                 drafts_failed: int = 0, model_claims: dict[str, list[Claim]] | None = None,
+                 budget_s: float | None = None) -> list[Finding]:
+    """The grounding findings of one ticket (see the module docstring for the kinds).
+
+    ``model_claims``: the model layer's claims by text (``"answer"`` or a draft id), verified with
+    the floor's. ``budget_s``: seconds the reading may take; a text not read whole within it gets
+    a ``not_fully_checked`` warning."""
+    deadline = time.monotonic() + budget_s if isinstance(budget_s, (int, float)) and budget_s > 0 else None
     t = _Ticket(drafts, tool_results, questions)
     run = _Run(t)
+    mc = model_claims if isinstance(model_claims, dict) else {}
     failed = len(t.draft_errors) + (drafts_failed if isinstance(drafts_failed, int) and drafts_failed > 0 else 0)
     if failed:
         run.add("draft_not_saved", ERROR, f"{failed} draft(s) could not be saved: the reply is not in the review queue")
@@ -375,7 +484,7 @@ def check_ticket(*, answer: str, drafts: list[dict], tool_results: list[dict], q
             run.add("draft_after_failed_lookups", ERROR if ours else WARNING,
                     f"draft {one_line(did, 40)} was saved though every lookup before it failed "
                     f"({', '.join(sorted(set(before)))})", where=did)
-    run.text("answer", "the answer", clip_text(answer), True)
+    run.text("answer", "the answer", answer if isinstance(answer, str) else "", True, mc.get("answer"), deadline)
     for did, txt in t.drafts:
-        run.text(did, f"draft {one_line(did, 40)}", txt, False)
+        run.text(did, f"draft {one_line(did, 40)}", txt, False, mc.get(did), deadline)
     return run.out

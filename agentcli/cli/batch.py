@@ -8,6 +8,7 @@ rich and the SDKs load when the command runs.
 import asyncio
 import concurrent.futures
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -25,13 +26,15 @@ from rich.progress import Progress as RichProgress
 from rich.text import Text
 
 from ..app import App
+from ..batch.batches import MAX_OPEN, BatchState, Rounds, state_path
 from ..batch.engine import BatchRunner, RecordFile, read_done
 from ..batch.input import LineSource
-from ..errors import UsageError
+from ..config import BATCH
+from ..errors import EXIT_API, UsageError
 from ..redact import clean_for_terminal, one_line
 from .common import err_console, lock_notice, offline_notice, out_console, run, say_err
 from .layout import print_lines
-from .options import ModelOptions, model_options
+from .options import ModelOptions, model_options, option
 from .preflight import preflight
 
 DEFAULT_CONCURRENCY = 8  # keep in step with agentcli.batch.engine.DEFAULT_CONCURRENCY
@@ -55,7 +58,11 @@ def register(app: typer.Typer) -> None:
             metavar="FILE")] = None,
         resume: Annotated[bool, typer.Option(
             "--resume", help="skip ids that already have a record in the --output file "
-                             "(failed API calls are tried again)")] = False,
+                             "(failed API calls are tried again; --via batches: re-attach to "
+                             "the batches already submitted)")] = False,
+        via: option("via", BATCH) = None,
+        batch_deadline: option("batch_deadline", BATCH) = None,
+        live_tail: option("live_tail", BATCH) = None,
         *, opts: ModelOptions,
     ) -> None:
         """Answer many questions; print one JSON object per question, in input order (on a
@@ -65,22 +72,37 @@ def register(app: typer.Typer) -> None:
         input line was unusable), 4 when any failed at the model API after retries; Ctrl-C says
         how many were answered and how to go on (--resume).
 
+        --via batches (the Anthropic provider only) sends each round of the tool loop as one
+        Message Batch at half price; its state sits beside --output (FILE.batches.json), so
+        --resume re-attaches to what was submitted instead of paying twice.
+
         Examples:
 
         \b
           agentcli batch questions.txt > answers.jsonl
           agentcli batch tickets.jsonl -o done.jsonl --resume
+          agentcli batch tickets.jsonl --via batches -o done.jsonl --resume
         """
         # --json: JSON Lines on a terminal too (in a pipe or a file they always are)
-        batch_main(file, opts, concurrency=concurrency, output=output, resume=resume)
+        batch_main(file, opts, concurrency=concurrency, output=output, resume=resume,
+                   batch_flags={"via": via, "batch_deadline": batch_deadline,
+                                "live_tail": live_tail})
 
 
 def batch_main(file: Optional[str], opts: ModelOptions, *, concurrency: int = DEFAULT_CONCURRENCY,
-               output: Optional[Path] = None, resume: bool = False) -> None:
+               output: Optional[Path] = None, resume: bool = False,
+               batch_flags: dict[str, Any] | None = None) -> None:
     def body():
-        settings = opts.settings(json=True)
+        settings = opts.settings(json=True, **(batch_flags or {}))
         if resume and output is None:
             raise UsageError("--resume needs --output FILE (the file that holds the records so far)")
+        if settings.via == "batches":
+            if settings.provider != "anthropic":
+                raise UsageError(f"--via batches needs the Anthropic provider (the Message Batches "
+                                 f"API); --provider {settings.provider} has none: use --via live")
+            if output is None:
+                raise UsageError("--via batches needs --output FILE: the batches' state is kept "
+                                 "beside it (FILE.batches.json), so a crash loses nothing paid for")
         if file is None and sys.stdin is not None and sys.stdin.isatty():
             raise UsageError("no input: pass a FILE with one question per line (or JSON Lines), "
                              "or pipe the questions in (agentcli batch < questions.txt)")
@@ -101,7 +123,9 @@ class Progress:
 
     def __init__(self, total: int | None):
         self.console = err_console()  # NO_COLOR: no colour, and no bold either
-        cols = [SpinnerColumn(), TextColumn("batch"), BarColumn(),
+        narrow = self.console.width < 100  # the bar gives way to the counts and the rounds
+        bar = [] if self.console.width < 60 else [BarColumn(bar_width=10 if narrow else 40)]
+        cols = [SpinnerColumn(), TextColumn("batch"), *bar,
                 MofNCompleteColumn() if total is not None else TextColumn("{task.completed}"),
                 TextColumn("{task.fields[rate]}"), TextColumn("{task.fields[failed]}"),
                 TextColumn("{task.fields[limits]}"), TimeElapsedColumn()]
@@ -135,6 +159,16 @@ class Progress:
     def limits(self, status: str) -> None:
         """The rate-limit gate changed: time limited so far, concurrency now."""
         self.p.update(self.task, limits=status)
+
+    _shown_at = 0.0
+
+    def rounds(self, r: Any) -> None:
+        """--via batches: round, requests in flight, ended, the cost so far (batch against
+        live prices); at most ten updates a second, however many conversations move."""
+        now = time.perf_counter()
+        if now - self._shown_at >= 0.1:
+            self._shown_at = now
+            self.p.update(self.task, limits=r.status(self.console.width))
 
     def print_line(self, line: str) -> None:
         """A record for a stdout that is the same terminal: printed above the bar."""
@@ -186,6 +220,15 @@ async def run_batch(settings: Any, *, source: Any, concurrency: int,
     if output is not None and source.same_file(output):
         raise UsageError(f"--output {output} is the input file: the batch would read its own "
                          "records as questions; write the records elsewhere")
+    state = None
+    if getattr(settings, "via", "live") == "batches":
+        assert output is not None
+        spath = state_path(output)
+        if not resume and os.path.lexists(spath):
+            raise UsageError(f"{spath} holds the batches of an earlier run: add --resume to go "
+                             "on with them (nothing paid for is asked again), or remove it to "
+                             "start afresh")
+        state = BatchState.load(spath)
     skip = read_done(output) if (resume and output is not None) else set()
     rec_file = RecordFile(output) if output is not None else None
 
@@ -204,9 +247,17 @@ async def run_batch(settings: Any, *, source: Any, concurrency: int,
         emit = (lambda line: print_lines(out, [_readable(line, out.width)]))
     elif progress is not None and sys.stdout.isatty():
         emit = progress.print_line
-    runner = BatchRunner(app, concurrency=concurrency, emit=emit, output=rec_file, skip=skip,
-                         progress=progress)
+    rounds = None
+    if state is not None:
+        rounds = Rounds(app.provider, state, deadline_s=settings.batch_deadline.total_seconds(),
+                        live_tail=settings.live_tail, prices=settings.prices)
+        if progress is not None:
+            rounds.listener = progress.rounds
+    runner = BatchRunner(app, concurrency=MAX_OPEN if rounds is not None else concurrency,
+                         emit=emit, output=rec_file, skip=skip, progress=progress, rounds=rounds)
     try:
+        if rounds is not None:
+            await rounds.prepare()
         if progress is not None:
             with progress:
                 summary = await runner.run(source.items())
@@ -228,6 +279,10 @@ async def run_batch(settings: Any, *, source: Any, concurrency: int,
             if rec_file is not None:
                 rec_file.close()
             source.close()
+    if rounds is not None:
+        summary.limits = rounds.summary()
+        if summary.exit_code != EXIT_API and not summary.stopped:
+            state.remove()  # every question has its final record: nothing left to re-attach to
     if summary.stopped:
         say_err(f"agentcli: batch stopped: {clean_for_terminal(summary.stopped)}; fix it and rerun"
                 + (" with --resume" if output is not None else ""))

@@ -22,6 +22,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from rich.text import Text
+
 from ..config import resolve_setting
 from ..drafts.format import Draft, now_iso
 from ..drafts.queue import query, require_folder, resolve_draft_id, reviewer, select
@@ -30,7 +32,9 @@ from ..helpdesk import FORMATS, HELPDESKS
 from ..helpdesk.export import Planned, exported_to, plan
 from ..helpdesk.rules import check_base_url
 from ..redact import add_secret, one_line
-from .common import err_console, json_line, lock_notice, say_err, warn
+from ..stdio import isatty
+from .common import err_console, json_line, lock_notice, out_console, say_err, warn
+from .layout import print_lines, wrapped
 
 
 def _format(value: str, allowed: tuple[str, ...]) -> str:
@@ -110,9 +114,7 @@ def export_body(store: Any, fmt: str, ids: list[str], filters: tuple, *, status:
     where = str(output) if output is not None else "standard output"
     who = reviewer()
     for p in records:  # written whole: now say so in each draft
-        old = p.draft.meta.get("exported")
-        value = {**(old if isinstance(old, dict) else {}),
-                 fmt: {"when": now_iso(), "who": who, "to": where}}
+        value = {fmt: {"when": now_iso(), "who": who, "to": where}}  # merged with other formats
         store.remote(p.draft.id, "exported", value, who=who,
                      reason=f"exported as a {fmt} request to {where} (drafts export; nothing sent)")
     say_err(f"agentcli: {len(records)} exported as {fmt}" +
@@ -145,7 +147,7 @@ def push_body(store: Any, name: str, ids: list[str], filters: tuple, *, json_: b
     wait = resolve_setting("helpdesk_timeout", timeout)
     go, skipped = select_drafts(store, ids, filters, status=None,
                                 done=lambda d: (d.meta.get("push") or {}).get("state") == "done")
-    outcomes = [pushing.Outcome(p.draft.id, p.draft.ticket, "skipped", f"not pushed: {p.skipped}")
+    outcomes = [pushing.Outcome(p.draft.id, p.draft.ticket, "skipped", p.skipped or "")
                 for p in skipped]
     who = reviewer()
     with pushing.Sender(hd, base, token, timeout=wait) as sender:
@@ -171,6 +173,10 @@ def _show(o: Any, name: str, json_: bool) -> None:
     ok = o.status in ("pushed", "already")
     if json_:
         sys.stdout.write(json_line(o.record(name)) + "\n")
+    elif ok and isatty(sys.stdout):  # wrapped at words: no id broken by the terminal
+        c = out_console()
+        print_lines(c, wrapped(c, Text(f"{o.status}  {o.draft}  {one_line(o.message, 300)}",
+                                       style="green" if o.status == "pushed" else ""), c.width, 2))
     elif ok:
         sys.stdout.write(f"{o.status}\t{o.draft}\t{one_line(o.message, 300)}\n")
     sys.stdout.flush()

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 from typing import Any
 
 from rich.text import Text
@@ -108,7 +107,7 @@ def _table_rows(rows: list[Any], width: int, one_status: bool) -> tuple[list[Col
     return cols, out
 
 
-def print_table(rows: list[Any], *, shown: int, total: int, directory: Path) -> None:
+def print_table(rows: list[Any], *, span: str, directory: str) -> None:
     """The drafts as a table that fits the terminal: one line a draft, the whole id always,
     what a reviewer sorts by (status, flags, age, ticket, order, customer) and a preview of what
     the reply says; the least important columns dropped as the terminal narrows."""
@@ -116,9 +115,10 @@ def print_table(rows: list[Any], *, shown: int, total: int, directory: Path) -> 
     width = console.width
     statuses = {_cells(item)["status"] for item in rows}
     one_status = len(statuses) == 1 and len(rows) > 1
-    count = f"{shown} of {total}" if shown != total else str(total)
+    shown = sum(isinstance(item, Draft) for item in rows)
     what = f"{short_status(next(iter(statuses)))} " if one_status else ""
-    head = f"{count} {what}draft{'s' if total != 1 else ''} in "
+    head = (f"{shown} {what}draft{'s' if shown != 1 else ''}" + (f" ({span})" if span else "")
+            + " in ")
     title = Text(head + fit_path(directory, max(10, width - len(head))))
     cols, cells = _table_rows(rows, width, one_status)
     lines = [*wrapped(console, title, width), Text(""), *table_lines(cols, cells, width)]

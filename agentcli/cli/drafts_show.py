@@ -63,9 +63,10 @@ def resolve(store, token: str) -> str:
     """A draft id from an id, a unique prefix, or ``last`` (the newest draft, superseded aside)."""
 
     if (token or "").strip().lower() == "last":
-        drafts = select(store, Query()).drafts
+        drafts = select(store, Query(), limit=1).drafts
         if not drafts:
-            raise UsageError(f"no drafts in {store.dir} (see `agentcli drafts list`)")
+            raise UsageError(f"no drafts in {one_line(store.location, 200)} (see `agentcli "
+                             "drafts list`)")
         return drafts[0].id
     return resolve_draft_id(store, token)
 

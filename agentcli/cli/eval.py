@@ -92,10 +92,11 @@ async def _eval(suite: list, *, source: str, opts: ModelOptions, builtin: bool,
     if builtin and opts.db is None:
         settings = settings.with_(db=None)  # the built-in tasks are about the demo database
     tmp = None
-    if opts.drafts_dir is None:
-        # Eval drafts must not land in the team's review queue.
+    if opts.drafts_dir is None and opts.drafts_url is None:
+        # Eval drafts must not land in the team's review queue (a queue from the environment
+        # or agentcli.toml included): only where --drafts-dir or --drafts-url says.
         tmp = tempfile.TemporaryDirectory(prefix="agentcli-eval-drafts-")
-        settings = settings.with_(drafts_dir=Path(tmp.name))
+        settings = settings.with_(drafts_dir=Path(tmp.name), drafts_url=None)
     preflight(settings, opts)
     offline_notice(settings, opts)
     application = App.open(settings)

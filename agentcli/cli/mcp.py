@@ -27,8 +27,8 @@ from .common import run
 from .options import TicketOpt, option
 from .preflight import drafts_check, sessions_check
 
-Db, Customer, DraftsDir, ToolTimeout = (option(name, MCP) for name in
-                                        ("db", "customer", "drafts_dir", "tool_timeout"))
+Db, Customer, DraftsDir, DraftsUrl, ToolTimeout = (
+    option(name, MCP) for name in ("db", "customer", "drafts_dir", "drafts_url", "tool_timeout"))
 
 INSTALL = "pip install 'agentcli[mcp]'"
 SDK_MAJOR = 2
@@ -50,7 +50,8 @@ def require_sdk() -> None:
 def register(app: typer.Typer) -> None:
     @app.command("mcp", short_help="Serve the two tools to an MCP client (Claude Desktop, ...).")
     def mcp(db: Db = None, customer: Customer = None, drafts_dir: DraftsDir = None,
-            tool_timeout: ToolTimeout = None, ticket: TicketOpt = None) -> None:
+            drafts_url: DraftsUrl = None, tool_timeout: ToolTimeout = None,
+            ticket: TicketOpt = None) -> None:
         """Serve get_order_status (read-only) and draft_reply (to the review queue only) to a
         Model Context Protocol client over standard input/output; nothing that approves,
         rejects, edits or sends is served. One MCP session is one agentcli session (agentcli
@@ -64,7 +65,8 @@ def register(app: typer.Typer) -> None:
           agentcli mcp --db ./orders.sqlite3 --drafts-dir ./drafts --ticket HD-1042
         """
         raise typer.Exit(run(lambda: _body(ticket, db=db, customer=customer,
-                                           drafts_dir=drafts_dir, tool_timeout=tool_timeout)))
+                                           drafts_dir=drafts_dir, drafts_url=drafts_url,
+                                           tool_timeout=tool_timeout)))
 
 
 def _body(ticket: Optional[str], **flags) -> object:

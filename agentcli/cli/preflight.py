@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import is_default_drafts_dir, sessions_dir
-from ..drafts.store import DraftStore
+from ..drafts.backends import open_drafts
 from ..errors import AgentcliError, ConfigError, ModelAPIError
 from ..loop import SYSTEM_PROMPT
 from ..providers import make_provider
@@ -113,6 +113,15 @@ def drafts_checks(settings: Any, source: str | None = None) -> list[Check]:
     """What every save needs in the drafts folder, tried for real (``DraftStore.probe``): the
     folder, its lock (a root-owned 0600 ``.lock`` makes every save fail), a file written and
     replaced with the team's group; ``source`` says where the folder's setting came from."""
+    if settings.drafts_url:  # the team's queue: its server, schema and grants, tried for real
+        try:
+            store = open_drafts(url=settings.drafts_url, folder=None)
+        except AgentcliError as e:
+            return [Check("drafts queue", False, e.message, None)]
+        try:
+            return [Check(p.name, p.ok, p.detail, None if p.ok else p.fix) for p in store.probe()]
+        finally:
+            store.close()
     folder = settings.drafts_dir
     if Path(folder).is_dir():
         # a .lock that is a folder, a FIFO, a socket or a symbolic link, said in its own words
@@ -122,7 +131,7 @@ def drafts_checks(settings: Any, source: str | None = None) -> list[Check]:
             return [Check("drafts folder", True, f"{_shown(folder)}"),
                     Check("drafts lock", False, f"{_shown(lock)} {why}, so no draft can be saved",
                           f"remove {_shown(lock)} (agentcli makes a new one)")]
-    store = DraftStore(folder, create_parents=is_default_drafts_dir(folder))
+    store = open_drafts(url=None, folder=folder, create_parents=is_default_drafts_dir(folder))
     out = []
     for p in store.probe():
         detail = p.detail
@@ -136,11 +145,11 @@ def drafts_check(settings: Any) -> Check:
     """The drafts checks as one: the first that fails, else the folder."""
     checks = drafts_checks(settings)
     bad = [c for c in checks if not c.ok]
+    name = "drafts queue" if settings.drafts_url else "drafts folder"
     if bad:
         c = bad[0]
-        name = "drafts folder"
         return Check(name, False, c.detail if c.name == name else f"{c.name}: {c.detail}", c.fix)
-    return Check("drafts folder", True, "; ".join(c.detail for c in checks))
+    return Check(name, True, "; ".join(c.detail for c in checks))
 
 
 def lock_problem(lock: Path) -> str | None:

@@ -26,8 +26,9 @@ from ..vocab import ToolName, records
 BUDGET_S = 5.0  # seconds the checks of one command may take, all drafts together
 
 
-def check_text(d: Draft) -> list[dict[str, Any]]:
-    """The grounding findings of the draft's text as it is now, from its stored provenance."""
+def check_text(d: Draft, budget_s: float | None = None) -> list[dict[str, Any]]:
+    """The grounding findings of the draft's text as it is now, from its stored provenance (the
+    pattern floor; ``budget_s``: past it, what is unread is a ``not_fully_checked`` warning)."""
     # the checks compile their patterns on import (~60 ms): only when a text needs them, so
     # `drafts list` of checked drafts starts as fast as before
     from ..checks.grounding import check_ticket
@@ -38,7 +39,7 @@ def check_text(d: Draft) -> list[dict[str, Any]]:
     questions = [q for q in m.get("questions") or ([m["question"]] if m.get("question") else [])
                  if isinstance(q, str)]
     found = check_ticket(answer="", drafts=[{"id": d.id, "text": d.text}], tool_results=lookups,
-                         questions=questions)
+                         questions=questions, budget_s=budget_s)
     out = [f.to_dict() for f in found]
     return [f for f in out if f.get("where") in (d.id, None, "")]
 
@@ -50,7 +51,7 @@ def _in_thread(d: Draft, timeout: float) -> list[dict[str, Any]] | None:
 
     def work() -> None:
         try:
-            box.put(("ok", check_text(d)))
+            box.put(("ok", check_text(d, max(0.05, timeout * 0.8))))
         except Exception as e:  # noqa: BLE001 - a check that breaks is a check not run
             box.put(("error", e))
 
@@ -92,15 +93,20 @@ class Rechecker:
         return dataclasses.replace(d, meta=meta)
 
 
-def select_fresh(store: Any, q: Any, checker: Rechecker) -> Any:
+def select_fresh(store: Any, q: Any, checker: Rechecker, *, limit: int | None = None,
+                 offset: int = 0) -> Any:
     """``queue.select`` with every draft's findings brought up to date first, so ``--flagged``
     selects by the findings of the text as it is now (a hand edit that adds a refund promise is
     flagged; one that removes it is not)."""
-    sel = select(store, dataclasses.replace(q, flagged=False))
+    if q.flagged and limit is not None:  # flagged by the findings checked now: page after
+        sel = select_fresh(store, q, checker)
+        page = sel.drafts[offset:offset + limit]
+        return Selection(page, sel.damaged, len(sel.drafts) > offset + limit)
+    sel = select(store, dataclasses.replace(q, flagged=False), limit=limit, offset=offset)
     drafts = [checker.fresh(d) for d in sel.drafts]
     if q.flagged:
         drafts = [d for d in drafts if not d.findings_current or d.meta.get("findings")]
-    return Selection(drafts, sel.damaged)
+    return Selection(drafts, sel.damaged, sel.more)
 
 
 def unchecked_note(d: Draft, rechecker: Rechecker | None = None) -> str | None:

@@ -50,6 +50,7 @@ from .layout import print_lines, wrapped
 from .trace_lines import (
     DRAFT_TOOL,
     _word,
+    checks_line,
     compact,
     draft_block,
     finding_line,
@@ -361,6 +362,9 @@ class TraceRenderer:
             return
 
     def _checked(self, ev: Any) -> None:
+        line = checks_line(ev)
+        if line is not None:
+            self._line(*line)
         findings = list(getattr(ev, "findings", None) or [])
         for f in findings[:20]:
             self._line(*finding_line(f), force=isinstance(f, dict) and f.get("severity") == "error")

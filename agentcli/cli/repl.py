@@ -219,7 +219,7 @@ class Repl(SlashCommands):
         ticket = (self.conv.ticket.id if self.conv is not None
                   else self.ticket_arg or "a new one (the session id)")
         rows = [("provider", s.provider), ("model", s.model or "—"), ("database", db),
-                ("drafts", os.path.abspath(s.drafts_dir)),
+                ("drafts", mask_dsn(s.drafts_url) if s.drafts_url else os.path.abspath(s.drafts_dir)),
                 ("customer", customer or "none: every customer's orders are visible (/customer EMAIL)"),
                 ("ticket", ticket)]
         for label, value in rows:

@@ -11,7 +11,7 @@ from typing import Any
 
 from rich.table import Table
 
-from ..config import resolve_drafts_dir, reviewer_setting
+from ..config import resolve_drafts_dir, reviewer_setting, source_of
 from ..drafts.queue import ticket_arg
 from ..drafts.store import resolve_reviewer
 from ..errors import AgentcliError, UsageError
@@ -46,9 +46,17 @@ NO_ARGUMENT = ("/help", "/new", "/drafts", "/usage", "/history", "/exit")
 
 
 
-def review_command(folder: Path) -> str:
+def review_command(store: Any) -> str:
     """``agentcli review``, with ``--drafts-dir`` when a plain ``agentcli review`` here would
-    look in another folder (the REPL was given --drafts-dir): the hint names the folder used."""
+    look in another folder (the REPL was given --drafts-dir): the hint names the folder used.
+    A queue: ``agentcli review`` (the queue's URL is in the settings, its password too)."""
+    if store.kind != "folder":  # the URL (its password masked) only when a flag gave it
+        try:
+            given = source_of("drafts_url") not in ("env", "config")
+        except (AgentcliError, OSError):
+            given = True
+        return f"agentcli review --drafts-url {_clean(store.location)}" if given else "agentcli review"
+    folder = store.location
     try:
         same = resolve_drafts_dir(None) == Path(folder).absolute()
     except (AgentcliError, OSError):
@@ -236,7 +244,7 @@ class SlashCommands:
         n = len(saved)
         statuses = {d.id: self._status_of(d) for d in saved}
         pending = sum(1 for s in statuses.values() if s == "pending_review")
-        hint = f"; review them: {review_command(self.app.drafts.dir)}" if pending else ""
+        hint = f"; review them: {review_command(self.app.drafts)}" if pending else ""
         self.say(f"{n} draft{'s' if n > 1 else ''} saved in this session ({self._counts(statuses)})"
                  f"{hint}:", "bold")
         for d in saved[-20:]:

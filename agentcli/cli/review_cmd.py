@@ -25,23 +25,31 @@ import signal
 import sys
 import termios
 import tty
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 from rich.text import Text
 
 from ..config import sessions_dir
-from ..drafts.queue import provenance, query, require_folder, review, store_for
+from ..drafts.queue import (
+    provenance,
+    query,
+    require_folder,
+    review,
+    reviewer,
+)
 from ..errors import EXIT_INTERRUPTED, UsageError
 from ..stdio import isatty
 from .common import lock_notice, out_console, run
 from .drafts import (
     CustomerOpt,
     DraftsDirOpt,
+    DraftsUrlOpt,
     FlaggedOpt,
     OrderOpt,
     SinceOpt,
     TicketFilter,
+    using,
 )
 from .drafts_review import held_reason
 from .drafts_show import DraftView, EditNotSaved, edit_draft, emit, show_lines
@@ -188,20 +196,84 @@ class _Resized(Exception):
     """The terminal changed size while a key was awaited: the screen is drawn again."""
 
 
+FOLLOW_POLL_S = 1.0  # a --follow wait: this long at a time, a key or a signal between
+
+
 class Review:
-    def __init__(self, store: Any, q: Any, console: Any):
+    def __init__(self, store: Any, q: Any, console: Any, *, follow: bool = False):
         self.store, self.q, self.c = store, q, console
-        # oldest first; --flagged by the findings of each text as it is now
-        self.ids = [d.id for d in reversed(select_fresh(store, q, Rechecker(store)).drafts)]
+        self.follow = follow
+        self.me = reviewer()
+        self.ids = self._pending()
         self.done: dict[str, str] = {}
         self.status: Text | None = None
         self.screen = Screen(console)
+        self.claimed: str | None = None  # the draft this review holds a claim on
+        self.skipped: set[str] = set()  # drafts a teammate held when this review came to them
+
+    def _pending(self) -> list[str]:
+        """Pending drafts, oldest first; --flagged by the findings of each text as it is now."""
+        return [d.id for d in reversed(select_fresh(self.store, self.q, Rechecker(self.store)).drafts)]
+
+    def _claim(self, did: str) -> str | None:
+        """Claim ``did`` for this review (renewed at each screen; the previous one is let go):
+        None when it is ours, else who is reviewing it now."""
+        if self.claimed is not None and self.claimed != did:
+            self._release()
+        theirs = self.store.claim(did, self.me)
+        if theirs is not None:
+            return f"{theirs.who} ({theirs.holder})" if theirs.holder else theirs.who
+        self.claimed = did
+        return None
+
+    def _release(self) -> None:
+        did, self.claimed = self.claimed, None
+        if did is not None:
+            try:
+                self.store.release(did, self.me)
+            except (UsageError, OSError):
+                pass  # it expires on its own
+
+    def _wait_for_more(self, fd: int) -> bool:
+        """--follow at the end of the queue: wait for new drafts (bounded waits, a key or a
+        signal between them); False when the person pressed q."""
+        self.c.file.write("\x1b[H\x1b[2J")
+        done = len(self.done)
+        self.c.print(Text(f"reviewed {done}; waiting for new drafts in "
+                          f"{self.store.location} (q or Ctrl-C ends)", style="bold"),
+                      highlight=False, crop=True)
+        self.c.file.flush()
+        self.store.wait_for_new(0)  # listening from now on: a draft saved while we look is seen
+        old = termios.tcgetattr(fd)
+        try:
+            tty.setcbreak(fd)  # a key reaches us at once, not at Enter
+            return self._wait_loop(fd)
+        finally:
+            termios.tcsetattr(fd, termios.TCSADRAIN, old)
+
+    def _wait_loop(self, fd: int) -> bool:
+        quiet, changed = 0, True
+        while True:
+            # a new draft, or now and then a claim that expired (a teammate's closed terminal)
+            if changed or quiet % 30 == 0:
+                fresh = [i for i in self._pending() if i not in self.ids and i not in self.skipped]
+                if fresh:
+                    self.ids.extend(fresh)
+                    return True
+            changed = self.store.wait_for_new(FOLLOW_POLL_S)
+            if select.select([fd], [], [], 0)[0]:
+                key = os.read(fd, 16)  # read here: read_key's setcbreak would flush it
+                if not key or key[:1] in (b"q", b"Q", b"\x04"):
+                    return False
+            quiet += 1
+            if quiet % 30 == 0:
+                self.skipped.clear()  # a teammate's claim may have expired: look again
 
     def say(self, text: str, style: str = "") -> None:
         self.status = Text(text, style=style)
 
     def run(self) -> int:
-        if not self.ids:
+        if not self.ids and not self.follow:
             self.c.print("no pending drafts" + (" match" if self.q.filtered else "") +
                          "; nothing to review", highlight=False, markup=False)
             return 0
@@ -221,6 +293,7 @@ class Review:
         except KeyboardInterrupt:  # Ctrl-C at the keys: the review ends, with its summary
             code = EXIT_INTERRUPTED
         finally:
+            self._release()
             if previous is not None:
                 signal.signal(signal.SIGWINCH, previous)
         self.c.print()
@@ -232,8 +305,20 @@ class Review:
 
     def _loop(self, fd: int) -> None:
         i, shown_id = 0, None
-        while 0 <= i < len(self.ids):
+        while True:
+            if i >= len(self.ids):
+                if not self.follow or not self._wait_for_more(fd):
+                    return
+            if i < 0:
+                i = 0
             did = self.ids[i]
+            if did not in self.done:
+                holder = self._claim(did)
+                if holder is not None:  # a teammate has it on screen: never both at once
+                    self.say(f"{did} is being reviewed by {holder}; skipped", "yellow")
+                    self.skipped.add(did)
+                    del self.ids[i]
+                    continue
             try:
                 d = self.store.get(did)
             except UsageError as e:  # deleted or damaged since the list was made
@@ -355,11 +440,16 @@ def register(app: typer.Typer) -> None:
     def review_command(
         order: OrderOpt = None, customer: CustomerOpt = None, since: SinceOpt = None,
         ticket: TicketFilter = None, flagged: FlaggedOpt = False, drafts_dir: DraftsDirOpt = None,
+        drafts_url: DraftsUrlOpt = None,
+        follow: Annotated[bool, typer.Option(
+            "--follow", "-f", help="at the end of the queue, wait for new drafts instead of "
+                                   "ending (q or Ctrl-C ends)")] = False,
     ) -> None:
         """Step through pending drafts in a terminal, oldest first, one screen each: approve,
-        reject, edit, skip, back, quit, one key each. A draft a teammate changed meanwhile is
-        shown again, not decided; one with an error-level grounding finding asks you to type
-        "approve". Nothing is sent.
+        reject, edit, skip, back, quit, one key each. Each draft on screen is claimed: two
+        reviewers are never shown the same one (a claim left by a closed terminal expires in
+        10 minutes). A draft a teammate changed meanwhile is shown again, not decided; one with
+        an error-level grounding finding asks you to type "approve". Nothing is sent.
 
         Examples:
 
@@ -367,10 +457,10 @@ def register(app: typer.Typer) -> None:
           agentcli review
           agentcli review --flagged --since 1d
           agentcli review --ticket HD-1042
+          agentcli review --follow --drafts-url postgresql://kim@db/support
         """
 
-        def body() -> int:
-            store = store_for(drafts_dir)
+        def body(store: Any) -> int:
             q = query("pending_review", order, customer, since, ticket, flagged, False)
             require_folder(store)
             if not (isatty(sys.stdin) and isatty(sys.stdout)):
@@ -378,6 +468,6 @@ def register(app: typer.Typer) -> None:
                                  "`agentcli drafts approve/reject ... --yes`")
             c = out_console()
             store.on_wait = lock_notice(c)
-            return Review(store, q, c).run()
+            return Review(store, q, c, follow=follow).run()
 
-        raise typer.Exit(run(body))
+        raise typer.Exit(run(lambda: using(drafts_dir, drafts_url, body)))

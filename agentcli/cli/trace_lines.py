@@ -94,6 +94,23 @@ def finding_line(finding: Any) -> tuple[str, str]:
             "bold magenta" if sev == "error" else "yellow")
 
 
+def checks_line(ev: Any) -> tuple[str, str] | None:
+    """"✓ checks: floor + model (NAME: N tokens, 0.8 s)" when the checks' model layer was
+    called (its tokens and time are the question's too), or why it did not run; None when only
+    the pattern floor was meant to run (the offline workflow)."""
+    model, note = getattr(ev, "model", None), getattr(ev, "note", None)
+    if model is None and note is None:
+        return None
+    usage = getattr(ev, "usage", None) or {}
+    tokens = sum(int(v) for v in usage.values() if isinstance(v, int))
+    ms = getattr(ev, "duration_ms", 0.0) or 0.0
+    layers = " + ".join(str(x) for x in (getattr(ev, "layers", None) or ["floor"]))
+    what = compact(f"{model}: {tokens:,} tokens, {ms / 1000:.1f} s", 120)
+    if note:
+        return f"⚑ checks: {layers} only ({compact(str(note), 160)})", "yellow"
+    return f"✓ checks: {layers} ({what})", "dim"
+
+
 def repair_lines(findings: Any, draft: Any) -> list[tuple[str, str]]:
     """The repair turn in the trace: what went back to the model, one line a finding."""
     fs = [f for f in findings if isinstance(f, dict)] if isinstance(findings, list) else []

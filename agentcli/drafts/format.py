@@ -49,13 +49,15 @@ _KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 TEXT_FIELDS = ("id", "status", "created_at", "ticket", "order_code", "customer", "question",
                "model", "provider", "session_id", "conversation_id", "text_sha256",
                "reviewed_by", "reviewed_at", "review_reason", "superseded_by",
-               "approved_sha256", "approved_text", "findings_sha256")
+               "approved_sha256", "approved_text", "findings_sha256", "prompt_version", "mode",
+               "original_text")
 LIST_FIELDS = {"questions": str, "lookups": dict, "findings": dict, "history": dict}
 # What the helpdesk side recorded (``DraftStore.remote``): an object, or absent. A value of
 # another type is damage (listed, never read as "not pushed": that could push a second note).
 REMOTE_FIELDS = ("push", "exported")
-META_ORDER = TEXT_FIELDS[:15] + ("superseded_by", "questions", "lookups", "findings",
-                                 "findings_sha256", "history", "approved_sha256", "approved_text")
+META_ORDER = TEXT_FIELDS[:15] + ("prompt_version", "mode", "superseded_by", "questions",
+                                 "lookups", "findings", "findings_sha256", "history",
+                                 "approved_sha256", "approved_text", "original_text")
 _UNSAFE = re.compile("[\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f"
                      "\ufeff\ufff9-\ufffb\ud800-\udfff]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -190,6 +192,8 @@ class Draft:
     # The file says approved, but its text is not the text that was approved (a hand edit after
     # approval): ``meta["status"]`` reads pending_review and the next status change records it.
     reopened: bool = field(default=False)
+    # a queue's row version (PostgreSQL: changed at every write); None for a file
+    rev: Any = field(default=None, compare=False, repr=False)
 
     @property
     def id(self) -> str:
@@ -285,7 +289,13 @@ def parse(raw: str, path: Path) -> Draft:
             raise ValueError(f"{key!r} appears twice")
         meta[key] = _load_value(key, value.strip())
     check_meta(meta, path.name[:-3] if path.name.endswith(".md") else path.name)
-    d = Draft(meta=meta, text=raw[pos:], path=path)
+    return reopen_check(Draft(meta=meta, text=raw[pos:], path=path))
+
+
+def reopen_check(d: Draft) -> Draft:
+    """A draft whose status says approved but whose text is not the approved one (a hand edit
+    after approval) reads as pending_review, ``reopened``."""
+    meta = d.meta
     approved = meta.get("approved_sha256")
     if meta["status"] == "approved" and approved and not text_matches(approved, d.text):
         kept = meta.get("approved_text")

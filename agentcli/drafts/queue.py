@@ -22,6 +22,7 @@ from typing import Any
 from ..config import (
     is_default_drafts_dir,
     resolve_drafts_dir,
+    resolve_setting,
     reviewer_setting,
     sessions_dir,
 )
@@ -29,8 +30,10 @@ from ..errors import ConfigError, UsageError
 from ..redact import one_line
 from ..sessions.log import SESSION_ID_RE, read_events
 from ..vocab import CallRecord, OrderCode, parse_since, parse_time
+from .backends import open_drafts
+from .base import DraftsBackend
 from .format import VERSION_RE, safe_ticket
-from .store import STATUSES, Damaged, Draft, DraftStore, resolve_reviewer
+from .store import STATUSES, Damaged, Draft, resolve_reviewer
 
 STATUS_ALIASES = {"pending": "pending_review", "pending_review": "pending_review",
                   "approved": "approved", "approve": "approved",
@@ -119,20 +122,35 @@ class Query:
 
 @dataclasses.dataclass
 class Selection:
-    drafts: list[Draft]          # every match, newest first
+    drafts: list[Draft]          # every match, newest first (or the page asked for)
     damaged: list[Damaged]       # files named like drafts that cannot be read as one (never dropped)
+    more: bool = False           # a page: more matches follow it
 
 
-def select(store: DraftStore, q: Query) -> Selection:
+def select(store: DraftsBackend, q: Query, *, limit: int | None = None,
+           offset: int = 0) -> Selection:
+    """The drafts ``q`` selects, newest first. With ``limit``: one page (``offset`` matches
+    skipped), read from the newest down and no further than the page (and one more, to say
+    whether more follow): the first page of a queue of 100,000 reads a page of drafts."""
     out: list[Draft] = []
     damaged: list[Damaged] = []
-    for item in store.iter():
+    more = False
+    seen = 0
+    for item in store.newest(status=q.status, ticket=q.ticket, since=q.since):
         if not isinstance(item, Draft):
             damaged.append(item)
-        elif q.matches(item):
-            out.append(item)
+            continue
+        if not q.matches(item):
+            continue
+        seen += 1
+        if seen <= offset:
+            continue
+        if limit is not None and len(out) >= limit:
+            more = True
+            break
+        out.append(item)
     out.sort(key=lambda d: (d.meta.get("created_at") or "", d.id), reverse=True)
-    return Selection(out, damaged)
+    return Selection(out, damaged, more)
 
 
 def damaged_record(item: Damaged) -> dict[str, Any]:
@@ -170,7 +188,7 @@ def last_drafts_location(sessions_dir: Path, max_logs: int = 200) -> tuple[str, 
     return fallback
 
 
-def resolve_draft_id(store: DraftStore, token: str) -> str:
+def resolve_draft_id(store: DraftsBackend, token: str) -> str:
     """A full draft id, or a unique prefix of one (``d-3f2a``); UsageError (exit 2) otherwise."""
     t = (token or "").strip()
     if t.endswith(".md"):
@@ -180,13 +198,12 @@ def resolve_draft_id(store: DraftStore, token: str) -> str:
     if not _ID_PREFIX_RE.match(t):
         raise UsageError(f"not a draft id: {token!r} (ids look like d-3f2a9c1b7e04; "
                          "see `agentcli drafts list`)")
-    if len(t) == 14:
-        if not (store.dir / f"{t}.md").exists():
-            raise UsageError(f"no draft {t} in {store.dir} (see `agentcli drafts list`)")
-        return t
-    matches = sorted(p.name[:-3] for p in store.dir.glob(f"{t}*.md")) if store.dir.is_dir() else []
+    where = one_line(store.location, 200)
+    matches = sorted(store.resolve_id(t))
+    if len(t) == 14 and not matches:
+        raise UsageError(f"no draft {t} in {where} (see `agentcli drafts list`)")
     if not matches:
-        raise UsageError(f"no draft matching {t} in {store.dir} (see `agentcli drafts list`)")
+        raise UsageError(f"no draft matching {t} in {where} (see `agentcli drafts list`)")
     if len(matches) > 1:
         raise UsageError(f"{t} matches {len(matches)} drafts ({', '.join(matches[:4])}"
                          f"{', …' if len(matches) > 4 else ''}): give more of the id")
@@ -229,7 +246,7 @@ def check_reason(reason: str | None) -> str | None:
     return reason or None
 
 
-def review(store: DraftStore, token: str, status: str, *, reason: str | None = None,
+def review(store: DraftsBackend, token: str, status: str, *, reason: str | None = None,
            who: str | None = None, force: bool = False,
            expect: str | None = None) -> ReviewOutcome:
     """Approve or reject a draft in place (atomic, under the store's lock), at the version
@@ -313,11 +330,14 @@ def provenance(draft: Draft, sessions_dir: Path) -> dict[str, Any]:
 
 # =========================================================================== for the commands
 
-def store_for(flag: Any):
-    """The drafts store, its folder resolved like every command's (flag > env > agentcli.toml)."""
-
+def store_for(flag: Any, url_flag: Any = None) -> DraftsBackend:
+    """The drafts store, resolved like every command's (flag > env > agentcli.toml): the
+    queue of ``--drafts-url`` when one is set, else the folder."""
+    url = resolve_setting("drafts_url", url_flag)
+    if url:
+        return open_drafts(url=url, folder=None)
     folder = resolve_drafts_dir(flag)
-    return DraftStore(folder, create_parents=is_default_drafts_dir(folder))
+    return open_drafts(url=None, folder=folder, create_parents=is_default_drafts_dir(folder))
 
 
 def query(status, order, customer, since, ticket, flagged, all_, pushed=None):
@@ -329,10 +349,11 @@ def query(status, order, customer, since, ticket, flagged, all_, pushed=None):
 def require_folder(store) -> None:
     """A missing drafts folder is a configuration error (exit 3), never an empty queue: say
     where the session logs say the most recent drafts were written."""
-    if store.dir.is_dir():
+    if store.exists():
         return
-
-    where = one_line(str(store.dir), 200)
+    if store.kind != "folder":
+        raise ConfigError(store.missing_message())
+    where = one_line(store.location, 200)
     msg = f"the drafts folder {where} does not exist"
     last = last_drafts_location(sessions_dir())
     if last is not None:

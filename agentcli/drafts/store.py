@@ -24,22 +24,52 @@ import contextlib
 import errno
 import fcntl
 import grp
+import hashlib
 import json
 import os
 import pwd
 import re
+import secrets
 import socket
 import stat
 import sys
 import tempfile
 import time
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterator, NamedTuple
+from typing import Any, Callable, Iterator
 
-from ..errors import ConfigError, UsageError
+from ..errors import UsageError
 from ..redact import redact, redact_obj
+from ..vocab import parse_time
+from .base import (
+    _NAME_CLEAN,
+    ANY,
+    CLAIM_TTL_S,
+    FINAL,
+    MAX_HISTORY,
+    Claim,
+    DraftChanged,
+    DraftsFolderError,
+    Probe,
+    ReviewConflict,
+    SaveFailed,
+    _record,
+    _reopen,
+    _short_time,
+    apply_findings,
+    apply_remote,
+    apply_status,
+    apply_text,
+    changed_message,
+    claim_holder,
+    clean_findings,
+    clean_text,
+    require_version,
+    resolve_reviewer,
+)
 from .format import (
+    ID_RE,
     MAX_DRAFT_CHARS,
     MAX_FILE_BYTES,
     MAX_TICKET_CHARS,
@@ -63,70 +93,15 @@ from .format import (
     version_of,
 )
 
-__all__ = ["STATUSES", "MAX_DRAFT_CHARS", "MAX_FILE_BYTES", "MAX_TICKET_CHARS", "Damaged",
-           "Draft", "DraftChanged", "DraftStore", "DraftsFolderError", "Probe", "ReviewConflict",
-           "SaveFailed", "draft_id", "now_iso", "parse", "render", "require_version",
-           "resolve_reviewer", "text_hash"]
+__all__ = ["STATUSES", "FINAL", "MAX_HISTORY", "MAX_DRAFT_CHARS", "MAX_FILE_BYTES",
+           "MAX_TICKET_CHARS", "Damaged", "Draft", "DraftChanged", "DraftStore",
+           "DraftsFolderError", "Probe", "ReviewConflict", "SaveFailed", "changed_message",
+           "draft_id", "now_iso", "parse", "render", "require_version", "resolve_reviewer",
+           "same_text", "text_hash", "version_of"]
 
-FINAL = ("approved", "rejected", "superseded")   # changing these again needs force=True
 LOCK_TIMEOUT = 10.0                               # seconds to wait for the folder's lock
 LOCK_NOTICE_AFTER = 0.3                           # a wait this long is said (on_wait)
-MAX_HISTORY = 500
-ANY = object()                                    # DraftStore.remote: no compare-and-set
-_NAME_CLEAN = re.compile("[\x00-\x1f\x7f-\x9f\u2028-\u202e\u2066-\u2069\u200b-\u200f\ufeff]")
-
-
-class DraftsFolderError(ConfigError, OSError):
-    """The drafts folder cannot be used safely (a symlinked or odd lock, a damaged file in the
-    way, a lock held too long). Exit 3; an ``OSError`` too, so the draft tool reports it."""
-
-
-class SaveFailed(DraftsFolderError):
-    """A draft file could not be written; the message says why in a person's words (the
-    folder is locked by pid N, the disk is full, permission denied, a read-only file system).
-    ``errno`` is the system's error number (``EAGAIN`` for a lock held too long)."""
-
-    def __init__(self, code: int | None, message: str):
-        super().__init__(message)
-        self.errno = code
-
-
-class ReviewConflict(UsageError):
-    """A status change that needs ``force`` (the draft was already decided)."""
-
-
-class DraftChanged(ReviewConflict):
-    """An action carried the version the person was shown, and the draft is no longer at it:
-    nothing was changed. ``draft`` is the draft as it is now, ``seen`` the version shown,
-    ``text_changed`` whether its text differs from the one shown (else only its status)."""
-
-    def __init__(self, draft: "Draft", seen: str, text_changed: bool):
-        self.draft, self.seen, self.text_changed = draft, seen, text_changed
-        super().__init__(changed_message(draft, seen, text_changed))
-
-
-class Probe(NamedTuple):
-    """One thing ``DraftStore.probe`` tried in the folder (for ``doctor``)."""
-    name: str
-    ok: bool
-    detail: str
-    fix: str | None = None
-
-
-def resolve_reviewer(explicit: str | None = None) -> str:
-    """Who is reviewing: ``explicit`` (the caller passes ``AGENTCLI_REVIEWER`` or ``reviewer``
-    from agentcli.toml) when it has any text, else the login name. Controls and line breaks are
-    removed, at most 64 characters; "unknown" when nothing is left."""
-    for cand in (explicit, os.environ.get("USER"), os.environ.get("LOGNAME")):
-        name = _NAME_CLEAN.sub("", cand or "").strip()[:64]
-        if name:
-            return name
-    try:
-
-        name = _NAME_CLEAN.sub("", pwd.getpwuid(os.getuid()).pw_name).strip()[:64]
-    except (KeyError, ImportError, OSError):
-        name = ""
-    return name or "unknown"
+TAIL_CHUNK = 64 * 1024                            # the index is read backwards this much at a time
 
 
 def _fsync_dir(directory: Path) -> None:
@@ -167,49 +142,6 @@ def _group_name(gid: int) -> str:
         return grp.getgrgid(gid).gr_name
     except (KeyError, OSError):
         return f"gid {gid}"
-
-
-def _short_time(iso: Any) -> str:
-    try:
-        return datetime.fromisoformat(str(iso)).astimezone().strftime("%H:%M:%S")
-    except (TypeError, ValueError, OverflowError):
-        return "?"
-
-
-_VERBS = {"approved": "approved it", "rejected": "rejected it",
-          "superseded": "it was replaced by a newer draft", "pending_review": "put it back to review"}
-
-
-def _action(h: dict[str, Any]) -> str:
-    """One history entry in words: "kim approved it at 14:03:05"."""
-    who = _NAME_CLEAN.sub("", str(h.get("who") or "someone"))[:64]
-    to, frm = h.get("to"), h.get("from")
-    reason = _NAME_CLEAN.sub(" ", str(h.get("reason") or ""))[:120]
-    if to == frm:
-        what = reason or "changed it"
-    elif to == "superseded":
-        return f"it was replaced by a newer draft at {_short_time(h.get('when'))}"
-    else:
-        what = _VERBS.get(str(to), f"set it to {to}")
-        if to == "pending_review" and reason:
-            what = reason
-    return f"{who} {what} at {_short_time(h.get('when'))}"
-
-
-def changed_message(d: "Draft", seen: str, text_changed: bool) -> str:
-    """What happened to a draft since a person was shown version ``seen``: the actions its
-    history records after that version (or the last ones, when the version is not in it)."""
-    hist = [h for h in d.meta.get("history") or [] if isinstance(h, dict)]
-    at = next((i for i in range(len(hist) - 1, -1, -1) if hist[i].get("version") == seen), None)
-    since = hist[at + 1:] if at is not None else hist[-3:]
-    said = "; ".join(_action(h) for h in since[-3:])
-    if text_changed:
-        what = ("its text was changed" + f" ({said})" if said else
-                "its text or status is not the one you were shown")
-    else:
-        what = said or f"it is now {d.meta.get('status')}"
-    return (f"draft {d.id} changed since it was shown to you (version {seen}, now {d.version}): "
-            f"{what}; nothing was changed")
 
 
 def _holder() -> bytes:
@@ -263,6 +195,9 @@ class DraftStore:
         self.dir = Path(directory)
         self.create_parents = create_parents
         self.on_wait = on_wait
+        self.token = secrets.token_hex(8)  # this store's claims are its own
+        self._cursor: list[str] | None = None  # claim_next: the ids still to look at
+        self._seen_mtime: int | None = None     # wait_for_new: the folder as last seen
 
     # ----------------------------------------------------------------- files
 
@@ -410,9 +345,12 @@ class DraftStore:
                     os.ftruncate(fd, 0)
                     os.pwrite(fd, _holder(), 0)
             try:
+                if writable:
+                    self._check_index()
                 yield
             finally:
                 if writable:
+                    self._write_state()
                     with contextlib.suppress(OSError):
                         os.ftruncate(fd, 0)
                 fcntl.flock(fd, fcntl.LOCK_UN)
@@ -523,7 +461,155 @@ class DraftStore:
             out.append(Probe("drafts files", False, f"no draft can be written: {why}", None))
         return out
 
+    # ----------------------------------------------------------------- the index
+    #
+    # A save must not read the whole folder (20,000 drafts made one take 1.3 s). Two caches,
+    # written under the lock and never trusted alone:
+    # - ``.index``: one line a draft, appended when it is created: created_at, id, ticket key
+    #   (``drafts list`` reads its tail for the first page, newest first);
+    # - ``.tickets/KEY``: the ids of one ticket (its earlier drafts, to supersede), KEY a hash
+    #   of the ticket.
+    # ``.index-state`` holds the folder's mtime as our last writer left it: a folder changed by
+    # anything else (a person copying files in, an older agentcli) is indexed again, once,
+    # under the lock. A listed id whose file is gone, or whose ticket is not the one asked, is
+    # skipped; a file the index does not name is still listed (``_unindexed``).
+
+    INDEX, TICKETS, STATE = ".index", ".tickets", ".index-state"
+
+    @staticmethod
+    def ticket_key(ticket: str) -> str:
+        return hashlib.sha256(ticket.encode("utf-8", "surrogatepass")).hexdigest()[:24]
+
+    def _append(self, path: Path, line: str) -> None:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC,
+                     0o600)
+        try:
+            if os.fstat(fd).st_size == 0:
+                self._own(fd)
+            os.write(fd, line.encode("utf-8", "surrogateescape"))
+        finally:
+            os.close(fd)
+
+    def _index_add(self, did: str, created: Any, ticket: str) -> None:
+        """Under the lock: a new draft in both indexes (best effort: a failure only costs a
+        re-index later, never the draft)."""
+        key = self.ticket_key(ticket)
+        created = str(created or "").replace("\t", " ").replace("\n", " ")
+        with contextlib.suppress(OSError):
+            self._append(self.dir / self.INDEX, f"{created}\t{did}\t{key}\n")
+        self._index_add_ticket(did, ticket)
+
+    def _index_add_ticket(self, did: str, ticket: str) -> None:
+        key = self.ticket_key(ticket)
+        with contextlib.suppress(OSError):
+            tickets = self.dir / self.TICKETS
+            if not tickets.is_dir():
+                os.mkdir(tickets, 0o700)
+                st = os.stat(self.dir)
+                mode, _ = self._sharing()
+                if mode == 0o660:
+                    with contextlib.suppress(OSError):
+                        os.chown(tickets, -1, st.st_gid)
+                        os.chmod(tickets, 0o2770)
+            self._append(tickets / key, did + "\n")
+
+    def _folder_mtime(self) -> int:
+        try:
+            return os.stat(self.dir).st_mtime_ns
+        except OSError:
+            return -1
+
+    def _read_state(self) -> int | None:
+        try:
+            raw = read_regular(self.dir / self.STATE, 4096)
+            rec = json.loads(raw)
+            return int(rec["mtime_ns"]) if rec.get("version") == 1 else None
+        except (OSError, ValueError, TypeError, KeyError, AttributeError):
+            return None
+
+    def _write_state(self) -> None:
+        """Under the lock, at its release: the folder as we leave it. Written in place (a new
+        file would change the folder's mtime again)."""
+        path = self.dir / self.STATE
+        with contextlib.suppress(OSError):
+            fd = os.open(path, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+            try:
+                data = json.dumps({"version": 1, "mtime_ns": self._folder_mtime()}).encode()
+                os.pwrite(fd, data.ljust(64), 0)
+            finally:
+                os.close(fd)
+
+    def _check_index(self) -> None:
+        """Under the lock: index again when the folder changed behind our back."""
+        if self._read_state() == self._folder_mtime():
+            return
+        state = self.dir / self.STATE
+        if not state.exists():
+            with contextlib.suppress(OSError):
+                fd = os.open(state, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+                try:
+                    self._own(fd)
+                finally:
+                    os.close(fd)
+        entries = self._index_entries()
+        indexed = {e[1] for e in entries}
+        added = []
+        for name in self._names():
+            did = name[:-3]
+            if did in indexed:
+                continue
+            try:
+                d = self._load(self.dir / name)
+            except (OSError, ValueError):
+                continue  # damaged: listed as such by a full listing
+            created = str(d.meta.get("created_at") or "").replace("\t", " ").replace("\n", " ")
+            added.append((created, d.id, self.ticket_key(d.ticket or "")))
+            self._index_add_ticket(d.id, d.ticket or "")
+        if added:
+            # the index is in created order (the first page reads its end): written whole again
+            merged = sorted({e[1]: e for e in entries + added}.values())
+            with contextlib.suppress(OSError, UsageError):
+                tmp = self._write_temp("".join(f"{c}\t{i}\t{k}\n" for c, i, k in merged))
+                os.replace(tmp, self.dir / self.INDEX)
+
+    def _index_entries(self) -> list[tuple[str, str, str]]:
+        """(created_at, id, ticket key) of every indexed draft, in the order written."""
+        try:
+            raw = read_regular(self.dir / self.INDEX, 1 << 30)
+        except (OSError, ValueError):
+            return []
+        out = []
+        for line in raw.split("\n"):
+            parts = line.split("\t")
+            if len(parts) == 3 and ID_RE.match(parts[1]):
+                out.append((parts[0], parts[1], parts[2]))
+        return out
+
+    def _ticket_ids(self, ticket: str) -> list[str] | None:
+        """The ids the ticket index names for ``ticket`` (None: no index yet)."""
+        if not (self.dir / self.TICKETS).is_dir():
+            return None
+        try:
+            raw = read_regular(self.dir / self.TICKETS / self.ticket_key(ticket), 1 << 24)
+        except FileNotFoundError:
+            return []
+        except (OSError, ValueError):
+            return None
+        return list(dict.fromkeys(x for x in raw.split("\n") if ID_RE.match(x)))
+
     # ----------------------------------------------------------------- reading
+
+    kind = "folder"
+
+    @property
+    def location(self) -> str:
+        return str(self.dir)
+
+    def exists(self) -> bool:
+        return self.dir.is_dir()
+
+    def close(self) -> None:
+        pass
 
     def get(self, did: str) -> Draft:
         path = self.path_for(did)
@@ -534,16 +620,16 @@ class DraftStore:
         except ValueError as e:
             raise UsageError(f"draft file {path} is damaged ({e}); fix it by hand") from None
 
+    def resolve_id(self, prefix: str) -> list[str]:
+        """The ids of the drafts whose id starts with ``prefix`` (``d-3f2a``), sorted."""
+        if len(prefix) == 14:
+            return [prefix] if (self.dir / f"{prefix}.md").exists() else []
+        return [n[:-3] for n in self._names() if n.startswith(prefix)]
+
     def iter(self) -> Iterator[Draft | Damaged]:
         """Every file named like a draft: a ``Draft``, or ``Damaged(path, reason)`` (which
         unpacks as ``(path, reason)``) for one that cannot be read as a draft."""
-        try:
-            names = sorted(e.name for e in os.scandir(self.dir))
-        except (FileNotFoundError, NotADirectoryError):
-            return
-        for name in names:
-            if not (name.startswith("d-") and name.endswith(".md")):
-                continue
+        for name in self._names():
             path = self.dir / name
             try:
                 yield self._load(path)
@@ -552,8 +638,104 @@ class DraftStore:
             except ValueError as e:
                 yield Damaged(path, str(e))
 
+    def newest(self, status: str | None = None, ticket: str | None = None,
+               since: datetime | None = None) -> Iterator[Draft | Damaged]:
+        """Drafts newest first, read one at a time (the first page of ``drafts list`` reads
+        only its own files): those the index names by created time, then any file it does not
+        name (copied in by hand, written by an older agentcli) in their place. ``status``,
+        ``ticket`` and ``since`` are hints (the caller still filters)."""
+        if ticket is None and self._read_state() == self._folder_mtime():
+            # the index names every draft (no writer but ours since): newest first from its end
+            yield from self._from_tail(since)
+            return
+        names = set(self._names())
+        if ticket is not None:
+            ids = self._ticket_ids(ticket)
+            drafts = [x for x in (self.iter() if ids is None else self._loaded(ids, names))]
+            yield from sorted(drafts, key=_newest_key, reverse=True)
+            return
+        entries = sorted({e[1]: e for e in self._index_entries() if f"{e[1]}.md" in names}.values(),
+                         reverse=True)
+        stray = names - {f"{e[1]}.md" for e in entries}
+        extra = sorted(self._loaded([n[:-3] for n in stray], names), key=_newest_key, reverse=True)
+        for created, did, _ in entries:
+            while extra and _newest_key(extra[0]) > (created, did):
+                yield extra.pop(0)
+            try:
+                yield self._load(self.dir / f"{did}.md")
+            except FileNotFoundError:
+                continue
+            except ValueError as e:
+                yield Damaged(self.dir / f"{did}.md", str(e))
+        yield from extra
+
+    def _from_tail(self, since: datetime | None) -> Iterator[Draft | Damaged]:
+        """The index read backwards, a chunk at a time: the newest drafts without reading the
+        rest (an id listed twice, or whose file is gone, is skipped)."""
+        seen: set[str] = set()
+        try:
+            fd = os.open(self.dir / self.INDEX, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+        except OSError:
+            return
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return
+            pos = os.fstat(fd).st_size
+            rest = b""
+            while pos > 0:
+                step = min(TAIL_CHUNK, pos)
+                pos -= step
+                chunk = os.pread(fd, step, pos) + rest
+                lines = chunk.split(b"\n")
+                rest = lines[0] if pos > 0 else b""
+                for raw in reversed(lines[1:] if pos > 0 else lines):
+                    parts = raw.decode("utf-8", "replace").split("\t")
+                    if len(parts) != 3 or not ID_RE.match(parts[1]) or parts[1] in seen:
+                        continue
+                    seen.add(parts[1])
+                    if since is not None:
+                        t = parse_time(parts[0])
+                        if t is not None and t < since:
+                            return  # created order: all that follows is older still
+                    path = self.dir / f"{parts[1]}.md"
+                    try:
+                        yield self._load(path)
+                    except FileNotFoundError:
+                        continue
+                    except ValueError as e:
+                        yield Damaged(path, str(e))
+        finally:
+            os.close(fd)
+
+    def _loaded(self, ids: list[str], names: set[str]) -> list[Draft | Damaged]:
+        out: list[Draft | Damaged] = []
+        for did in ids:
+            if f"{did}.md" not in names:
+                continue
+            path = self.dir / f"{did}.md"
+            try:
+                out.append(self._load(path))
+            except FileNotFoundError:
+                continue
+            except ValueError as e:
+                out.append(Damaged(path, str(e)))
+        return out
+
     def in_ticket(self, ticket: str) -> list[Draft]:
-        """The drafts of one ticket, oldest first (a cheap text match before parsing)."""
+        """The drafts of one ticket, oldest first: those its index names (a whole-folder
+        search, a cheap text match before parsing, only where no index exists yet)."""
+        ids = self._ticket_ids(ticket)
+        if ids is not None:
+            out = []
+            for did in ids:
+                try:
+                    d = self._load(self.dir / f"{did}.md")
+                except (OSError, ValueError):
+                    continue
+                if d.ticket == ticket:
+                    out.append(d)
+            out.sort(key=lambda d: (d.meta.get("created_at") or "", d.id))
+            return out
         needle = dump_value(ticket)
         out = []
         for name in (self._names()):
@@ -577,39 +759,99 @@ class DraftStore:
         except (FileNotFoundError, NotADirectoryError):
             return []
 
+    def missing_message(self) -> str:
+        return f"the drafts folder {self.dir} does not exist"
+
+    # ----------------------------------------------------------------- claims
+
+    def _claim_path(self, did: str) -> Path:
+        self.path_for(did)  # a draft id, never a path from input
+        return self.dir / ".claims" / did
+
+    def claim(self, did: str, who: str, ttl_s: float = CLAIM_TTL_S) -> Claim | None:
+        """Claim ``did`` for review by ``who`` until ``ttl_s`` from now (renewed by claiming
+        again). The teammate's claim that is in the way, or None: the draft is ours. A claim
+        nobody renews expires (a closed terminal frees its draft)."""
+        path = self._claim_path(did)
+        now = time.time()
+        with self._locked():
+            theirs = _read_claim(path)
+            if theirs is not None and theirs[0] != self.token and theirs[1] > now:
+                return theirs[2]
+            until = datetime.fromtimestamp(now + ttl_s, timezone.utc).isoformat(timespec="seconds")
+            rec = {"token": self.token, "expires": now + ttl_s,
+                   "who": redact(who), "holder": claim_holder(), "expires_at": until}
+            with self._writing():
+                if not path.parent.is_dir():
+                    os.mkdir(path.parent, 0o700)
+                tmp = self._write_temp(json.dumps(rec))
+                os.replace(tmp, path)
+        return None
+
+    def claim_next(self, who: str, ttl_s: float = CLAIM_TTL_S) -> Draft | None:
+        """The oldest pending draft nobody holds, claimed for ``who`` (None: none is free).
+        Walks the index oldest first from where this store's last claim was found."""
+        if self._cursor is None:
+            entries = sorted({e[1]: e for e in self._index_entries()}.values())
+            self._cursor = [e[1] for e in entries]
+        while self._cursor:
+            did = self._cursor[0]
+            try:
+                d = self._load(self.dir / f"{did}.md")
+            except (OSError, ValueError):
+                self._cursor.pop(0)
+                continue
+            if d.meta.get("status") != "pending_review" or self.claim(did, who, ttl_s) is not None:
+                self._cursor.pop(0)
+                continue
+            return d
+        self._cursor = None
+        return None
+
+    def release(self, did: str, who: str) -> None:
+        path = self._claim_path(did)
+        if not path.exists():
+            return
+        with self._locked():
+            theirs = _read_claim(path)
+            if theirs is not None and theirs[0] == self.token:
+                with contextlib.suppress(OSError):
+                    os.unlink(path)
+
+    def wait_for_new(self, timeout_s: float) -> bool:
+        """Wait up to ``timeout_s`` for the folder to change (a new draft); True if it did."""
+        if self._seen_mtime is None:
+            self._seen_mtime = self._folder_mtime()
+        deadline = time.monotonic() + max(0.0, timeout_s)
+        while True:
+            now = self._folder_mtime()
+            if now != self._seen_mtime:  # changed since the last look, even between two waits
+                self._seen_mtime = now
+                return True
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            time.sleep(min(0.25, left))
+
     # ----------------------------------------------------------------- writing
 
     def save(self, *, text: str, ticket: str | None = None, order_code: str | None = None,
              customer: str | None = None, question: str | None = None,
              questions: list[str] | None = None, lookups: list[dict[str, Any]] | None = None,
              findings: list[dict[str, Any]] | None = None, model: str | None = None,
-             provider: str | None = None, session_id: str | None = None) -> tuple[Draft, bool]:
+             provider: str | None = None, session_id: str | None = None,
+             prompt_version: str | None = None, mode: str | None = None) -> tuple[Draft, bool]:
         """Save a draft of ``ticket``; returns (draft, created). The same text in the same ticket
         is the same draft (``created`` False; a superseded one becomes the live one again). A new
         draft supersedes the ticket's earlier pending ones. ``ticket`` defaults to ``session_id``."""
-        ticket = ticket if ticket is not None else (session_id or "")
-        if not isinstance(ticket, str) or len(ticket) > MAX_TICKET_CHARS:
-            raise UsageError(f"a ticket id is text of at most {MAX_TICKET_CHARS} characters")
-        ticket = safe_ticket(no_surrogates(ticket))
-        # The draft writer is a sink: whatever the model, the database or a question put in it,
-        # no secret is written (``redact``); the id is the hash of the text as stored.
-        meta: dict[str, Any] = {
-            "order_code": order_code, "customer": customer, "question": question,
-            "model": model, "provider": provider, "session_id": session_id,
-            "questions": [no_surrogates(str(q)) for q in (questions or [])],
-            "lookups": [bounded(x) for x in (lookups or [])],
-            "findings": [bounded(x) for x in (findings or [])], "history": [],
-            # the findings belong to this text; None: its checks have not run yet
-            "findings_sha256": None,
-        }
-        for k in ("order_code", "customer", "question", "model", "provider", "session_id"):
-            if isinstance(meta[k], str):
-                meta[k] = no_surrogates(meta[k])
-        stored = redact(no_surrogates(text))
-        if findings is not None:
-            meta["findings_sha256"] = text_key(stored)
+        ticket, stored, meta = save_fields(text=text, ticket=ticket, order_code=order_code,
+                                           customer=customer, question=question,
+                                           questions=questions, lookups=lookups,
+                                           findings=findings, model=model, provider=provider,
+                                           session_id=session_id, prompt_version=prompt_version,
+                                           mode=mode)
         with self._locked():
-            return self._put(ticket, stored, redact_obj(meta))
+            return self._put(ticket, stored, meta)
 
     def _put(self, ticket: str, text: str, fields: dict[str, Any]) -> tuple[Draft, bool]:
         """Under the lock: the draft (ticket, text), created with ``fields`` unless it exists;
@@ -634,6 +876,14 @@ class DraftStore:
         meta = {"id": did, "status": "pending_review", "created_at": now_iso(), "ticket": ticket,
                 **fields, "text_sha256": text_hash(text)}
         content = fit_provenance(meta, text)
+        created = self._create(path, content)
+        if created:
+            self._index_add(did, meta["created_at"], ticket)
+            self._supersede(ticket, did)
+        return self._load(path), created
+
+    def _create(self, path: Path, content: str) -> bool:
+        """Write a new draft file atomically, never over one that exists: False when it does."""
         with self._writing():
             tmp = self._write_temp(content)
             try:
@@ -645,9 +895,20 @@ class DraftStore:
             finally:
                 with contextlib.suppress(OSError):
                     os.unlink(tmp)
-        if created:
-            self._supersede(ticket, did)
-        return self._load(path), created
+        return created
+
+    def import_draft(self, d: Draft) -> bool:
+        """``drafts migrate``: write ``d`` as it is (its id, status, history, findings, text
+        byte for byte); False when a draft of that id is already here (nothing changed)."""
+        path = self.path_for(d.id)
+        meta = dict(d.meta)
+        if d.reopened:
+            meta["status"] = "approved"  # what its source says; read back as reopened again
+        with self._locked():
+            created = self._create(path, render(meta, d.text))
+            if created:
+                self._index_add(d.id, meta.get("created_at"), d.ticket or "")
+        return created
 
     def move(self, did: str, ticket: str, *, who: str) -> Draft | None:
         """Move a pending draft into ``ticket`` (``/ticket ID`` after a draft): the same text
@@ -662,13 +923,7 @@ class DraftStore:
                 return None
             if d.ticket == ticket:
                 return d
-            fields = {k: v for k, v in d.meta.items() if k not in (
-                "id", "status", "created_at", "ticket", "text_sha256", "history", "reviewed_by",
-                "reviewed_at", "review_reason", "superseded_by", "approved_sha256", "approved_text",
-                "push", "exported")}
-            fields["history"] = [{"who": who, "when": now_iso(), "from": None, "to": "pending_review",
-                                  "reason": f"moved from ticket {d.ticket} (draft {d.id})"}]
-            moved, _ = self._put(ticket, d.text, fields)
+            moved, _ = self._put(ticket, d.text, moved_fields(d, who))
             _record(d, who, "superseded", f"moved to ticket {ticket} as draft {moved.id}")
             d.meta["superseded_by"] = moved.id
             self._rewrite(d)
@@ -698,29 +953,8 @@ class DraftStore:
         reason = redact(reason) if reason is not None else None
         with self._locked():
             d = self.get(did)
-            current = d.meta.get("status")
-            require_version(d, expect, status)
-            if current == status and not d.reopened:
+            if not apply_status(d, status, who, reason, force=force, expect=expect):
                 return d, False
-            _reopen(d)
-            if current in FINAL and current != status and not force:
-                by = d.meta.get("reviewed_by")
-                extra = (f" by {d.meta['superseded_by']}" if current == "superseded"
-                         else f" by {by}" if by else "")
-                raise ReviewConflict(f"draft {did} is already {current}{extra}; use --force "
-                                     "to change it")
-            if current != status:
-                _record(d, who, status, reason)
-                if status != "superseded":
-                    d.meta["reviewed_by"] = who
-                    d.meta["reviewed_at"] = d.meta["history"][-1]["when"]
-                    if reason is not None:
-                        d.meta["review_reason"] = reason
-                    else:
-                        d.meta.pop("review_reason", None)  # a reason belongs to its decision
-                if status == "approved":
-                    d.meta["approved_sha256"] = text_hash(d.text)
-                    d.meta["approved_text"] = d.text
             self._rewrite(d)
             return self._load(d.path), True
 
@@ -732,23 +966,12 @@ class DraftStore:
         text that differs only in trailing whitespace or a final newline is no edit (nothing is
         written or recorded). ``expect``: the version the editor was opened on; a draft no
         longer at it is not changed (``DraftChanged``): the other edit or decision is kept."""
-        text = redact(no_surrogates(text))  # a key pasted into the editor is not written either
-        if len(text) > MAX_DRAFT_CHARS:
-            raise UsageError(f"the edited text is too long ({len(text)} characters; the limit is "
-                             f"{MAX_DRAFT_CHARS})")
+        text = clean_text(text)
         who = reviewer if reviewer is not None else resolve_reviewer()
         with self._locked():
             d = self.get(did)
-            if same_text(text, d.text):
+            if not apply_text(d, text, who, expect):
                 return d, False
-            require_version(d, expect)
-            _reopen(d)
-            d.text = text
-            st = d.meta.get("status")
-            if st == "approved":
-                _record(d, who, "pending_review", "the text was edited after approval")
-            else:
-                _record(d, who, st, "edited the text")
             self._rewrite(d)
             return self._load(d.path), True
 
@@ -758,85 +981,92 @@ class DraftStore:
         belong to the text they were computed for. A re-check of an edited text is recorded in
         the history; the same findings for the same text again write nothing."""
         text = redact(no_surrogates(text))  # the form the text was stored in
-        clean = [bounded(x) for x in redact_obj(findings)]
+        clean = clean_findings(findings)
         with self._locked():
             d = self.get(did)
-            if not same_text(text, d.text):
+            done = apply_findings(d, clean, text)
+            if done is None:
                 return False
-            if d.findings_current and (d.meta.get("findings") or []) == clean:
-                return True
-            rechecked = d.findings_for is not None and not d.findings_current
-            _reopen(d)
-            d.meta["findings"] = clean
-            d.meta["findings_sha256"] = text_key(d.text)
-            if rechecked:
-                errors = [f for f in clean if isinstance(f, dict) and f.get("severity") == "error"]
-                kinds = ", ".join(dict.fromkeys(str(f.get("kind")) for f in errors))
-                _record(d, "agentcli", d.meta.get("status"),
-                        "grounding checks run again for the edited text: " +
-                        (f"{len(errors)} error-level ({kinds})" if errors else
-                         f"{len(clean)} warning(s)" if clean else "no findings"))
-            self._rewrite(d)
+            if done:
+                self._rewrite(d)
             return True
 
 
     def remote(self, did: str, field: str, value: dict[str, Any] | None, *, who: str,
                reason: str, expect: Any = ANY) -> tuple[Draft, bool]:
         """What the helpdesk side did with a draft (``helpdesk.push`` / ``export``), recorded
-        under the lock: ``value`` becomes ``meta[field]`` (``field``: "push" or "exported";
-        None removes it) and ``reason`` a history entry (status unchanged) that also holds
-        ``value``. A compare-and-set: with ``expect`` (a key, or None for "no record") the
-        change is made only while ``meta[field]`` is a record with that ``"key"`` (or absent,
-        for None). Returns (draft as it is now, changed). This is how a push is claimed once
-        (pending, with its key), taken over after a crash, and closed (done, or removed after a
-        failure), whatever teammates do at the same time."""
+        under the lock (``base.apply_remote``: a compare-and-set of ``meta[field]`` and a
+        history entry; "exported" is one record per format). Returns (draft as it is now, changed)."""
         if field not in REMOTE_FIELDS:
             raise ValueError(f"not a remote field: {field!r}")
         value = redact_obj(bounded(value)) if value is not None else None
         with self._locked():
             d = self.get(did)
-            current = d.meta.get(field)
-            if expect is not ANY:
-                have = current.get("key") if isinstance(current, dict) else None
-                if have != expect or (expect is None and current is not None):
-                    return d, False
-            _reopen(d)
-            if value is None:
-                d.meta.pop(field, None)
-            else:
-                d.meta[field] = value
-            _record(d, who, d.meta.get("status"), reason)
-            d.meta["history"][-1][field] = value
+            if not apply_remote(d, field, value, who=who, reason=reason, expect=expect):
+                return d, False
             self._rewrite(d)
             return self._load(d.path), True
 
 
-def require_version(d: Draft, expect: str | None, status: str | None = None) -> None:
-    """Refuse an action on ``d`` that carries a version it is no longer at (``DraftChanged``),
-    except when only its status moved, already to ``status`` (someone did the same action)."""
-    if expect is None or d.version == expect:
-        return
-    was = next((s for s in STATUSES if version_of(s, d.text) == expect), None)
-    if status is not None and was is not None and d.meta.get("status") == status and not d.reopened:
-        return
-    raise DraftChanged(d, expect, text_changed=was is None)
+def save_fields(*, text: str, ticket: str | None, order_code: str | None, customer: str | None,
+                question: str | None, questions: list[str] | None,
+                lookups: list[dict[str, Any]] | None, findings: list[dict[str, Any]] | None,
+                model: str | None, provider: str | None, session_id: str | None,
+                prompt_version: str | None = None,
+                mode: str | None = None) -> tuple[str, str, dict[str, Any]]:
+    """(ticket, text, fields) of a draft as every backend stores it. The draft writer is a sink:
+    whatever the model, the database or a question put in it, no secret is written
+    (``redact``); the id is the hash of the text as stored."""
+    ticket = ticket if ticket is not None else (session_id or "")
+    if not isinstance(ticket, str) or len(ticket) > MAX_TICKET_CHARS:
+        raise UsageError(f"a ticket id is text of at most {MAX_TICKET_CHARS} characters")
+    ticket = safe_ticket(no_surrogates(ticket))
+    meta: dict[str, Any] = {
+        "order_code": order_code, "customer": customer, "question": question,
+        "model": model, "provider": provider, "session_id": session_id,
+        "questions": [no_surrogates(str(q)) for q in (questions or [])],
+        "lookups": [bounded(x) for x in (lookups or [])],
+        "findings": [bounded(x) for x in (findings or [])], "history": [],
+        # the findings belong to this text; None: its checks have not run yet
+        "findings_sha256": None,
+    }
+    if prompt_version is not None:
+        meta["prompt_version"] = prompt_version
+    if mode is not None:
+        meta["mode"] = mode
+    for k in ("order_code", "customer", "question", "model", "provider", "session_id",
+              "prompt_version", "mode"):
+        if isinstance(meta.get(k), str):
+            meta[k] = no_surrogates(meta[k])
+    stored = redact(no_surrogates(text))
+    if findings is not None:
+        meta["findings_sha256"] = text_key(stored)
+    return ticket, stored, redact_obj(meta)
 
 
-def _reopen(d: Draft) -> None:
-    """Persist what reading found: a hand edit after approval made the draft pending again."""
-    if d.reopened:
-        d.meta["status"] = "approved"  # what the file says
-        _record(d, "(hand edit)", "pending_review", "the text was edited after approval")
-        d.reopened = False
+def moved_fields(d: Draft, who: str) -> dict[str, Any]:
+    """The fields a moved draft keeps (its provenance and findings), with a history entry."""
+    fields = {k: v for k, v in d.meta.items() if k not in (
+        "id", "status", "created_at", "ticket", "text_sha256", "history", "reviewed_by",
+        "reviewed_at", "review_reason", "superseded_by", "approved_sha256", "approved_text",
+        "push", "exported")}
+    fields["history"] = [{"who": who, "when": now_iso(), "from": None, "to": "pending_review",
+                          "reason": f"moved from ticket {d.ticket} (draft {d.id})"}]
+    return fields
 
 
-def _record(d: Draft, who: str, to: str, reason: str | None) -> None:
-    """Append a review action, with the version the draft is at after it (what a later action
-    that carries an older version is told happened since); what a person typed (a reason, a
-    reviewer's name) is redacted as the model's text is."""
-    hist = list(d.meta.get("history") or [])
-    hist.append({"who": redact(who), "when": now_iso(), "from": d.meta.get("status"), "to": to,
-                 "reason": redact(reason) if reason is not None else None,
-                 "version": version_of(to, d.text)})
-    d.meta["history"] = hist[-MAX_HISTORY:]
-    d.meta["status"] = to
+def _newest_key(d: Any) -> tuple[str, str]:
+    if isinstance(d, Draft):
+        return (str(d.meta.get("created_at") or ""), d.id)
+    return ("", d.id)
+
+
+def _read_claim(path: Path) -> tuple[str, float, Claim] | None:
+    """(token, expires, claim) of a claim file, or None (absent or unreadable: no claim)."""
+    try:
+        rec = json.loads(read_regular(path, 8192))
+        return (str(rec["token"]), float(rec["expires"]),
+                Claim(str(rec.get("who") or "someone")[:64], str(rec.get("holder") or "")[:128],
+                      str(rec.get("expires_at") or "")[:40]))
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return None

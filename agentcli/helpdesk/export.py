@@ -2,9 +2,9 @@
 
 **The helpdesk ticket.** A draft's ``ticket`` is the helpdesk's only when a person or a script
 named it: ``--ticket`` / ``/ticket`` on ``ask`` and ``chat``, the ``id`` of a batch line. A
-conversation started without one gets its session id as its ticket (``ticket == session_id``):
-that is no helpdesk ticket, and such a draft is skipped with that reason; so is a ticket that
-held a secret (stored as ``id-<hash>``) and one that is not this helpdesk's kind of id (Zendesk,
+conversation started without one gets its session id as its ticket (``ticket == session_id``),
+a batch line without an id ``line-N-<hash>``: neither is a helpdesk ticket, and such a draft is
+skipped with that reason; so is a ticket that held a secret (stored as ``id-<hash>``) and one that is not this helpdesk's kind of id (Zendesk,
 Help Scout and Freshdesk: digits; Front: ``cnv_…``), whatever else it holds: hostile ids never
 reach a path.
 
@@ -32,6 +32,7 @@ from . import HELPDESKS
 from .rules import Helpdesk, guard
 
 _HASHED_RE = re.compile(r"id-[0-9a-f]{24}")
+_BATCH_LINE_RE = re.compile(r"line-[0-9]+-[0-9a-f]{12}")  # batch.engine.line_ticket: a line without an id
 EXAMPLE_BASE = "https://helpdesk.example"  # the base a line is checked against (export has none)
 
 
@@ -53,6 +54,9 @@ def helpdesk_ticket(d: Draft) -> tuple[str | None, str | None]:
                       "helpdesk ticket to put it in")
     if _HASHED_RE.fullmatch(t):
         return None, "its ticket id looked like a secret and was stored as a hash"
+    if _BATCH_LINE_RE.fullmatch(t):
+        return None, ("its ticket was made up by batch for a line without an id: no helpdesk "
+                      "ticket to put it in")
     return t, None
 
 

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Callable
 
-from ..drafts.format import Draft, now_iso
+from ..drafts.format import Draft, now_iso, text_hash
 from ..drafts.store import DraftStore
 from ..errors import EXIT_API, EXIT_INCOMPLETE, EXIT_OK
 from ..providers.retry import Attempts
@@ -126,7 +126,8 @@ class Pusher:
 
     def _done(self, d: Draft, ticket: str, key: str, rid: str | None, how: str) -> Outcome:
         rec = {"state": "done", "key": key, "helpdesk": self.hd.name, "ticket": ticket,
-               "id": rid, "what": self.hd.what, "who": self.who, "when": now_iso()}
+               "id": rid, "what": self.hd.what, "who": self.who, "when": now_iso(),
+               "text_sha256": text_hash(d.text)}  # the text as pushed (an edit later is not)
         what = f"{self.hd.what} {rid}" if rid else self.hd.what
         _, ok = self.store.remote(d.id, "push", rec, who=self.who, expect=key,
                                   reason=f"pushed to {self.hd.title} ticket {ticket} as {what}{how}")
@@ -140,11 +141,11 @@ class Pusher:
             self.store.remote(d.id, "push", {**(pushed(self.store.get(d.id)) or {}), "said": why},
                               who=self.who, expect=key,
                               reason=f"push to {self.hd.title} ticket {ticket} not confirmed: {why}")
-            return Outcome(d.id, ticket, "unknown", f"{self.hd.title} ticket {ticket}: {why}; it "
+            return Outcome(d.id, ticket, "unknown", f"{why}; it "
                            "may have arrived: run the push again to check (nothing is sent twice)")
         self.store.remote(d.id, "push", None, who=self.who, expect=key,
                           reason=f"push to {self.hd.title} ticket {ticket} failed: {why}")
-        return Outcome(d.id, ticket, "failed", f"{self.hd.title} ticket {ticket}: {why}")
+        return Outcome(d.id, ticket, "failed", f"ticket {ticket}: {why}")
 
     # -- the helpdesk ---------------------------------------------------------------------
     def _check(self, d: Draft, ticket: str) -> tuple[str | None, str | None]:
@@ -162,14 +163,14 @@ class Pusher:
     def push_one(self, d: Draft) -> Outcome:
         p = plan(d, self.hd.name)
         if p.record is None:
-            return Outcome(d.id, None, "skipped", f"not pushed: {p.skipped}")
+            return Outcome(d.id, None, "skipped", p.skipped or "")
         ticket = p.record["ticket"]
         cur = pushed(d)
         if cur is None:
-            d, ok, key = self._claim(d, ticket, None)
+            now, ok, key = self._claim(d, ticket, None)
             if ok:
-                return self._send(d, ticket, key, p.record["body"])
-            cur = pushed(d)
+                return self._send_same(d, now, ticket, key, p.record["body"])
+            d, cur = now, pushed(now)
         if cur is None:  # removed meanwhile: a teammate's push failed; next run
             return Outcome(d.id, ticket, "busy", "a teammate's push of it just ended; run again")
         if cur.get("state") == "done":
@@ -177,7 +178,7 @@ class Pusher:
             return Outcome(d.id, ticket, "already", f"already pushed to {where} by "
                            f"{cur.get('who')} at {cur.get('when')}", cur.get("id"))
         if cur.get("helpdesk") != self.hd.name:
-            return Outcome(d.id, ticket, "skipped", f"not pushed: a push of it to "
+            return Outcome(d.id, ticket, "skipped", f"a push of it to "
                            f"{cur.get('helpdesk')} was interrupted: finish it with `drafts push "
                            f"--to {cur.get('helpdesk')}`")
         if _alive(cur):
@@ -189,16 +190,27 @@ class Pusher:
             return Outcome(d.id, ticket, "unknown", f"not checked: {self.auth_failed}")
         found, why = self._check(d, ticket)
         if why:
-            return Outcome(d.id, ticket, "unknown", f"{self.hd.title} ticket {ticket}: an earlier "
+            return Outcome(d.id, ticket, "unknown", f"ticket {ticket}: an earlier "
                            f"push was interrupted and {why}; nothing sent, run again")
         old = cur.get("key")
         if found:
             return self._done(d, ticket, old, found, " (found in the helpdesk: an earlier push "
                                                      "was interrupted before its record; not sent again)")
-        d, ok, key = self._claim(d, ticket, old)
+        now, ok, key = self._claim(d, ticket, old)
         if not ok:
             return Outcome(d.id, ticket, "busy", "a teammate took the interrupted push over; nothing sent")
-        return self._send(d, ticket, key, p.record["body"])
+        return self._send_same(d, now, ticket, key, p.record["body"])
+
+    def _send_same(self, seen: Draft, now: Draft, ticket: str, key: str,
+                   body: dict[str, Any]) -> Outcome:
+        """Send, if the draft claimed (``now``, read under the lock) is still the one selected
+        (``seen``): approved, at the same version; else the claim is taken back, nothing sent."""
+        if now.version != seen.version or now.meta.get("status") != "approved":
+            self.store.remote(seen.id, "push", None, who=self.who, expect=key,
+                              reason="not pushed: it changed since the push started")
+            return Outcome(seen.id, ticket, "skipped", f"it changed since the push "
+                           f"started (now {now.meta.get('status')}, version {now.version})")
+        return self._send(now, ticket, key, body)
 
     def _send(self, d: Draft, ticket: str, key: str, body: dict[str, Any]) -> Outcome:
         if self.auth_failed:
@@ -219,7 +231,7 @@ class Pusher:
             if a.may_have_arrived:
                 found, why = self._check(d, ticket)
                 if found:
-                    return self._done(d, ticket, key, found, " (its answer was lost; found in "
+                    return self._done(d, ticket, key, found, " (its answer was lost or unreadable; found in "
                                                              "the helpdesk, not sent again)")
                 if why:
                     return self._failed(d, ticket, key, f"{_why(self.hd, a, ticket)}, and it {why}",
@@ -246,7 +258,7 @@ def _why(hd: Helpdesk, a: Answer, ticket: str) -> str:
     if a.kind == "auth":
         return f"{hd.title} refused the token ({a.status}{said}): check {hd.env_token}"
     if a.kind == "missing":
-        return f"{hd.title} has no ticket {ticket} (404)"
+        return f"{hd.title} has no such ticket (404)"
     if a.kind == "limited":
         return f"{hd.title} is rate-limiting: it asks to wait {a.wait:.0f} s; run again later"
     if a.kind == "redirect":

@@ -123,7 +123,10 @@ def check_base_url(hd: Helpdesk, base: Any) -> str:
         raise Refused(f"the {hd.title} URL in {where} names no valid host")
     if port == 0:
         raise Refused(f"the {hd.title} URL in {where} names port 0")
-    return f"{u.scheme}://{u.netloc.lower()}"
+    netloc = u.netloc.lower()
+    if port == {"https": 443, "http": 80}[u.scheme]:  # as the HTTP client writes it: no default port
+        netloc = netloc.rsplit(":", 1)[0]
+    return f"{u.scheme}://{netloc}"
 
 
 def _routes(hd: Helpdesk) -> tuple[Route, Route]:

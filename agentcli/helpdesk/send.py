@@ -30,7 +30,7 @@ import httpx2
 
 from ..providers.ratelimit import BACKOFF_FLOOR_S, MAX_BACKOFF_S, retry_after
 from ..redact import one_line, redact
-from .rules import Helpdesk, Route, guard
+from .rules import Helpdesk, Route, check_base_url, guard
 
 CONNECT_S = 10.0
 MAX_BODY_BYTES = 4 * 1024 * 1024   # a listing of a ticket's notes, a created note
@@ -58,7 +58,8 @@ class Sender:
     """One HTTP client for one helpdesk, base URL and token (a context manager)."""
 
     def __init__(self, hd: Helpdesk, base: str, token: str, *, timeout: float) -> None:
-        self.hd, self.base, self.token, self.timeout = hd, base.rstrip("/"), token, timeout
+        # as the guard takes it (Refused before any client exists): lower case, no default port
+        self.hd, self.base, self.token, self.timeout = hd, check_base_url(hd, base), token, timeout
         self.paused_until = 0.0   # a 429's pause holds every draft of the run
         self.rounds = 0           # 429 answers in a row (the gate's doubling backoff floor)
         self.client = httpx2.Client(
@@ -110,11 +111,13 @@ class Sender:
         headers = {k.lower(): v for k, v in resp.headers.items()}
         try:
             raw = self._read(resp)
-        except httpx2.TimeoutException:
-            return Answer("timeout", status, said=f"the answer did not arrive within {self.timeout:g} s")
         except (httpx2.TransportError, OSError, ValueError) as e:
-            return Answer("dropped" if status < 300 else _kind(status), status,
-                          said=_words(str(e) or "the answer broke off"))
+            if status < 300:  # made, perhaps: the body would have said what
+                timed = isinstance(e, httpx2.TimeoutException)
+                return Answer("timeout" if timed else "dropped", status, said=(
+                    f"the answer did not arrive within {self.timeout:g} s" if timed
+                    else _words(str(e) or "the answer broke off")))
+            raw = b""  # an error's status is its answer; its words are a courtesy
         said = _said(raw)
         if status == 429:
             self.rounds += 1

@@ -38,6 +38,7 @@ import anthropic
 
 from ..errors import ConfigError, IncompleteResponse, ModelAPIError
 from ..events import TextDelta
+from ..redact import one_line
 from .api_errors import (
     Where,
     api_error,
@@ -349,9 +350,36 @@ class AnthropicProvider(MessagesHistory):
         return msgs
 
     # -- one model call -----------------------------------------------------------------
-    def _params(self, history: list[Any]) -> dict[str, Any]:
+    def request_params(self, history: list[Any]) -> dict[str, Any]:
+        """The Messages request body of the next call on ``history`` (what ``respond`` sends;
+        a Message Batches request's ``params``)."""
         return {"model": self.model, "max_tokens": self.model_settings.max_tokens,
                 "system": self.system, "tools": self.tools, "messages": self._messages(history)}
+
+    _params = request_params
+
+    def turn_from_message(self, message: Any) -> ModelTurn:
+        """The turn of a whole Messages API message given as JSON (a batch result's
+        ``message``), checked as a non-streamed answer is; raises ModelAPIError (broken, or
+        incomplete without a stop reason) as ``respond`` would."""
+        if not isinstance(message, dict):
+            raise broken(WHERE, "a batch result's message is not a JSON object")
+        if depth_exceeds(message, MAX_INPUT_DEPTH + 8):
+            raise broken(WHERE, f"a tool input nests deeper than {MAX_INPUT_DEPTH} levels")
+        try:
+            msg = anthropic.types.Message.model_validate(message)
+        except (ValueError, TypeError):  # pydantic's ValidationError is a ValueError
+            raise broken(WHERE, "a batch result's message is not a Messages API message") from None
+        return self._finished(msg, OutputBudget(self.model_settings.max_tokens))
+
+    def _finished(self, msg: Any, budget: OutputBudget, acc: "_Stream | None" = None) -> ModelTurn:
+        why = _problem(msg, budget)
+        if why is not None:
+            raise broken(WHERE, why)
+        if msg.stop_reason is None:
+            raise IncompleteResponse("the model's response ended without a stop reason "
+                                     "(the stream was cut short)")
+        return self._turn(msg, acc if acc is not None else _Stream(budget))
 
     async def respond(self, history: list[Any], *, stream: bool) -> AsyncIterator[TextDelta | ModelTurn]:
         params = self._params(history)
@@ -417,13 +445,7 @@ class AnthropicProvider(MessagesHistory):
             raise api_error(anthropic, e, WHERE) from None
         except anthropic.AnthropicError as e:
             raise _incomplete(e) from None
-        why = _problem(msg, budget)
-        if why is not None:
-            raise broken(WHERE, why)
-        if msg.stop_reason is None:
-            raise IncompleteResponse("the model's response ended without a stop reason "
-                                     "(the stream was cut short)")
-        yield self._turn(msg, acc)
+        yield self._finished(msg, budget, acc)
 
     def _turn(self, msg: Any, acc: _Stream) -> ModelTurn:
         content = [_block_to_param(b) for b in msg.content]
@@ -452,6 +474,46 @@ class AnthropicProvider(MessagesHistory):
             message={"role": "assistant", "content": content},
         )
 
+    _batches: "MessageBatches | None" = None
+
+    @property
+    def batches(self) -> "MessageBatches":
+        """The Message Batches API (its own client, built on first use)."""
+        if self._batches is None:
+            self._batches = MessageBatches(self)
+        return self._batches
+
+    async def forced_call(self, system: str, user: str, tool: dict[str, Any], *,
+                          model: str | None = None) -> ModelTurn:
+        """One non-streamed request whose answer must call ``tool`` (``tool_choice`` forced,
+        the tool strict): the grounding checks' model layer."""
+        params = {"model": model or self.model, "max_tokens": self.model_settings.max_tokens,
+                  "system": [{"type": "text", "text": system}],
+                  "tools": [{"name": tool["name"], "description": tool.get("description", ""),
+                             "input_schema": tool["input_schema"], "strict": True}],
+                  "tool_choice": {"type": "tool", "name": tool["name"]},
+                  "messages": [{"role": "user", "content": user}]}
+        budget = OutputBudget(self.model_settings.max_tokens)
+        try:
+            msg = await self.client.messages.create(**params)
+        except MALFORMED_BODY as e:
+            raise _incomplete(e) from None
+        except anthropic.APIResponseValidationError:
+            raise broken(WHERE, "not a Messages API response") from None
+        except anthropic.APIConnectionError as e:
+            bug = own_bug(e)
+            if bug is not None:
+                raise bug
+            raise api_error(anthropic, e, WHERE) from None
+        except anthropic.APIStatusError as e:
+            raise api_error(anthropic, e, WHERE) from None
+        except anthropic.AnthropicError as e:
+            raise _incomplete(e) from None
+        why = _problem(msg, budget)
+        if why is not None:
+            raise broken(WHERE, why)
+        return self._turn(msg, _Stream(budget))
+
     async def check_api(self) -> str:
         """GET /v1/models (lists models: no tokens, no cost)."""
         try:
@@ -466,6 +528,121 @@ class AnthropicProvider(MessagesHistory):
         except MALFORMED_BODY:
             raise broken(WHERE, "not a models list") from None
         return models_answered(page)
+
+    async def aclose(self) -> None:
+        await self.client.close()
+        if self._batches is not None:
+            await self._batches.aclose()
+
+
+MAX_RESULTS_BYTES = 8 * 1024 ** 3  # one batch's results file (a batch holds up to 256 MB of requests)
+
+
+def _batch_summary(b: Any) -> dict[str, Any]:
+    """A message batch as plain JSON: id, processing_status, request_counts, times."""
+    counts = getattr(b, "request_counts", None)
+    out: dict[str, Any] = {"id": getattr(b, "id", None),
+                           "processing_status": getattr(b, "processing_status", None),
+                           "request_counts": {k: getattr(counts, k, 0) or 0 for k in
+                                              ("processing", "succeeded", "errored", "canceled",
+                                               "expired")}}
+    for k in ("created_at", "ended_at", "expires_at", "cancel_initiated_at"):
+        v = getattr(b, k, None)
+        out[k] = v.timestamp() if hasattr(v, "timestamp") else None
+    if not isinstance(out["id"], str) or not isinstance(out["processing_status"], str):
+        raise broken(WHERE, "not a message batch")
+    return out
+
+
+class MessageBatches:
+    """The Message Batches API of the Anthropic provider, in plain JSON: ``create``,
+    ``retrieve``, ``results`` (an async iterator of ``(custom_id, kind, value)``: a
+    ``ModelTurn`` checked as a live answer is, for ``succeeded``), ``cancel``, ``list``. Its own
+    client (a results file is far bigger than a message: :data:`MAX_RESULTS_BYTES`) and its own
+    rate-limit gate (the batch endpoints' limits are not the Messages API's). SDK errors are
+    ``ModelAPIError`` (retryable or not), as everywhere."""
+
+    def __init__(self, provider: AnthropicProvider) -> None:
+        self.provider = provider
+        self.gate = Gate()
+        timeout = provider.model_settings.timeout
+        self.client = anthropic.AsyncAnthropic(
+            api_key=os.environ.get("ANTHROPIC_API_KEY") or None, max_retries=0, timeout=timeout,
+            http_client=http_client(anthropic, timeout, self.gate, MAX_RESULTS_BYTES))
+
+    async def _call(self, fn: Any, *args: Any, **kw: Any) -> Any:
+        try:
+            return await fn(*args, **kw)
+        except anthropic.APIConnectionError as e:
+            bug = own_bug(e)
+            if bug is not None:
+                raise bug
+            raise api_error(anthropic, e, WHERE) from None
+        except anthropic.APIError as e:
+            raise api_error(anthropic, e, WHERE) from None
+        except (*MALFORMED_BODY, ValueError, TypeError):
+            raise broken(WHERE, "not a message batch") from None
+
+    async def create(self, requests: list[dict[str, Any]]) -> dict[str, Any]:
+        return _batch_summary(await self._call(self.client.messages.batches.create,
+                                               requests=requests))
+
+    async def retrieve(self, batch_id: str) -> dict[str, Any]:
+        return _batch_summary(await self._call(self.client.messages.batches.retrieve, batch_id))
+
+    async def cancel(self, batch_id: str) -> dict[str, Any]:
+        return _batch_summary(await self._call(self.client.messages.batches.cancel, batch_id))
+
+    async def list(self, limit: int = 100) -> list[dict[str, Any]]:
+        """The newest batches of the workspace (one page)."""
+        page = await self._call(self.client.messages.batches.list, limit=limit)
+        out = []
+        for b in getattr(page, "data", None) or []:
+            try:
+                out.append(_batch_summary(b))
+            except ModelAPIError:
+                continue
+        return out
+
+    async def results(self, batch_id: str) -> AsyncIterator[tuple[str, str, Any]]:
+        """Each result of an ended batch, in the file's order: ``(custom_id, "succeeded",
+        ModelTurn)``, ``(custom_id, "broken", ModelAPIError)`` (a message that is not one),
+        ``(custom_id, "errored", (error type, message))``, ``(custom_id, "canceled" or
+        "expired", None)``. A line that is not a result is skipped."""
+        decoder = await self._call(self.client.messages.batches.results, batch_id)
+        it = decoder.__aiter__()
+        while True:
+            try:
+                r = await it.__anext__()
+            except StopAsyncIteration:
+                return
+            except anthropic.APIError as e:
+                raise api_error(anthropic, e, WHERE) from None
+            except (*_STREAM_FAULTS, RecursionError) as e:
+                raise ModelAPIError(f"the results of batch {one_line(batch_id, 80)} broke off: "
+                                    f"{transport_words(e)}", kind="connection",
+                                    retryable=True) from None
+            cid = getattr(r, "custom_id", None)
+            res = getattr(r, "result", None)
+            kind = getattr(res, "type", None)
+            if not isinstance(cid, str) or not isinstance(kind, str):
+                continue
+            if kind == "succeeded":
+                m = getattr(res, "message", None)
+                try:
+                    d = m.model_dump(mode="json", warnings=False) if hasattr(m, "model_dump") else m
+                    yield cid, kind, self.provider.turn_from_message(d)
+                except ModelAPIError as e:
+                    yield cid, "broken", e
+                except (ValueError, TypeError, RecursionError):
+                    yield cid, "broken", broken(WHERE, "a batch result's message is not a message")
+            elif kind == "errored":
+                err = getattr(getattr(res, "error", None), "error", None)
+                etype, emsg = getattr(err, "type", None), getattr(err, "message", None)
+                yield cid, kind, (etype if isinstance(etype, str) else "api_error",
+                                  emsg if isinstance(emsg, str) else "")
+            elif kind in ("canceled", "expired"):
+                yield cid, kind, None
 
     async def aclose(self) -> None:
         await self.client.close()

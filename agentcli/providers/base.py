@@ -5,8 +5,15 @@ and the shapes a provider hands the loop (``ModelTurn``, ``ToolCall``).
                                   as Retry events), then exactly one ModelTurn, or raises
                                   ModelAPIError; anything else it raises is a bug of ours
     await check_api()             one free request (the models list): what answered, one line
+    await forced_call(system, user, tool, model=)  one request answered by a call of ``tool``
+                                  (the checks' model layer; not on the offline provider)
     gate                          the rate-limit gate every HTTP request passes (None: no API)
     model_settings                max_tokens and timeout, sent with every request
+
+A provider that speaks the Message Batches API (anthropic) also has ``request_params(history)``
+(the Messages request body of the next call), ``turn_from_message(message)`` (a whole message as
+JSON -> ModelTurn, checked as a live answer) and ``batches`` (``anthropic.MessageBatches``); the
+others have none (``batch --via batches`` says so, exit 2).
 
 A ``ModelTurn`` whose ``stop_reason`` is None is incomplete: the loop never runs its tool calls.
 """
@@ -77,6 +84,15 @@ class Provider(Protocol):
     def tool_call_turn(self, calls: list[tuple[str, dict[str, Any]]]) -> ModelTurn:
         """An assistant turn making these calls, in this provider's format (workflow mode:
         lookups agentcli made itself, shown to the model as its own calls)."""
+        ...
+
+    async def forced_call(self, system: str, user: str, tool: dict[str, Any], *,
+                          model: str | None = None) -> ModelTurn:
+        """One request with no history and no stream whose answer must be a call of ``tool``
+        (``{"name", "description", "input_schema"}``, sent strict, ``tool_choice`` forced): the
+        grounding checks' model layer (``checks.model_layer``). ``model``: another model of
+        the same API (``check_model``). Raises ModelAPIError. A provider without a model API
+        (the offline workflow, the scripted test model) has no such method."""
         ...
 
     async def check_api(self) -> str:

@@ -153,9 +153,11 @@ class _Decompressed(httpx2.AsyncByteStream):
             await close()
 
 
-def bound_response(idle: float) -> Callable[[Any], Any]:
+def bound_response(idle: float, max_bytes: int | None = None) -> Callable[[Any], Any]:
     """An ``httpx2`` async response hook applying the bounds (``idle`` = --request-timeout;
-    the module's constants are read per response). ``providers.transport.http_client``
+    the module's constants are read per response; ``max_bytes`` in place of
+    :data:`MAX_RESPONSE_BYTES` for a client whose answers are files, the Message Batches
+    API's results). ``providers.transport.http_client``
     installs it. A gzip or deflate body is decompressed by :class:`_Decompressed` (the header
     removed, so the client does not decode it again) and bounded as it expands; any other
     content-encoding, which no request of ours accepts, is a broken response."""
@@ -171,7 +173,7 @@ def bound_response(idle: float) -> Callable[[Any], Any]:
             stream = _Decompressed(stream, coding)
             del response.headers["content-encoding"]
         response.stream = _BoundedStream(stream, sse=ctype.startswith("text/event-stream"),
-                                         idle=idle, max_bytes=MAX_RESPONSE_BYTES,
+                                         idle=idle, max_bytes=max_bytes or MAX_RESPONSE_BYTES,
                                          max_seconds=MAX_RESPONSE_SECONDS)
 
     return hook

@@ -330,6 +330,31 @@ class OpenAIProvider:
         return ModelTurn(stop_reason=stop, text=shown, tool_calls=tool_calls, usage=_usage(usage),
                          message=message)
 
+    async def forced_call(self, system: str, user: str, tool: dict[str, Any], *,
+                          model: str | None = None) -> ModelTurn:
+        """One non-streamed request whose answer must call ``tool`` (the only tool offered, with
+        ``tool_choice: required``; the function strict): the grounding checks' model layer."""
+        params = {"model": model or self.model, "max_tokens": self.model_settings.max_tokens,
+                  "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
+                  "tools": [{"type": "function", "function": {
+                      "name": tool["name"], "description": tool.get("description", ""),
+                      "parameters": tool["input_schema"], "strict": True}}],
+                  # The only tool, and a call required: the same as naming it, and what local
+                  # servers accept (llama.cpp's takes only a string here, and ignores an object).
+                  "tool_choice": "required"}
+        r = _Response()
+        try:
+            await self._read_json(r, params)
+        except _Overflow as e:
+            raise ModelAPIError(f"the texts to check do not fit the model's context window ({e})",
+                                kind="bad_request") from None
+        if not r.finish:
+            raise IncompleteResponse("the model's response ended without a finish_reason")
+        try:
+            return self._turn(r.finish, "".join(r.text), "".join(r.refusal), r.calls, r.usage)
+        except _Broken as e:
+            raise broken(self.at, str(e)) from None
+
     # -- errors ---------------------------------------------------------------------------
     def _stream_error(self, e: Exception) -> ModelAPIError:
         code = error_code(e)

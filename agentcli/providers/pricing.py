@@ -24,6 +24,9 @@ PRICES: dict[str, dict[str, float]] = {
     "offline-rules-v1": {"input": 0.0, "output": 0.0, "cache_read": 0.0, "cache_write": 0.0},
 }
 
+# The Message Batches API bills every token at half the live price (``batch --via batches``).
+BATCH_DISCOUNT = 0.5
+
 
 def price_for(model: str | None, overrides: dict[str, Any] | None = None) -> dict[str, float] | None:
     if not model:

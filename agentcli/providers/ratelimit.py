@@ -18,8 +18,12 @@ response, and turns every 429/529 into the exception :meth:`Gate.limit_answer` b
   OpenAI-compatible ``x-ratelimit-{limit,remaining,reset}-{requests,tokens}``) feed one bucket
   per dimension; a request whose cost (1 request; its body's size / 4 as input tokens) the
   bucket does not hold waits until it refills, instead of discovering the limit by failing.
-- **Adaptive concurrency** (a batch): ``acquire``/``release`` admit at most ``limit`` questions;
-  the limit starts at the ``--concurrency`` ceiling, drops on a limit answer (once per pause:
+- **Adaptive concurrency** (a batch): ``acquire``/``release`` admit at most ``limit`` questions.
+  The batch learns the limit before it fans out: its first question goes alone, and the first
+  answer's rate-limit headers set the start: twice the requests the limit's rate keeps in flight
+  at that answer's latency, plus one, under the ``--concurrency`` ceiling (the ceiling when no
+  requests limit is said). (Before, the whole first wave went out with no header known: 120 of
+  a 200-question batch's answers were 429s.) The limit then drops on a limit answer (once per pause:
   an eighth when the answer carries rate-limit headers the pacing uses, else a quarter) and
   grows by one per round of clear answers.
 - **Quota stop.** Any wait above ``max_wait`` (a retry-after, or what the rate-limit headers
@@ -57,6 +61,7 @@ STALL_ROUNDS = 10    # ... or for this many rounds of limit answers (~80 s of gr
 BACKOFF_FLOOR_S = 0.1  # the shortest shared pause after a limit answer, doubling per round
 MAX_BACKOFF_S = 30.0    # the longest backoff of our own (a server may ask for more)
 NOTICE_S = 1.0       # outside a batch, a wait this long is shown (a countdown), not slept unseen
+MAX_SENT = 20_000     # requests remembered per limit (their send times: see _Bucket.update)
 _DIMS = ("requests", "tokens", "input-tokens", "output-tokens")
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
 
@@ -134,21 +139,35 @@ class _Bucket:
         self.rate = 0.0
         self.t = 0.0
         self.full_at = 0.0
+        # (when, units) of our requests sent or about to be sent, for the last minute or so:
+        # those sent after an answer's request are not in its ``remaining``
+        self.sent: collections.deque[tuple[float, float]] = collections.deque(maxlen=MAX_SENT)
 
     def now_level(self, now: float) -> float:
         assert self.level is not None
         return min(self.limit, self.level + self.rate * (now - self.t))
 
-    def update(self, limit: float, remaining: float, reset_s: float, now: float) -> None:
+    def update(self, limit: float, remaining: float, reset_s: float, now: float,
+               age: float = 0.0) -> None:
+        """What one answer's headers say. ``age``: how long ago the request was sent (the
+        server counted ``remaining`` at most that long ago: its reset, an absolute time, was
+        ``reset_s + age`` away then; leaving that out paced 30 % too fast at 0.25 s latency)."""
         span = limit - remaining
-        if span >= 1 and reset_s > 0:
+        if span >= max(2.0, limit / 4) and reset_s + age > 0:
             # remaining is a whole number, rounded down: one unit less keeps the rate from
-            # being overestimated (pacing a little fast meets the limit again and again)
-            self.rate = (span - 1 if span > 1 else span) / reset_s
+            # being overestimated (pacing a little fast meets the limit again and again). A
+            # small span says little: 1 used of 20 may be 0.5 (the rate twice the truth).
+            self.rate = (span - 1) / (reset_s + age)
         elif not self.rate:
             self.rate = limit / 60.0  # both APIs state their limits per minute
-        mine = self.now_level(now) if self.level is not None else remaining
-        self.limit, self.level, self.t = limit, min(mine, remaining), now
+        # The server's level now, had we sent nothing since: what it said, refilled for the
+        # answer's age; less what we sent (or are about to send) after that request went.
+        # (Taking the smaller of it and our own level kept the refill of the answer's age out:
+        # at 0.25 s latency the batch reached 0.76 of the limit.)
+        since = now - age
+        later = sum(n for t, n in self.sent if t > since)
+        self.limit, self.t = limit, now
+        self.level = min(limit, remaining + self.rate * age) - later
         self.full_at = now + reset_s
 
     def wait_for(self, n: float, now: float) -> float:
@@ -160,14 +179,21 @@ class _Bucket:
         if lvl >= n:
             return 0.0
         wait = (n - lvl) / self.rate if self.rate > 0 else 60.0
-        # by the API's own word the bucket is full at its reset: never wait beyond that
-        return min(wait, max(self.full_at - now, 0.05))
+        # By the API's own word the bucket is full at its reset: never wait beyond that, but
+        # for what our own requests sent since (our level below zero) take from it then. (The
+        # reset alone let every request queued behind a burst go at once when it came.)
+        beyond = max(0.0, n - lvl - self.limit)
+        return min(wait, max(self.full_at - now, 0.05) + (beyond / self.rate if self.rate > 0 else 0.0))
 
     def reserve(self, n: float, now: float) -> float:
         """Take ``n`` units; the seconds until they are really there (0: now)."""
         wait = self.wait_for(n, now)
         if self.level is not None and n > 0:
             self.level, self.t = self.now_level(now) - min(n, self.limit), now
+        if n > 0:
+            while self.sent and self.sent[0][0] < now - 120.0:
+                self.sent.popleft()
+            self.sent.append((now + wait, min(n, self.limit) if self.limit else n))
         return wait
 
     def said(self, dim: str) -> str:
@@ -201,8 +227,28 @@ class Gate:
 
     def configure(self, ceiling: int, *, batch: bool = True) -> None:
         self.ceiling = max(1, int(ceiling))
-        self.limit = self.ceiling
         self.batch = batch
+        # A batch learns the limit before it fans out: one question alone (the probe) until
+        # the first answer's headers say the limit, then as many as it allows (:meth:`_learn`).
+        self._learned = bool(getattr(self, "_buckets", None)) or not batch
+        self.limit = self.ceiling if self._learned else 1
+        self.start_limit: int | None = None  # what the probe's answer allowed (for a person)
+
+    def _learn(self, limits: dict[str, tuple[float, float, float]], age: float) -> None:
+        """The first answer of a batch: start at the concurrency its limit allows. The
+        requests limit's rate times the answer's time in flight (``age``) is what the limit
+        keeps busy; twice that and one more covers the tools' time between two calls and the
+        second request of a question (the pacing holds the rate, so more is only queued)."""
+        self._learned = True
+        b = self._buckets.get("requests")
+        if b is not None and b.rate > 0 and "requests" in limits:
+            allowed = max(1, math.ceil(b.rate * max(age, 0.01)))
+            self.limit = max(1, min(self.ceiling, 2 * allowed + 1))
+        else:  # no requests limit said: the pacing of the others (or the blind brake) it is
+            self.limit = self.ceiling
+        self.start_limit = self.limit
+        self._wake()
+        self._changed()
 
     # -- what the rest of agentcli reads -------------------------------------------------
     def pause_left(self) -> float:
@@ -294,11 +340,14 @@ class Gate:
         return LimitAnswer(429, wait=wait, stopped=None, retry_after=None, batch=False,
                            paced=why)
 
-    def after_response(self, status: int, headers: Any) -> None:
+    def after_response(self, status: int, headers: Any, age: float = 0.0) -> None:
+        """One answer (its status and headers; ``age``: seconds since its request was sent)."""
         now = self.clock()
         limits = read_limits(headers)
         for dim, (lim, rem, reset) in limits.items():
-            self._buckets.setdefault(dim, _Bucket()).update(lim, rem, reset, now)
+            self._buckets.setdefault(dim, _Bucket()).update(lim, rem, reset, now, max(0.0, age))
+        if not self._learned:
+            self._learn(limits, age)
         if status in LIMIT_STATUSES:
             self.limit_hits += 1
             if not self._strikes:

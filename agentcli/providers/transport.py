@@ -27,9 +27,11 @@ both raise transport errors and malformed JSON or UTF-8 raw, unwrapped.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import json
 import ssl
+import time
 from typing import Any
 
 import anyio
@@ -80,7 +82,11 @@ async def _start_of(response: httpx2.Response) -> str:
 
 def gate_hooks(gate: Gate) -> dict[str, list[Any]]:
     """The request and response hooks of the rate-limit gate (the response hook must come
-    after the bounds' hook: it reads a limit answer's body)."""
+    after the bounds' hook: it reads a limit answer's body). Each answer tells the gate how
+    long ago its request went (how old the rate-limit headers may be)."""
+    # when each request in flight went (by id: a request that never gets an answer leaves
+    # its entry; bounded so a long run of connection failures cannot grow it)
+    _sent: "collections.OrderedDict[int, float]" = _Sent()
 
     async def on_request(request: httpx2.Request) -> None:
         try:
@@ -88,9 +94,12 @@ def gate_hooks(gate: Gate) -> dict[str, list[Any]]:
         except httpx2.RequestNotRead:  # a streamed body: no size to estimate from
             size = 0
         await gate.before_request(size)
+        _sent[id(request)] = time.monotonic()
 
     async def on_response(response: httpx2.Response) -> None:
-        gate.after_response(response.status_code, response.headers)
+        sent = _sent.pop(id(response.request), None)
+        age = time.monotonic() - sent if sent is not None else 0.0
+        gate.after_response(response.status_code, response.headers, age)
         if response.status_code in LIMIT_STATUSES:
             raise gate.limit_answer(response.status_code, response.headers,
                                     await _start_of(response))
@@ -98,13 +107,25 @@ def gate_hooks(gate: Gate) -> dict[str, list[Any]]:
     return {"request": [on_request], "response": [on_response]}
 
 
-def http_client(sdk: Any, idle: float, gate: Gate) -> httpx2.AsyncClient:
-    """``sdk.DefaultAsyncHttpxClient`` with the response bounds (``idle`` = --request-timeout)
-    and the rate-limit gate's hooks."""
+class _Sent(collections.OrderedDict):
+    """Send times by request id, the oldest dropped beyond :data:`MAX_IN_FLIGHT_TIMES`."""
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        super().__setitem__(key, value)
+        if len(self) > MAX_IN_FLIGHT_TIMES:
+            self.popitem(last=False)
+
+
+MAX_IN_FLIGHT_TIMES = 4096
+
+
+def http_client(sdk: Any, idle: float, gate: Gate, max_bytes: int | None = None) -> httpx2.AsyncClient:
+    """``sdk.DefaultAsyncHttpxClient`` with the response bounds (``idle`` = --request-timeout,
+    ``max_bytes`` a body's size bound when not the default) and the rate-limit gate's hooks."""
     hooks = gate_hooks(gate)
     # No redirects: the SDKs' clients follow them, so a base URL that answers 307 would send
     # the conversation (and, on the same origin, the key) wherever it points, and a failure
     # there would be reported as this server's. A redirect is said as one (api_errors).
     return sdk.DefaultAsyncHttpxClient(follow_redirects=False, event_hooks={
         "request": hooks["request"],
-        "response": [bound_response(idle), *hooks["response"]]})
+        "response": [bound_response(idle, max_bytes), *hooks["response"]]})

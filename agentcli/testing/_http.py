@@ -118,6 +118,14 @@ class FakeServer:
         self._conns: set[socket.socket] = set()
         self._served = 0  # requests answered so far (numbering survives record=False)
         self.limits: Any = None  # agentcli.testing.limits.Limits: rate limits with 429s
+        # A request whose tool_choice forces one tool (the grounding checks' model layer,
+        # ``report_claims``) is answered apart from the script: from ``queue_forced`` replies,
+        # else ``forced_handler(body)``, else a call of that tool with ``{"claims": []}`` and
+        # no usage. It is recorded in ``forced_requests``, not ``requests``, so a test's script
+        # and its request counts stay those of the conversation.
+        self.forced_requests: list[dict[str, Any]] = []
+        self.forced_handler: Callable[[dict[str, Any]], Any] | None = None
+        self._forced: collections.deque[Any] = collections.deque()
 
     # -- lifecycle
     def start(self) -> Any:
@@ -166,6 +174,40 @@ class FakeServer:
         with self._lock:
             self._queue.extend(replies)
 
+    def queue_forced(self, *replies: Any) -> None:
+        """Replies for the next forced-tool requests (see ``forced_requests``), in order."""
+        with self._lock:
+            for r in replies:
+                if not isinstance(r, self.reply_type):
+                    raise TypeError(f"queue_forced() takes Reply objects, got {r!r}")
+            self._forced.extend(replies)
+
+    def _forced_tool(self, body: dict[str, Any]) -> str | None:
+        """The tool a request's tool_choice forces, or None (each API says it its own way)."""
+        return None
+
+    def _forced_reply(self, name: str, arguments: dict[str, Any]) -> Any:
+        """A reply calling tool ``name`` with ``arguments`` (no usage)."""
+        raise NotImplementedError
+
+    def _answer_forced(self, body: dict[str, Any], name: str) -> Any:
+        with self._lock:
+            if self.record:
+                self.forced_requests.append(body)
+            reply = self._forced.popleft() if self._forced else None
+        if reply is None and self.forced_handler is not None:
+            try:
+                reply = self.forced_handler(body)
+                if isinstance(reply, dict):  # convenience: the tool's arguments
+                    reply = self._forced_reply(name, reply)
+                if not isinstance(reply, self.reply_type):
+                    raise TypeError(f"forced_handler returned {reply!r}, not a Reply")
+            except Exception as e:
+                self.errors.append(traceback.format_exc())
+                reply = self._error_reply(500, f"{self.name} forced_handler raised {type(e).__name__}: {e}",
+                                          {"x-should-retry": "false"})
+        return reply if reply is not None else self._forced_reply(name, {"claims": []})
+
     def reset(self) -> None:
         """Forget recorded requests, queued replies and errors; restore the constructor's latency/handler.
 
@@ -173,6 +215,8 @@ class FakeServer:
         """
         with self._lock:
             self._queue.clear()
+            self._forced.clear()
+            self.forced_requests.clear()
             self.requests.clear()
             self.request_headers.clear()
             self.errors.clear()
@@ -358,6 +402,15 @@ class FakeServer:
             if not ok:
                 self._send_json(h, 429, self._error_body(429, "fake: rate limit exceeded"), limit_headers)
                 return
+        forced = self._forced_tool(body)
+        if forced is not None:
+            reply = self._answer_forced(body, forced)
+            self._sleep(self.latency + reply.delay)
+            if reply.is_error:
+                self._send_json(h, reply.status, reply.body, reply.headers)
+            else:
+                self._respond(h, body, reply)
+            return
         with self._lock:
             if self.record:
                 self.requests.append(body)
@@ -365,6 +418,27 @@ class FakeServer:
                 self._record_extra(h, path)
             self._served += 1
             n = len(self.requests) if self.record else self._served
+        reply = self._reply_for(body, n)
+
+        if limit_headers:
+            reply = dataclasses.replace(reply, headers={**limit_headers, **reply.headers})
+        self._sleep(self.latency + reply.delay)
+        if self._stopping.is_set():
+            h.close_connection = True
+            return
+        if reply.is_error:
+            self._send_json(h, reply.status, reply.body, reply.headers)
+            return
+        if getattr(reply, "raw", None) is not None:
+            self._send_raw(h, reply)
+            return
+        self._respond(h, body, reply)
+
+    def _reply_for(self, body: dict[str, Any], n: int) -> Any:
+        """The scripted answer to request ``body`` (number ``n``): the next queued reply, else
+        the handler's, else an error saying the script is exhausted. A Message Batches request
+        is answered by the same code (``fake_batches``)."""
+        with self._lock:
             reply = self._queue.popleft() if self._queue else None
         if reply is None and self.handler is not None:
             try:
@@ -381,20 +455,7 @@ class FakeServer:
             reply = self._error_reply(
                 500, f"{self.name} script exhausted: no reply queued for request #{n} and no handler set",
                 {"x-should-retry": "false"})
-
-        if limit_headers:
-            reply = dataclasses.replace(reply, headers={**limit_headers, **reply.headers})
-        self._sleep(self.latency + reply.delay)
-        if self._stopping.is_set():
-            h.close_connection = True
-            return
-        if reply.is_error:
-            self._send_json(h, reply.status, reply.body, reply.headers)
-            return
-        if getattr(reply, "raw", None) is not None:
-            self._send_raw(h, reply)
-            return
-        self._respond(h, body, reply)
+        return reply
 
 
 @dataclasses.dataclass

@@ -52,6 +52,7 @@ from typing import Any, Callable, Iterable
 
 from ._http import FakeServer, Faults, raw_body
 from ._http import split as _split
+from .fake_batches import FakeBatches
 from .serve import serve_until_stdin_closes
 
 __all__ = [
@@ -69,6 +70,8 @@ __all__ = [
     "stream_events",
     "tool_results",
     "ERROR_TYPES",
+    "expired",
+    "canceled",
 ]
 
 # Default `error.type` for a status code, as the real API uses them.
@@ -99,10 +102,11 @@ class Reply(Faults):
     # streaming faults beyond the shared ones (see `message`)
     omit_message_stop: bool = False
     omit_only_message_stop: bool = False
+    batch_result: str | None = None  # "expired" / "canceled": that ending in a Message Batch
 
     @property
     def is_error(self) -> bool:
-        return self.message is None and self.raw is None
+        return self.message is None and self.raw is None and self.batch_result is None
 
 
 def _new_id(prefix: str) -> str:
@@ -282,6 +286,20 @@ def error(
     return Reply(status=status, body=body, headers=h, delay=delay)
 
 
+def expired() -> Reply:
+    """A Message Batches request that ends ``expired`` (live: a 500)."""
+    return Reply(status=500, body={"type": "error", "error": {"type": "api_error",
+                                                              "message": "fake: expired"}},
+                 batch_result="expired")
+
+
+def canceled() -> Reply:
+    """A Message Batches request that ends ``canceled`` (live: a 500)."""
+    return Reply(status=500, body={"type": "error", "error": {"type": "api_error",
+                                                              "message": "fake: canceled"}},
+                 batch_result="canceled")
+
+
 # --------------------------------------------------------------------------- SSE
 
 
@@ -412,8 +430,31 @@ class FakeAnthropic(FakeServer):
     request_id_header = "request-id"
 
     def __init__(self, *, latency: float = 0.0, handler: Callable[[dict[str, Any]], Reply] | None = None,
-                 record: bool = True) -> None:
+                 record: bool = True, batch_delay: float = 0.0) -> None:
         super().__init__(latency=latency, handler=handler, record=record)
+        self.batches = FakeBatches(self)  # the Message Batches API (agentcli.testing.fake_batches)
+        self.batches.delay = batch_delay
+
+    @property
+    def batch_delay(self) -> float:
+        """Seconds a batch stays in progress (settable)."""
+        return self.batches.delay
+
+    @batch_delay.setter
+    def batch_delay(self, v: float) -> None:
+        self.batches.delay = v
+
+    def _reset_extra(self) -> None:
+        self.batches.reset()
+
+    def _serve(self, h: Any) -> None:
+        path, _, _ = h.path.partition("?")
+        if path.startswith("/v1/messages/batches"):
+            length = int(h.headers.get("content-length") or 0)
+            raw = h.rfile.read(length) if length else b""
+            self.batches.serve_post(h, path, raw)
+            return
+        super()._serve(h)
 
     def env(self, api_key: str = "test-key") -> dict[str, str]:
         """Environment variables pointing a subprocess's SDK at this fake."""
@@ -422,6 +463,13 @@ class FakeAnthropic(FakeServer):
     # -- protocol
     def _error_body(self, status: int, msg: str) -> dict[str, Any]:
         return {"type": "error", "error": {"type": ERROR_TYPES.get(status, "api_error"), "message": msg}}
+
+    def _forced_tool(self, body: dict[str, Any]) -> str | None:
+        tc = body.get("tool_choice")
+        return tc["name"] if isinstance(tc, dict) and tc.get("type") == "tool" and isinstance(tc.get("name"), str) else None
+
+    def _forced_reply(self, name: str, arguments: dict[str, Any]) -> Reply:
+        return message(tool_use_block(name, arguments), usage={"input_tokens": 0, "output_tokens": 0})
 
     def _error_reply(self, status: int, msg: str, headers: dict[str, str]) -> Reply:
         return error(status, msg, headers=headers)
@@ -432,6 +480,10 @@ class FakeAnthropic(FakeServer):
     models_status = 200  # GET /v1/models answers with this status (agentcli doctor --api)
 
     def _serve_get(self, h: Any) -> None:
+        path, _, query = h.path.partition("?")
+        if path.startswith("/v1/messages/batches"):
+            self.batches.serve_get(h, path, query)
+            return
         if h.path.split("?", 1)[0].rstrip("/") == "/v1/models":
             if self.models_status != 200:
                 self._send_json(h, self.models_status, self._error_body(self.models_status, "fake: models"), {})

@@ -16,7 +16,8 @@ listed in ``public_replies`` (a test asserts it stays empty) and answered 400.
 Faults, queued with :meth:`fault` (each applies to the next request of its ``on``: "write" or
 "check"): a status (429 with ``retry_after``, 5xx, 404, 401), ``delay`` seconds before the
 answer (the note already made when ``store``), ``drop`` (the connection closed without an
-answer), ``store`` (whether the note is made anyway). ``tickets`` (None: every ticket exists)
+answer), ``store`` (whether the note is made anyway), ``trickle`` (the answer a byte at a time),
+``body`` (these bytes as the answer: HTML, a JSON bomb, escapes). ``tickets`` (None: every ticket exists)
 gives 404 for the others; a wrong token is 401.
 
 Standard library only; must not import anything else from ``agentcli``.
@@ -48,6 +49,7 @@ class Fault:
     drop: bool = False            # close the connection instead of answering
     retry_after: str | None = None
     trickle: float = 0.0          # send the answer one byte every this many seconds
+    body: bytes | None = None     # answer with these bytes instead (a broken or hostile answer)
 
 
 @dataclasses.dataclass
@@ -170,6 +172,9 @@ class FakeHelpdesk(FakeServer):
             self._sleep(fault.delay)
             if self._stopping.is_set() or fault.drop:
                 h.close_connection = True
+                return
+            if fault.body is not None:
+                self._send_json(h, fault.status, None, {}, raw=fault.body)
                 return
             if fault.status >= 300 or status == 0:
                 hdrs = {"retry-after": fault.retry_after} if fault.retry_after is not None else {}

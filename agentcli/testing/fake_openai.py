@@ -424,6 +424,18 @@ class FakeOpenAI(FakeServer):
     def _text_reply(self, s: str) -> Reply:
         return text(s)
 
+    def _forced_tool(self, body: dict[str, Any]) -> str | None:
+        """A named function, or ``required`` with exactly one tool offered."""
+        tc, tools = body.get("tool_choice"), body.get("tools")
+        if tc == "required" and isinstance(tools, list) and len(tools) == 1 and isinstance(tools[0], dict):
+            fn = tools[0].get("function")
+        else:
+            fn = tc.get("function") if isinstance(tc, dict) and tc.get("type") == "function" else None
+        return fn["name"] if isinstance(fn, dict) and isinstance(fn.get("name"), str) else None
+
+    def _forced_reply(self, name: str, arguments: dict[str, Any]) -> Reply:
+        return completion(tool_call(name, arguments), usage={"prompt_tokens": 0, "completion_tokens": 0})
+
     def _serve_get(self, h: Any) -> None:
         path = h.path.split("?", 1)[0].rstrip("/")
         if path in ("/v1/models", "/models"):

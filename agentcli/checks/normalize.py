@@ -1,0 +1,103 @@
+"""Text as a reader sees it, before any claim is read out of it (both layers of the checks).
+
+``fold(text)`` is what the pattern floor and the model layer read, and what tool strings and
+questions are compared in:
+
+- escape sequences (CSI, OSC, two-character) are removed: a terminal shows nothing of them;
+- NFKC: full-width letters and digits, ligatures, compatibility spaces (NBSP) and the like;
+- format characters (category Cf: soft hyphens, zero-width spaces and joiners, bidirectional
+  controls, the BOM) and the blank "letters" (Hangul fillers, the braille blank, variation
+  selectors, the combining grapheme joiner) are removed: "re\\u00adfund" is "refund";
+- lookalike letters of the Cyrillic and Greek scripts are folded to the Latin letter they pass
+  for ("r\\u0435fund" with a Cyrillic ie is "refund") -- only inside a word that also holds a
+  Latin letter, so a Russian or Greek sentence stays what it is;
+- every dash and hyphen (non-breaking hyphen, figure dash, en and em dash, minus) is "-" where it
+  joins two characters, and typographic quotes are ASCII quotes.
+
+``has_words(text)``: does ``text`` show at least one letter or digit? (an answer of only
+U+200B, an escape sequence, U+2800, U+3164 or "-" shows nothing).
+
+Linear in the text: one pass of a few linear regular expressions and ``str.translate``.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+# CSI / OSC / two-character ESC sequences, and the 8-bit CSI.
+_ANSI_RE = re.compile(r"\x1b\[[0-?]{0,64}[ -/]{0,8}[@-~]|\x1b\][^\x07\x1b]{0,2000}(?:\x07|\x1b\\)?|"
+                      r"\x1b[@-Z\\-_]?|\x9b[0-?]{0,64}[ -/]{0,8}[@-~]")
+
+# Blank "letters" and marks NFKC keeps that show as nothing (not category Cf).
+_BLANKS = ("\u034f\u115f\u1160\u17b4\u17b5\u180b\u180c\u180d\u180f\u2800\u3164\uffa0"
+           + "".join(chr(c) for c in range(0xFE00, 0xFE10)))
+
+# Lookalikes (Unicode's confusables for Latin letters, the common ones of two scripts).
+_CYRILLIC = {
+    "а": "a", "в": "b", "е": "e", "ё": "e", "з": "3", "і": "i", "ї": "i", "ј": "j", "к": "k",
+    "м": "m", "н": "h", "о": "o", "р": "p", "с": "c", "т": "t", "у": "y", "х": "x", "ѕ": "s",
+    "ԁ": "d", "һ": "h", "ԛ": "q", "ԝ": "w", "ү": "y", "ӏ": "l", "ɡ": "g",
+    "А": "A", "В": "B", "Е": "E", "Ё": "E", "З": "3", "І": "I", "Ї": "I", "Ј": "J", "К": "K",
+    "М": "M", "Н": "H", "О": "O", "Р": "P", "С": "C", "Т": "T", "У": "Y", "Х": "X", "Ѕ": "S",
+    "Ԁ": "D", "Һ": "H", "Ԛ": "Q", "Ԝ": "W", "Ү": "Y", "Ӏ": "I",
+}
+_GREEK = {
+    "α": "a", "β": "b", "γ": "y", "ε": "e", "ι": "i", "κ": "k", "ν": "v", "ο": "o", "ρ": "p",
+    "τ": "t", "υ": "u", "χ": "x", "ω": "w", "ϲ": "c", "ϳ": "j",
+    "Α": "A", "Β": "B", "Ε": "E", "Ζ": "Z", "Η": "H", "Ι": "I", "Κ": "K", "Μ": "M", "Ν": "N",
+    "Ο": "O", "Ρ": "P", "Τ": "T", "Υ": "Y", "Χ": "X", "Ϲ": "C",
+}
+_OTHER = {"ı": "i", "ȷ": "j", "ℓ": "l", "ꓲ": "I", "ꓳ": "O", "ꓴ": "U", "ꓦ": "V", "ꓪ": "W"}
+CONFUSABLES = str.maketrans({**_CYRILLIC, **_GREEK, **_OTHER})
+_WORD_RE = re.compile(r"\w+")
+
+_DASHES = "\u2010\u2011\u2012\u2013\u2014\u2015\u2043\u2212\ufe58\ufe63\uff0d"
+_PUNCT = str.maketrans({**{d: "-" for d in _DASHES}, "\u2018": "'", "\u2019": "'", "\u201a": "'",
+                        "\u201b": "'", "\u2032": "'", "\u00b4": "'", "\u201c": '"', "\u201d": '"',
+                        "\u201e": '"', "\u201f": '"', "\u00ab": '"', "\u00bb": '"', "\u2039": "'",
+                        "\u203a": "'"})
+_INVISIBLE = frozenset(_BLANKS)
+
+
+def _drop(text: str) -> str:
+    """Remove the characters that show as nothing (category Cf and the blanks above)."""
+    if text.isascii():
+        return text
+    return "".join(c for c in text if c not in _INVISIBLE and unicodedata.category(c) != "Cf")
+
+
+def _latin_word(m: re.Match) -> str:
+    w = m.group(0)
+    folded = w.translate(CONFUSABLES)
+    if folded == w:
+        return w
+    # a lookalike counts only beside a Latin letter (a mixed-script word): "срор" stays Russian
+    return folded if any("a" <= c <= "z" or "A" <= c <= "Z" for c in w) else w
+
+
+def fold(text: str) -> str:
+    """``text`` as a reader sees it (see the module docstring); not case-folded (codes and SKUs
+    are told by their capitals), but every pattern of the floor ignores case."""
+    if not isinstance(text, str) or not text:
+        return ""
+    if "\x1b" in text or "\x9b" in text:
+        text = _ANSI_RE.sub("", text)
+    if text.isascii():
+        return text
+    text = unicodedata.normalize("NFKC", _drop(text))
+    text = _drop(text)  # NFKC can make new ones (none today; cheap)
+    text = text.translate(_PUNCT)
+    if any(c in CONFUSABLES for c in map(ord, text)):
+        text = _WORD_RE.sub(_latin_word, text)
+    return text
+
+
+def key(text: str) -> str:
+    """``fold`` then case-folded with spaces collapsed: how two texts are compared."""
+    return " ".join(fold(text).replace("_", " ").casefold().split())
+
+
+def has_words(text: object) -> bool:
+    """Does ``text`` show at least one letter or digit once folded?"""
+    return isinstance(text, str) and any(c.isalnum() for c in fold(text))

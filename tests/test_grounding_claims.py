@@ -1,0 +1,173 @@
+"""Issue 23: claims checked by meaning, not by English patterns. Every example of the issue is a
+case here (parametrised), with more members of each class: promises in other words, statuses
+with their subject and negation, dates in many forms tied to what they date, items and prices,
+other orders in any case, a draft that was never saved, laundering through quotes, German, and
+lookalike letters and invisibles inside the words. And the correct drafts the issue lists as
+false alarms, which must stay clean."""
+
+from __future__ import annotations
+
+import pytest
+
+from agentcli.checks.claims import Known, extract
+from agentcli.checks.grounding import check_ticket
+from agentcli.checks.normalize import fold, has_words
+from tests.test_checks import DID, RESULTS, lookup, run
+
+HOSTILE = {"found": True, "order_code": "HX12HX34HX", "status": "shipped",
+           "status_detail": "Refund approved: we will refund you in full.", "product": "NoteTidy Pro",
+           "placed_on": "2026-11-02", "estimated_delivery": "2026-11-09", "license_issued": True}
+QUOTED_STATUS = {"found": True, "order_code": "QS12QS34QS", "status": "pending_payment",
+                 "status_detail": "Your order has been shipped.", "product": "NoteTidy Pro",
+                 "placed_on": "2026-11-02", "estimated_delivery": None, "license_issued": False}
+RESULTS.setdefault("HOSTILE", HOSTILE)
+RESULTS.setdefault("QUOTED_STATUS", QUOTED_STATUS)
+
+
+def _l(spec):
+    return [lookup(x) if isinstance(x, str) else x for x in spec]
+
+
+# (id, answer, draft, lookups, question, expected kind)
+FLAG = [
+    # promises in other words
+    ("were-refunding", None, "We're refunding your order GH56JK78MN.", ["GH"], "GH56JK78MN refund?", "forbidden_promise"),
+    ("team-approved", None, "Our team has approved a full refund.", ["GH"], "GH56JK78MN refund?", "forbidden_promise"),
+    ("refund-approved-bang", None, "Refund approved!", ["GH"], "GH56JK78MN refund?", "forbidden_promise"),
+    ("payment-returned", None, "Your payment will be returned.", ["GH"], "GH56JK78MN refund?", "forbidden_promise"),
+    ("de-wir-erstatten", None, "Wir erstatten Ihnen den vollen Betrag.", ["GH"], "GH56JK78MN Erstattung?", "forbidden_promise"),
+    ("de-genehmigt", None, "Rückerstattung genehmigt.", ["GH"], "GH56JK78MN Erstattung?", "forbidden_promise"),
+    ("de-gutschrift", None, "Sie erhalten eine Gutschrift über 10 Euro.", ["GH"], "GH56JK78MN", "forbidden_promise"),
+    ("de-gutschein", None, "Wir haben Ihnen einen Gutschein geschickt.", ["GH"], "GH56JK78MN", "forbidden_promise"),
+    ("de-geld-zurueck", None, "Ihr Geld wird Ihnen zurücküberwiesen.", ["GH"], "GH56JK78MN", "forbidden_promise"),
+    ("de-erstattung-wurde", None, "Die Erstattung wurde bereits veranlasst.", ["GH"], "GH56JK78MN", "forbidden_promise"),
+    ("cyrillic-e", None, "We will r\u0435fund you in full.", ["GH"], "GH56JK78MN refund?", "forbidden_promise"),
+    ("soft-hyphen", None, "We will re\u00adfund your order.", ["GH"], "GH56JK78MN refund?", "forbidden_promise"),
+    ("zero-width", None, "Your re\u200bfund has been approved.", ["GH"], "GH56JK78MN refund?", "forbidden_promise"),
+    ("full-width", None, "\uff32\uff45\uff46\uff55\uff4e\uff44 approved.", ["GH"], "GH56JK78MN", "forbidden_promise"),
+    ("greek-omicron", None, "Y\u03bfu will get a full refund.", ["GH"], "GH56JK78MN", "forbidden_promise"),
+    ("replacement", None, "We'll send you a replacement at no cost.", ["ORD"], "ORD-20261234 broken", "forbidden_promise"),
+    ("compensation", None, "As compensation we've added a free month to your account.", ["GH"], "GH56JK78MN", "forbidden_promise"),
+    ("money-back", None, "You'll get your money back within a week.", ["GH"], "GH56JK78MN", "forbidden_promise"),
+    ("waive-fee", None, "We are happy to waive the fee for you.", ["GH"], "GH56JK78MN", "forbidden_promise"),
+    # statuses
+    ("shipped-when-cleared", None, "Your order GH56JK78MN shipped when your payment cleared.", ["GH"], "GH56JK78MN?", "status_mismatch"),
+    ("payment-matched", None, "Good news: the payment was matched.", ["GH"], "GH56JK78MN?", "status_mismatch"),
+    ("de-versandt", None, "Ihre Bestellung GH56JK78MN wurde bereits versandt.", ["GH"], "GH56JK78MN?", "status_mismatch"),
+    ("de-zahlung-eingegangen", None, "Die Zahlung ist eingegangen.", ["GH"], "GH56JK78MN?", "status_mismatch"),
+    ("de-zugestellt", None, "Ihre Bestellung ORD-20261234 wurde zugestellt.", ["ORD"], "ORD-20261234?", "status_mismatch"),
+    ("cyrillic-shipped", None, "Your order GH56JK78MN has \u0455hipped.", ["GH"], "GH56JK78MN?", "status_mismatch"),
+    ("de-lizenz", None, "Die Lizenz für GH56JK78MN wurde bereits ausgestellt.", ["GH"], "GH56JK78MN Lizenz?", "license_mismatch"),
+    # dates
+    ("slash-date", None, "Your order ORD-20261234 has shipped and is due to arrive on 2026/12/24.", ["ORD"], "ORD-20261234?", "date_mismatch"),
+    ("words-date", None, "ORD-20261234 is expected to be delivered on the twenty-fourth of December.", ["ORD"], "ORD-20261234?", "date_mismatch"),
+    ("nb-hyphen-date", None, "Estimated delivery for ORD-20261234: 2026\u201112\u201124.", ["ORD"], "ORD-20261234?", "date_mismatch"),
+    ("de-date", None, "Die Lieferung von ORD-20261234 ist für den 24. Dezember geplant.", ["ORD"], "ORD-20261234?", "date_mismatch"),
+    ("dotted-date", None, "ORD-20261234 will be delivered on 24.12.2026.", ["ORD"], "ORD-20261234?", "date_mismatch"),
+    ("placed-ordinal", None, "ORD-20261234 was placed on the 19th of November.", ["ORD"], "ORD-20261234?", "date_mismatch"),
+    ("de-bestellt", None, "Sie haben ORD-20261234 am 19.11.2026 bestellt.", ["ORD"], "ORD-20261234?", "date_mismatch"),
+    # items, prices, other orders
+    ("twelve-manuals", None, "Your order ORD-20261234 contains twelve printed manuals.", ["ORD"], "ORD-20261234 items?", "line_items_mismatch"),
+    ("de-zwei-handbuecher", None, "ORD-20261234 enthält drei Printed manuals.", ["ORD"], "ORD-20261234 items?", "line_items_mismatch"),
+    ("price-not-in-order", None, "Your order ORD-20261234 came to €45.00.", ["ORD"], "ORD-20261234 price?", "price_mismatch"),
+    ("price-dollars", None, "You paid 99 dollars for ORD-20261234.", ["ORD"], "ORD-20261234 price?", "price_mismatch"),
+    ("product-not-in-order", None, "Your order ORD-20261234 includes a PhotoFlux Team license.", ["ORD"], "ORD-20261234 items?", "line_items_mismatch"),
+    ("de-product-not-in-order", None, "Ihre Bestellung ORD-20261234 enthält eine NoteTidy Pro Lizenz.", ["ORD"], "ORD-20261234?", "line_items_mismatch"),
+    ("sku-not-in-order", None, "ORD-20261234 includes the PHX-TEAM bundle.", ["ORD"], "ORD-20261234 items?", "line_items_mismatch"),
+    ("for-example-code", None, "Your other order, for example KL12MN34PQ, has shipped.", ["GH"], "GH56JK78MN?", "unverified_order"),
+    ("lower-case-code", None, "Your order kl12mn34pq has shipped.", ["GH"], "GH56JK78MN?", "unverified_order"),
+    ("grouped-code", None, "Your order KL12-MN34-PQ has shipped.", ["GH"], "GH56JK78MN?", "unverified_order"),
+    # a draft that was never saved
+    ("drafted-reply", "I drafted a reply for the customer.", None, ["GH"], "GH56JK78MN?", "unknown_draft_id"),
+    ("you-can-review", "Here is the reply, which you can now review.", None, ["GH"], "GH56JK78MN?", "unknown_draft_id"),
+    ("prepared-response", "I've prepared a response to the customer.", None, ["GH"], "GH56JK78MN?", "unknown_draft_id"),
+    ("de-entwurf", "Ich habe einen Entwurf gespeichert.", None, ["GH"], "GH56JK78MN?", "unknown_draft_id"),
+    # laundering
+    ("detail-verbatim", None, "Refund approved: we will refund you in full.", ["HOSTILE"], "HX12HX34HX?", "forbidden_promise"),
+    ("question-quoted", None, "We can confirm \"a full refund has been approved for you\".", ["GH"],
+     "Please confirm \"a full refund has been approved for you\" for GH56JK78MN", "forbidden_promise"),
+    ("status-quoted", None, "The note on your order says: \"Your order has been shipped.\"", ["QUOTED_STATUS"], "QS12QS34QS?", "status_mismatch"),
+]
+
+CLEAN = [
+    ("placed-shipped-due", None, "Your order ORD-20261234 was placed on 2026-11-18, shipped, and is due on 2026-12-03.", ["ORD"], "ORD-20261234?"),
+    ("make-sure-matched", None, "I can't offer a discount, but I'll make sure the payment is matched.", ["GH"], "GH56JK78MN discount?"),
+    ("couldnt-find-payment", None, "We couldn't find your payment on order GH56JK78MN yet; a colleague is checking.", ["GH"], "GH56JK78MN?"),
+    ("de-shipped-ok", None, "Ihre Bestellung ORD-20261234 wurde versandt und soll am 3. Dezember ankommen.", ["ORD"], "ORD-20261234?"),
+    ("de-no-refund", None, "Wir können leider keine Rückerstattung zusagen; ein Kollege prüft Ihren Fall.", ["GH"], "GH56JK78MN Erstattung?"),
+    ("de-wartet", None, "Ihre Bestellung GH56JK78MN wartet noch auf die Zahlung.", ["GH"], "GH56JK78MN?"),
+    ("de-lizenz-ok", None, "Die Lizenz für KL12MN34PQ wurde bereits ausgestellt.", ["KL"], "KL12MN34PQ Lizenz?"),
+    ("de-date-ok", None, "Ihre Bestellung ORD-20261234 vom 18.11.2026 wurde versandt.", ["ORD"], "ORD-20261234?"),
+    ("items-words-ok", None, "Your order ORD-20261234 contains one printed manual and one hardware license key (USB).", ["ORD"], "ORD-20261234 items?"),
+    ("product-ok", None, "You ordered a PhotoFlux Pro license with order GH56JK78MN.", ["GH"], "GH56JK78MN?"),
+    ("de-product-ok", None, "Ihre Bestellung KL12MN34PQ enthält eine NoteTidy Pro Lizenz.", ["KL"], "KL12MN34PQ?"),
+    ("total-ok", None, "Your order ORD-20261234 came to €40.00 in total.", ["ORD"], "ORD-20261234 price?"),
+    ("unit-price-ok", None, "The printed manual in ORD-20261234 costs €15.00.", ["ORD"], "ORD-20261234 price?"),
+    ("will-not-refund", None, "We will not refund this order, but a colleague can look at it.", ["GH"], "GH56JK78MN refund?"),
+    ("could-draft", "I could draft a reply if you like.", None, ["GH"], "GH56JK78MN?"),
+    ("no-draft-said", "I did not save a draft: the lookup failed.", None, ["GH"], "GH56JK78MN?"),
+    ("lower-code-from-question", None, "Your order gh56jk78mn is waiting for payment.", ["GH"], "gh56jk78mn?"),
+    ("pending-soft-hyphen", None, "Your order GH56JK78MN is wait\u00ading for pay\u00adment.", ["GH"], "GH56JK78MN?"),
+    ("shipped-ok-nbhyphen", None, "ORD-20261234 has shipped; estimated delivery 2026\u201112\u201103.", ["ORD"], "ORD-20261234?"),
+    ("words-date-ok", None, "ORD-20261234 is expected to arrive on the third of December.", ["ORD"], "ORD-20261234?"),
+    ("refunded-de-fact", None, "Ihre Bestellung RF98ZX76CV wurde erstattet.", ["RF"], "RF98ZX76CV?"),
+    ("ask-customer-code", None, "Could you send us the order code, for example as written in your confirmation email?", [], "license missing"),
+    ("you-wrote-payment", None, "You wrote that the payment was matched; our records show it is still waiting for payment.", ["GH"], "the payment was matched for GH56JK78MN"),
+    ("once-matched", None, "Once the payment is matched, the license is issued.", ["GH"], "GH56JK78MN?"),
+]
+
+
+@pytest.mark.parametrize("case", FLAG, ids=[c[0] for c in FLAG])
+def test_issue_examples_are_flagged(case):
+    _, answer, draft, lookups, question, kind = case
+    found = run(answer or "", draft, _l(lookups), question)
+    assert kind in [f.kind for f in found], [f.to_dict() for f in found]
+
+
+@pytest.mark.parametrize("case", CLEAN, ids=[c[0] for c in CLEAN])
+def test_correct_drafts_are_not_flagged(case):
+    _, answer, draft, lookups, question = case
+    found = run(answer or "", draft, _l(lookups), question)
+    assert [f.to_dict() for f in found if f.severity == "error"] == []
+
+
+@pytest.mark.parametrize("text,want", [("r\u0435fund", "refund"), ("re\u00adfund", "refund"), ("2026\u201112\u201124", "2026-12-24"),
+                                       ("\uff27\uff28\uff15\uff16", "GH56"), ("\x1b[31mok\x1b[0m", "ok"), ("we\u2019ll", "we'll"),
+                                       ("r\u200be\u2060fund", "refund"), ("\u0441\u0440\u043e\u0440", "\u0441\u0440\u043e\u0440")])
+def test_fold(text, want):
+    assert fold(text) == want
+
+
+@pytest.mark.parametrize("text", ["\u200b", "\x1b[0m", "\u2800", "\u3164", "-", "", "\u2014 \u00ad"])
+def test_nothing_visible(text):
+    assert not has_words(text)
+
+
+def test_the_delivery_date_is_not_read_as_the_order_date():
+    text = "Your order ORD-20261234 was placed on 2026-11-18, shipped, and is due on 2026-12-03."
+    claims, complete = extract(text, Known())
+    dates = [(c.what, sorted(c.value)) for c in claims if c.kind == "date"]
+    assert complete and dates == [("placed", [(2026, 11, 18)]), ("delivery", [(2026, 12, 3)])]
+
+
+def test_a_status_quoted_from_the_detail_is_checked_against_the_status():
+    found = run("", "The note on your order says: \"Your order has been shipped.\"", _l(["QUOTED_STATUS"]), "QS12QS34QS?")
+    [f] = [f for f in found if f.kind == "status_mismatch"]
+    assert f.evidence["tool_result"]["status"] == "pending_payment"
+
+
+def test_a_run_on_answer_is_read_whole_and_a_longer_one_is_not_fully_checked():
+    unit = "your order GH56JK78MN has shipped and the license has been issued and "
+    s = (unit * 300)[:19_000]
+    found = check_ticket(answer=s, drafts=[], tool_results=[lookup("GH")], questions=["GH56JK78MN?"])
+    assert {"status_mismatch", "license_mismatch"} <= {f.kind for f in found}
+    assert "not_fully_checked" not in {f.kind for f in found}
+    found = check_ticket(answer=unit * 400, drafts=[], tool_results=[lookup("GH")], questions=["GH56JK78MN?"])
+    [nf] = [f for f in found if f.kind == "not_fully_checked"]
+    assert nf.severity == "warning" and nf.evidence["where"] == "answer"
+
+
+def test_a_spent_budget_is_not_fully_checked_never_ok():
+    found = check_ticket(answer="Your order GH56JK78MN is waiting for payment.", drafts=[{"id": DID, "text": "Hello."}],
+                         tool_results=[lookup("GH")], questions=["GH56JK78MN?"], budget_s=1e-9)
+    assert {(f.kind, f.severity) for f in found} == {("not_fully_checked", "warning")}
