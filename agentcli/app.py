@@ -27,6 +27,7 @@ from .errors import AgentcliError
 from .events import Checked, DraftSaved, Event, Question, ToolResult
 from .loop import SYSTEM_PROMPT, Conversation, new_session_id, prompt_version
 from .providers import make_provider
+from .redact import SecretsHeld
 from .sessions.log import SessionLog
 from .sessions.replay import ticket_events
 from .stores import open_store
@@ -327,13 +328,15 @@ class App:
         events = conv.ask(question, max_turns=max_turns, resume=resume)
         try:
             async for ev in events:
-                for sink in sinks:
-                    sink(ev)
+                with SecretsHeld():  # the log and the renderers redact with one read of them
+                    for sink in sinks:
+                        sink(ev)
             checked = await self._check(conv, run)
             if checked is not None:
                 conv.ticket.apply(checked)
-                for sink in sinks:
-                    sink(checked)
+                with SecretsHeld():
+                    for sink in sinks:
+                        sink(checked)
         except (asyncio.CancelledError, KeyboardInterrupt):
             log.record({"type": "cancelled", "session_id": conv.session_id,
                         "message": "cancelled by the person"})

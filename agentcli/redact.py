@@ -37,6 +37,7 @@ import json
 import math
 import os
 import re
+import threading
 from typing import Any
 from urllib.parse import quote, quote_plus
 
@@ -85,20 +86,59 @@ def _forms(v: str) -> set[str]:
     return {f for f in out if len(f) >= MIN_SECRET}
 
 
-_cache: dict[frozenset[str], list[str]] = {}
+# configured values -> (their forms, longest first; short strings already redacted with them)
+_cache: dict[frozenset[str], tuple[list[str], dict[str, str]]] = {}
+MEMO_CHARS, MEMO_SIZE = 100, 4096  # redact_obj remembers short strings (keys, names, ids)
 
 
-def _secrets() -> list[str]:
-    vals = frozenset(v for v in [*(os.environ.get(k) for k in _SECRET_ENV), *_extra] if v)
-    if vals not in _cache:
+_held = threading.local()  # .state: the secrets read once for the block of a ``SecretsHeld``
+
+
+class SecretsHeld:
+    """``with SecretsHeld():`` reads the configured secrets from the environment once for the
+    block (in this thread) instead of at every call: eight variables are ~10 us a read, and one
+    event reaching the session log and a renderer is redacted dozens of times. For code that
+    does not change the environment inside the block (``App.run`` around each event)."""
+
+    def __enter__(self) -> "SecretsHeld":
+        self._outer = getattr(_held, "state", None)
+        _held.state = _READ_ONCE  # read at the first redaction in the block, if there is one
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        _held.state = self._outer
+
+
+_READ_ONCE: Any = object()
+
+
+def _state() -> tuple[list[str], dict[str, str]]:
+    held = getattr(_held, "state", None)
+    if held is None:
+        return _read_state()
+    if held is _READ_ONCE:
+        held = _held.state = _read_state()
+    return held
+
+
+def _read_state() -> tuple[list[str], dict[str, str]]:
+    vals = frozenset(filter(None, map(os.environ.get, _SECRET_ENV)))
+    if _extra:
+        vals |= _extra
+    state = _cache.get(vals)
+    if state is None:
         forms: set[str] = set()
         for v in vals:
             if looks_like_secret(v):
                 forms |= _forms(v.strip())
         if len(_cache) > 16:
             _cache.clear()
-        _cache[vals] = sorted(forms, key=len, reverse=True)
-    return _cache[vals]
+        state = _cache[vals] = (sorted(forms, key=len, reverse=True), {})
+    return state
+
+
+def _secrets() -> list[str]:
+    return _state()[0]
 
 
 # -- credential shapes -----------------------------------------------------------------------
@@ -185,14 +225,41 @@ def _spans(view: str, secrets: list[str]) -> list[tuple[int, int]]:
     return spans
 
 
+_gates: dict[tuple[str, ...], re.Pattern] = {}
+
+
+def _gate(secrets: list[str]) -> re.Pattern:
+    """One search that finds something in every text ``_spans`` could find a span in: a
+    configured secret (a long one by its ``FRAGMENT`` windows, which its whole contains), a
+    credential shape's hint, or something skipped when matching (then the text is looked at
+    as seen). A text it finds nothing in is returned as it is."""
+    key = tuple(secrets)
+    gate = _gates.get(key)
+    if gate is None:
+        lits: set[str] = set()
+        for s in secrets:
+            if len(s) >= 2 * FRAGMENT:
+                lits.update(s[k:k + FRAGMENT] for k in range(0, len(s) - FRAGMENT + 1, FRAGMENT // 3))
+            else:
+                lits.add(s)
+        parts = [re.escape(x) for x in sorted(lits)] + [_SKIP_RE.pattern, _SHAPE_HINT_RE.pattern]
+        if len(_gates) > 16:
+            _gates.clear()
+        gate = _gates[key] = re.compile("|".join(f"(?:{p})" for p in parts))
+    return gate
+
+
 def redact(text: str, secrets: list[str] | None = None) -> str:
     """``text`` with every secret (see the module docstring) replaced by ``***``."""
     if len(text) < _SHORTEST:
         return text
     secrets = _secrets() if secrets is None else secrets
+    if secrets:  # the common case: nothing in the text to look at twice
+        if _gate(secrets).search(text) is None:
+            return text
+    elif _SKIP_RE.search(text) is None and _SHAPE_HINT_RE.search(text) is None:
+        return text
     skipped = _SKIP_RE.search(text) is not None
-    if not (skipped or secrets or _SHAPE_HINT_RE.search(text)):
-        return text  # the common case: nothing to look for in it
     view, vstarts, tstarts = _view(text) if skipped else (text, [0], [0])
     spans = _spans(view, secrets)
     if not spans:
@@ -223,11 +290,27 @@ def redact_obj(obj: Any, secrets: list[str] | None = None) -> Any:
     is NaN or infinite becomes None: ``json.dumps`` would write ``NaN`` / ``Infinity``, which
     no JSON reader accepts (every JSON sink passes through here)."""
     if secrets is None:
-        secrets = _secrets()  # once per object, not once per string
+        secrets, memo = _state()  # once per object, not once per string
+    else:
+        memo = {}
     if isinstance(obj, str):
         return redact(obj, secrets)
     if not isinstance(obj, (dict, list, tuple)):
         return _finite(obj)
+
+    def text(s: str) -> str:
+        # The same keys, tool names and ids come in every event: a short string is redacted
+        # once per set of secrets (a str subclass, such as an enum member, is left to redact).
+        if type(s) is not str or len(s) > MEMO_CHARS:
+            return redact(s, secrets)
+        r = memo.get(s)
+        if r is None:
+            r = redact(s, secrets)
+            if len(memo) >= MEMO_SIZE:
+                memo.clear()
+            memo[s] = r
+        return r
+
     root: list[Any] = [None]
     stack: list[tuple[Any, Any, Any]] = [(obj, root, 0)]  # (value, parent container, slot)
     # Only containers go on the stack; strings and numbers are done where they are met.
@@ -236,11 +319,11 @@ def redact_obj(obj: Any, secrets: list[str] | None = None) -> Any:
         if isinstance(value, dict):
             new: Any = {}
             for k, v in value.items():
-                key = redact(k, secrets) if isinstance(k, str) else k
+                key = text(k) if isinstance(k, str) else k
                 while key in new:  # two keys that redact alike stay two entries
                     key = f"{key}*"
                 if isinstance(v, str):
-                    new[key] = redact(v, secrets)
+                    new[key] = text(v)
                 elif isinstance(v, (dict, list, tuple)):
                     new[key] = None
                     stack.append((v, new, key))
@@ -250,7 +333,7 @@ def redact_obj(obj: Any, secrets: list[str] | None = None) -> Any:
             new = [None] * len(value)
             for i, v in enumerate(value):
                 if isinstance(v, str):
-                    new[i] = redact(v, secrets)
+                    new[i] = text(v)
                 elif isinstance(v, (dict, list, tuple)):
                     stack.append((v, new, i))
                 else:
@@ -282,11 +365,12 @@ def replace_surrogates(obj: Any) -> Any:
 def clean_for_terminal(text: str) -> str:
     """Text safe to show: redacted, then without escape sequences or control characters (and
     redacted once more as shown, in case cleaning joined pieces of a secret)."""
-    text = _ANSI_RE.sub("", redact(text))
+    secrets = _secrets()
+    text = _ANSI_RE.sub("", redact(text, secrets))
     # Line and paragraph separators break lines on some terminals: they become the newline a
     # reader can see, like a carriage return does (one-line fields flatten them before this).
     text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\u2028", "\n").replace("\u2029", "\n")
-    return redact(_CTRL_RE.sub("\ufffd", text))
+    return redact(_CTRL_RE.sub("\ufffd", text), secrets)
 
 
 # Characters that break a line or hide on screen: C0/C1 controls, DEL, soft hyphen, bidi marks and
@@ -302,8 +386,9 @@ def one_line(text: Any, limit: int = 60) -> str:
     s = "" if text is None else (text if isinstance(text, str) else str(text))
     # redacted first, as the text would be seen: a key split by an escape sequence must not
     # become two harmless-looking words once the escape is a space; and again after
-    s = _ANSI_RE.sub(" ", redact(s[: limit * 8 + 64]))
-    s = redact(" ".join(_LINE_UNSAFE_RE.sub(" ", s).split()))
+    secrets = _secrets()
+    s = _ANSI_RE.sub(" ", redact(s[: limit * 8 + 64], secrets))
+    s = redact(" ".join(_LINE_UNSAFE_RE.sub(" ", s).split()), secrets)
     return s if len(s) <= limit else s[: limit - 1].rstrip() + "\u2026"
 
 

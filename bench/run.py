@@ -12,6 +12,14 @@ own tables, shown as they are under their own headings.
     python bench/run.py --no-llm         # do not pip-install llm for the peer comparison
     python bench/run.py --out report.md  # also write the report (markdown) to a file
     python bench/run.py --smoke          # every script tiny and fast (tests/test_bench_smoke.py)
+    python bench/run.py --only startup,overhead --before 2b9d64e   # before/after, one run
+
+``--before REF`` extracts git ref REF's ``agentcli`` package (``git archive``) and runs the
+startup and overhead scripts of this checkout on it (through PYTHONPATH) just before each runs on
+this checkout, so the closing table shows both side by side from one run (on a busy machine,
+compare columns, never runs). Both packages' byte-code is compiled first (the environment may
+set PYTHONDONTWRITEBYTECODE=1, which would make every fresh process compile them again); the
+report says so.
 
 The report ends with the four targets of issue 22 item 9, each beside what the bare SDK (or
 the interpreter) does in the same run, with a pass/fail column: agentcli's own cost per model
@@ -31,6 +39,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -121,12 +130,12 @@ def machine() -> list[str]:
             f"load average at start {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}"]
 
 
-def run_script(argv: list[str], timeout: float) -> tuple[int, str, float]:
+def run_script(argv: list[str], timeout: float, env: dict[str, str] | None = None) -> tuple[int, str, float]:
     """(exit code, stdout, seconds); stderr (progress) goes straight to ours."""
     t0 = time.perf_counter()
     try:
         p = subprocess.run(argv, cwd=ROOT, stdout=subprocess.PIPE, stdin=subprocess.DEVNULL,
-                           text=True, timeout=timeout)
+                           text=True, timeout=timeout, env=env)
         return p.returncode, p.stdout, time.perf_counter() - t0
     except subprocess.TimeoutExpired as e:
         out = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
@@ -210,10 +219,47 @@ def floor_rows(raw: dict[str, dict]) -> list[dict]:
     return rows
 
 
-def floor_table(rows: list[dict]) -> list[str]:
+def compile_tree(tree: Path) -> str:
+    """Byte-code for ``tree``'s agentcli, written now: PYTHONDONTWRITEBYTECODE=1 (set here) would
+    otherwise make every fresh process compile the package again. Returns what the table says."""
+    p = subprocess.run([sys.executable, "-m", "compileall", "-q", str(tree / "agentcli")],
+                       capture_output=True, text=True, timeout=300)
+    return "compiled first (python -m compileall)" if p.returncode == 0 else "NOT compiled (compileall failed)"
+
+
+def before_tree(ref: str, tmp: Path) -> Path:
+    """The agentcli package of git ref ``ref``, extracted into ``tmp`` (``git archive``): the
+    benchmarks of this checkout then measure it through PYTHONPATH, the same way, in the same run."""
+    out = tmp / "before"
+    out.mkdir()
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", ref, "agentcli"],
+                             capture_output=True, timeout=120)
+    if archive.returncode != 0:
+        raise SystemExit(f"run.py: --before {ref}: {archive.stderr.decode(errors='replace').strip()}")
+    subprocess.run(["tar", "-x", "-C", str(out)], input=archive.stdout, check=True, timeout=120)
+    return out
+
+
+def with_before(rows: list[dict], before: list[dict], ref: str) -> list[dict]:
+    """The closing rows with a column for the same measure at ``ref`` (--before): its value, its
+    CPU figure where the row has one, and its verdict when it differs."""
+    out = []
+    for r, b in zip(rows, before):
+        cpu = re.search(r"CPU (-?[0-9.]+ ms)", b["beside"])
+        cell = b["agentcli"] + (f" (CPU {cpu.group(1)})" if cpu else "")
+        if b["result"] not in ("n/a", r["result"]):
+            cell += f", {b['result']}"
+        out.append({**r, "before": cell})
+    return out
+
+
+def floor_table(rows: list[dict], before: str | None = None) -> list[str]:
     keys = ("measure", "agentcli", "beside", "target", "result")
     heads = {"measure": "measure", "agentcli": "agentcli", "beside": "beside it, same run",
              "target": "target", "result": "pass/fail"}
+    if before is not None:
+        keys = ("measure", "before", "agentcli", "beside", "target", "result")
+        heads = {**heads, "before": f"before ({before})", "agentcli": "agentcli (this checkout)"}
     w = {k: max(len(heads[k]), *(len(r[k]) for r in rows)) for k in keys}
     out = ["| " + " | ".join(f"{heads[k]:<{w[k]}}" for k in keys) + " |",
            "|" + "|".join("-" * (w[k] + 2) for k in keys) + "|"]
@@ -230,6 +276,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--llm-venv", help="keep llm in this venv between runs (default: a temp dir)")
     ap.add_argument("--out", type=Path, help="also write the report to this file")
     ap.add_argument("--timeout", type=float, default=1800, help="seconds per script (default 1800)")
+    ap.add_argument("--before", metavar="REF",
+                    help="also measure git ref REF's agentcli (startup and overhead, same scripts, "
+                         "just before this checkout's) and show it beside it in the closing table")
     ap.add_argument("--smoke", action="store_true",
                     help="every script with --smoke: tiny and fast, checks they run (figures mean nothing)")
     a = ap.parse_args(argv)
@@ -242,10 +291,19 @@ def main(argv: list[str] | None = None) -> int:
     report = ["# agentcli performance" + (" (--smoke: the figures mean nothing)" if a.smoke else ""), ""]
     report += machine() + [""]
     raw: dict[str, dict] = {}
+    raw_before: dict[str, dict] = {}
     failed: list[str] = []
     t_all = time.perf_counter()
     tmp = Path(tempfile.mkdtemp(prefix="agentcli-bench-run-"))
     try:
+        byte_code = compile_tree(ROOT)
+        before_env = None
+        if a.before:
+            tree = before_tree(a.before, tmp)
+            byte_code += f"; {a.before} {compile_tree(tree).split(' (')[0]}"
+            before_env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+                [str(tree), *filter(None, [os.environ.get("PYTHONPATH")])])}
+        report.insert(len(report) - 1, f"agentcli byte-code: {byte_code}")
         for name in [n for n in ORDER if n in only]:
             sys.stderr.write(f"run.py: {name} ...\n")
             sys.stderr.flush()
@@ -259,6 +317,15 @@ def main(argv: list[str] | None = None) -> int:
                     argv_.append("--no-llm")
                 if name == "startup" and a.llm_venv:
                     argv_ += ["--llm-venv", a.llm_venv]
+                if before_env is not None:  # the same script on the old package, just before
+                    sys.stderr.write(f"run.py: {name} of {a.before} ...\n")
+                    b_code, b_out, b_secs = run_script(argv_, a.timeout, env=before_env)
+                    try:
+                        raw_before[name] = json.loads(b_out.strip().splitlines()[-1]).get("raw") or {}
+                    except (ValueError, IndexError, AttributeError):
+                        failed.append(f"bench_{name}.py on {a.before}")
+                        report += [f"## bench_{name}.py on {a.before} failed (exit {b_code}, {b_secs:.0f} s)", "",
+                                   b_out.strip()[-2000:], ""]
                 code, out, secs = run_script(argv_, a.timeout)
                 try:
                     data = json.loads(out.strip().splitlines()[-1]) if code == 0 else None
@@ -290,7 +357,13 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(tmp, ignore_errors=True)
 
     if "startup" in only or "overhead" in only:
-        report += ["## Issue 22 item 9: back to the floor", ""] + floor_table(floor_rows(raw)) + [""]
+        rows = floor_rows(raw)
+        if a.before:
+            rows = with_before(rows, floor_rows(raw_before), a.before)
+        report += ["## Issue 22 item 9: back to the floor", ""] + floor_table(rows, a.before) + [""]
+        if a.before:
+            report += [f"- before: git ref {a.before}'s agentcli measured by this checkout's scripts just "
+                       "before it, in the same run (PYTHONPATH); compare the columns, not runs", ""]
     if failed:
         report.append(f"FAILED: {', '.join(failed)}")
     report.append(f"whole run: {time.perf_counter() - t_all:.0f} s")

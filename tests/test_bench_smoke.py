@@ -96,3 +96,25 @@ def test_the_local_model_benchmark_without_a_server_says_so_and_skips(tmp_path):
                        stdin=subprocess.DEVNULL)
     assert p.returncode == 0 and "no server given" in p.stdout and "skipped" in p.stdout
     assert not p.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(200)
+def test_before_and_after_in_one_run(tmp_path):
+    """``run.py --before REF``: the closing table gets a column measured on REF's package in the
+    same run (here HEAD: the figures mean nothing, the column must be there and measured)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_", "AGENTCLI_"))}
+    env["TMPDIR"] = str(tmp_path)
+    p = subprocess.run([sys.executable, str(ROOT / "bench" / "run.py"), "--smoke", "--no-llm",
+                        "--only", "overhead", "--before", "HEAD"],
+                       cwd=ROOT, env=env, capture_output=True, text=True, timeout=180,
+                       stdin=subprocess.DEVNULL)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    assert "agentcli byte-code: compiled first" in p.stdout, p.stdout[:2000]
+    floor = p.stdout.split("## Issue 22 item 9: back to the floor", 1)[1]
+    head, _, *rows = [ln for ln in floor.splitlines() if ln.startswith("|")]
+    assert "before (HEAD)" in head and "agentcli (this checkout)" in head, head
+    for r in rows[:2]:  # the two overhead rows: measured on both packages
+        cells = [c.strip() for c in r.strip("|").split("|")]
+        assert re.match(r"-?[0-9.]+ ms \(CPU -?[0-9.]+ ms\)(, (pass|FAIL))?$", cells[1]), r
+        assert cells[2].endswith(" ms") and cells[5] in ("pass", "FAIL"), r

@@ -15,7 +15,13 @@ import sys
 
 import pytest
 
-from agentcli.redact import clean_for_terminal, looks_like_secret, redact, redact_obj
+from agentcli.redact import (
+    SecretsHeld,
+    clean_for_terminal,
+    looks_like_secret,
+    redact,
+    redact_obj,
+)
 from agentcli.stores import init_sqlite
 from agentcli.testing.fake_anthropic import error, message, text, tool_use_block
 
@@ -124,6 +130,25 @@ def test_redaction_leaves_everything_else_byte_for_byte(monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
     s = "a\x1b[31mred\x1b[0m\u200b\u2028b " + KEY + " \x1b]0;t\x07 end"
     assert redact(s) == "a\x1b[31mred\x1b[0m\u200b\u2028b *** \x1b]0;t\x07 end"
+
+
+def test_secrets_held_for_a_block_and_read_again_after_it(monkeypatch):
+    """App.run reads the secrets once per event (SecretsHeld): inside the block the key set
+    before it is hidden everywhere; a key set later is hidden once the block is over. The
+    memo of short strings belongs to one set of secrets: a string seen before the key was set
+    is redacted again after."""
+    other = "Wq3Er5Ty7Ui9Op1As2Df4Gh" * 3  # a key of no known shape: hidden only once configured
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    assert redact_obj({"k": other[:60]}) == {"k": other[:60]}  # not a secret yet: remembered as is
+    with SecretsHeld():
+        assert redact_obj({KEY: [KEY, {"x": "a " + KEY}]}) == {"***": ["***", {"x": "a ***"}]}
+        assert clean_for_terminal("\x1b[1m" + KEY) == "***"
+        with SecretsHeld():
+            assert redact("key " + KEY) == "key ***"
+        assert redact(KEY[5:40]) == "***"
+    monkeypatch.setenv("OPENAI_API_KEY", other)
+    assert redact_obj({"k": other[:60], "t": KEY}) == {"k": "***", "t": "***"}
+    assert redact("x " + other + " " + KEY) == "x *** ***"
 
 
 def test_redact_obj_takes_the_deepest_json():
