@@ -14,6 +14,7 @@ import os
 import signal
 import subprocess
 import sys
+import termios
 from typing import Any
 
 from ..errors import AgentcliError
@@ -40,21 +41,17 @@ class _Signalled(BaseException):
 def _terminal() -> tuple[int, Any] | None:
     """The terminal's settings, to put back after a stopped full-screen editor."""
     try:
-        import termios
-
         fd = sys.stdin.fileno()
         if not os.isatty(fd):
             return None
         return fd, termios.tcgetattr(fd)
-    except (ImportError, AttributeError, ValueError, OSError, termios.error):
+    except (AttributeError, ValueError, OSError, termios.error):
         return None
 
 
 def _restore(saved: tuple[int, Any] | None) -> None:
     if saved is None:
         return
-    import termios
-
     try:
         termios.tcsetattr(saved[0], termios.TCSADRAIN, saved[1])
     except (OSError, ValueError, termios.error):

@@ -26,6 +26,7 @@ import errno
 import fcntl
 import json
 import os
+import queue
 import select
 import sys
 import threading
@@ -127,8 +128,6 @@ class ProtocolOutput:
         self.on_response: Callable[[Any], None] = lambda rid: None  # a request was answered
 
     def _start(self) -> None:
-        import queue
-
         self._frames = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._run, name="agentcli-mcp-out", daemon=True)
         self._thread.start()
