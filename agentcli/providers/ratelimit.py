@@ -158,8 +158,12 @@ class _Bucket:
             # being overestimated (pacing a little fast meets the limit again and again). A
             # small span says little: 1 used of 20 may be 0.5 (the rate twice the truth).
             self.rate = (span - 1) / (reset_s + age)
-        elif not self.rate:
-            self.rate = limit / 60.0  # both APIs state their limits per minute
+        else:
+            # Both APIs state their limits per minute; but a small span still bounds the rate
+            # from below: the ``span`` units used are back by the reset. (Without that bound a
+            # 2-request burst refilled at 40/s read as 2 a minute: one 30 s wait per request.)
+            low = span / (reset_s + age) if span > 0 and reset_s + age > 0 else 0.0
+            self.rate = max(self.rate or limit / 60.0, low)
         # The server's level now, had we sent nothing since: what it said, refilled for the
         # answer's age; less what we sent (or are about to send) after that request went.
         # (Taking the smaller of it and our own level kept the refill of the answer's age out:
