@@ -69,7 +69,7 @@ def read_key(fd: int) -> str:
 
     old = termios.tcgetattr(fd)
     try:
-        tty.setcbreak(fd)
+        tty.setcbreak(fd, termios.TCSANOW)  # not TCSAFLUSH (the default): a key typed ahead is kept
         b = os.read(fd, 1)
         if b == b"\x1b":
             while select.select([fd], [], [], 0.05)[0]:
@@ -246,7 +246,7 @@ class Review:
         self.store.wait_for_new(0)  # listening from now on: a draft saved while we look is seen
         old = termios.tcgetattr(fd)
         try:
-            tty.setcbreak(fd)  # a key reaches us at once, not at Enter
+            tty.setcbreak(fd, termios.TCSANOW)  # a key reaches us at once, not at Enter; typed-ahead keys kept
             return self._wait_loop(fd)
         finally:
             termios.tcsetattr(fd, termios.TCSADRAIN, old)
@@ -262,7 +262,7 @@ class Review:
                     return True
             changed = self.store.wait_for_new(FOLLOW_POLL_S)
             if select.select([fd], [], [], 0)[0]:
-                key = os.read(fd, 16)  # read here: read_key's setcbreak would flush it
+                key = os.read(fd, 16)  # read here, in the mode set above
                 if not key or key[:1] in (b"q", b"Q", b"\x04"):
                     return False
             quiet += 1
