@@ -307,6 +307,13 @@ def _incomplete(e: BaseException) -> IncompleteResponse:
                               f"the model's response broke off: {transport_words(e)}")
 
 
+
+def _not_reached(e: Exception) -> Exception:
+    """What an ``APIConnectionError`` outside a stream is: a bug of ours the SDK wrapped (our
+    HTTP hooks raised it), or the transport fault in the API's terms."""
+    bug = own_bug(e)
+    return bug if bug is not None else api_error(anthropic, e, WHERE)
+
 class AnthropicProvider(MessagesHistory):
     name = "anthropic"
 
@@ -506,10 +513,7 @@ class AnthropicProvider(MessagesHistory):
         except anthropic.APIResponseValidationError:
             raise broken(WHERE, "not a Messages API response") from None
         except anthropic.APIConnectionError as e:
-            bug = own_bug(e)
-            if bug is not None:
-                raise bug
-            raise api_error(anthropic, e, WHERE) from None
+            raise _not_reached(e) from None
         except anthropic.APIStatusError as e:
             raise api_error(anthropic, e, WHERE) from None
         except anthropic.AnthropicError as e:
@@ -524,10 +528,7 @@ class AnthropicProvider(MessagesHistory):
         try:
             page = await self.client.models.list(limit=1)
         except anthropic.APIConnectionError as e:
-            bug = own_bug(e)
-            if bug is not None:
-                raise bug
-            raise api_error(anthropic, e, WHERE) from None
+            raise _not_reached(e) from None
         except anthropic.APIError as e:
             raise api_error(anthropic, e, WHERE) from None
         except MALFORMED_BODY:
@@ -579,10 +580,7 @@ class MessageBatches:
         try:
             return await fn(*args, **kw)
         except anthropic.APIConnectionError as e:
-            bug = own_bug(e)
-            if bug is not None:
-                raise bug
-            raise api_error(anthropic, e, WHERE) from None
+            raise _not_reached(e) from None
         except anthropic.APIError as e:
             raise api_error(anthropic, e, WHERE) from None
         except (*MALFORMED_BODY, ValueError, TypeError):
