@@ -20,7 +20,7 @@ with no server latency (the point is input length, not waiting).
 
     python bench/bench_batch.py [--questions 200] [--latency 0.5] [--concurrency 1,8,16,50]
                                 [--memory 1000,10000] [--no-stream] [--in-process-server]
-    python bench/bench_batch.py --smoke   # every step, tiny and fast (tests/test_bench_smoke.py)
+    python bench/bench_batch.py --smoke   # every step, tiny and fast (bench/test_smoke.py)
 """
 
 from __future__ import annotations

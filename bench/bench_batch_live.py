@@ -16,7 +16,7 @@ Everything in this process: the real SDK over HTTP to the fake on 127.0.0.1 and 
 ``BatchRunner`` with a real ``App`` (demo SQLite database, temporary home).
 
     python bench/bench_batch_live.py [--rps 20] [--latency 0.25] [--questions 200] [--times 4,16]
-    python bench/bench_batch_live.py --smoke   # every step, tiny and fast (tests/test_bench_smoke.py)
+    python bench/bench_batch_live.py --smoke   # every step, tiny and fast (bench/test_smoke.py)
 """
 
 from __future__ import annotations

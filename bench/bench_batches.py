@@ -19,7 +19,7 @@ wall times scale with the two settings; the real API's batches take minutes to a
 first-tier key has 50 requests per minute, so the last line extrapolates both to those.
 
     python bench/bench_batches.py [--questions 1000] [--rps 20] [--latency 0.25] [--batch-delay 20]
-    python bench/bench_batches.py --smoke   # every step, tiny and fast (tests/test_bench_smoke.py)
+    python bench/bench_batches.py --smoke   # every step, tiny and fast (bench/test_smoke.py)
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
     /work/venv/bin/python bench/bench_lookup.py                 # 1,000,000 orders, 10,000 codes
     /work/venv/bin/python bench/bench_lookup.py --reuse         # keep the databases of a previous run
     /work/venv/bin/python bench/bench_lookup.py --orders 100000 --no-pg
-    python bench/bench_lookup.py --smoke      # every step, tiny and fast (tests/test_bench_smoke.py)
+    python bench/bench_lookup.py --smoke      # every step, tiny and fast (bench/test_smoke.py)
 
 Builds the demo database with N orders (SQLite with ``stores.init_sqlite``, PostgreSQL with
 ``stores.init_postgres`` and COPY) and reports how long that took; then looks up random codes

@@ -27,7 +27,7 @@ All in one process, against ``FakeAnthropic`` on 127.0.0.1 answering instantly:
     python bench/bench_overhead.py --quick         # 40 repetitions
     python bench/bench_overhead.py --profile       # + a pyinstrument profile of agentcli's side
     python bench/bench_overhead.py --json          # machine-readable (used by bench/run.py)
-    python bench/bench_overhead.py --smoke         # every step, tiny and fast (tests/test_bench_smoke.py)
+    python bench/bench_overhead.py --smoke         # every step, tiny and fast (bench/test_smoke.py)
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
     python bench/bench_queue.py                    # 100,000 drafts, 8 reviewers over 10,000
     python bench/bench_queue.py --drafts 20000 --no-pg
-    python bench/bench_queue.py --smoke            # every step, tiny (tests/test_bench_smoke.py)
+    python bench/bench_queue.py --smoke            # every step, tiny (bench/test_smoke.py)
 
 Drafts are generated fast (files written directly with the store's format and index, rows
 COPYed into the queue), never through a model. Then, for each backend:

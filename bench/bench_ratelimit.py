@@ -17,7 +17,7 @@ Everything runs in this process: the real SDK over HTTP to the fake on 127.0.0.1
 
     python bench/bench_ratelimit.py [--rps 20] [--latency 0.5] [--questions 200]
                                     [--concurrency 16,50,100] [--quick]
-    python bench/bench_ratelimit.py --smoke   # every step, tiny and fast (tests/test_bench_smoke.py)
+    python bench/bench_ratelimit.py --smoke   # every step, tiny and fast (bench/test_smoke.py)
 """
 
 from __future__ import annotations

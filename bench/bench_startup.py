@@ -19,7 +19,7 @@ this run's temp dir; if that fails the table says so).
     python bench/bench_startup.py --no-llm     # skip installing llm
     python bench/bench_startup.py --llm-venv ~/.cache/agentcli-bench-llm   # keep llm between runs
     python bench/bench_startup.py --json       # machine-readable (used by bench/run.py)
-    python bench/bench_startup.py --smoke      # every command once, no llm (tests/test_bench_smoke.py)
+    python bench/bench_startup.py --smoke      # every command once, no llm (bench/test_smoke.py)
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ own tables, shown as they are under their own headings.
     python bench/run.py --only startup,overhead
     python bench/run.py --no-llm         # do not pip-install llm for the peer comparison
     python bench/run.py --out report.md  # also write the report (markdown) to a file
-    python bench/run.py --smoke          # every script tiny and fast (tests/test_bench_smoke.py)
+    python bench/run.py --smoke          # every script tiny and fast (bench/test_smoke.py)
     python bench/run.py --only startup,overhead --before 2b9d64e   # before/after, one run
 
 ``--before REF`` extracts git ref REF's ``agentcli`` package (``git archive``) and runs the
