@@ -191,6 +191,7 @@ def test_hand_edit_is_marked_and_kept_through_approve(cli, cli_env):
     p = cli(["drafts", "approve", did], env)
     assert p.returncode == 0, p.err
     assert p.out.startswith(f"approved {did}") and "kim.reviewer" in p.out and "nothing was sent" in p.out
+    assert f"agentcli drafts push --to HELPDESK {did}" in p.out  # where an approved draft goes next
     d = parse(path.read_text(), path)
     assert d.meta["status"] == "approved" and d.meta["reviewed_by"] == "kim.reviewer"
     datetime.fromisoformat(d.meta["reviewed_at"])

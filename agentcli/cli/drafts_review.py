@@ -183,8 +183,9 @@ def _report(res: Any, status: str) -> None:
         return
     was = f" (was {res.previous})" if res.previous and res.previous != "pending_review" else ""
     extra = " — the text as edited" if d.edited else ""
-    tail = ("nothing was sent: copy the text into your helpdesk to reply (agentcli drafts show "
-            f"{d.id} --text)" if status == "approved" else "nothing was sent")
+    tail = ("nothing was sent: put it into the helpdesk ticket as a note with `agentcli drafts "
+            f"push --to HELPDESK {d.id}`, or copy the text (agentcli drafts show {d.id} --text)"
+            if status == "approved" else "nothing was sent")
     _say(out_console(), f"{verb} {d.id}{was} by {m.get('reviewed_by')} at "
                         f"{m.get('reviewed_at')}{extra}; {tail}")
     sys.stdout.flush()
