@@ -39,7 +39,7 @@ import os
 import re
 import threading
 from typing import Any
-from urllib.parse import quote, quote_plus
+from urllib.parse import quote, quote_plus, unquote
 
 _SECRET_ENV = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "PGPASSWORD",
                "AGENTCLI_ZENDESK_TOKEN", "AGENTCLI_FRONT_TOKEN", "AGENTCLI_HELPSCOUT_TOKEN",
@@ -408,6 +408,29 @@ def url_userinfo(url: str) -> tuple[str, str | None] | None:
     userinfo = m.group(2).rsplit("@", 1)[0]
     user, sep, password = userinfo.partition(":")
     return user, (password if sep else None)
+
+
+def dsn_passwords(url: str, parsed: Any = None) -> list[str]:
+    """Every string that is (a piece of) URL's password however a parser splits it, longest
+    first: the raw userinfo password, its percent-decoded form, its pieces around a raw ``@``,
+    ``/``, ``#`` or ``?``, and PARSED, the password the database driver's own parser reads (psycopg's
+    ``conninfo_to_dict``), handed in by the caller so that this module needs no driver. Used by
+    the orders store and the drafts queue to scrub a libpq message and to register secrets."""
+    found = {str(parsed or "")}
+    info = url_userinfo(url)
+    if info and info[1]:
+        raw = info[1]
+        found.update({raw, unquote(raw)})
+        for sep in "@/#?":
+            found.update(raw.split(sep))
+    return sorted((p for p in found if len(p) >= 3), key=len, reverse=True)
+
+
+def scrub_dsn(text: str, url: str, parsed: Any = None) -> str:
+    """TEXT without any piece of URL's password (:func:`dsn_passwords`), then redacted."""
+    for pw in dsn_passwords(url, parsed):
+        text = text.replace(pw, "***")
+    return redact(text)
 
 
 def mask_dsn(url: str) -> str:

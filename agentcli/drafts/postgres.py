@@ -42,10 +42,17 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator
-from urllib.parse import unquote
 
 from ..errors import ConfigError, UsageError
-from ..redact import add_secret, mask_dsn, redact, redact_obj, url_userinfo
+from ..redact import (
+    add_secret,
+    dsn_passwords,
+    mask_dsn,
+    redact,
+    redact_obj,
+    scrub_dsn,
+    url_userinfo,
+)
 from .base import (
     ANY,
     CLAIM_TTL_S,
@@ -220,24 +227,19 @@ def _modules() -> None:
                           "(psycopg 3 and psycopg-pool)")
 
 
-def _passwords(url: str) -> list[str]:
-    found: set[str] = set()
+def _parsed_password(url: str) -> Any:
+    """The password as psycopg's own parser reads URL (None when it cannot read it)."""
     with contextlib.suppress(Exception):
-        found.add(str(conninfo_to_dict(url).get("password") or ""))
-    info = url_userinfo(url)
-    if info and info[1]:
-        raw = info[1]
-        found.update({raw, unquote(raw)})
-        for sep in "@/#?":
-            found.update(raw.split(sep))
-    return sorted((p for p in found if len(p) >= 3), key=len, reverse=True)
+        return conninfo_to_dict(url).get("password")
+    return None
+
+
+def _passwords(url: str) -> list[str]:
+    return dsn_passwords(url, _parsed_password(url))
 
 
 def masked(url: str) -> str:
-    text = mask_dsn(url)
-    for pw in _passwords(url):
-        text = text.replace(pw, "***")
-    return redact(text)
+    return scrub_dsn(mask_dsn(url), url, _parsed_password(url))
 
 
 def _reason(exc: BaseException, url: str) -> str:
@@ -248,10 +250,7 @@ def _reason(exc: BaseException, url: str) -> str:
         lines[-1] if lines else type(exc).__name__)
     for noise in ("connection failed:", "FATAL:", "ERROR:"):
         line = line.replace(noise, "")
-    line = " ".join(line.split())[:200]
-    for pw in _passwords(url):
-        line = line.replace(pw, "***")
-    return redact(line)
+    return scrub_dsn(" ".join(line.split())[:200], url, _parsed_password(url))
 
 
 def _j(value: Any) -> str:

@@ -23,10 +23,9 @@ from __future__ import annotations
 import asyncio
 import logging
 from typing import Any
-from urllib.parse import unquote
 
 from ..errors import ConfigError, StoreError
-from ..redact import add_secret, redact
+from ..redact import add_secret, dsn_passwords, scrub_dsn
 from .records import (
     LINE_COLUMNS,
     ORDER_COLUMNS,
@@ -67,20 +66,17 @@ def _modules():
     return psycopg, psycopg_pool
 
 
+def _parsed_password(url: str) -> Any:
+    """The password as psycopg's own parser reads URL (None when it cannot read it)."""
+    try:
+        return conninfo_to_dict(url).get("password")
+    except Exception:
+        return None
+
+
 def _passwords(url: str) -> list[str]:
     """Every string that is (a piece of) the URL's password, however a parser splits it."""
-    found: set[str] = set()
-    try:
-        found.add(str(conninfo_to_dict(url).get("password") or ""))
-    except Exception:
-        pass
-    info = url_userinfo(url)
-    if info and info[1]:
-        raw = info[1]
-        found.update({raw, unquote(raw)})
-        for sep in "@/#?":
-            found.update(raw.split(sep))
-    return sorted((p for p in found if len(p) >= 3), key=len, reverse=True)
+    return dsn_passwords(url, _parsed_password(url))
 
 
 def check_url(url: str) -> None:
@@ -95,9 +91,7 @@ def check_url(url: str) -> None:
 
 
 def _scrub(text: str, url: str) -> str:
-    for pw in _passwords(url):
-        text = text.replace(pw, "***")
-    return redact(text)
+    return scrub_dsn(text, url, _parsed_password(url))
 
 
 def _reason(exc: BaseException) -> str:
