@@ -138,6 +138,7 @@ async def logged_call(home: Path) -> None:
     raise AssertionError("the call never started")
 
 
+@pytest.mark.slow  # a process importing the MCP SDK
 def test_over_stdio_the_console_script_lists_the_two_tools_with_every_hint_set(cli_env, tmp_path):
     # end to end: the installed console script, the SDK's stdio client, the JSON on the wire
     async def body(s, init):
@@ -403,12 +404,6 @@ def test_a_bad_scope_or_identity_fails_closed_before_serving(cli, cli_env, args,
     assert len(p.err.strip().splitlines()) == 1 and "Traceback" not in p.err
 
 
-def test_a_bad_scope_from_the_console_script_is_exit_2_with_nothing_served(cli_proc, cli_env):
-    p = cli_proc(["mcp", "--customer", "not an address"], cli_env, input="")
-    assert p.returncode == 2 and p.out == ""
-    assert len(p.err.strip().splitlines()) == 1 and "Traceback" not in p.err
-
-
 def test_a_ticket_collects_the_drafts_and_resumes_the_next_session(cli, cli_env):
     first, _ = in_memory(lambda s, i: s.call_tool("get_order_status", {"order_code": "GH56JK78MN"}),
                          ticket="HD-1042")
@@ -547,6 +542,7 @@ MALFORMED = [
 ]
 
 
+@pytest.mark.slow  # a process importing the MCP SDK
 def test_malformed_messages_are_answered_and_the_session_goes_on(raw, home):
     r = raw()
     r.handshake()
@@ -563,6 +559,7 @@ def test_malformed_messages_are_answered_and_the_session_goes_on(raw, home):
     assert events[-1]["type"] == "session_end" and events[-1]["protocol_errors"] == len(MALFORMED)
 
 
+@pytest.mark.slow  # a process importing the MCP SDK
 def test_requests_sent_before_the_input_closes_are_all_answered_on_a_protocol_only_stdout(raw):
     r = raw()
     r.send({"jsonrpc": "2.0", "id": 0, "method": "initialize",
@@ -585,8 +582,9 @@ def test_requests_sent_before_the_input_closes_are_all_answered_on_a_protocol_on
     assert "serving get_order_status and draft_reply" in err  # the notice went to stderr
 
 
+@pytest.mark.slow  # a process importing the MCP SDK
 def test_a_client_that_leaves_mid_call_ends_the_session_without_a_hang(raw, home, slow_db):
-    r = raw("--db", str(slow_db), "--tool-timeout", "1")
+    r = raw("--db", str(slow_db), "--tool-timeout", "0.5")
     r.handshake()
     r.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
             "params": {"name": "get_order_status", "arguments": {"order_code": "GH56JK78MN"}}})
@@ -599,6 +597,7 @@ def test_a_client_that_leaves_mid_call_ends_the_session_without_a_hang(raw, home
     assert events[-1]["type"] == "session_end" and events[-1]["status"] == "incomplete"
 
 
+@pytest.mark.slow  # a process importing the MCP SDK
 @pytest.mark.parametrize("sig,code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
 def test_a_signal_while_idle_ends_the_session(raw, home, sig, code):
     r = raw()
@@ -612,6 +611,7 @@ def test_a_signal_while_idle_ends_the_session(raw, home, sig, code):
     assert events[-1]["type"] == "session_end" and events[-1]["status"] == "cancelled"
 
 
+@pytest.mark.slow  # a process importing the MCP SDK
 def test_sigterm_during_a_slow_call_cancels_it_on_record(raw, home, slow_db):
     r = raw("--db", str(slow_db), "--tool-timeout", "120")
     r.handshake()
@@ -642,6 +642,7 @@ def test_a_closed_standard_input_is_a_usage_error(cli_env):
     assert p.returncode == 2 and "standard input is closed" in p.stderr and p.stdout == ""
 
 
+@pytest.mark.slow  # a process importing the MCP SDK
 def test_a_closed_standard_error_does_not_stop_the_protocol(cli_env):
     hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "x", "version": "1"}}}
