@@ -7,11 +7,12 @@ command body once the SDK is known to be there.
 """
 
 
+import contextlib
 import os
 import sys
 from importlib import metadata
 from importlib.util import find_spec
-from typing import Optional
+from typing import AsyncIterator, Optional
 
 import typer
 
@@ -83,10 +84,10 @@ def _body(ticket: Optional[str], **flags) -> object:
     return _serve(settings, t)
 
 
-async def _serve(settings: Settings, ticket: Optional[str]) -> int:
-    from ..mcp_server.server import (
-        serve,  # the SDK: only once it is known to be installed
-    )
+@contextlib.asynccontextmanager
+async def opened(settings: Settings, ticket: Optional[str]) -> AsyncIterator[tuple[App, Ticket]]:
+    """The App of an MCP session (no model: the client's side is the model) and its ticket (the
+    one named, resumed), announced on standard error; the App closed after."""
     from ..mcp_server.session import ClientSide
 
     store = open_store(settings.db)
@@ -99,11 +100,20 @@ async def _serve(settings: Settings, ticket: Optional[str]) -> int:
                          f"input/output (ticket {t.id}"
                          + (f", customer {t.customer}" if t.customer else ", every customer")
                          + "); drafts go to the review queue, nothing is sent\n")
+        yield app, t
+    finally:
+        await app.aclose()
+
+
+async def _serve(settings: Settings, ticket: Optional[str]) -> int:
+    from ..mcp_server.server import (
+        serve,  # the SDK: only once it is known to be installed
+    )
+
+    async with opened(settings, ticket) as (app, t):
         if sys.stdin.isatty():
             sys.stderr.write("agentcli mcp: this is a server for an MCP client (Claude Desktop, "
                              "Claude Code: see the README), which speaks JSON-RPC on standard "
                              "input; Ctrl-D or Ctrl-C ends it\n")
         sys.stderr.flush()
         return await serve(app, t, sys.stdin, sys.stdout)
-    finally:
-        await app.aclose()

@@ -21,7 +21,7 @@ import json
 import logging
 import sys
 import warnings
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import mcp.types as types
 from mcp.server.lowlevel import Server
@@ -172,13 +172,39 @@ GONE = {"closed": "the MCP client closed the connection before every result was 
         "stalled": "the MCP client stopped reading its results"}
 
 
+async def serve_on(session: McpSession, streams: contextlib.AbstractAsyncContextManager[tuple[Any, Any]],
+                   gone: Callable[[], str | None] = lambda: None) -> None:
+    """Serve ``session`` on the SDK's message streams (read, write) that ``streams`` opens (the
+    stdio transport's, or an in-memory pair) until the client ends it or the streams close;
+    then end it (``McpSession.finish``: running calls finish, the ``session_end`` record).
+    ``gone``: why the client is known to be gone (a key of ``GONE``), None while it is there.
+    A signal's cancellation and a bug go up, after the record."""
+    server = build_server(session)
+    reason, cancel, crashed = "the client ended the session", False, False
+    try:
+        async with streams as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+    except asyncio.CancelledError:
+        reason, cancel = "stopped by a signal (SIGINT or SIGTERM)", True
+        raise
+    except Exception as e:  # a bug (the SDK's or ours): on record, then one line (cli.common.run)
+        reason, crashed = f"internal error ({type(e).__name__})", True
+        raise
+    finally:
+        why = gone()
+        if why is not None and not cancel:
+            reason = GONE[why]
+        elif session.failure is not None:
+            reason = "the session log cannot be written"
+        await session.finish(reason, cancel=cancel, gone=why is not None, crashed=crashed)
+
+
 async def serve(app: App, ticket: Ticket, stdin: Any, stdout: Any) -> int:
     """Serve one MCP session on ``stdin`` / ``stdout`` until the client ends it. 0: it ended
     the session; AgentcliError (exit 1) when it went away mid-way; the session log's
     ConfigError (exit 3); a signal's cancellation goes up (130, 143)."""
     loop = asyncio.get_running_loop()
     session = McpSession(app, ticket)
-    server = build_server(session)
     with claimed(stdin, stdout) as (in_fd, out_fd), sdk_logging():
         lines: ClientLines | None = None
 
@@ -202,22 +228,9 @@ async def serve(app: App, ticket: Ticket, stdin: Any, stdout: Any) -> int:
                             on_message=hello)
         session.on_fatal = lines.end
         lines.start()
-        reason, cancel, crashed = "the client ended the session", False, False
         try:
-            async with stdio_server(lines, out) as (read, write):
-                await server.run(read, write, server.create_initialization_options())
-        except asyncio.CancelledError:
-            reason, cancel = "stopped by a signal (SIGINT or SIGTERM)", True
-            raise
-        except Exception as e:  # a bug (the SDK's or ours): on record, then one line (cli.common.run)
-            reason, crashed = f"internal error ({type(e).__name__})", True
-            raise
+            await serve_on(session, stdio_server(lines, out), lambda: out.gone)
         finally:
-            if out.gone is not None and not cancel:
-                reason = GONE[out.gone]
-            elif session.failure is not None:
-                reason = "the session log cannot be written"
-            await session.finish(reason, cancel=cancel, gone=out.gone is not None, crashed=crashed)
             out.stop(1.0)
     if session.failure is not None:
         raise session.failure
