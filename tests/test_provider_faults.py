@@ -575,14 +575,17 @@ def test_a_server_that_is_not_there_or_not_http_is_said_so(cli_env, monkeypatch)
                 c.recv(65536)
                 if reply is not None:  # something that is not an HTTP server
                     c.sendall(reply)
-                    # closed only once the client has read the reply and left (a close with
-                    # its data unread could reach it as a reset first); a bound for a hang only
-                    c.settimeout(10)
-                    try:
-                        while c.recv(65536):
-                            pass
-                    except OSError:
+                else:  # says nothing: its end of the connection closes at once
+                    c.shutdown(socket.SHUT_WR)
+                # Closed only once the client has left: a close with data of the client's still
+                # unread (the reply not yet read, or the rest of a request that came in two
+                # parts) reaches it as a reset, "lost the connection", instead. A hang bound only.
+                c.settimeout(10)
+                try:
+                    while c.recv(65536):
                         pass
+                except OSError:
+                    pass
                 c.close()
 
         threading.Thread(target=serve, daemon=True).start()
