@@ -39,6 +39,15 @@ def env_for(cli_env: dict, name: str, fake, **extra) -> dict:
             f"AGENTCLI_{name.upper()}_TOKEN": fake.token, "AGENTCLI_REVIEWER": "kim", **extra}
 
 
+@pytest.fixture(autouse=True)
+def quick_retries(monkeypatch):
+    """Our own backoff between a draft's attempts (push.BACKOFF_BASE_S, 0.5 s doubling: 3.5 s
+    for a draft that fails four times) made short: the tests count attempts, not their waits."""
+    from agentcli.helpdesk import push as pushing
+
+    monkeypatch.setattr(pushing, "BACKOFF_BASE_S", 0.01)
+
+
 @pytest.fixture(params=NAMES)
 def name(request):
     return request.param

@@ -284,7 +284,16 @@ def test_stream_dropped_after_tool_use_started_runs_nothing_and_retries(anthropi
                   drop_after=_events_until_first_input_delta(reply))
     fake_anthropic.queue(cut, text("Sorry, I cannot promise that."))
 
-    _, b, events = ask_once("refund?")
+    async def go():
+        app = make_app()
+        conv = app.conversation()
+        conv.retry_base_delay = 0.01  # the retry is counted, not its backoff (0.5 s)
+        try:
+            return await ask(app, "refund?", conv=conv)
+        finally:
+            await app.aclose()
+
+    _, b, events = run(go())
     assert not [e for e in events if isinstance(e, ToolCallStarted)]
     assert not drafts_dir.exists()  # no draft: the folder is made by the first save
     assert [e.attempt for e in events if isinstance(e, Retry)] == [2]
@@ -321,7 +330,7 @@ def test_stalled_stream_times_out_and_is_retried(anthropic_env, fake_anthropic):
     fake_anthropic.queue(message(text_block("Let me ch"), stall_after=3, stall_seconds=5), text("Done."))
 
     async def go():
-        app = make_app(request_timeout=0.5)
+        app = make_app(request_timeout=0.3)
         conv = app.conversation()
         conv.retry_base_delay = 0.01
         try:
@@ -399,7 +408,10 @@ def test_cancel_during_model_request_rolls_the_question_back(anthropic_env, fake
         app = make_app()
         conv = app.conversation()
         task = asyncio.ensure_future(app.run(conv, "first", []))
-        await asyncio.sleep(0.3)
+        deadline = time.monotonic() + 20  # a hang guard only
+        while not fake_anthropic.requests:  # at the server, which holds it for 2 s: in flight
+            assert time.monotonic() < deadline and not task.done(), "the request never arrived"
+            await asyncio.sleep(0.01)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task

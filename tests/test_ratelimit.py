@@ -182,9 +182,12 @@ def test_an_idle_hour_after_one_limit_answer_is_no_stall():
 @pytest.mark.parametrize("bound,status,requests", [(2, "error", 3), (3, "ok", 4)])
 def test_a_batch_absorbs_limit_answers_up_to_the_bound(anthropic_env, fake_anthropic, monkeypatch,
                                                        bound, status, requests):
-    from agentcli.providers import retry
+    from agentcli.providers import ratelimit, retry
 
     monkeypatch.setattr(retry, "MAX_LIMITED", bound)
+    # the shared pause after a limit answer doubles from its floor (0.1 s: 0.1 + 0.2 + 0.4 s
+    # here); a smaller floor keeps the three rounds and their count, not their length
+    monkeypatch.setattr(ratelimit, "BACKOFF_FLOOR_S", 0.01)
     fake_anthropic.queue(*[fa.error(429, "slow down", headers={"retry-after-ms": "10"})] * 3,
                          fa.text("answered"))
     summary, gate, recs = _run_batch(1, concurrency=1, retries=0)  # --retries 0: no other retry
@@ -459,6 +462,7 @@ def test_a_limit_that_does_not_lift_stops_a_batch_without_a_storm(anthropic_env,
     from agentcli.providers import ratelimit
 
     monkeypatch.setattr(ratelimit, "STALL_ROUNDS", 4)
+    monkeypatch.setattr(ratelimit, "BACKOFF_FLOOR_S", 0.01)  # the rounds, not their length
     fake_anthropic.handler = lambda req: fa.error(429, "slow down", headers=headers)
     p = cli(["batch", "--concurrency", "4", "-"], anthropic_env,
             input="".join(f"question {i}\n" for i in range(1, 5)))

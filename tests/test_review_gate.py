@@ -248,9 +248,17 @@ def test_a_held_lock_is_waited_for_and_names_its_holder(cli, cli_env, drafts_dir
 
 
 @pytest.mark.slow
-def test_a_save_under_a_lock_held_too_long_says_by_whom_and_shows_the_reply(cli, cli_env, drafts_dir):
+def test_a_save_under_a_lock_held_too_long_says_by_whom_and_shows_the_reply(cli, cli_env, drafts_dir,
+                                                                            monkeypatch):
+    import agentcli.drafts.store as drafts_store
+
+    # The lock wait's bound (store.LOCK_TIMEOUT, 10 s), shortened for this process: the command
+    # runs in it. Still past LOCK_NOTICE_AFTER, so the wait is said before it gives up; the
+    # holder outlives it (held for the hang guard, killed once the command has returned).
+    monkeypatch.setattr(drafts_store, "LOCK_TIMEOUT", 1.0)
+    assert drafts_store.LOCK_TIMEOUT > drafts_store.LOCK_NOTICE_AFTER
     drafts_dir.mkdir()
-    holder = _hold_lock(drafts_dir, 12)
+    holder = _hold_lock(drafts_dir, GUARD_S)
     try:
         p = cli(["ask", "--provider", "offline", "where is GH56JK78MN"], cli_env)
     finally:
@@ -515,7 +523,8 @@ def test_the_prompt_is_up_while_the_app_opens_and_keys_are_not_echoed_raw(cli_en
             except OSError:
                 continue
 
-    threading.Thread(target=accept, daemon=True).start()
+    acceptor = threading.Thread(target=accept, daemon=True)
+    acceptor.start()
     url = f"postgresql://agent@127.0.0.1:{srv.getsockname()[1]}/shop"
     env = {**cli_env, "TERM": "xterm-256color", "PROMPT_TOOLKIT_NO_CPR": "1", "COLUMNS": "80",
            "LINES": "24", "AGENTCLI_PROVIDER": "offline", "AGENTCLI_DB": url}
@@ -525,8 +534,8 @@ def test_the_prompt_is_up_while_the_app_opens_and_keys_are_not_echoed_raw(cli_en
     screen = pyte.Screen(80, 24)
     stream = pyte.ByteStream(screen)
     try:
-        # the prompt, while the database has not answered (it never will: opening gives up
-        # after its 5 s connect timeout, the REPL with it)
+        # the prompt, while the database has not answered (it never will; opening gives up when
+        # the server goes away, below, or after its 5 s connect timeout, the REPL with it)
         child.expect_exact("›".encode())
         stream.feed(child.before + child.after)
         # the open goes on behind the prompt: its connection arrives (a bound for a hang only;
@@ -540,6 +549,13 @@ def test_the_prompt_is_up_while_the_app_opens_and_keys_are_not_echoed_raw(cli_en
         stream.feed(child.before + child.after)
         shown = "\n".join(screen.display)
         assert "^[" not in shown and "› hello" in shown, shown
+        # The server goes away (stops listening, drops what it held): the open fails now rather
+        # than at its 5 s connect timeout, and the REPL ends with it.
+        stop.set()
+        acceptor.join(GUARD_S)
+        srv.close()
+        for c in held:
+            c.close()
         child.expect(pexpect.EOF)
         stream.feed(child.before)
     finally:

@@ -24,6 +24,7 @@ import select
 import signal
 import sys
 import termios
+import time
 import tty
 from typing import Annotated, Any
 
@@ -196,7 +197,9 @@ class _Resized(Exception):
     """The terminal changed size while a key was awaited: the screen is drawn again."""
 
 
-FOLLOW_POLL_S = 1.0  # a --follow wait: this long at a time, a key or a signal between
+FOLLOW_POLL_S = 0.2  # a --follow wait: this long at a time, a key or a signal between (so a
+                     # key is taken within this long)
+RECHECK_S = 30.0     # a --follow wait looks at the whole queue again this often (expired claims)
 
 
 class Review:
@@ -252,10 +255,12 @@ class Review:
             termios.tcsetattr(fd, termios.TCSADRAIN, old)
 
     def _wait_loop(self, fd: int) -> bool:
-        quiet, changed = 0, True
+        look, changed = True, True
+        recheck = time.monotonic() + RECHECK_S
         while True:
             # a new draft, or now and then a claim that expired (a teammate's closed terminal)
-            if changed or quiet % 30 == 0:
+            if changed or look:
+                look = False
                 fresh = [i for i in self._pending() if i not in self.ids and i not in self.skipped]
                 if fresh:
                     self.ids.extend(fresh)
@@ -265,9 +270,9 @@ class Review:
                 key = os.read(fd, 16)  # read here, in the mode set above
                 if not key or key[:1] in (b"q", b"Q", b"\x04"):
                     return False
-            quiet += 1
-            if quiet % 30 == 0:
+            if time.monotonic() >= recheck:
                 self.skipped.clear()  # a teammate's claim may have expired: look again
+                look, recheck = True, time.monotonic() + RECHECK_S
 
     def say(self, text: str, style: str = "") -> None:
         self.status = Text(text, style=style)

@@ -41,13 +41,15 @@ from typing import Any, Callable
 from ..drafts.base import DraftsBackend
 from ..drafts.format import Draft, now_iso, text_hash
 from ..errors import EXIT_API, EXIT_INCOMPLETE, EXIT_OK
-from ..providers.retry import Attempts
+from ..providers.retry import BASE_DELAY, Attempts
 from ..redact import redact
 from .export import plan, pushed
 from .rules import Helpdesk
 from .send import MAX_WAIT_S, Answer, Sender
 
 RETRIES = 3            # further attempts after a timeout, a 5xx or no connection
+BACKOFF_BASE_S = BASE_DELAY  # our own wait before a draft's first retry (doubling, jittered), when
+                             # the helpdesk names none; read when a Pusher is made (``base_delay``)
 MAX_LIMITED = 6        # 429 answers one draft may wait out
 DRAFT_DEADLINE_S = 600.0  # no new attempt at a draft after this long (so STALE_S holds)
 STALE_S = 1800.0       # a pending record older than this (on another host) is a push that ended
@@ -110,10 +112,11 @@ class Pusher:
     """One run of ``drafts push --to HELPDESK``: ``push_one`` per draft, in order."""
 
     def __init__(self, store: DraftsBackend, hd: Helpdesk, sender: Sender, who: str,
-                 say: Callable[[str], None] = lambda s: None) -> None:
+                 say: Callable[[str], None] = lambda s: None, *,
+                 base_delay: float | None = None) -> None:
         self.store, self.hd, self.sender, self.who, self.say = store, hd, sender, who, say
         self.auth_failed: str | None = None
-        self.attempts = Attempts(RETRIES)
+        self.attempts = Attempts(RETRIES, BACKOFF_BASE_S if base_delay is None else base_delay)
 
     # -- the records ----------------------------------------------------------------------
     def _claim(self, d: Draft, ticket: str, expect: Any) -> tuple[Draft, bool, str]:
