@@ -9,6 +9,7 @@ answers a batch request exactly as it answers a live one (the fake's reply code 
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import time
@@ -252,19 +253,53 @@ def test_sigkill_then_resume_never_pays_twice(cli, anthropic_env, fake_anthropic
     assert not state_path(out).exists()
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("cols", [40, 80, 160])
-def test_progress_on_a_terminal_fits_and_says_round_in_flight_and_cost(anthropic_env, fake_anthropic,
-                                                                       tmp_path, cols):
-    from .test_screens import ANSI, Term
+PROGRESS_COLS = [40, 80, 160]
 
-    fake_anthropic.handler = scenario()
-    fake_anthropic.batch_delay = 0.6
-    qs, out = tmp_path / "q.jsonl", tmp_path / "o.jsonl"
-    qs.write_text(lines(6))
-    t = Term(["batch", str(qs), "--via", "batches", "-o", str(out)], anthropic_env, cols)
-    t.pump(until=b"round 1")
-    assert t.finish() == 0
+
+@pytest.fixture(scope="module")
+def progress_runs(tmp_path_factory, demo_db):
+    """``batch --via batches`` of six questions on a terminal of each width of PROGRESS_COLS:
+    the three processes run at once (one fake API, each its own home, drafts and batches), so
+    their waits for the rounds overlap. -> {cols: (Term, output file)}"""
+    from agentcli.testing.fake_anthropic import FakeAnthropic
+
+    from .conftest import _SCRUB, TEST_KEY
+    from .test_screens import Term
+
+    with FakeAnthropic() as fake:
+        fake.handler = scenario()  # the same for every process (it keeps no state)
+        fake.batch_delay = 0.6
+        runs = {}
+        try:
+            for cols in PROGRESS_COLS:
+                base = tmp_path_factory.mktemp(f"progress{cols}")
+                (base / "home").mkdir()
+                env = {k: v for k, v in os.environ.items() if not k.startswith(_SCRUB)}
+                env.update(AGENTCLI_HOME=str(base / "home"), AGENTCLI_DB=str(demo_db),
+                           AGENTCLI_DRAFTS_DIR=str(base / "drafts"), NO_COLOR="1",
+                           PYTHONUNBUFFERED="1", ANTHROPIC_API_KEY=TEST_KEY,
+                           ANTHROPIC_BASE_URL=fake.url, AGENTCLI_PROVIDER="anthropic",
+                           AGENTCLI_RETRIES="1")
+                qs, out = base / "q.jsonl", base / "o.jsonl"
+                qs.write_text(lines(6))
+                runs[cols] = (Term(["batch", str(qs), "--via", "batches", "-o", str(out)], env, cols), out)
+            for t, _ in runs.values():  # read in turn: a child waits on its full terminal at worst
+                t.pump(until=b"round 1")
+            for t, _ in runs.values():
+                t.status = t.finish()
+        finally:
+            for t, _ in runs.values():
+                t.child.close(force=True)
+    return runs
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cols", PROGRESS_COLS)
+def test_progress_on_a_terminal_fits_and_says_round_in_flight_and_cost(progress_runs, cols):
+    from .test_screens import ANSI
+
+    t, out = progress_runs[cols]
+    assert t.status == 0
     raw_lines = ANSI.sub(b"", t.raw).replace(b"\r", b"\n").split(b"\n")
     assert max(len(x.decode("utf-8", "replace")) for x in raw_lines) <= cols
     shown = t.text()
