@@ -226,16 +226,6 @@ def test_exit_codes_and_per_question_isolation(cli, anthropic_env, fake_anthropi
     assert "/5" not in p.err and "\x1b[" not in p.err  # no progress bar when stderr is a pipe
 
 
-def _wait_for_lines(path: Path, n: int, proc: subprocess.Popen, limit: float = 20.0) -> None:
-    deadline = time.monotonic() + limit
-    while time.monotonic() < deadline:
-        if path.exists() and path.read_bytes().count(b"\n") >= n:
-            return
-        assert proc.poll() is None, "the batch ended before it could be killed"
-        time.sleep(0.02)
-    raise AssertionError(f"{path} never reached {n} records")
-
-
 RESUME_QS = [f"ticket {i}: status of {CODES[i % len(CODES)]}" for i in range(20)]
 SIGTERM_QS = [f"ticket {i}: status of {CODES[i % len(CODES)]}" for i in range(30)]
 
@@ -275,9 +265,17 @@ def terminated_batches(tmp_path_factory, demo_db):
                                          "--output", str(out)], env=env, stdin=subprocess.DEVNULL,
                                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
                 started[name] = (proc, fake, env, f, out, home)
-            for name, (proc, fake, env, f, out, home) in started.items():
-                _wait_for_lines(out, cases[name][3], proc)
-                proc.send_signal(signal.SIGTERM)
+            waiting = dict(started)  # each signalled as soon as it has its records, as alone
+            deadline = time.monotonic() + 20.0
+            while waiting:
+                for name, (proc, fake, env, f, out, home) in list(waiting.items()):
+                    if out.exists() and out.read_bytes().count(b"\n") >= cases[name][3]:
+                        proc.send_signal(signal.SIGTERM)
+                        del waiting[name]
+                    else:
+                        assert proc.poll() is None, f"{name}: the batch ended before it could be killed"
+                assert time.monotonic() < deadline, f"never reached their records: {sorted(waiting)}"
+                time.sleep(0.02)
             for name, (proc, fake, env, f, out, home) in started.items():
                 _, err = proc.communicate(timeout=20)
                 done[name] = (proc, err.decode(), fake, env, f, out, home)
