@@ -226,34 +226,71 @@ def test_exit_codes_and_per_question_isolation(cli, anthropic_env, fake_anthropi
     assert "/5" not in p.err and "\x1b[" not in p.err  # no progress bar when stderr is a pipe
 
 
-def _wait_for_lines(path: Path, n: int, proc: subprocess.Popen, limit: float = 20.0) -> None:
-    deadline = time.monotonic() + limit
-    while time.monotonic() < deadline:
-        if path.exists() and path.read_bytes().count(b"\n") >= n:
-            return
-        assert proc.poll() is None, "the batch ended before it could be killed"
-        time.sleep(0.02)
-    raise AssertionError(f"{path} never reached {n} records")
+RESUME_QS = [f"ticket {i}: status of {CODES[i % len(CODES)]}" for i in range(20)]
+SIGTERM_QS = [f"ticket {i}: status of {CODES[i % len(CODES)]}" for i in range(30)]
+
+
+@pytest.fixture(scope="module")
+def terminated_batches(tmp_path_factory, demo_db):
+    """Two real batches, a fake API each, both started at once (their starts overlap) and each
+    sent SIGTERM once it has written some records: "resume" (20 questions, 0.03 s a model call,
+    at 6 records) and "sigterm" (30 questions, 0.2 s a call, at 3 records).
+    -> {name: (process, its stderr, fake, env, question file, records file, home)}; the fakes
+    stay up for the module (the resume test goes on with its own)."""
+    import contextlib
+
+    from agentcli.testing.fake_anthropic import FakeAnthropic
+
+    from .conftest import _SCRUB
+
+    cases = {"resume": (RESUME_QS, 0.03, "2", 6), "sigterm": (SIGTERM_QS, 0.2, "3", 3)}
+    with contextlib.ExitStack() as stack:
+        started, done = {}, {}
+        try:
+            for name, (qs, delay, concurrency, _) in cases.items():
+                fake = stack.enter_context(FakeAnthropic())
+                fake.handler = scenario({q: delay for q in qs})
+                base = tmp_path_factory.mktemp(f"batch-{name}")
+                home = base / "home"
+                home.mkdir()
+                env = {k: v for k, v in os.environ.items() if not k.startswith(_SCRUB)}
+                env.update(AGENTCLI_HOME=str(home), AGENTCLI_DB=str(demo_db),
+                           AGENTCLI_DRAFTS_DIR=str(base / "drafts"), NO_COLOR="1", COLUMNS="200",
+                           PYTHONUNBUFFERED="1", ANTHROPIC_API_KEY=TEST_KEY,
+                           ANTHROPIC_BASE_URL=fake.url, AGENTCLI_PROVIDER="anthropic",
+                           AGENTCLI_RETRIES="1")
+                f, out = base / "q.txt", base / "records.jsonl"
+                f.write_text("\n".join(qs) + "\n")
+                proc = subprocess.Popen([agentcli_exe(), "batch", str(f), "--concurrency", concurrency,
+                                         "--output", str(out)], env=env, stdin=subprocess.DEVNULL,
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                started[name] = (proc, fake, env, f, out, home)
+            waiting = dict(started)  # each signalled as soon as it has its records, as alone
+            deadline = time.monotonic() + 20.0
+            while waiting:
+                for name, (proc, fake, env, f, out, home) in list(waiting.items()):
+                    if out.exists() and out.read_bytes().count(b"\n") >= cases[name][3]:
+                        proc.send_signal(signal.SIGTERM)
+                        del waiting[name]
+                    else:
+                        assert proc.poll() is None, f"{name}: the batch ended before it could be killed"
+                assert time.monotonic() < deadline, f"never reached their records: {sorted(waiting)}"
+                time.sleep(0.02)
+            for name, (proc, fake, env, f, out, home) in started.items():
+                _, err = proc.communicate(timeout=20)
+                done[name] = (proc, err.decode(), fake, env, f, out, home)
+        finally:
+            for proc, *_ in started.values():
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.communicate()
+        yield done
 
 
 @pytest.mark.slow
-def test_resume_after_a_kill_loses_nothing_and_repeats_nothing(anthropic_env, fake_anthropic,
-                                                               tmp_path, cli):
-    qs = [f"ticket {i}: status of {CODES[i % len(CODES)]}" for i in range(20)]
-    fake_anthropic.handler = scenario({q: 0.03 for q in qs})
-    f = tmp_path / "q.txt"
-    f.write_text("\n".join(qs) + "\n")
-    out = tmp_path / "records.jsonl"
-    proc = subprocess.Popen([agentcli_exe(), "batch", str(f), "--concurrency", "2", "--output",
-                             str(out)], env=anthropic_env, stdin=subprocess.DEVNULL,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        _wait_for_lines(out, 6, proc)
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=10)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+def test_resume_after_a_kill_loses_nothing_and_repeats_nothing(terminated_batches, cli):
+    proc, _, fake_anthropic, anthropic_env, f, out, _ = terminated_batches["resume"]
+    qs = RESUME_QS
     first = records(out.read_text())
     done_first = {r["id"] for r in first}
     assert 6 <= len(done_first) < 20
@@ -497,25 +534,10 @@ def test_exit_code_is_1_when_only_incomplete(anthropic_env, fake_anthropic):
 
 
 @pytest.mark.slow
-def test_sigterm_stops_a_batch_cleanly(anthropic_env, fake_anthropic, tmp_path, home):
+def test_sigterm_stops_a_batch_cleanly(terminated_batches):
     """`timeout 3600 agentcli batch ...`: SIGTERM cancels what is in flight like Ctrl-C does,
     keeps every finished record and session log, says so in one line and exits 143."""
-    qs = [f"ticket {i}: status of {CODES[i % len(CODES)]}" for i in range(30)]
-    fake_anthropic.handler = scenario({q: 0.2 for q in qs})
-    f = tmp_path / "q.txt"
-    f.write_text("\n".join(qs) + "\n")
-    out = tmp_path / "records.jsonl"
-    proc = subprocess.Popen([agentcli_exe(), "batch", str(f), "--concurrency", "3", "--output",
-                             str(out)], env=anthropic_env, stdin=subprocess.DEVNULL,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        _wait_for_lines(out, 3, proc)
-        proc.send_signal(signal.SIGTERM)
-        _, err = proc.communicate(timeout=20)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    err = err.decode()
+    proc, err, _, _, _, out, home = terminated_batches["sigterm"]
     assert proc.returncode == 143, err
     assert "terminated" in err and "Traceback" not in err
     done = records(out.read_text())  # every line whole

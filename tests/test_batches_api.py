@@ -9,6 +9,7 @@ answers a batch request exactly as it answers a live one (the fake's reply code 
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import time
@@ -206,40 +207,87 @@ def _state_batches(out: Path) -> dict:
         return {}
 
 
+def _module_env(base: Path, demo_db: Path, fake) -> dict[str, str]:
+    """``anthropic_env`` for a module fixture: a clean environment, a home and drafts folder of
+    BASE, the demo database, FAKE's Messages API and a (fake) key."""
+    from .conftest import _SCRUB, TEST_KEY
+
+    (base / "home").mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(_SCRUB)}
+    env.update(AGENTCLI_HOME=str(base / "home"), AGENTCLI_DB=str(demo_db),
+               AGENTCLI_DRAFTS_DIR=str(base / "drafts"), NO_COLOR="1", COLUMNS="200",
+               PYTHONUNBUFFERED="1", ANTHROPIC_API_KEY=TEST_KEY, ANTHROPIC_BASE_URL=fake.url,
+               AGENTCLI_PROVIDER="anthropic", AGENTCLI_RETRIES="1")
+    return env
+
+
+KILLS = [(mode, when) for mode in ("agent", "workflow") for when in ("after_submit", "inside_create")]
+
+
+@pytest.fixture(scope="module")
+def killed_then_resumed(tmp_path_factory, demo_db):
+    """For each (mode, when) of KILLS: a real ``batch --via batches`` of five questions, against
+    a fake API of its own, killed (SIGKILL) between a batch's submission and its results
+    (``after_submit``) or inside the create, before it learnt the batch's id
+    (``inside_create``); then ``--resume`` (in this process). The four processes run at once:
+    their starts and their waits for the kill point overlap.
+    -> {(mode, when): (creates at the kill, the resume's CompletedProcess, the fake, output)}"""
+    import contextlib
+
+    from agentcli.testing.fake_anthropic import FakeAnthropic
+
+    from .conftest import run_in_process
+
+    runs = {}
+    with contextlib.ExitStack() as stack:
+        try:
+            for mode, when in KILLS:
+                fake = stack.enter_context(FakeAnthropic())
+                fake.handler = scenario()
+                fake.batch_delay = 3600
+                if when == "inside_create":
+                    fake.batches.create_delay = 3600
+                base = tmp_path_factory.mktemp(f"kill-{mode}-{when}")
+                env = {**_module_env(base, demo_db, fake), "AGENTCLI_MODE": mode}
+                qs, out = base / "q.jsonl", base / "o.jsonl"
+                qs.write_text(lines(5))
+                proc = subprocess.Popen([agentcli_exe(), "batch", str(qs), "--via", "batches", "-o", str(out)],
+                                        env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                        stderr=subprocess.PIPE)
+                runs[mode, when] = (proc, fake, env, qs, out)
+            for (mode, when), (proc, fake, env, qs, out) in runs.items():
+                if when == "after_submit":
+                    _wait_for(lambda: _state_batches(out), "a batch id in the state file")
+                else:
+                    _wait_for(lambda: fake.batches.creates, "a create")
+                    time.sleep(0.2)
+                proc.send_signal(signal.SIGKILL)
+                proc.wait(timeout=30)
+        finally:
+            for proc, *_ in runs.values():
+                if proc.poll() is None:
+                    proc.kill()
+                proc.communicate(timeout=30)
+        results = {}
+        for key, (proc, fake, env, qs, out) in runs.items():
+            at_kill = len(fake.batches.creates)
+            fake.batches.create_delay = 0.0
+            fake.batches.end_now()
+            fake.batch_delay = 0.05
+            p = run_in_process(["batch", str(qs), "--via", "batches", "--resume", "-o", str(out)], env)
+            results[key] = (at_kill, p, fake, out)
+    return results
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("when", ["after_submit", "inside_create"])
 @pytest.mark.parametrize("mode", ["agent", "workflow"])
-def test_sigkill_then_resume_never_pays_twice(cli, anthropic_env, fake_anthropic, tmp_path, when, mode):
+def test_sigkill_then_resume_never_pays_twice(killed_then_resumed, when, mode):
     """The real process killed between a batch's submission and its results (or inside the
     create, before it learnt the batch's id): --resume re-attaches, and the fake API sees no
     second create of any request."""
-    fake_anthropic.handler = scenario()
-    fake_anthropic.batch_delay = 3600
-    if when == "inside_create":
-        fake_anthropic.batches.create_delay = 3600
-    qs, out = tmp_path / "q.jsonl", tmp_path / "o.jsonl"
-    qs.write_text(lines(5))
-    env = {**anthropic_env, "AGENTCLI_MODE": mode}
-    proc = subprocess.Popen([agentcli_exe(), "batch", str(qs), "--via", "batches", "-o", str(out)],
-                            env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE)
-    try:
-        if when == "after_submit":
-            _wait_for(lambda: _state_batches(out), "a batch id in the state file")
-        else:
-            _wait_for(lambda: fake_anthropic.batches.creates, "a create")
-            time.sleep(0.2)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.communicate(timeout=30)
-    assert len(fake_anthropic.batches.creates) == 1
-    fake_anthropic.batches.create_delay = 0.0
-    fake_anthropic.batches.end_now()
-    fake_anthropic.batch_delay = 0.05
-    p = cli(["batch", str(qs), "--via", "batches", "--resume", "-o", str(out)], env)
+    at_kill, p, fake_anthropic, out = killed_then_resumed[mode, when]
+    assert at_kill == 1
     assert p.returncode == 0, p.err
     assert [r["status"] for r in records(p.out)] == ["ok"] * 5
     ids = [r["custom_id"] for c in fake_anthropic.batches.creates for r in c]
@@ -252,19 +300,46 @@ def test_sigkill_then_resume_never_pays_twice(cli, anthropic_env, fake_anthropic
     assert not state_path(out).exists()
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("cols", [40, 80, 160])
-def test_progress_on_a_terminal_fits_and_says_round_in_flight_and_cost(anthropic_env, fake_anthropic,
-                                                                       tmp_path, cols):
-    from .test_screens import ANSI, Term
+PROGRESS_COLS = [40, 80, 160]
 
-    fake_anthropic.handler = scenario()
-    fake_anthropic.batch_delay = 0.6
-    qs, out = tmp_path / "q.jsonl", tmp_path / "o.jsonl"
-    qs.write_text(lines(6))
-    t = Term(["batch", str(qs), "--via", "batches", "-o", str(out)], anthropic_env, cols)
-    t.pump(until=b"round 1")
-    assert t.finish() == 0
+
+@pytest.fixture(scope="module")
+def progress_runs(tmp_path_factory, demo_db):
+    """``batch --via batches`` of six questions on a terminal of each width of PROGRESS_COLS:
+    the three processes run at once (one fake API, each its own home, drafts and batches), so
+    their waits for the rounds overlap. -> {cols: (Term, output file)}"""
+    from agentcli.testing.fake_anthropic import FakeAnthropic
+
+    from .test_screens import Term
+
+    with FakeAnthropic() as fake:
+        fake.handler = scenario()  # the same for every process (it keeps no state)
+        fake.batch_delay = 0.6
+        runs = {}
+        try:
+            for cols in PROGRESS_COLS:
+                base = tmp_path_factory.mktemp(f"progress{cols}")
+                env = _module_env(base, demo_db, fake)  # (Term sets COLUMNS to the width)
+                qs, out = base / "q.jsonl", base / "o.jsonl"
+                qs.write_text(lines(6))
+                runs[cols] = (Term(["batch", str(qs), "--via", "batches", "-o", str(out)], env, cols), out)
+            for t, _ in runs.values():  # read in turn: a child waits on its full terminal at worst
+                t.pump(until=b"round 1")
+            for t, _ in runs.values():
+                t.status = t.finish()
+        finally:
+            for t, _ in runs.values():
+                t.child.close(force=True)
+    return runs
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cols", PROGRESS_COLS)
+def test_progress_on_a_terminal_fits_and_says_round_in_flight_and_cost(progress_runs, cols):
+    from .test_screens import ANSI
+
+    t, out = progress_runs[cols]
+    assert t.status == 0
     raw_lines = ANSI.sub(b"", t.raw).replace(b"\r", b"\n").split(b"\n")
     assert max(len(x.decode("utf-8", "replace")) for x in raw_lines) <= cols
     shown = t.text()

@@ -113,13 +113,47 @@ def test_sigterm_while_waiting_for_the_answer_exits_143_and_the_rerun_finishes_i
         assert len(fake.writes) == 1 and len(fake.all_notes()) == 1
 
 
-@pytest.mark.parametrize("cols", [40, 80, 160])
-def test_push_on_a_terminal_fits_its_width_and_never_splits_an_id(cli_env, drafts_dir, cols):
-    ds = [approved(drafts_dir, t, f"reply {t}") for t in ("1042", "1043")]
-    skipped = approved(drafts_dir, "s-0007", "no ticket", session="s-0007")
-    with FakeZendesk(tickets={"1042"}) as fake:
-        t = Term(["drafts", "push", "--to", "zendesk"], env_for(cli_env, "zendesk", fake), cols)
-        assert t.finish() == 4, t.text()
-        assert wide(t.written_lines(), cols) == [], t.text()
-        assert whole(t.text(), [ds[0].id, ds[1].id, skipped.id]) == [], t.text()
-        assert "pushed" in t.text() and "(404)" in t.text()
+PUSH_COLS = [40, 80, 160]
+
+
+@pytest.fixture(scope="module")
+def pushed_on_terminals(tmp_path_factory, demo_db):
+    """``drafts push --to zendesk`` on a terminal of each width of PUSH_COLS: two approved
+    drafts (one of a ticket the helpdesk does not have) and one without a ticket, each width
+    its own drafts folder and fake helpdesk; the three run at once (their starts overlap).
+    -> {cols: (Term, exit status, drafts pushed, the skipped draft)}"""
+    import contextlib
+    import os
+
+    from .conftest import _SCRUB
+
+    started, done = {}, {}
+    with contextlib.ExitStack() as stack:
+        try:
+            for cols in PUSH_COLS:
+                base = tmp_path_factory.mktemp(f"push{cols}")
+                (base / "home").mkdir()
+                drafts_dir = base / "drafts"
+                env = {k: v for k, v in os.environ.items() if not k.startswith(_SCRUB)}
+                env.update(AGENTCLI_HOME=str(base / "home"), AGENTCLI_DB=str(demo_db),
+                           AGENTCLI_DRAFTS_DIR=str(drafts_dir), NO_COLOR="1", PYTHONUNBUFFERED="1")
+                ds = [approved(drafts_dir, t, f"reply {t}") for t in ("1042", "1043")]
+                skipped = approved(drafts_dir, "s-0007", "no ticket", session="s-0007")
+                fake = stack.enter_context(FakeZendesk(tickets={"1042"}))
+                started[cols] = (Term(["drafts", "push", "--to", "zendesk"], env_for(env, "zendesk", fake), cols),
+                                 ds, skipped)
+            for cols, (t, ds, skipped) in started.items():  # read in turn
+                done[cols] = (t, t.finish(), ds, skipped)
+        finally:
+            for t, _, _ in started.values():
+                t.child.close(force=True)
+    return done
+
+
+@pytest.mark.parametrize("cols", PUSH_COLS)
+def test_push_on_a_terminal_fits_its_width_and_never_splits_an_id(pushed_on_terminals, cols):
+    t, status, ds, skipped = pushed_on_terminals[cols]
+    assert status == 4, t.text()
+    assert wide(t.written_lines(), cols) == [], t.text()
+    assert whole(t.text(), [ds[0].id, ds[1].id, skipped.id]) == [], t.text()
+    assert "pushed" in t.text() and "(404)" in t.text()

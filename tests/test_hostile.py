@@ -107,45 +107,74 @@ def _logged(home, kind):
     return False
 
 
+@pytest.fixture(scope="module")
+def stopped_mid_session(tmp_path_factory, demo_db):
+    """Two real ``ask`` processes, a fake API each whose model never answers in time, started at
+    once (their starts overlap): "kill" is sent SIGKILL once its lookup's result is logged and
+    the model asked again, "int" SIGINT once the model is asked.
+    -> {name: (exit status, stderr, home)}"""
+    import contextlib
+
+    from agentcli.testing.fake_anthropic import FakeAnthropic
+
+    from .conftest import _SCRUB, TEST_KEY
+
+    started, done = {}, {}
+    with contextlib.ExitStack() as stack:
+        try:
+            for name, question in (("kill", "GH56JK78MN?"), ("int", "slow?")):
+                fake = stack.enter_context(FakeAnthropic())
+                if name == "kill":
+                    fake.queue(message(tool_use_block("get_order_status", {"order_code": "GH56JK78MN"})))
+                fake.handler = lambda req: (time.sleep(30), text("never"))[1]
+                base = tmp_path_factory.mktemp(f"hostile-{name}")
+                home = base / "home"
+                home.mkdir()
+                env = {k: v for k, v in os.environ.items() if not k.startswith(_SCRUB)}
+                env.update(AGENTCLI_HOME=str(home), AGENTCLI_DB=str(demo_db),
+                           AGENTCLI_DRAFTS_DIR=str(base / "drafts"), NO_COLOR="1", COLUMNS="200",
+                           PYTHONUNBUFFERED="1", ANTHROPIC_API_KEY=TEST_KEY,
+                           ANTHROPIC_BASE_URL=fake.url, AGENTCLI_PROVIDER="anthropic",
+                           AGENTCLI_RETRIES="1")
+                proc = subprocess.Popen([agentcli_exe(), "ask", question], env=env,
+                                        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                        stderr=subprocess.PIPE)
+                started[name] = (proc, fake, home)
+            proc, fake, home = started["kill"]
+            assert _wait_for(lambda: _logged(home, "tool_result") and len(fake.requests) >= 2)
+            proc.send_signal(signal.SIGKILL)
+            proc, fake, home = started["int"]
+            assert _wait_for(lambda: len(fake.requests) >= 1 and _logged(home, "model_request"))
+            proc.send_signal(signal.SIGINT)
+            for name, (proc, fake, home) in started.items():
+                _, err = proc.communicate(timeout=15)
+                done[name] = (proc.returncode, err.decode(), home)
+        finally:
+            for proc, fake, _ in started.values():
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.communicate()
+                fake.stop()
+    return done
+
+
 @pytest.mark.slow
-def test_kill_9_mid_session_leaves_a_readable_log(anthropic_env, fake_anthropic, home):
-    fake_anthropic.queue(message(tool_use_block("get_order_status", {"order_code": "GH56JK78MN"})))
-    fake_anthropic.handler = lambda req: (time.sleep(30), text("never"))[1]
-    proc = subprocess.Popen([agentcli_exe(), "ask", "GH56JK78MN?"], env=anthropic_env,
-                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
-        assert _wait_for(lambda: _logged(home, "tool_result") and len(fake_anthropic.requests) >= 2)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(10)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+def test_kill_9_mid_session_leaves_a_readable_log(stopped_mid_session):
+    _, _, home = stopped_mid_session["kill"]
     (log,) = _session_files(home)
     warnings: list[str] = []
     events = list(read_events(log, warnings))
     assert warnings == []
     types = [e["type"] for e in events]
     assert types[:2] == ["session_start", "question"] and "tool_result" in types
-    fake_anthropic.stop()
 
 
 @pytest.mark.slow
-def test_ctrl_c_exits_130_with_one_line_and_the_log_records_it(anthropic_env, fake_anthropic, home):
-    fake_anthropic.handler = lambda req: (time.sleep(30), text("never"))[1]
-    proc = subprocess.Popen([agentcli_exe(), "ask", "slow?"], env=anthropic_env,
-                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
-        assert _wait_for(lambda: len(fake_anthropic.requests) >= 1 and _logged(home, "model_request"))
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=15)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 130
-    err = err.decode()
+def test_ctrl_c_exits_130_with_one_line_and_the_log_records_it(stopped_mid_session):
+    code, err, home = stopped_mid_session["int"]
+    assert code == 130
     assert "Traceback" not in err and "interrupted" in err
     assert _logged(home, "cancelled")
-    fake_anthropic.stop()
 
 
 def test_drafts_and_logs_are_owner_only(cli, cli_env, home, drafts_dir):

@@ -10,6 +10,7 @@ draft with what a reviewer sorts by and what the reply says (not its greeting).
 
 from __future__ import annotations
 
+import os
 import re
 import time
 
@@ -104,8 +105,7 @@ def whole(screen: str, words: list[str]) -> list[str]:
     return [w for w in words if not any(w in r for r in rows)]
 
 
-@pytest.fixture
-def queue(drafts_dir):
+def _save_queue(drafts_dir):
     """Five pending drafts as support would have them: tickets, orders, customers, a greeting
     before what the reply says; one with a refund promise (an error-level finding)."""
     store = DraftStore(drafts_dir)
@@ -121,11 +121,46 @@ def queue(drafts_dir):
     return store, made
 
 
-@pytest.mark.parametrize("cols", SIZES)
-def test_drafts_list_fits_every_width(cli_env, queue, cols):
-    store, drafts = queue
-    t = Term(["drafts", "list"], cli_env, cols)
-    assert t.finish() == 0, t.text()
+@pytest.fixture
+def queue(drafts_dir):
+    return _save_queue(drafts_dir)
+
+
+LIST_SIZES = SIZES
+SHOW_SIZES = [40, 60, 80, 160]
+
+
+@pytest.fixture(scope="module")
+def listed_and_shown(tmp_path_factory, demo_db):
+    """``drafts list`` at every width of LIST_SIZES and ``drafts show`` of the refund draft at
+    every width of SHOW_SIZES, on one queue that none of them changes: the eleven terminals run
+    at once. -> (drafts, {("list" | "show", cols): (Term, exit status)})"""
+    from .conftest import _SCRUB
+
+    base = tmp_path_factory.mktemp("screens")
+    (base / "home").mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(_SCRUB)}
+    env.update(AGENTCLI_HOME=str(base / "home"), AGENTCLI_DB=str(demo_db),
+               AGENTCLI_DRAFTS_DIR=str(base / "drafts"), NO_COLOR="1", PYTHONUNBUFFERED="1")
+    _, drafts = _save_queue(base / "drafts")
+    terms = {}
+    try:
+        for cols in LIST_SIZES:
+            terms["list", cols] = Term(["drafts", "list"], env, cols)
+        for cols in SHOW_SIZES:
+            terms["show", cols] = Term(["drafts", "show", drafts[2].id], env, cols, rows=80)
+        done = {key: (t, t.finish()) for key, t in terms.items()}  # in turn; the others wait at worst
+    finally:
+        for t in terms.values():
+            t.child.close(force=True)
+    return drafts, done
+
+
+@pytest.mark.parametrize("cols", LIST_SIZES)
+def test_drafts_list_fits_every_width(listed_and_shown, cols):
+    drafts, done = listed_and_shown
+    t, status = done["list", cols]
+    assert status == 0, t.text()
     assert wide(t.written_lines(), cols) == [], t.text()
     screen = t.text()
     assert whole(screen, [d.id for d in drafts]) == []
@@ -144,12 +179,12 @@ def test_drafts_list_fits_every_width(cli_env, queue, cols):
         assert d.ticket in row or "ticket" not in screen
 
 
-@pytest.mark.parametrize("cols", [40, 60, 80, 160])
-def test_drafts_show_wraps_at_words_and_never_splits_an_id(cli_env, queue, cols):
-    store, drafts = queue
+@pytest.mark.parametrize("cols", SHOW_SIZES)
+def test_drafts_show_wraps_at_words_and_never_splits_an_id(listed_and_shown, cols):
+    drafts, done = listed_and_shown
     d = drafts[2]
-    t = Term(["drafts", "show", d.id], cli_env, cols, rows=80)
-    assert t.finish() == 0, t.text()
+    t, status = done["show", cols]
+    assert status == 0, t.text()
     assert wide(t.written_lines(), cols) == [], t.text()
     screen = t.text()
     assert whole(screen, [d.id, SESSION, "ORD-20261234", d.version]) == [], screen

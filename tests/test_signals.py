@@ -21,7 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import agentcli_exe
+from agentcli.drafts.store import DraftStore
+from tests.conftest import _SCRUB, TEST_KEY, agentcli_exe
 
 pytestmark = pytest.mark.slow  # real processes, seconds of work each
 
@@ -44,20 +45,25 @@ def _sessions(home: Path) -> int:
     return len(list(d.glob("*.jsonl"))) if d.exists() else 0
 
 
-def _wait_until_stalled(proc: subprocess.Popen, count, *, at_least: int) -> None:
-    """Until ``count()`` (work done so far) is at least ``at_least`` and has not grown for a
-    second: the process is blocked on its output."""
+def _wait_until_stalled(procs: dict[str, subprocess.Popen], counts: dict, *, at_least: dict) -> None:
+    """Until, for each process, ``counts[name]()`` (work done so far) is at least
+    ``at_least[name]`` and has not grown for a second: each process is blocked on its output.
+    The processes run at once and are watched together: their second of silence is one."""
     give_up = time.monotonic() + GUARD_S
-    last, since = -1, time.monotonic()
-    while time.monotonic() < give_up:
-        assert proc.poll() is None, "the process ended before it could be signalled"
-        n = count()
-        if n != last:
-            last, since = n, time.monotonic()
-        elif n >= at_least and time.monotonic() - since > 1.0:
-            return
+    last = {name: -1 for name in procs}
+    since = {name: time.monotonic() for name in procs}
+    waiting = set(procs)
+    while waiting:
+        if time.monotonic() > give_up:
+            raise AssertionError(f"never stalled (work done: {({n: last[n] for n in waiting})})")
+        for name in sorted(waiting):
+            assert procs[name].poll() is None, f"{name}: the process ended before it could be signalled"
+            n = counts[name]()
+            if n != last[name]:
+                last[name], since[name] = n, time.monotonic()
+            elif n >= at_least[name] and time.monotonic() - since[name] > 1.0:
+                waiting.discard(name)
         time.sleep(0.1)
-    raise AssertionError(f"never stalled (work done: {last})")
 
 
 def _finish(proc: subprocess.Popen, sig: int) -> int:
@@ -76,96 +82,145 @@ def _questions(tmp_path: Path, n: int = 3000) -> Path:
     return f
 
 
-@pytest.mark.parametrize("sig,code,said", [(signal.SIGTERM, 143, "terminated"),
-                                           (signal.SIGINT, 130, "interrupted")])
-def test_a_batch_into_a_pipe_nobody_reads_obeys_the_signal(cli_env, home, tmp_path, sig, code,
-                                                          said):
-    r, w = _stalled_pipe()
-    out = tmp_path / "records.jsonl"
-    err = tmp_path / "err.txt"
-    try:
-        with open(err, "wb") as ferr:
-            proc = subprocess.Popen([agentcli_exe(), "batch", str(_questions(tmp_path)), "-o",
-                                     str(out)], env=_offline(cli_env), stdin=subprocess.DEVNULL,
-                                    stdout=w, stderr=ferr)
-        _wait_until_stalled(proc, lambda: out.read_bytes().count(b"\n") if out.exists() else 0,
-                            at_least=8)
-        rc = _finish(proc, sig)
-    finally:
-        os.close(w)
-    text = err.read_text()
-    assert rc == code, text
-    assert said in text and "Traceback" not in text
-    recs = [json.loads(x) for x in out.read_text().splitlines()]  # every line whole
-    assert len(recs) >= 8 and all(r["status"] == "ok" for r in recs)
-    printed = os.read(r, 1 << 16).decode().splitlines()
-    os.close(r)
-    assert printed and all(json.loads(x)["status"] == "ok" for x in printed[:-1])
+def _env(base: Path, demo_db: Path) -> dict[str, str]:
+    """A clean environment as ``cli_env`` makes it, in a home and drafts folder of BASE."""
+    (base / "home").mkdir(parents=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(_SCRUB)}
+    env.update(AGENTCLI_HOME=str(base / "home"), AGENTCLI_DB=str(demo_db),
+               AGENTCLI_DRAFTS_DIR=str(base / "drafts"), NO_COLOR="1", COLUMNS="200",
+               PYTHONUNBUFFERED="1")
+    return env
 
 
-def test_a_batch_into_a_fifo_nobody_reads_obeys_sigterm(cli_env, home, tmp_path):
-    fifo = tmp_path / "records.fifo"
-    os.mkfifo(fifo)
-    keep = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # a reader that never reads
-    fcntl.fcntl(keep, fcntl.F_SETPIPE_SZ, 4096)
-    err = tmp_path / "err.txt"
-    try:
-        with open(err, "wb") as ferr:
-            proc = subprocess.Popen([agentcli_exe(), "batch", str(_questions(tmp_path)), "-o",
-                                     str(fifo)], env=_offline(cli_env), stdin=subprocess.DEVNULL,
-                                    stdout=subprocess.DEVNULL, stderr=ferr)
-        _wait_until_stalled(proc, lambda: _sessions(home), at_least=8)
-        rc = _finish(proc, signal.SIGTERM)
-    finally:
-        os.close(keep)
-    text = err.read_text()
-    assert rc == 143, text
-    assert "terminated" in text and "Traceback" not in text
+class Stalled:
+    """What a process stalled on its output left once signalled: exit status, stderr, the
+    ``--output`` records and what reached the stalled pipe (when there is one)."""
+
+    rc: int
+    err: str
+    recs: list[dict]
+    printed: list[str]
 
 
-def test_chat_on_a_pipe_nobody_reads_obeys_sigterm(cli_env, home, tmp_path):
-    r, w = _stalled_pipe()
-    err = tmp_path / "err.txt"
-    try:
-        with open(_questions(tmp_path)) as fin, open(err, "wb") as ferr:
-            proc = subprocess.Popen([agentcli_exe(), "chat"], env=_offline(cli_env), stdin=fin,
-                                    stdout=w, stderr=ferr)
-            _wait_until_stalled(proc, lambda: err.stat().st_size, at_least=1)
-            rc = _finish(proc, signal.SIGTERM)
-    finally:
-        os.close(w)
-        os.close(r)
-    text = err.read_text()
-    assert rc == 143, text
-    assert "terminated (SIGTERM)" in text and "Traceback" not in text
+# The processes stalled on their output, each signalled once stalled. They run at once (a module
+# fixture): each one's wait after its signal (up to GRACE_S, the watchdog's, when its event loop is
+# stuck in a write) overlaps the others', and their seconds of silence are watched together.
+CASES = {
+    "batch-pipe-SIGTERM": signal.SIGTERM, "batch-pipe-SIGINT": signal.SIGINT,
+    "batch-fifo-SIGTERM": signal.SIGTERM, "chat-pipe-SIGTERM": signal.SIGTERM,
+    "ask-pipe-SIGTERM": signal.SIGTERM,
+}
 
 
-def test_ask_with_a_long_answer_into_a_pipe_nobody_reads_obeys_sigterm(anthropic_env,
-                                                                       fake_anthropic, home,
-                                                                       tmp_path):
+@pytest.fixture(scope="module")
+def stalled(tmp_path_factory, demo_db) -> dict[str, Stalled]:
     from agentcli.testing import fake_anthropic as fa
 
-    fake_anthropic.queue(fa.text("All good. " * 3000))  # 30 KB: far more than the pipe holds
-    r, w = _stalled_pipe()
-    err = tmp_path / "err.txt"
+    procs: dict[str, subprocess.Popen] = {}
+    counts, at_least, fds, files = {}, {}, [], []
+    outs, reads, errs = {}, {}, {}
+    with fa.FakeAnthropic() as fake:
+        fake.queue(fa.text("All good. " * 3000))  # 30 KB: far more than the pipe holds
+        try:
+            for name in CASES:
+                base = tmp_path_factory.mktemp(name)
+                env, errs[name] = _env(base, demo_db), base / "err.txt"
+                home = base / "home"
+                ferr = open(errs[name], "wb")
+                files.append(ferr)
+                if name.startswith("batch-pipe"):
+                    r, w = _stalled_pipe()
+                    fds += [r, w]
+                    out = outs[name] = base / "records.jsonl"
+                    reads[name] = r
+                    procs[name] = subprocess.Popen(
+                        [agentcli_exe(), "batch", str(_questions(base)), "-o", str(out)],
+                        env=_offline(env), stdin=subprocess.DEVNULL, stdout=w, stderr=ferr)
+                    counts[name] = (lambda out=out: out.read_bytes().count(b"\n") if out.exists() else 0)
+                    at_least[name] = 8
+                elif name.startswith("batch-fifo"):
+                    fifo = base / "records.fifo"
+                    os.mkfifo(fifo)
+                    keep = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # a reader that never reads
+                    fcntl.fcntl(keep, fcntl.F_SETPIPE_SZ, 4096)
+                    fds.append(keep)
+                    procs[name] = subprocess.Popen(
+                        [agentcli_exe(), "batch", str(_questions(base)), "-o", str(fifo)],
+                        env=_offline(env), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                        stderr=ferr)
+                    counts[name], at_least[name] = (lambda home=home: _sessions(home)), 8
+                elif name.startswith("chat"):
+                    r, w = _stalled_pipe()
+                    fds += [r, w]
+                    fin = open(_questions(base))
+                    files.append(fin)
+                    procs[name] = subprocess.Popen([agentcli_exe(), "chat"], env=_offline(env),
+                                                   stdin=fin, stdout=w, stderr=ferr)
+                    counts[name] = lambda e=errs[name]: e.stat().st_size
+                    at_least[name] = 1
+                else:  # ask: one long answer
+                    r, w = _stalled_pipe()
+                    fds += [r, w]
+                    env.update(ANTHROPIC_API_KEY=TEST_KEY, ANTHROPIC_BASE_URL=fake.url,
+                               AGENTCLI_PROVIDER="anthropic", AGENTCLI_RETRIES="1")
+                    procs[name] = subprocess.Popen([agentcli_exe(), "ask", "Where is GH56JK78MN?"],
+                                                   env=env, stdin=subprocess.DEVNULL, stdout=w,
+                                                   stderr=ferr)
 
-    def answered() -> int:
-        logs = list((home / "sessions").glob("*.jsonl")) if (home / "sessions").exists() else []
-        return sum("turn_finished" in p.read_text(errors="replace") for p in logs)
+                    def answered(home=home) -> int:
+                        logs = list((home / "sessions").glob("*.jsonl")) if (home / "sessions").exists() else []
+                        return sum("turn_finished" in p.read_text(errors="replace") for p in logs)
+                    counts[name], at_least[name] = answered, 1
+            _wait_until_stalled(procs, counts, at_least=at_least)
+            for name, proc in procs.items():
+                proc.send_signal(CASES[name])
+            results = {}
+            for name, proc in procs.items():
+                res = results[name] = Stalled()
+                res.rc = proc.wait(timeout=GUARD_S)
+                res.err = errs[name].read_text()
+                res.recs = ([json.loads(x) for x in outs[name].read_text().splitlines()]  # every line whole
+                            if name in outs else [])
+                res.printed = (os.read(reads[name], 1 << 16).decode().splitlines()
+                               if name in reads else [])
+        finally:
+            for proc in procs.values():
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
+            for fd in fds:
+                os.close(fd)
+            for f in files:
+                f.close()
+    return results
 
-    try:
-        with open(err, "wb") as ferr:
-            proc = subprocess.Popen([agentcli_exe(), "ask", "Where is GH56JK78MN?"],
-                                    env=anthropic_env, stdin=subprocess.DEVNULL, stdout=w,
-                                    stderr=ferr)
-        _wait_until_stalled(proc, answered, at_least=1)
-        rc = _finish(proc, signal.SIGTERM)
-    finally:
-        os.close(w)
-        os.close(r)
-    text = err.read_text()
-    assert rc == 143, text
-    assert "terminated (SIGTERM)" in text and "Traceback" not in text
+
+@pytest.mark.parametrize("name,code,said", [("batch-pipe-SIGTERM", 143, "terminated"),
+                                            ("batch-pipe-SIGINT", 130, "interrupted")])
+def test_a_batch_into_a_pipe_nobody_reads_obeys_the_signal(stalled, name, code, said):
+    res = stalled[name]
+    assert res.rc == code, res.err
+    assert said in res.err and "Traceback" not in res.err
+    assert len(res.recs) >= 8 and all(r["status"] == "ok" for r in res.recs)
+    assert res.printed and all(json.loads(x)["status"] == "ok" for x in res.printed[:-1])
+
+
+def test_a_batch_into_a_fifo_nobody_reads_obeys_sigterm(stalled):
+    res = stalled["batch-fifo-SIGTERM"]
+    assert res.rc == 143, res.err
+    assert "terminated" in res.err and "Traceback" not in res.err
+
+
+def test_chat_on_a_pipe_nobody_reads_obeys_sigterm(stalled):
+    res = stalled["chat-pipe-SIGTERM"]
+    assert res.rc == 143, res.err
+    assert "terminated (SIGTERM)" in res.err and "Traceback" not in res.err
+
+
+def test_ask_with_a_long_answer_into_a_pipe_nobody_reads_obeys_sigterm(stalled):
+    res = stalled["ask-pipe-SIGTERM"]
+    assert res.rc == 143, res.err
+    assert "terminated (SIGTERM)" in res.err and "Traceback" not in res.err
 
 
 # --------------------------------------------------------------------------- the editor
@@ -191,10 +246,14 @@ def _alive(pid: int) -> bool:
         return False
 
 
-def _one_draft(cli_env: dict[str, str]) -> None:
-    p = subprocess.run([agentcli_exe(), "ask", "Customer asks: where is my order GH56JK78MN?"],
-                       env=_offline(cli_env), capture_output=True, timeout=GUARD_S)
-    assert p.returncode == 0, p.stderr
+def _one_draft(cli_env: dict[str, str], i: int = 0) -> None:
+    """A draft in the drafts folder, as an offline ``ask`` saves one (saved directly: the
+    commands under test read the folder; a process of its own would be ~0.65 s more)."""
+    DraftStore(Path(cli_env["AGENTCLI_DRAFTS_DIR"])).save(
+        text=f"Hello,\n\nyour order GH56JK78MN is waiting for its payment (mail {i}).\n\nKind regards",
+        ticket=f"ZD-{7000 + i}", order_code="GH56JK78MN", customer=f"customer{i}@example.com",
+        questions=[f"Customer {i} asks: where is my order GH56JK78MN? (mail {i})"],
+        provider="offline", mode="workflow")
 
 
 def _wait_for(path: Path) -> int:
@@ -276,12 +335,8 @@ def test_a_command_without_an_event_loop_exits_with_the_signals_code(cli_env, dr
                                                                       tmp_path, sig, code, said):
     # `drafts list` into a pipe nobody reads: SIGTERM is exit 143 and one line, as in ask and
     # batch, not a process killed by the signal
-    qs = tmp_path / "q.txt"
-    qs.write_text("".join(f"Customer {i} asks: where is my order GH56JK78MN? (mail {i})\n"
-                          for i in range(60)))
-    p = subprocess.run([agentcli_exe(), "batch", str(qs)], env=_offline(cli_env),
-                       capture_output=True, timeout=GUARD_S * 3)
-    assert p.returncode == 0, p.stderr
+    for i in range(60):  # far more than one page of `drafts list`
+        _one_draft(cli_env, i)
     r, w = _stalled_pipe()
     try:
         proc = subprocess.Popen([agentcli_exe(), "drafts", "list"], env=cli_env,

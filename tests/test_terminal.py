@@ -6,6 +6,7 @@ provider: no SDK import (1-2 s of every cold start), the same terminal code."""
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 import time
@@ -77,8 +78,8 @@ def normalised(screen: str, tmp: Path | None = None) -> str:
     return re.sub(r"d-[0-9a-f]{12}", "d-ID", screen)
 
 
-def run_ask(env, cols, cwd, *args) -> Screen:
-    child = spawn(["ask", *args], env, cols, cwd)
+def read_to_end(child, cols) -> Screen:
+    """Everything CHILD writes until it ends, on a Screen of COLS columns (``.status`` its exit)."""
     s = Screen(cols)
     try:
         while True:
@@ -90,6 +91,10 @@ def run_ask(env, cols, cwd, *args) -> Screen:
         child.close(force=True)
     s.status = child.exitstatus
     return s
+
+
+def run_ask(env, cols, cwd, *args) -> Screen:
+    return read_to_end(spawn(["ask", *args], env, cols, cwd), cols)
 
 
 # The lookup's line, wrapped at words: where it breaks depends on the width of its duration
@@ -133,13 +138,50 @@ DRAFT_120 = """\
   │ Kind regards"""
 
 
+ASKED = {"ask-60": (60, ["Reply to Ana about GH56JK78MN"]),
+         "ask-120": (120, ["Reply to Ana about GH56JK78MN"]),
+         "quiet-80": (80, ["-q", "Reply to Ana about GH56JK78MN"])}
+
+
+@pytest.fixture(scope="module")
+def asked(tmp_path_factory, demo_db):
+    """``ask`` on a terminal for each case of ASKED, the scripted model (a fake API each) and a
+    folder each as the working directory: the processes run at once, so their starts overlap.
+    -> {case: (Screen with .status, the working directory)}"""
+    import contextlib
+
+    from agentcli.testing.fake_anthropic import FakeAnthropic
+
+    from .conftest import _SCRUB, TEST_KEY
+
+    children, done = {}, {}
+    with contextlib.ExitStack() as stack:
+        try:
+            for case, (cols, args) in ASKED.items():
+                fake = stack.enter_context(FakeAnthropic())
+                scripted(fake)
+                cwd = tmp_path_factory.mktemp(case)
+                (cwd / "home").mkdir()
+                env = {k: v for k, v in os.environ.items() if not k.startswith(_SCRUB)}
+                env.update(AGENTCLI_HOME=str(cwd / "home"), AGENTCLI_DB=str(demo_db), NO_COLOR="1",
+                           PYTHONUNBUFFERED="1", ANTHROPIC_API_KEY=TEST_KEY,
+                           ANTHROPIC_BASE_URL=fake.url, AGENTCLI_PROVIDER="anthropic",
+                           AGENTCLI_RETRIES="1")
+                children[case] = (spawn(["ask", *args], env, cols, cwd), cols, cwd)
+            for case, (child, cols, cwd) in children.items():  # read in turn
+                done[case] = (read_to_end(child, cols), cwd)
+        finally:
+            for child, _, _ in children.values():
+                child.close(force=True)
+    return done
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("cols", [60, 120])
-def test_ask_on_a_terminal(anthropic_env, fake_anthropic, tmp_path, cols):
+def test_ask_on_a_terminal(asked, cols):
     """Each text block apart, the lookup on one (word-wrapped) line, the draft once as quoted text,
     the answer last, set apart and rendered as Markdown (no ##, no **); ids never split."""
-    scripted(fake_anthropic)
-    s = run_ask(anthropic_env, cols, tmp_path, "Reply to Ana about GH56JK78MN")
+    s, tmp_path = asked[f"ask-{cols}"]
     assert s.status == 0
     want = "\n".join([
         "I'll look up the order first.",
@@ -198,9 +240,8 @@ def test_ask_on_a_pipe_is_raw_markdown_byte_for_byte(cli, anthropic_env, fake_an
 
 
 @pytest.mark.slow
-def test_quiet_on_a_terminal_keeps_text_blocks_apart(anthropic_env, fake_anthropic, tmp_path):
-    scripted(fake_anthropic)
-    s = run_ask(anthropic_env, 80, tmp_path, "-q", "Reply to Ana about GH56JK78MN")
+def test_quiet_on_a_terminal_keeps_text_blocks_apart(asked):
+    s, _ = asked["quiet-80"]
     assert s.status == 0
     # -q: the answer only; the model's in-between words ("I'll look up the order first.") are trace
     assert s.text() == ("Summary\n\nOrder GH56JK78MN is waiting for its payment.\n\n"
@@ -267,22 +308,19 @@ def test_repl_paste_habits_and_leaving(cli_env, home, tmp_path, demo_db):
     assert draft.stem in s.text().split("saved in this session")[-1]
 
 
-@pytest.mark.slow
-def test_a_pasted_colour_code_at_the_prompt_keeps_the_question(anthropic_env, fake_anthropic,
-                                                               tmp_path):
+def test_a_pasted_colour_code_at_the_prompt_keeps_the_question(cli_env, home, tmp_path):
     # Issue 24 item 8, in a real pseudo-terminal: the bytes of "Hi \x1b[31mthere" as a terminal
-    # without bracketed paste delivers them
-    fake_anthropic.queue(text("It is waiting for its payment."))
-    anthropic_env = {**anthropic_env, "AGENTCLI_CHECK_MODEL": "off"}  # one model call a question
-    child, s, until = repl(anthropic_env, 100, tmp_path)
+    # without bracketed paste delivers them. What is tested is the prompt's reading of them, so
+    # the offline provider answers (no SDK); the question as asked is the session log's, the
+    # very text a model provider is sent (loop.Conversation._ask logs it, then adds it).
+    child, s, until = repl(offline(cli_env), 100, tmp_path)
     try:
         until("›".encode())
         child.send("Hi \x1b[31mthere, where is GH56JK78MN?\r")
-        until(b"It is waiting for its payment.")
-        until(b"tool calls")  # the answer's summary line; the prompt after it:
-        mark = s.raw.rindex(b"tool calls")
+        until(b"for review")  # the offline answer: "I saved a reply as draft ... for review"
+        mark = s.raw.rindex(b"for review")
         deadline = time.monotonic() + GUARD_S
-        while "›".encode() not in s.raw[mark:] and time.monotonic() < deadline:
+        while "›".encode() not in s.raw[mark:] and time.monotonic() < deadline:  # the next prompt
             try:
                 s.feed(child.read_nonblocking(65536, timeout=0.2))
             except pexpect.TIMEOUT:
@@ -294,9 +332,7 @@ def test_a_pasted_colour_code_at_the_prompt_keeps_the_question(anthropic_env, fa
         child.close(force=True)
     assert child.exitstatus == 0
     assert b"Traceback" not in s.raw and b"Press ENTER" not in s.raw
-    first = fake_anthropic.requests[0]["messages"][0]["content"]
-    texts = [b["text"] for b in first if b.get("type") == "text"] if isinstance(first, list) else [first]
-    assert texts == ["Hi there, where is GH56JK78MN?"]
+    assert questions_logged(home) == ["Hi there, where is GH56JK78MN?"]
 
 
 def test_no_color_means_no_style_at_all(cli_env, tmp_path):
