@@ -50,13 +50,33 @@ def pytest_configure(config):
     # 40-80 ms of CPU per client, and each test against a fake server has its own client (about
     # 275 in a run, 10-20 s). SSL_CERT_FILE, which httpx honours (as for a company's own CA
     # bundle), names a file holding one of those certificates instead: the context is built
-    # the same way, with less to load. A user's own SSL_CERT_FILE / SSL_CERT_DIR is kept.
-    if not (os.environ.get("SSL_CERT_FILE") or os.environ.get("SSL_CERT_DIR")):
+    # the same way, with less to load. A user's own SSL_CERT_FILE / SSL_CERT_DIR is kept; one
+    # that names the system's own bundle (images often export it) is the same as none.
+    if _system_or_unset("SSL_CERT_FILE", "cafile") and _system_or_unset("SSL_CERT_DIR", "capath"):
         ca = _one_system_ca()
         if ca is not None:
+            before = {k: os.environ.get(k) for k in ("SSL_CERT_FILE", "SSL_CERT_DIR")}
             os.environ["SSL_CERT_FILE"] = ca
-            config.add_cleanup(lambda: (os.environ.pop("SSL_CERT_FILE", None),
-                                        shutil.rmtree(os.path.dirname(ca), ignore_errors=True)))
+            os.environ.pop("SSL_CERT_DIR", None)
+
+            def restore() -> None:
+                for k, v in before.items():
+                    os.environ.pop(k, None) if v is None else os.environ.__setitem__(k, v)
+                shutil.rmtree(os.path.dirname(ca), ignore_errors=True)
+
+            config.add_cleanup(restore)
+
+
+def _system_or_unset(var: str, which: str) -> bool:
+    """VAR is unset, or names the system's own CA bundle / directory (``which``: cafile, capath)."""
+    import ssl
+
+    value = os.environ.get(var)
+    if not value:
+        return True
+    paths = ssl.get_default_verify_paths()
+    system = {getattr(paths, which), getattr(paths, "openssl_" + which)}
+    return os.path.realpath(value) in {os.path.realpath(p) for p in system if p}
 
 
 def _one_system_ca() -> str | None:
