@@ -61,7 +61,10 @@ def pytest_configure(config):
 
             def restore() -> None:
                 for k, v in before.items():
-                    os.environ.pop(k, None) if v is None else os.environ.__setitem__(k, v)
+                    if v is None:
+                        os.environ.pop(k, None)
+                    else:
+                        os.environ[k] = v
                 shutil.rmtree(os.path.dirname(ca), ignore_errors=True)
 
             config.add_cleanup(restore)
@@ -154,16 +157,31 @@ def drafts_dir(tmp_path) -> Path:
     return tmp_path / "drafts"
 
 
+def clean_env(home: Path, demo_db: Path, **extra: str) -> dict[str, str]:
+    """The environment ``cli_env`` gives a CLI process, for one started outside a test's own
+    fixtures (a module fixture starting several at once): this environment without provider
+    keys, agentcli's settings or PG*, the home HOME (created), the demo database, no colour,
+    unbuffered output; EXTRA on top (``AGENTCLI_DRAFTS_DIR``, ``COLUMNS``, ``fake_api(url)``)."""
+    home.mkdir(parents=True, exist_ok=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(_SCRUB)}
+    env.update(AGENTCLI_HOME=str(home), AGENTCLI_DB=str(demo_db), NO_COLOR="1",
+               PYTHONUNBUFFERED="1", **extra)
+    return env
+
+
+def fake_api(url: str) -> dict[str, str]:
+    """The settings that point a CLI at a fake Messages API at URL, with the (fake) test key."""
+    return {"ANTHROPIC_API_KEY": TEST_KEY, "ANTHROPIC_BASE_URL": url,
+            "AGENTCLI_PROVIDER": "anthropic", "AGENTCLI_RETRIES": "1"}
+
+
 @pytest.fixture
 def cli_env(home, demo_db, drafts_dir, monkeypatch) -> dict[str, str]:
     """A clean environment for the CLI: no provider keys, an isolated home, the demo database.
 
     It is also applied to this process (for in-process tests of the same code paths).
     """
-    env = {k: v for k, v in os.environ.items() if not k.startswith(_SCRUB)}
-    env.update(AGENTCLI_HOME=str(home), AGENTCLI_DB=str(demo_db),
-               AGENTCLI_DRAFTS_DIR=str(drafts_dir), NO_COLOR="1", COLUMNS="200",
-               PYTHONUNBUFFERED="1")
+    env = clean_env(home, demo_db, AGENTCLI_DRAFTS_DIR=str(drafts_dir), COLUMNS="200")
     for k in list(os.environ):
         if k.startswith(_SCRUB):
             monkeypatch.delenv(k)
@@ -175,8 +193,7 @@ def cli_env(home, demo_db, drafts_dir, monkeypatch) -> dict[str, str]:
 @pytest.fixture
 def anthropic_env(cli_env, fake_anthropic, monkeypatch) -> dict[str, str]:
     """``cli_env`` pointed at the fake Messages API with a (fake) key."""
-    extra = {"ANTHROPIC_API_KEY": TEST_KEY, "ANTHROPIC_BASE_URL": fake_anthropic.url,
-             "AGENTCLI_PROVIDER": "anthropic", "AGENTCLI_RETRIES": "1"}
+    extra = fake_api(fake_anthropic.url)
     for k, v in extra.items():
         monkeypatch.setenv(k, v)
     return {**cli_env, **extra}

@@ -241,7 +241,7 @@ def terminated_batches(tmp_path_factory, demo_db):
 
     from agentcli.testing.fake_anthropic import FakeAnthropic
 
-    from .conftest import _SCRUB
+    from .conftest import clean_env, fake_api
 
     cases = {"resume": (RESUME_QS, 0.03, "2", 6), "sigterm": (SIGTERM_QS, 0.2, "3", 3)}
     with contextlib.ExitStack() as stack:
@@ -252,13 +252,8 @@ def terminated_batches(tmp_path_factory, demo_db):
                 fake.handler = scenario({q: delay for q in qs})
                 base = tmp_path_factory.mktemp(f"batch-{name}")
                 home = base / "home"
-                home.mkdir()
-                env = {k: v for k, v in os.environ.items() if not k.startswith(_SCRUB)}
-                env.update(AGENTCLI_HOME=str(home), AGENTCLI_DB=str(demo_db),
-                           AGENTCLI_DRAFTS_DIR=str(base / "drafts"), NO_COLOR="1", COLUMNS="200",
-                           PYTHONUNBUFFERED="1", ANTHROPIC_API_KEY=TEST_KEY,
-                           ANTHROPIC_BASE_URL=fake.url, AGENTCLI_PROVIDER="anthropic",
-                           AGENTCLI_RETRIES="1")
+                env = clean_env(home, demo_db, AGENTCLI_DRAFTS_DIR=str(base / "drafts"),
+                                COLUMNS="200", **fake_api(fake.url))
                 f, out = base / "q.txt", base / "records.jsonl"
                 f.write_text("\n".join(qs) + "\n")
                 proc = subprocess.Popen([agentcli_exe(), "batch", str(f), "--concurrency", concurrency,

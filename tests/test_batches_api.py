@@ -9,7 +9,6 @@ answers a batch request exactly as it answers a live one (the fake's reply code 
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import time
@@ -210,15 +209,10 @@ def _state_batches(out: Path) -> dict:
 def _module_env(base: Path, demo_db: Path, fake) -> dict[str, str]:
     """``anthropic_env`` for a module fixture: a clean environment, a home and drafts folder of
     BASE, the demo database, FAKE's Messages API and a (fake) key."""
-    from .conftest import _SCRUB, TEST_KEY
+    from .conftest import clean_env, fake_api
 
-    (base / "home").mkdir()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(_SCRUB)}
-    env.update(AGENTCLI_HOME=str(base / "home"), AGENTCLI_DB=str(demo_db),
-               AGENTCLI_DRAFTS_DIR=str(base / "drafts"), NO_COLOR="1", COLUMNS="200",
-               PYTHONUNBUFFERED="1", ANTHROPIC_API_KEY=TEST_KEY, ANTHROPIC_BASE_URL=fake.url,
-               AGENTCLI_PROVIDER="anthropic", AGENTCLI_RETRIES="1")
-    return env
+    return clean_env(base / "home", demo_db, AGENTCLI_DRAFTS_DIR=str(base / "drafts"),
+                     COLUMNS="200", **fake_api(fake.url))
 
 
 KILLS = [(mode, when) for mode in ("agent", "workflow") for when in ("after_submit", "inside_create")]

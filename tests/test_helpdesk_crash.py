@@ -123,20 +123,16 @@ def pushed_on_terminals(tmp_path_factory, demo_db):
     its own drafts folder and fake helpdesk; the three run at once (their starts overlap).
     -> {cols: (Term, exit status, drafts pushed, the skipped draft)}"""
     import contextlib
-    import os
 
-    from .conftest import _SCRUB
+    from .conftest import clean_env
 
     started, done = {}, {}
     with contextlib.ExitStack() as stack:
         try:
             for cols in PUSH_COLS:
                 base = tmp_path_factory.mktemp(f"push{cols}")
-                (base / "home").mkdir()
                 drafts_dir = base / "drafts"
-                env = {k: v for k, v in os.environ.items() if not k.startswith(_SCRUB)}
-                env.update(AGENTCLI_HOME=str(base / "home"), AGENTCLI_DB=str(demo_db),
-                           AGENTCLI_DRAFTS_DIR=str(drafts_dir), NO_COLOR="1", PYTHONUNBUFFERED="1")
+                env = clean_env(base / "home", demo_db, AGENTCLI_DRAFTS_DIR=str(drafts_dir))
                 ds = [approved(drafts_dir, t, f"reply {t}") for t in ("1042", "1043")]
                 skipped = approved(drafts_dir, "s-0007", "no ticket", session="s-0007")
                 fake = stack.enter_context(FakeZendesk(tickets={"1042"}))

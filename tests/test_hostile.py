@@ -117,7 +117,7 @@ def stopped_mid_session(tmp_path_factory, demo_db):
 
     from agentcli.testing.fake_anthropic import FakeAnthropic
 
-    from .conftest import _SCRUB, TEST_KEY
+    from .conftest import clean_env, fake_api
 
     started, done = {}, {}
     with contextlib.ExitStack() as stack:
@@ -129,13 +129,8 @@ def stopped_mid_session(tmp_path_factory, demo_db):
                 fake.handler = lambda req: (time.sleep(30), text("never"))[1]
                 base = tmp_path_factory.mktemp(f"hostile-{name}")
                 home = base / "home"
-                home.mkdir()
-                env = {k: v for k, v in os.environ.items() if not k.startswith(_SCRUB)}
-                env.update(AGENTCLI_HOME=str(home), AGENTCLI_DB=str(demo_db),
-                           AGENTCLI_DRAFTS_DIR=str(base / "drafts"), NO_COLOR="1", COLUMNS="200",
-                           PYTHONUNBUFFERED="1", ANTHROPIC_API_KEY=TEST_KEY,
-                           ANTHROPIC_BASE_URL=fake.url, AGENTCLI_PROVIDER="anthropic",
-                           AGENTCLI_RETRIES="1")
+                env = clean_env(home, demo_db, AGENTCLI_DRAFTS_DIR=str(base / "drafts"),
+                                COLUMNS="200", **fake_api(fake.url))
                 proc = subprocess.Popen([agentcli_exe(), "ask", question], env=env,
                                         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                         stderr=subprocess.PIPE)

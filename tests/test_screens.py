@@ -10,7 +10,6 @@ draft with what a reviewer sorts by and what the reply says (not its greeting).
 
 from __future__ import annotations
 
-import os
 import re
 import time
 
@@ -135,13 +134,10 @@ def listed_and_shown(tmp_path_factory, demo_db):
     """``drafts list`` at every width of LIST_SIZES and ``drafts show`` of the refund draft at
     every width of SHOW_SIZES, on one queue that none of them changes: the eleven terminals run
     at once. -> (drafts, {("list" | "show", cols): (Term, exit status)})"""
-    from .conftest import _SCRUB
+    from .conftest import clean_env
 
     base = tmp_path_factory.mktemp("screens")
-    (base / "home").mkdir()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(_SCRUB)}
-    env.update(AGENTCLI_HOME=str(base / "home"), AGENTCLI_DB=str(demo_db),
-               AGENTCLI_DRAFTS_DIR=str(base / "drafts"), NO_COLOR="1", PYTHONUNBUFFERED="1")
+    env = clean_env(base / "home", demo_db, AGENTCLI_DRAFTS_DIR=str(base / "drafts"))
     _, drafts = _save_queue(base / "drafts")
     terms = {}
     try:

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from agentcli.drafts.store import DraftStore
-from tests.conftest import _SCRUB, TEST_KEY, agentcli_exe
+from tests.conftest import agentcli_exe, clean_env, fake_api
 
 pytestmark = pytest.mark.slow  # real processes, seconds of work each
 
@@ -84,12 +84,8 @@ def _questions(tmp_path: Path, n: int = 3000) -> Path:
 
 def _env(base: Path, demo_db: Path) -> dict[str, str]:
     """A clean environment as ``cli_env`` makes it, in a home and drafts folder of BASE."""
-    (base / "home").mkdir(parents=True)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(_SCRUB)}
-    env.update(AGENTCLI_HOME=str(base / "home"), AGENTCLI_DB=str(demo_db),
-               AGENTCLI_DRAFTS_DIR=str(base / "drafts"), NO_COLOR="1", COLUMNS="200",
-               PYTHONUNBUFFERED="1")
-    return env
+    return clean_env(base / "home", demo_db, AGENTCLI_DRAFTS_DIR=str(base / "drafts"),
+                     COLUMNS="200")
 
 
 class Stalled:
@@ -161,8 +157,7 @@ def stalled(tmp_path_factory, demo_db) -> dict[str, Stalled]:
                 else:  # ask: one long answer
                     r, w = _stalled_pipe()
                     fds += [r, w]
-                    env.update(ANTHROPIC_API_KEY=TEST_KEY, ANTHROPIC_BASE_URL=fake.url,
-                               AGENTCLI_PROVIDER="anthropic", AGENTCLI_RETRIES="1")
+                    env.update(fake_api(fake.url))
                     procs[name] = subprocess.Popen([agentcli_exe(), "ask", "Where is GH56JK78MN?"],
                                                    env=env, stdin=subprocess.DEVNULL, stdout=w,
                                                    stderr=ferr)

@@ -6,7 +6,6 @@ provider: no SDK import (1-2 s of every cold start), the same terminal code."""
 
 from __future__ import annotations
 
-import os
 import re
 import sys
 import time
@@ -152,7 +151,7 @@ def asked(tmp_path_factory, demo_db):
 
     from agentcli.testing.fake_anthropic import FakeAnthropic
 
-    from .conftest import _SCRUB, TEST_KEY
+    from .conftest import clean_env, fake_api
 
     children, done = {}, {}
     with contextlib.ExitStack() as stack:
@@ -161,12 +160,7 @@ def asked(tmp_path_factory, demo_db):
                 fake = stack.enter_context(FakeAnthropic())
                 scripted(fake)
                 cwd = tmp_path_factory.mktemp(case)
-                (cwd / "home").mkdir()
-                env = {k: v for k, v in os.environ.items() if not k.startswith(_SCRUB)}
-                env.update(AGENTCLI_HOME=str(cwd / "home"), AGENTCLI_DB=str(demo_db), NO_COLOR="1",
-                           PYTHONUNBUFFERED="1", ANTHROPIC_API_KEY=TEST_KEY,
-                           ANTHROPIC_BASE_URL=fake.url, AGENTCLI_PROVIDER="anthropic",
-                           AGENTCLI_RETRIES="1")
+                env = clean_env(cwd / "home", demo_db, **fake_api(fake.url))
                 children[case] = (spawn(["ask", *args], env, cols, cwd), cols, cwd)
             for case, (child, cols, cwd) in children.items():  # read in turn
                 done[case] = (read_to_end(child, cols), cwd)

@@ -49,7 +49,7 @@ from .send import MAX_WAIT_S, Answer, Sender
 
 RETRIES = 3            # further attempts after a timeout, a 5xx or no connection
 BACKOFF_BASE_S = BASE_DELAY  # our own wait before a draft's first retry (doubling, jittered), when
-                             # the helpdesk names none; read when a Pusher is made (``base_delay``)
+                             # the helpdesk names none; read when a Pusher is made
 MAX_LIMITED = 6        # 429 answers one draft may wait out
 DRAFT_DEADLINE_S = 600.0  # no new attempt at a draft after this long (so STALE_S holds)
 STALE_S = 1800.0       # a pending record older than this (on another host) is a push that ended
@@ -112,11 +112,10 @@ class Pusher:
     """One run of ``drafts push --to HELPDESK``: ``push_one`` per draft, in order."""
 
     def __init__(self, store: DraftsBackend, hd: Helpdesk, sender: Sender, who: str,
-                 say: Callable[[str], None] = lambda s: None, *,
-                 base_delay: float | None = None) -> None:
+                 say: Callable[[str], None] = lambda s: None) -> None:
         self.store, self.hd, self.sender, self.who, self.say = store, hd, sender, who, say
         self.auth_failed: str | None = None
-        self.attempts = Attempts(RETRIES, BACKOFF_BASE_S if base_delay is None else base_delay)
+        self.attempts = Attempts(RETRIES, BACKOFF_BASE_S)
 
     # -- the records ----------------------------------------------------------------------
     def _claim(self, d: Draft, ticket: str, expect: Any) -> tuple[Draft, bool, str]:
