@@ -58,6 +58,7 @@ between pieces, at most ``MAX_FINDINGS`` findings.
 
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable
@@ -118,6 +119,22 @@ def _strings(obj: Any, out: list[str], depth: int = 0) -> None:
             _strings(v, out, depth + 1)
 
 
+@functools.lru_cache(maxsize=2048)
+def _read(s: str) -> tuple[str, str, frozenset, tuple[int, ...]]:
+    """What the checks take from one string of the tool results or the questions: (its folded
+    form, its comparison key, the dates it names, the amounts in cents it names). A pure
+    function of the string (each at most ``MAX_TOOL_CHARS``), kept for the next check: a ticket
+    is checked again after every question, over every tool result it has so far."""
+    f = fold(s)
+    dates = frozenset(c for _, _, cs in find_dates(f) for c in cs)
+    cents = []
+    for m in MONEY_RE.finditer(f):
+        c = money_cents(m.group("a1") or m.group("a2"), m.group("cur1") or m.group("cur2"))
+        if c is not None:
+            cents.append(c)
+    return f, key(f), dates, tuple(cents)
+
+
 def _brief(r: Any) -> Any:
     if not isinstance(r, dict):
         return one_line(r, 300)
@@ -169,8 +186,9 @@ class _Ticket:
             if isinstance(d.get("id"), str):
                 self.saved.add(d["id"].lower())
                 self.drafts.append((d["id"], d["text"] if isinstance(d.get("text"), str) else ""))
-        self.strings = [fold(s) for s in strings[:MAX_TOOL_STRINGS]]
-        self.tool_dates = {c for s in self.strings for _, _, cs in find_dates(s) for c in cs if c[0] is not None}
+        self.reads = [_read(s) for s in strings[:MAX_TOOL_STRINGS]]
+        self.strings = [r[0] for r in self.reads]
+        self.tool_dates = {c for r in self.reads for c in r[2] if c[0] is not None}
         self.q_frames = [m.group(0).lower() for q in self.questions for m in FRAME_RE.finditer(q)]
 
     def resolve(self, code: str | None) -> tuple[str, list]:
@@ -204,8 +222,8 @@ class _Run:
         self.all_skus = {str(li.get("sku")) for r in t.found.values() for li in _items(r)}
         self.labels = tuple(sorted({str(x) for r in t.found.values() for li in _items(r)
                                     for x in (li.get("name"), li.get("sku")) if isinstance(x, str) and len(x) >= 4}))[:100]
-        self.quote_keys = tuple(k for k in (key(s) for s in t.strings) if len(k) >= 8)
-        self.q_dates = {c for q in t.questions for _, _, cs in find_dates(fold(q)) for c in cs}
+        self.quote_keys = tuple(r[1] for r in t.reads if len(r[1]) >= 8)
+        self.q_dates = {c for q in t.questions for c in _read(q)[2]}
         self.amounts = self._amounts()
 
     def _amounts(self) -> set[int]:
@@ -224,11 +242,8 @@ class _Run:
                     out.add(r[k])
             if total:
                 out.add(total)
-        for s in self.t.strings:
-            for m in MONEY_RE.finditer(s):
-                c = money_cents(m.group("a1") or m.group("a2"), m.group("cur1") or m.group("cur2"))
-                if c is not None:
-                    out.add(c)
+        for r in self.t.reads:
+            out.update(r[3])
         return out
 
     def add(self, kind: str, severity: str, message: str, *, sentence: str = "", where: str = "",
