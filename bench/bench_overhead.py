@@ -14,6 +14,9 @@ All in one process, against ``FakeAnthropic`` on 127.0.0.1 answering instantly:
    per tool cycle = (agentcli with renderer - bare) / 4, a model call plus the lookup, the
    results message and the rendering (the final answer's call is charged to the four cycles, so
    this errs high). Process CPU time is reported beside the wall time: steadier under load.
+   The grounding checks' model layer is off in these variants (the bare SDK sends no such
+   call); a fourth variant with the default settings measures it apart: one forced call of its
+   own per checked question, HTTP to the fake included.
 2. Concurrent tools. Two read-only ``get_order_status`` calls in one turn against a store whose
    every lookup sleeps 0.5 s (a subclass of ``orders.SQLiteStore``): the wall time of the tool
    phase (first call started to last result) should be about 0.5 s, not 1 s.
@@ -179,7 +182,15 @@ async def _run(reps: int, warmup: int, profile: bool, log) -> dict[str, Any]:
                 del os.environ[k]
         os.environ.update(AGENTCLI_HOME=str(tmp / "home"), ANTHROPIC_API_KEY="sk-ant-bench-not-a-secret",
                           ANTHROPIC_BASE_URL=fake.url, NO_COLOR="1")
-        settings = resolve(provider="anthropic", db=str(db), drafts_dir=tmp / "drafts", retries=0)
+        common = dict(provider="anthropic", db=str(db), drafts_dir=tmp / "drafts", retries=0)
+        # Like for like with the bare SDK, which replays agentcli's 5 conversation requests: the
+        # grounding checks' model layer (a forced call of its own after the question) is off in
+        # the measured variants, and measured apart ("agent_checked", the default settings).
+        try:
+            settings = resolve(**common, check_model="off")
+        except TypeError:  # a --before ref older than the model layer
+            settings = resolve(**common)
+        checked_settings = resolve(**common)
         class MeasuredApp(App):
             """The real App; its session log is wrapped to time it."""
 
@@ -192,26 +203,29 @@ async def _run(reps: int, warmup: int, profile: bool, log) -> dict[str, Any]:
                 return self.timed
 
         app = MeasuredApp.open(settings)  # client, schemas, system prompt, store: built once
+        checked_app = MeasuredApp.open(checked_settings)
         bare = anthropic.AsyncAnthropic(api_key="sk-ant-bench-not-a-secret", base_url=fake.url,
                                         max_retries=0, timeout=settings.request_timeout)
         buf = io.StringIO()
         console = Console(file=buf, force_terminal=True, color_system="truecolor", width=120,
                           highlight=False, soft_wrap=True)
 
-        async def agent_once(render: bool) -> dict[str, float]:
-            """Wall and CPU seconds of one 5-turn question through App.run, and its parts."""
-            conv = app.conversation()
+        async def agent_once(render: bool, checked: bool = False) -> dict[str, float]:
+            """Wall and CPU seconds of one 5-turn question through App.run, and its parts
+            (``checked``: with the checks' model layer, as the default settings run it)."""
+            a = checked_app if checked else app
+            conv = a.conversation()
             consumers: list[Any] = []
             r = None
             if render:
                 r = Timed(TraceRenderer(console, live=True))
                 consumers.append(r)
             c0, t0 = time.process_time(), time.perf_counter()
-            b = await app.run(conv, QUESTION, consumers)
+            b = await a.run(conv, QUESTION, consumers)
             wall, cpu = time.perf_counter() - t0, time.process_time() - c0
             if r:
                 r.close()
-            log = app.log_for(conv)
+            log = a.log_for(conv)
             log.close()  # one session file per question; do not hold descriptors
             res = b.result()
             if res["status"] != "ok" or res["turns"] != 5 or len(res["tool_calls"]) != 4:
@@ -241,11 +255,12 @@ async def _run(reps: int, warmup: int, profile: bool, log) -> dict[str, Any]:
         fake.reset()
 
         built = (app.provider.client, app.provider.tools, app.provider.system, app.store)
-        variants = ("bare", "agent", "agent_render")
+        variants = ("bare", "agent", "agent_render", "agent_checked")
         samples: dict[str, list[dict[str, float]]] = {v: [] for v in variants}
         for i in range(warmup + reps):
             order = list(variants) if i % 2 == 0 else list(reversed(variants))  # none always first
-            got = {v: await (bare_once(payloads) if v == "bare" else agent_once(v == "agent_render"))
+            got = {v: await (bare_once(payloads) if v == "bare"
+                             else agent_once(v == "agent_render", checked=v == "agent_checked"))
                    for v in order}
             fake.reset()
             if i >= warmup:
@@ -305,6 +320,7 @@ async def _run(reps: int, warmup: int, profile: bool, log) -> dict[str, Any]:
 
         await bare.close()
         await app.aclose()
+        await checked_app.aclose()
         return {
             "reps": reps,
             "p50_ms": {v: pct(col(v, "wall"), 50) * 1000 for v in variants},
@@ -312,6 +328,10 @@ async def _run(reps: int, warmup: int, profile: bool, log) -> dict[str, Any]:
             "diff_p50_ms": {v: pct(diff(v, "wall"), 50) * 1000 for v in variants[1:]},
             "diff_p90_ms": {v: pct(diff(v, "wall"), 90) * 1000 for v in variants[1:]},
             "cpu_diff_p50_ms": {v: pct(diff(v, "cpu"), 50) * 1000 for v in variants[1:]},
+            "model_layer_p50_ms": pct([c - a for c, a in zip(col("agent_checked", "wall"),
+                                                             col("agent", "wall"))], 50) * 1000,
+            "model_layer_cpu_p50_ms": pct([c - a for c, a in zip(col("agent_checked", "cpu"),
+                                                                 col("agent", "cpu"))], 50) * 1000,
             "render_p50_ms": pct(col("agent_render", "render"), 50) * 1000,
             "log_p50_ms": pct(col("agent_render", "log"), 50) * 1000,
             "lookup_p50_ms": pct(col("agent_render", "lookup"), 50) * 1000,
@@ -428,6 +448,10 @@ def report(res: dict[str, Any]) -> dict[str, Any]:
                  "target": "", "verdict": "per tool cycle"})
     rows.append({"measure": "  in it: rendering (TraceRenderer)", "value": f"{res['render_p50_ms'] / 4:.3f} ms p50",
                  "target": "", "verdict": "per tool cycle"})
+    if "model_layer_p50_ms" in res:
+        rows.append({"measure": "  checks' model layer (its own call)", "value":
+                     f"{res['model_layer_p50_ms']:.3f} ms p50 (CPU {res['model_layer_cpu_p50_ms']:.3f})",
+                     "target": "", "verdict": "per checked question, HTTP included: not in the rows above"})
     rows.append({"measure": "  lookup, start to result", "value": f"{res['lookup_p50_ms'] / 4:.3f} ms p50",
                  "target": "", "verdict": "per call: the tool's duration_ms (overlaps event handling)"})
     ph = res["concurrent_phase_s"]
