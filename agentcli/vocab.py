@@ -119,16 +119,20 @@ def customer_address(value: str) -> str:
 
 
 # ----------------------------------------------------------------------------- order codes
-# Separators customers put inside a code: hyphens and dashes of every kind, spaces, NBSP.
-_SEP = "[-\u2010-\u2015\u2212\u00a0 ]"
-_ORD_RE = re.compile(rf"ORD{_SEP}?([0-9]{{8}})", re.ASCII | re.IGNORECASE)
+# Separators customers put inside a code: hyphens and dashes of every kind, spaces, NBSP,
+# underscores (copied from a system's field). The 8 digits of an ORD code may be grouped 4 + 4.
+_SEP = "[-\u2010-\u2015\u2212\u00a0 _]"
+_ORD_RE = re.compile(rf"ORD{_SEP}?([0-9]{{4}}){_SEP}?([0-9]{{4}})", re.ASCII | re.IGNORECASE)
 _PLAIN_RE = re.compile(r"[A-Z0-9]{10}", re.ASCII | re.IGNORECASE)
 _GROUPED_RE = re.compile(rf"([A-Z0-9]{{4}}){_SEP}([A-Z0-9]{{4}}){_SEP}([A-Z0-9]{{2}})",
                          re.ASCII | re.IGNORECASE)
 _FIND_RE = re.compile(
-    rf"(?<![A-Za-z0-9-])(?:ORD{_SEP}?[0-9]{{8}}|[A-Z0-9]{{4}}{_SEP}[A-Z0-9]{{4}}{_SEP}[A-Z0-9]{{2}}"
+    rf"(?<![A-Za-z0-9-])(?:ORD{_SEP}?[0-9]{{4}}{_SEP}?[0-9]{{4}}|[A-Z0-9]{{4}}{_SEP}[A-Z0-9]{{4}}{_SEP}[A-Z0-9]{{2}}"
     r"|[A-Z0-9]{10})(?![A-Za-z0-9-])", re.ASCII | re.IGNORECASE)
 MAX_CODES_IN_TEXT = 200
+# Full-width forms (an East Asian keyboard's ＧＨ５６ＪＫ７８ＭＮ) read as the ASCII they stand for,
+# one character for one, so a code found keeps its place in the text.
+_WIDE = {**{c: c - 0xFEE0 for c in range(0xFF01, 0xFF5F)}, 0x3000: 0x20}
 
 
 def _mixed(s: str) -> bool:
@@ -155,7 +159,7 @@ class OrderCode(str):
             v = unicodedata.normalize("NFKC", v)
         m = _ORD_RE.fullmatch(v)
         if m:
-            return cls("ORD-" + m.group(1))
+            return cls("ORD-" + m.group(1) + m.group(2))
         if _PLAIN_RE.fullmatch(v):
             return cls(v.upper())
         m = _GROUPED_RE.fullmatch(v)
@@ -191,7 +195,8 @@ def find_codes(text: str, limit: int = MAX_CODES_IN_TEXT) -> list[FoundCode]:
     out: list[FoundCode] = []
     if not isinstance(text, str):
         return out
-    for m in _FIND_RE.finditer(text):
+    scan = text if text.isascii() else text.translate(_WIDE)
+    for m in _FIND_RE.finditer(scan):
         w = m.group(0)
         code = OrderCode.parse_or_none(w)
         if code is None:
@@ -203,7 +208,7 @@ def find_codes(text: str, limit: int = MAX_CODES_IN_TEXT) -> list[FoundCode]:
                 groups = _GROUPED_RE.fullmatch(w)
                 if w != w.upper() or groups is None or not any(_mixed(g) for g in groups.groups()):
                     continue
-        out.append(FoundCode(m.start(), m.end(), code, w))
+        out.append(FoundCode(m.start(), m.end(), code, text[m.start():m.end()]))
         if len(out) >= limit:
             break
     return out

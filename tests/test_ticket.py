@@ -235,16 +235,24 @@ def written(draw):
     """(canonical code, as a customer writes it)."""
     if draw(st.booleans()):
         c = draw(code10)
-        form = draw(st.sampled_from(["plain", "lower", "dashed", "spaced"]))
+        form = draw(st.sampled_from(["plain", "lower", "dashed", "spaced", "underscored", "wide"]))
         if form == "spaced":
             # spaced groups are taken as a code only in capitals with a group mixing both
             c = "GH56" + c[4:]
         w = {"plain": c, "lower": c.lower(), "dashed": f"{c[:4]}-{c[4:8]}-{c[8:]}",
-             "spaced": f"{c[:4]} {c[4:8]} {c[8:]}"}[form]
+             "spaced": f"{c[:4]} {c[4:8]} {c[8:]}", "underscored": f"{c[:4]}_{c[4:8]}_{c[8:]}",
+             "wide": _wide(c)}[form]
         return c, w
     d = draw(ord8)
-    sep = draw(st.sampled_from(["-", " ", "", "\u2011"]))
-    return "ORD-" + d, draw(st.sampled_from(["ORD", "ord", "Ord"])) + sep + d
+    sep = draw(st.sampled_from(["-", " ", "", "\u2011", "_"]))
+    mid = draw(st.sampled_from(["", "-", " "]))  # the 8 digits grouped 4 + 4
+    w = draw(st.sampled_from(["ORD", "ord", "Ord"])) + sep + d[:4] + mid + d[4:]
+    return "ORD-" + d, _wide(w) if draw(st.booleans()) and not mid else w
+
+
+def _wide(s: str) -> str:
+    """``s`` as a full-width keyboard types it (ＧＨ５６ＪＫ７８ＭＮ)."""
+    return "".join(chr(ord(ch) + 0xFEE0) if "!" <= ch <= "~" else ch for ch in s)
 
 
 @settings(max_examples=200, deadline=None)
@@ -264,6 +272,7 @@ def test_every_consumer_finds_the_same_code_in_what_a_customer_writes(pair, befo
 @pytest.mark.parametrize("prose", [
     "everything is fine", "EVERYTHING", "from 2026 to 2027", "FROM 2026 TO 2027", "call 0123456789",
     "the TEST 2026 IN", "x-GH56JK78MN", "GH56JK78MN-2", "ORD-2026123", "ord-202612345",
+    "ORD-2026-123", "ORD-20261-234", "ORD-2026 12345", "\uff21\uff22\uff23\uff24\uff25\uff26\uff27\uff28\uff29\uff2a",
 ])
 def test_words_and_numbers_are_not_order_codes(prose):
     assert find_codes(prose) == []

@@ -42,6 +42,8 @@ def call(name, args, context, timeout=5.0):
     # the forms customers write (spec.md, "Tools")
     ("GH56-JK78-MN", "GH56JK78MN"), ("GH56 JK78 MN", "GH56JK78MN"), ("ORD 20261234", "ORD-20261234"),
     ("ord20261234", "ORD-20261234"), ("ＧＨ56JK78MN", "GH56JK78MN"), ("ORD\u201120261234", "ORD-20261234"),
+    ("ORD_20261234", "ORD-20261234"), ("ORD-2026-1234", "ORD-20261234"), ("GH56_JK78_MN", "GH56JK78MN"),
+    ("\uff27\uff28\uff15\uff16\uff2a\uff2b\uff17\uff18\uff2d\uff2e", "GH56JK78MN"),
 ])
 def test_order_codes_are_normalised(raw, code):
     assert order_code_arg(raw) == code
