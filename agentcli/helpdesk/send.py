@@ -28,7 +28,7 @@ from typing import Any
 
 import httpx2
 
-from ..providers.ratelimit import BACKOFF_FLOOR_S, MAX_BACKOFF_S, retry_after
+from ..providers.ratelimit import limited_wait, retry_after
 from ..redact import one_line, redact
 from .rules import Helpdesk, Route, check_base_url, guard
 
@@ -121,9 +121,7 @@ class Sender:
         said = _said(raw)
         if status == 429:
             self.rounds += 1
-            floor = min(MAX_BACKOFF_S, BACKOFF_FLOOR_S * 2 ** min(self.rounds - 1, 10))
-            asked = retry_after(headers)
-            wait = floor if asked is None else max(asked, floor)
+            wait = limited_wait(self.rounds, retry_after(headers))
             if wait <= MAX_WAIT_S:
                 self.paused_until = max(self.paused_until, time.monotonic() + wait)
             return Answer("limited", status, headers=headers, wait=wait, said=said)

@@ -97,6 +97,16 @@ def parse_reset(v: Any, now_wall: float | None = None) -> float | None:
     return min(total, 86400.0) if pos == len(s) and pos else None
 
 
+def limited_wait(rounds: int, asked: float | None) -> float:
+    """Seconds to pause after the ``rounds``-th limit answer in a row that asked for ``asked``
+    seconds (None: it said nothing): the server's wait, never less than our own backoff, which
+    doubles per round from :data:`BACKOFF_FLOOR_S` up to :data:`MAX_BACKOFF_S` (``retry-after:
+    0`` from a limit that does not lift must not become a storm). The one rule for the model
+    APIs' gate and the helpdesks' pushes."""
+    floor = min(MAX_BACKOFF_S, BACKOFF_FLOOR_S * 2 ** min(max(rounds, 1) - 1, 10))
+    return floor if asked is None else max(asked, floor)
+
+
 def retry_after(headers: Any) -> float | None:
     """``retry-after-ms`` or ``retry-after`` (seconds or an HTTP date) in seconds, or None."""
     ms = _num(headers.get("retry-after-ms"), 1e10)
@@ -365,10 +375,7 @@ class Gate:
                 self._stop(f"the model API's rate limit does not lift: it asks to wait "
                            f"{_human(after)} (a daily or monthly quota?)")
                 return
-            # the server's wait, never less than our own growing backoff (retry-after: 0 from a
-            # limit that does not lift must not become a storm)
-            floor = min(MAX_BACKOFF_S, BACKOFF_FLOOR_S * 2 ** min(self._rounds - 1, 10))
-            after = floor if after is None else max(after, floor)
+            after = limited_wait(self._rounds, after)
             until = now + after
             if until > self.paused_until:
                 self.paused_until = until
