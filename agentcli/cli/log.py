@@ -30,6 +30,7 @@ from .common import dump_json, format_time, out_console, run, tsv, warn
 from .layout import Col, age, fit_path, print_lines, table_lines, wrapped
 from .options import PlainUsage, option
 from .render import TraceRenderer
+from .trace_lines import flat
 
 log_app = typer.Typer(help="Past sessions, re-rendered with every tool call and result.",
                       no_args_is_help=True)
@@ -183,7 +184,7 @@ def _mcp_line(ev: dict[str, Any]) -> tuple[str, str] | None:
     ended), or None for any other record."""
     def w(key: str, fmt: str = "{}") -> str:
         v = ev.get(key)
-        return fmt.format(v) if isinstance(v, (str, int)) and not isinstance(v, bool) else ""
+        return fmt.format(flat(v)) if isinstance(v, (str, int)) and not isinstance(v, bool) else ""
 
     t = ev.get("type")
     if t == "mcp_client":
@@ -216,24 +217,25 @@ def _replay(path: Path, events: list[dict[str, Any]], shown: list[dict[str, Any]
     def show(ev: dict[str, Any]) -> None:
         t = ev.get("type")
         if t == "session_start":
-            meta = [f"session {ev.get('session_id') or path.stem}", f"started {format_time(s.started_at)}",
-                    f"{ev.get('provider')}/{ev.get('model')}"]
+            meta = [f"session {flat(ev.get('session_id') or path.stem)}",
+                    f"started {format_time(s.started_at)}",
+                    f"{flat(ev.get('provider'))}/{flat(ev.get('model'))}"]
             if ev.get("customer"):
-                meta.append(f"customer {ev.get('customer')}")
+                meta.append(f"customer {flat(ev.get('customer'))}")
             if s.origin:
-                meta.append(f"origin {s.origin}")
+                meta.append(f"origin {flat(s.origin)}")
             if ev.get("mode") in ("agent", "workflow"):
                 meta.append(f"mode {ev['mode']}")
             line(" · ".join(meta), "bold")
-            drafts = (f"drafts {ev['drafts_dir']}" + (" (a temporary folder, deleted after the run)"
-                                                       if s.drafts_deleted else "")
+            drafts = (f"drafts {flat(ev['drafts_dir'])}" + (" (a temporary folder, deleted after the run)"
+                                                             if s.drafts_deleted else "")
                       if ev.get("drafts_dir") else None)
-            extra = [f"db {ev['db']}" if ev.get("db") else None, drafts]
+            extra = [f"db {flat(ev['db'])}" if ev.get("db") else None, drafts]
             if any(extra):
                 line("  " + " · ".join(x for x in extra if x), "dim")
             return
         if t == "cancelled":
-            line(f"✗ cancelled: {ev.get('message') or 'cancelled by the person'}", "bold yellow")
+            line(f"✗ cancelled: {flat(ev.get('message') or 'cancelled by the person')}", "bold yellow")
             return
         mcp = _mcp_line(ev)
         if mcp is not None:
@@ -248,14 +250,17 @@ def _replay(path: Path, events: list[dict[str, Any]], shown: list[dict[str, Any]
             return
         if t == "question":
             c.print()
-            who = f"  [customer {obj.customer}]" if obj.customer else ""
-            line(f"? {obj.text}{who}", "bold")
+            who = f"  [customer {flat(obj.customer)}]" if obj.customer else ""
+            # a question may hold several lines: each one after the first indented, so none
+            # starts at the left edge and passes for a trace line ("✓ …") of our own
+            asked = "\n  ".join(clean_for_terminal(str(obj.text)).splitlines() or [""])
+            line(f"? {asked}{who}", "bold")
         r(obj)
         if t == "turn_finished":
             u = obj.usage or {}
             if not isinstance(u, dict):
                 raise TypeError("usage is not an object")
-            parts = [f"■ {obj.status} ({obj.stop_reason})", f"{obj.turns} model call{'s' if obj.turns != 1 else ''}",
+            parts = [f"■ {flat(obj.status)} ({flat(obj.stop_reason)})", f"{obj.turns} model call{'s' if obj.turns != 1 else ''}",
                      f"tokens in {token_count(u.get('input_tokens'))} / out "
                      f"{token_count(u.get('output_tokens'))}"]
             cache = (token_count(u.get("cache_read_input_tokens")),
@@ -263,7 +268,7 @@ def _replay(path: Path, events: list[dict[str, Any]], shown: list[dict[str, Any]
             if any(cache):
                 parts.append(f"cache read {cache[0]} / written {cache[1]}")
             if obj.status not in ("ok", "incomplete") and obj.message:
-                parts.append(obj.message)
+                parts.append(flat(obj.message))
             line(" · ".join(parts), "dim" if obj.status == "ok" else "yellow")
 
     for ev in shown:

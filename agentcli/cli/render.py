@@ -54,6 +54,7 @@ from .trace_lines import (
     compact,
     draft_block,
     finding_line,
+    flat,
     repair_lines,
     tool_call_line,
     tool_result_line,
@@ -297,12 +298,12 @@ class TraceRenderer:
             return
         if isinstance(ev, Retry):
             if ev.waiting:  # nothing was sent: the rate limit asks to wait first
-                self._line(f"⧗ model call {ev.turn}: {clean_for_terminal(ev.reason)}; sending in "
+                self._line(f"⧗ model call {ev.turn}: {flat(ev.reason)}; sending in "
                            f"{ev.wait_s:.1f} s", "yellow")
             else:
                 tried = ev.attempt - 1  # ``attempt`` is the try about to be made
                 which = f"model call {ev.turn} failed" + (f" (try {tried})" if tried > 1 else "")
-                self._line(f"↻ {which}: {clean_for_terminal(ev.reason)}; retrying in "
+                self._line(f"↻ {which}: {flat(ev.reason)}; retrying in "
                            f"{ev.wait_s:.1f} s" + (f" (try {ev.attempt})" if tried >= 1 else ""),
                            "yellow")
             if round(ev.wait_s, 1) >= 1 and not self.quiet and getattr(self.console, "is_terminal", False):
@@ -357,7 +358,7 @@ class TraceRenderer:
                 self.answer_file.flush()
             if ev.status == "incomplete" and ev.message:
                 msg = advise(clean_for_terminal(ev.message), ev.stop_reason, self.command)
-                self._line(f"agentcli: stopped ({clean_for_terminal(str(ev.stop_reason))}): "
+                self._line(f"agentcli: stopped ({flat(ev.stop_reason)}): "
                            f"{' '.join(msg.split())}", "bold yellow", force=True)
             return
 
@@ -376,13 +377,13 @@ class TraceRenderer:
             return
         if stop in ("grounding", "draft_not_saved"):  # the finding was just shown: not twice
             n = sum(1 for f in findings if isinstance(f, dict) and f.get("severity") == "error")
-            self._line(f"incomplete ({clean_for_terminal(str(stop))}): the error-level finding"
+            self._line(f"incomplete ({flat(stop)}): the error-level finding"
                        f"{'s' if n != 1 else ''} above; a person must look", "bold yellow",
                        force=True)
         elif stop in ("lookup_failed", "no_answer"):
             msg = advise(clean_for_terminal(str(getattr(ev, "message", "") or "")), stop,
                          self.command)
-            self._line(f"incomplete ({clean_for_terminal(str(stop))}): {msg}", "bold yellow",
+            self._line(f"incomplete ({flat(stop)}): {msg}", "bold yellow",
                        force=True)
 
     def _spin_tools(self) -> None:
@@ -395,9 +396,9 @@ class TraceRenderer:
             return
 
         what = "saved" if ev.created else "already saved (same text)"
-        self._line(f"✎ draft {clean_for_terminal(str(ev.id))} {what}: pending review, nothing was "
+        self._line(f"✎ draft {flat(ev.id)} {what}: pending review, nothing was "
                    "sent", "magenta")
-        self._line(f"  {clean_for_terminal(str(ev.path))}", "magenta", no_wrap=True)
+        self._line(f"  {flat(ev.path)}", "magenta", no_wrap=True)
         text = self._draft_text.pop(ev.id, None)
         if text is not None:
             width = self.console.width if self.terminal else None

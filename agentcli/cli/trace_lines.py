@@ -26,8 +26,16 @@ def compact(obj: Any, limit: int = FOLD_CHARS) -> str:
     return s
 
 
+def flat(v: Any) -> str:
+    """A field that is one line on screen (a tool name, an outcome, a stop or retry reason, a
+    log's provider or path): cleaned, and every line break it holds (a CR, U+2028/U+2029 that
+    cleaning turns into one, a newline) a space, so no value can start a line of its own and pass
+    for one of ours ("✓ approved")."""
+    return " ".join(clean_for_terminal(str(v)).split())
+
+
 def _word(v: Any, limit: int = 60) -> str:
-    s = " ".join(clean_for_terminal(str(v)).split())
+    s = flat(v)
     return s if len(s) <= limit else s[: limit - 1] + "…"
 
 
@@ -58,7 +66,7 @@ def result_summary(result: Any) -> str:
 
 def tool_call_line(name: Any, input: Any) -> tuple[str, str]:
     """The line shown when a tool call starts, and its style."""
-    return f"→ {clean_for_terminal(str(name))} {compact(input, 300)}", "cyan"
+    return f"→ {flat(name)} {compact(input, 300)}", "cyan"
 
 
 def tool_result_head(name: Any, outcome: Any, is_error: bool, duration_ms: Any,
@@ -69,9 +77,9 @@ def tool_result_head(name: Any, outcome: Any, is_error: bool, duration_ms: Any,
         ms = f"{float(duration_ms or 0):.1f} ms"
     except (TypeError, ValueError):
         ms = "? ms"
-    name = clean_for_terminal(str(name))
+    name = flat(name)
     if is_error:
-        return f"✗ {name} {clean_for_terminal(str(outcome))} ({ms})", "red"
+        return f"✗ {name} {flat(outcome)} ({ms})", "red"
     tag = "not found" if outcome == "not_found" else "ok"
     if repeated is True:
         return f"← {name} repeated, not run again: {tag} ({ms})", "yellow"
