@@ -629,7 +629,9 @@ class DraftStore:
     def resolve_id(self, prefix: str) -> list[str]:
         """The ids of the drafts whose id starts with ``prefix`` (``d-3f2a``), sorted."""
         if len(prefix) == 14:
-            return [prefix] if (self.dir / f"{prefix}.md").exists() else []
+            # lexists: a dangling or looping link named like the draft is listed (damaged);
+            # its id must name it here too, not read as "no draft"
+            return [prefix] if os.path.lexists(self.dir / f"{prefix}.md") else []
         return [n[:-3] for n in self._names() if n.startswith(prefix)]
 
     def iter(self) -> Iterator[Draft | Damaged]:
