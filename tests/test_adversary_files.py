@@ -3,7 +3,9 @@ other commands name the same way."""
 
 from __future__ import annotations
 
+import json
 import os
+import sys
 
 
 def test_a_dangling_or_looping_link_named_like_a_draft_is_damaged_everywhere(cli, cli_env,
@@ -26,3 +28,56 @@ def test_a_dangling_or_looping_link_named_like_a_draft_is_damaged_everywhere(cli
             assert "damaged" in p.err and "symbolic link" in p.err, (args, p.err)
             assert "no draft" not in p.err and len(p.err.strip().splitlines()) == 1, (args, p.err)
         assert os.path.islink(drafts_dir / f"{did}.md")  # left alone
+
+
+LATIN1 = "Hallo Jürgen, das Café hat geöffnet.\n".encode("latin-1")
+
+
+def _ask(cli, env, ticket):
+    p = cli(["ask", "--provider", "offline", "--json", "--ticket", ticket,
+             "where is GH56JK78MN?"], env)
+    assert p.returncode == 0, p.err
+    return json.loads(p.out)["drafts"][0]["id"]
+
+
+def test_a_draft_saved_by_hand_in_latin_1_is_damaged_not_approved_and_pushed(cli, cli_env,
+                                                                            drafts_dir):
+    """An editor that saved a draft file as Latin-1: the file was read as text with the bytes
+    kept as lone surrogates, so it was approved, `drafts export` wrote a helpdesk note body
+    "J\\udcfcrgen" (garbage, or a request the helpdesk refuses), and `drafts show --text`
+    printed "J\\udcfcrgen" instead of the text. It is damaged now: listed, never approved."""
+    did = _ask(cli, cli_env, "T-8841")
+    path = drafts_dir / f"{did}.md"
+    raw = path.read_bytes()
+    head, sep, _ = raw.partition(b"\n---\n")
+    path.write_bytes(head + sep + LATIN1)
+    listed = cli(["drafts", "list"], cli_env)
+    assert listed.returncode == 0, listed.err
+    assert f"{did}\tdamaged" in listed.out and "not UTF-8" in listed.out
+    for args in (["drafts", "show", did, "--text"], ["drafts", "approve", did, "--force"],
+                 ["drafts", "show", did, "--json"]):
+        p = cli(args, cli_env)
+        assert p.returncode == 2, (args, p.out, p.err)
+        assert "not UTF-8" in p.err and len(p.err.strip().splitlines()) == 1, (args, p.err)
+    exported = cli(["drafts", "export", "--to", "zendesk", "--status", "approved", "--again"],
+                   cli_env)
+    assert "Traceback" not in exported.err
+    assert "udcfc" not in exported.out.lower() and "rgen" not in exported.out, exported.out
+    assert path.read_bytes().endswith(LATIN1)  # the file is left as it is, for a person to fix
+
+
+def test_an_edit_saved_in_latin_1_is_refused_and_kept_not_stored_with_replacement_marks(
+        cli, cli_env, drafts_dir, home, tmp_path):
+    """`drafts edit` read the editor's file back with every non-UTF-8 byte turned into U+FFFD:
+    "Jürgen" saved by a Latin-1 editor was stored as "J\\ufffdrgen", exit 0, "edited"."""
+    did = _ask(cli, cli_env, "T-8842")
+    before = (drafts_dir / f"{did}.md").read_bytes()
+    script = tmp_path / "latin1_editor.py"
+    script.write_text(f"import sys\nopen(sys.argv[1], 'wb').write({LATIN1!r})\n")
+    p = cli(["drafts", "edit", did], {**cli_env, "EDITOR": f"{sys.executable} {script}",
+                                      "VISUAL": ""})
+    assert p.returncode == 2, (p.out, p.err)
+    assert "not UTF-8" in p.err.replace("than UTF-8", "not UTF-8") and "Traceback" not in p.err
+    assert (drafts_dir / f"{did}.md").read_bytes() == before  # the draft is unchanged
+    kept = list((home / "unsaved").glob(f"{did}-*.txt"))
+    assert [k.read_bytes() for k in kept] == [LATIN1]  # the person's edit, byte for byte

@@ -33,7 +33,7 @@ from typing import Any
 from rich.text import Text
 
 from ..config import sessions_dir, state_dir
-from ..drafts.format import same_text
+from ..drafts.format import not_utf8, same_text
 from ..drafts.queue import (
     Query,
     check_version,
@@ -434,6 +434,12 @@ def edit_draft(store, did: str, console: Any, *, version: str | None = None,
     d = store.get(did)
     require_version(d, version)
     new = edit_text(d.text, did)
+    bad = not_utf8(new)
+    if bad is not None:
+        # read back as it is, the text would be stored with U+FFFD for every such byte:
+        # "Jürgen" saved as Latin-1 became "J�rgen", reported as an edit
+        raise not_saved(console, did, new, f"the editor saved the text in another encoding than "
+                        f"UTF-8 (line {bad}); set the editor to UTF-8 and edit again")
     if not new.strip():
         raise UsageError("the edited text is empty; the draft is unchanged")
     if same_text(new, d.text):

@@ -260,9 +260,27 @@ class Damaged(NamedTuple):
         return self.path.name[:-3] if self.path.name.endswith(".md") else self.path.name
 
 
+# What ``read_regular`` (surrogateescape) makes of bytes that are not UTF-8: U+DC80..U+DCFF.
+_NOT_UTF8_RE = re.compile("[\udc80-\udcff]")
+
+
+def not_utf8(text: str) -> int | None:
+    """The line (from 1) of ``text`` that held bytes that are not UTF-8 when it was read with
+    ``surrogateescape``, or None."""
+    bad = _NOT_UTF8_RE.search(text)
+    return None if bad is None else text.count("\n", 0, bad.start()) + 1
+
+
 def parse(raw: str, path: Path) -> Draft:
     if raw.startswith("\ufeff"):
         raw = raw[1:]
+    bad = not_utf8(raw)
+    if bad is not None:
+        # an editor that saved the file in Latin-1 or Windows-1252 ("J\xfcrgen"): read as text,
+        # the reply would be approved, exported and pushed with those bytes as lone surrogates
+        # (garbage or a refused request at the helpdesk), and `show --text` could not print it
+        raise ValueError(f"line {bad} holds bytes that are not UTF-8 (saved in another "
+                         "encoding?); save the file as UTF-8")
     nl = raw.find("\n")
     if nl < 0 or raw[:nl].rstrip("\r").strip() != "---":
         raise ValueError("no metadata header")
