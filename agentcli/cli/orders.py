@@ -14,7 +14,7 @@ from rich.text import Text
 from ..config import ORDERS, default_db_path, resolve
 from ..drafts.store import DraftStore
 from ..errors import ConfigError, UsageError
-from ..redact import clean_for_terminal, redact_obj
+from ..redact import clean_for_terminal, one_line, redact_obj
 from ..stores import (
     init_postgres,
     init_sqlite,
@@ -133,7 +133,8 @@ def db_init(
             path = sqlite_path(db) if db else default_db_path()
             n = init_sqlite(path, orders, force=force)
             where = str(path)
-        sys.stderr.write(f"created {where} with {n} orders in {time.perf_counter() - t0:.1f} s\n")
+        sys.stderr.write(f"created {one_line(where, 4096)} with {n} orders in "
+                         f"{time.perf_counter() - t0:.1f} s\n")
         return 0
 
     raise typer.Exit(run(body))

@@ -163,6 +163,15 @@ def init_sqlite(path: Path, orders: int = 300, *, force: bool = False) -> int:
         raise ConfigError(f"cannot create {path.parent} for the demo database ({e.strerror or e}); "
                           "set AGENTCLI_HOME to a writable folder or pass --db") from None
     tmp = path.with_name(path.name + f".tmp-{random.randrange(1 << 30)}")
+    try:
+        return _build(path, tmp, orders)
+    except sqlite3.Error as e:  # a folder we may not write, a read-only file system, disk full
+        tmp.unlink(missing_ok=True)
+        raise ConfigError(f"cannot write the demo database {path} ({e}); pass --db a path in a "
+                          "writable folder, or set AGENTCLI_HOME to one") from None
+
+
+def _build(path: Path, tmp: Path, orders: int) -> int:
     conn = sqlite3.connect(tmp)
     done = False
     try:
