@@ -379,6 +379,23 @@ _LINE_UNSAFE_RE = re.compile("[\x00-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f
                              "\u2060-\u206f\ufeff\ufff9-\ufffb\ud800-\udfff]")
 
 
+# What a JSON line must not hold raw although JSON allows it: characters some reader takes for
+# a line break (U+2028/U+2029, NEL and the other C1 controls, which a terminal may also run as
+# an escape: U+009B is CSI) or that hide or reorder text (bidi overrides, zero-width and format
+# characters, DEL, a BOM), and lone surrogates (not text).
+_JSON_UNSAFE_RE = re.compile("[\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e"
+                             "\u2060-\u206f\ufeff\ufff9-\ufffb\ud800-\udfff]")
+
+
+def json_dumps(obj: Any) -> str:
+    """``obj`` as one line of JSON (non-ASCII text kept readable) in which every character of
+    ``_JSON_UNSAFE_RE`` is a ``\\uXXXX`` escape: ``str.splitlines``, a terminal or a JSON Lines
+    reader sees exactly one line, and the value reads back the same. (Those characters occur in
+    the dump only inside strings, where the escape means the same character.)"""
+    return _JSON_UNSAFE_RE.sub(lambda m: f"\\u{ord(m.group()):04x}",
+                               json.dumps(obj, ensure_ascii=False))
+
+
 def one_line(text: Any, limit: int = 60) -> str:
     """The one safe-line helper: ``text`` as one printable, redacted line of at most ``limit``
     characters (escape sequences dropped; controls, format characters and separators become

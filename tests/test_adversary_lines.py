@@ -53,3 +53,36 @@ def test_log_show_keeps_every_one_line_field_on_its_line(cli, cli_env, home):
         # each hostile tool name stays on the line of its arrow
         assert any(x.startswith("→ evil") and FORGED in x for x in lines), (repr(sep), p.out)
         assert any(x.startswith("✗ evil") and FORGED in x for x in lines), (repr(sep), p.out)
+
+
+# Characters JSON allows raw that a reader takes for a line break (str.splitlines, a terminal,
+# JavaScript before ES2019) or a terminal runs (U+009B is CSI) or that reorder what is shown.
+RAW_UNSAFE = "\u2028\u2029\x85\x9b\u202e\u200b\x7f\ufeff"
+
+
+def test_every_json_line_is_one_line_for_any_reader(cli, cli_env, tmp_path):
+    """`--json` and batch records were dumped with these characters raw: a record read with
+    ``str.splitlines`` (or any reader that breaks lines at U+2028 / NEL) came apart into pieces
+    that are not JSON, and on a terminal U+009B started an escape sequence."""
+    question = f"Where is GH56JK78MN? {RAW_UNSAFE} thanks"
+    ask = cli(["ask", "--provider", "offline", "--json", "--ticket", "T-1", question],
+              cli_env)
+    assert ask.returncode == 0, ask.err
+    lines = tmp_path / "q.jsonl"
+    lines.write_text(json.dumps({"id": f"id{RAW_UNSAFE}", "question": question}) + "\n"
+                     + json.dumps({"id": 2, "question": "Where is ORD-20261234?"}) + "\n")
+    out = tmp_path / "out.jsonl"
+    batch = cli(["batch", "--provider", "offline", str(lines), "-o", str(out)], cli_env)
+    assert batch.returncode == 0, batch.err
+    listed = cli(["drafts", "list", "--json"], cli_env)
+    logs = cli(["log", "list", "--json"], cli_env)
+    for name, text, n in (("ask", ask.out, 1), ("batch", batch.out, 2),
+                          ("batch --output", out.read_text(encoding="utf-8"), 2),
+                          ("drafts list", listed.out, 1), ("log list", logs.out, 1)):
+        assert not any(c in text for c in RAW_UNSAFE), (name, [c for c in RAW_UNSAFE if c in text])
+        docs = [json.loads(x) for x in text.splitlines()]
+        assert len(docs) == n, (name, len(docs))
+    # the values read back exactly as given
+    assert json.loads(ask.out)["question"] == question
+    assert json.loads(batch.out.splitlines()[0])["id"] == f"id{RAW_UNSAFE}"
+    assert any(d["ticket"] == "T-1" and d["question"] == question for d in json.loads(listed.out))

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any, AsyncIterator, Callable, Iterable
 
 from ..errors import EXIT_API, EXIT_INCOMPLETE, EXIT_OK, AgentcliError, UsageError
-from ..redact import redact_obj
+from ..redact import json_dumps, redact_obj
 from .input import INPUT_ERROR, Item, id_key
 
 DEFAULT_CONCURRENCY = 8
@@ -373,7 +373,7 @@ class BatchRunner:
     async def _done(self, seq: int, rec: dict[str, Any], code: int,
                     window: asyncio.Semaphore) -> None:
         rec = redact_obj(rec)
-        line = json.dumps(rec, ensure_ascii=False)
+        line = json_dumps(rec)  # one line whatever a reader splits lines at
         if self._file is not None:
             await self._file.put((line + "\n").encode("utf-8", "surrogateescape"))
         self.summary.add(rec, code)

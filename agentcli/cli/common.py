@@ -5,7 +5,6 @@ Imports here stay light (typer, the standard library): every command loads this 
 
 import asyncio
 import inspect
-import json
 import os
 import signal
 import sys
@@ -19,7 +18,7 @@ from rich.text import Text
 
 from ..config import source_of
 from ..errors import EXIT_INTERRUPTED, AgentcliError, UsageError
-from ..redact import clean_for_terminal, one_line, redact_obj
+from ..redact import clean_for_terminal, json_dumps, one_line, redact_obj
 from ..stdio import isatty, silence_stdout
 from ..vocab import MAX_QUESTION_CHARS, check_question
 from .layout import print_lines, wrapped
@@ -295,7 +294,7 @@ def offline_notice(settings: Any, opts: Any = None) -> None:
 
 def json_line(obj: Any) -> str:
     """The one ``--json`` writer's line: redacted here, at the sink, whatever built the object."""
-    return json.dumps(redact_obj(obj), ensure_ascii=False)
+    return json_dumps(redact_obj(obj))
 
 
 def dump_json(obj: Any) -> None:

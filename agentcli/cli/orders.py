@@ -2,7 +2,6 @@
 
 
 import asyncio
-import json
 import sys
 import time
 from typing import Annotated, Optional
@@ -14,7 +13,7 @@ from rich.text import Text
 from ..config import ORDERS, default_db_path, resolve
 from ..drafts.store import DraftStore
 from ..errors import ConfigError, UsageError
-from ..redact import clean_for_terminal, one_line, redact_obj
+from ..redact import clean_for_terminal, json_dumps, one_line, redact_obj
 from ..stores import (
     init_postgres,
     init_sqlite,
@@ -76,7 +75,7 @@ def orders_show(
 
         result = redact_obj(out.result)  # database text is untrusted: it may hold a key
         if json_:
-            print(json.dumps(result, ensure_ascii=False))
+            print(json_dumps(result))
         else:
             _print_order(result)
         return 0 if result.get("found") else 1
