@@ -69,3 +69,29 @@ def test_log_show_last_skips_a_fifo_named_like_a_newer_session(cli, cli_env, hom
     assert "where is GH56JK78MN?" in p.out and "29991231" not in p.out + p.err
     q = cli(["log", "list", "--json"], cli_env)
     assert q.returncode == 0 and "29991231" not in q.out
+
+
+def test_a_line_refused_for_its_id_says_why_not_that_a_number_it_never_wrote_is_taken(
+        cli, cli_env, tmp_path):
+    """A line without an id (its line number stands in) or with an id of the wrong type, whose
+    line number an earlier line used as an id, was refused with "the id 2 is already used by an
+    earlier line": an id the person never wrote, and the real reason (a list as id) hidden."""
+    import json
+
+    lines = tmp_path / "q.jsonl"
+    lines.write_text("\n".join(json.dumps(x) for x in (
+        {"id": 2, "question": "Where is GH56JK78MN?"},
+        {"question": "Where is ORD-20261234?"},          # line 2: no id
+        {"id": 1, "question": "Where is GH56JK78MN?"},
+        {"id": ["x"], "question": "Where is GH56JK78MN?"},  # line 4: no valid id
+        {"id": 4, "question": "Where is GH56JK78MN?"},
+        {"id": 2, "question": "again"},                    # a real duplicate
+    )) + "\n")
+    p = cli(["batch", "--provider", "offline", str(lines)], cli_env)
+    assert p.returncode == 1, p.err
+    recs = [json.loads(x) for x in p.out.splitlines()]
+    errors = {i: r["error"] for i, r in enumerate(recs, 1) if r["status"] == "error"}
+    assert "line 2 has no id" in errors[2] and "already used" not in errors[2], errors[2]
+    assert '"id" must be a non-empty string or an integer' in errors[4], errors[4]
+    assert "the id 2 is already used" in errors[6]
+    assert recs[0]["status"] == recs[2]["status"] == "ok"

@@ -438,10 +438,19 @@ class BatchRunner:
                 key = id_key(item.id)
                 h = hash(key)
                 if h in seen:
-                    item = Item(item.line, item.id, item.question, item.customer,
-                                error=f"line {item.line}: the id {json.dumps(item.id)} is already used "
-                                      "by an earlier line; ids must be unique (--resume tells "
-                                      "questions apart by id)", error_kind=DUPLICATE_ID)
+                    if item.error is not None:
+                        # a line already refused (no valid id: its line number stands in): its
+                        # own reason is the one to say, not "the id 5 is already used"
+                        why = item.error
+                    elif not item.id_given:
+                        why = (f"line {item.line} has no id, and its line number {item.line} is "
+                               "the id of an earlier line; give every line an id, or none")
+                    else:
+                        why = (f"line {item.line}: the id {json.dumps(item.id)} is already used "
+                               "by an earlier line; ids must be unique (--resume tells questions "
+                               "apart by id)")
+                    item = Item(item.line, item.id, item.question, item.customer, error=why,
+                                error_kind=DUPLICATE_ID, id_given=item.id_given)
                 seen.add(h)
                 if item.error_kind != DUPLICATE_ID and self.skip and key in self.skip:
                     self.summary.skipped += 1

@@ -35,6 +35,7 @@ class Item:
     customer: str | None = None
     error: str | None = None   # the line could not be used: becomes an error record
     error_kind: str = INPUT_ERROR  # that record's stop_reason
+    id_given: bool = False     # the line named its id (else ``id`` is the line number)
 
 
 def id_key(value: Any) -> str:
@@ -80,10 +81,11 @@ def parse_line(line_no: int, raw: str) -> Item | None:
         q = check_question(q)
     except UsageError as e:
         return Item(line_no, qid, error=f"line {line_no}: {e.message}")
+    given = "id" in obj and obj["id"] is not None
     if cust is None:
-        return Item(line_no, qid, q)
+        return Item(line_no, qid, q, id_given=given)
     try:
-        return Item(line_no, qid, q, customer_address(cust))
+        return Item(line_no, qid, q, customer_address(cust), id_given=given)
     except ValueError as e:
         return Item(line_no, qid, error=f"line {line_no}: \"customer\" {e}")
 
