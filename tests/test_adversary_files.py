@@ -81,3 +81,40 @@ def test_an_edit_saved_in_latin_1_is_refused_and_kept_not_stored_with_replacemen
     assert (drafts_dir / f"{did}.md").read_bytes() == before  # the draft is unchanged
     kept = list((home / "unsaved").glob(f"{did}-*.txt"))
     assert [k.read_bytes() for k in kept] == [LATIN1]  # the person's edit, byte for byte
+
+
+def test_linked_index_and_claims_folders_are_not_followed_out_of_the_drafts_folder(
+        cli, cli_env, drafts_dir, tmp_path):
+    """`.lock`, `.index` and `.index-state` were refused as links, but `.tickets` and `.claims`
+    were followed: a teammate's link in the shared folder made every ticket's draft ids (and
+    every reviewer's claim) land in whatever folder it pointed at."""
+    from agentcli.drafts.base import SaveFailed
+    from agentcli.drafts.store import DraftStore
+
+    first = _ask(cli, cli_env, "T-9001")
+    elsewhere = tmp_path / "someone-elses-folder"
+    elsewhere.mkdir()
+    for name in (".tickets", ".claims"):
+        sub = drafts_dir / name
+        if sub.is_dir() and not sub.is_symlink():
+            for f in sub.iterdir():
+                f.unlink()
+            sub.rmdir()
+        sub.symlink_to(elsewhere, target_is_directory=True)
+    # a new ticket and a second draft of the first one: saved, superseding as before
+    second = _ask(cli, cli_env, "T-9002")
+    p = cli(["ask", "--provider", "offline", "--json", "--ticket", "T-9001",
+             "where is ORD-20261234?"], cli_env)
+    assert p.returncode == 0, p.err
+    third = json.loads(p.out)["drafts"][0]["id"]
+    rows = {r["id"]: r["status"] for r in json.loads(
+        cli(["drafts", "list", "--json", "--all"], cli_env).out)}
+    assert rows == {first: "superseded", second: "pending_review", third: "pending_review"}, rows
+    store = DraftStore(drafts_dir)
+    try:
+        store.claim(second, "ana")
+    except SaveFailed as e:
+        assert "symbolic link" in str(e)
+    else:
+        raise AssertionError("a claim was written through the link")
+    assert list(elsewhere.iterdir()) == []

@@ -509,6 +509,11 @@ class DraftStore:
         """A folder of the store's own (``.tickets``, ``.claims``), made like its files: the
         team's group and group access in a team folder, owner-only elsewhere."""
         path = self.dir / name
+        if path.is_symlink():
+            # followed, it would put our files wherever it points (another person's folder):
+            # refused like a linked .lock (the ticket index is a cache and does without it)
+            raise OSError(errno.ELOOP, f"{name} is a symbolic link, not a folder of agentcli's; "
+                          f"remove {path} (agentcli makes a new one)")
         if not path.is_dir():
             with contextlib.suppress(FileExistsError):
                 os.mkdir(path, 0o700)
@@ -593,8 +598,9 @@ class DraftStore:
 
     def _ticket_ids(self, ticket: str) -> list[str] | None:
         """The ids the ticket index names for ``ticket`` (None: no index yet)."""
-        if not (self.dir / self.TICKETS).is_dir():
-            return None
+        tickets = self.dir / self.TICKETS
+        if tickets.is_symlink() or not tickets.is_dir():
+            return None  # no index (a linked one is not ours to read: the folder is read instead)
         try:
             raw = read_regular(self.dir / self.TICKETS / self.ticket_key(ticket), 1 << 24)
         except FileNotFoundError:
