@@ -558,7 +558,18 @@ def _parse_config(path: Path, data: bytes) -> ConfigFile:
         raise ConfigError(f"cannot read {path}: it is nested too deeply; fix or remove "
                           "the file") from None
     section = parsed.get("agentcli", parsed)
-    values = section if isinstance(section, dict) else {}
+    if not isinstance(section, dict):  # `agentcli = 5`: every other setting would go unread
+        raise ConfigError(f"{path}: agentcli must be the [agentcli] table of settings, got "
+                          f"{_shown(section)}; fix or remove it")
+    if section is not parsed:
+        # with an [agentcli] table only its settings count: one written above it (drafts_dir
+        # = the team's folder) was ignored without a word, and drafts went elsewhere
+        outside = [k for k in parsed if k != "agentcli"]
+        for key in outside[:MAX_WARNINGS]:
+            sys.stderr.write(f"agentcli: warning: {clean_for_terminal(str(path))}: "
+                             f"{_shown(key)} is outside the [agentcli] table and is ignored; "
+                             "move it under [agentcli]\n")
+    values = section
     _check_config(values, path)
     return ConfigFile(path, MappingProxyType(values))
 

@@ -35,3 +35,25 @@ def test_db_init_where_nothing_can_be_written_is_a_configuration_error(cli, cli_
             assert "internal error" not in p.err and "Traceback" not in p.err, p.err
             assert len(p.err.strip().splitlines()) == 1 and "writable folder" in p.err, p.err
             assert not os.path.exists(where)
+
+
+def test_an_agentcli_key_that_is_not_a_table_is_a_configuration_error(cli, cli_env, tmp_path):
+    """`agentcli = 5` in agentcli.toml made the whole file read as empty: `max_turns = -3`
+    beside it passed without a word and the run went on with the defaults, exit 0."""
+    (tmp_path / "agentcli.toml").write_text("agentcli = 5\nmax_turns = -3\n")
+    p = cli(["ask", "--provider", "offline", "where is GH56JK78MN?"], cli_env, cwd=tmp_path)
+    assert p.returncode == 3, (p.out, p.err)
+    assert "[agentcli] table" in p.err and len(p.err.strip().splitlines()) == 1, p.err
+    doctor = cli(["doctor"], cli_env, cwd=tmp_path)
+    assert doctor.returncode == 3 and "[agentcli] table" in doctor.out, doctor.out
+
+
+def test_a_setting_outside_the_agentcli_table_is_warned_about(cli, cli_env, tmp_path):
+    """With an [agentcli] table only its settings are read: `drafts_dir` written above it (the
+    team's folder) was ignored silently, and the drafts went to agentcli's own folder."""
+    team = tmp_path / "team-drafts"
+    team.mkdir()
+    (tmp_path / "agentcli.toml").write_text(f'drafts_dir = "{team}"\n[agentcli]\nmax_turns = 5\n')
+    p = cli(["ask", "--provider", "offline", "where is GH56JK78MN?"], cli_env, cwd=tmp_path)
+    assert p.returncode == 0, p.err
+    assert "'drafts_dir' is outside the [agentcli] table and is ignored" in p.err, p.err
