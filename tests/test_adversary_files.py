@@ -118,3 +118,36 @@ def test_linked_index_and_claims_folders_are_not_followed_out_of_the_drafts_fold
     else:
         raise AssertionError("a claim was written through the link")
     assert list(elsewhere.iterdir()) == []
+
+
+def test_damaged_files_stay_listed_after_the_folder_is_indexed(cli, cli_env, drafts_dir):
+    """The first save indexes the folder; files that were damaged then were left out of the
+    index, and `drafts list` (its first page read from the index alone while no one else had
+    touched the folder) no longer showed them at all: a broken draft vanished from the queue."""
+    drafts_dir.mkdir(parents=True)
+    broken = [drafts_dir / f"d-00000000000{i}.md" for i in range(3)]
+    for p in broken:
+        p.write_text("---\nid: oops\n")  # unterminated header
+    before = cli(["drafts", "list"], cli_env)
+    assert all(f"{p.stem}\tdamaged" in before.out for p in broken), before.out
+    did = _ask(cli, cli_env, "T-9100")
+    for args in (["drafts", "list"], ["drafts", "list", "--all"]):
+        after = cli(args, cli_env)
+        assert after.returncode == 0, after.err
+        assert f"{did}\tpending_review" in after.out
+        assert all(f"{p.stem}\tdamaged" in after.out for p in broken), (args, after.out)
+    rows = json.loads(cli(["drafts", "list", "--json"], cli_env).out)
+    assert {r["id"] for r in rows} >= {p.stem for p in broken} | {did}
+
+
+def test_a_folder_of_damaged_files_warns_in_a_screenful_not_a_line_each(cli, cli_env, drafts_dir):
+    """3,000 damaged files printed 3,000 warning lines on stderr (each is also a row of the
+    listing): the warnings are cut at 20 and a line says how many more."""
+    drafts_dir.mkdir(parents=True)
+    for i in range(60):
+        (drafts_dir / f"d-{i:012x}.md").write_text("garbage")
+    p = cli(["drafts", "list"], cli_env)
+    assert p.returncode == 0, p.err
+    warnings = p.err.strip().splitlines()
+    assert len(warnings) == 21 and warnings[-1].endswith("… and 40 more like these"), warnings
+    assert p.out.count("\tdamaged\t") == 60  # every one is still listed

@@ -303,11 +303,17 @@ def dump_json(obj: Any) -> None:
     sys.stdout.flush()
 
 
-def warn(lines: list[str]) -> None:
-    """Warnings (damaged files, skipped records), one line each on stderr, cleaned."""
+MAX_WARN_LINES = 20  # then one line says how many more (3,000 damaged files: 3,000 lines)
 
-    for w in lines:
+
+def warn(lines: list[str]) -> None:
+    """Warnings (damaged files, skipped records), one line each on stderr, cleaned; at most
+    ``MAX_WARN_LINES`` of them, then how many more there were."""
+
+    for w in lines[:MAX_WARN_LINES]:
         say_err(f"agentcli: warning: {' '.join(clean_for_terminal(w).split())}")
+    if len(lines) > MAX_WARN_LINES:
+        say_err(f"agentcli: warning: … and {len(lines) - MAX_WARN_LINES} more like these")
 
 
 def tsv(*cells: Any) -> str:

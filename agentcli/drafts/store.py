@@ -102,6 +102,9 @@ __all__ = ["STATUSES", "FINAL", "MAX_HISTORY", "MAX_DRAFT_CHARS", "MAX_FILE_BYTE
 LOCK_TIMEOUT = 10.0                               # seconds to wait for the folder's lock
 LOCK_NOTICE_AFTER = 0.3                           # a wait this long is said (on_wait)
 TAIL_CHUNK = 64 * 1024                            # the index is read backwards this much at a time
+# 2: damaged files are indexed too (a version-1 index left them out, and the first page of
+# `drafts list`, read from the index alone, never showed them): an older state means "index again"
+STATE_VERSION = 2
 
 
 def _fsync_dir(directory: Path) -> None:
@@ -534,7 +537,7 @@ class DraftStore:
         try:
             raw = read_regular(self.dir / self.STATE, 4096)
             rec = json.loads(raw)
-            return int(rec["mtime_ns"]) if rec.get("version") == 1 else None
+            return int(rec["mtime_ns"]) if rec.get("version") == STATE_VERSION else None
         except (OSError, ValueError, TypeError, KeyError, AttributeError):
             return None
 
@@ -545,7 +548,7 @@ class DraftStore:
         with contextlib.suppress(OSError):
             fd = os.open(path, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
             try:
-                data = json.dumps({"version": 1, "mtime_ns": self._folder_mtime()}).encode()
+                data = json.dumps({"version": STATE_VERSION, "mtime_ns": self._folder_mtime()}).encode()
                 os.pwrite(fd, data.ljust(64), 0)
             finally:
                 os.close(fd)
@@ -571,8 +574,18 @@ class DraftStore:
                 continue
             try:
                 d = self._load(self.dir / name)
-            except (OSError, ValueError):
-                continue  # damaged: listed as such by a full listing
+            except ValueError:
+                # damaged: indexed all the same (at the time the file was last written), or the
+                # first page, which reads only the index, would never list it as damaged
+                try:
+                    when = os.lstat(self.dir / name).st_mtime
+                except OSError:
+                    continue
+                created = datetime.fromtimestamp(when, timezone.utc).isoformat(timespec="microseconds")
+                added.append((created, did, self.ticket_key("")))
+                continue
+            except OSError:
+                continue
             created = str(d.meta.get("created_at") or "").replace("\t", " ").replace("\n", " ")
             added.append((created, d.id, self.ticket_key(d.ticket or "")))
             self._index_add_ticket(d.id, d.ticket or "")
