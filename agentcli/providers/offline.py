@@ -172,6 +172,11 @@ class OfflineProvider(MessagesHistory):
             content = m["content"] if isinstance(m["content"], list) else [{"type": "text", "text": m["content"]}]
             for b in content:
                 if m["role"] == "user" and b.get("type") == "text":
+                    if done:
+                        # a question after tool results (a ticket resumed the next day: its
+                        # lookups, then the new question; or a turn cut by Ctrl-C) starts
+                        # afresh: those calls answered the earlier one
+                        texts, uses, done = [], {}, []
                     texts.append(b["text"])
                 elif b.get("type") == "tool_use":
                     uses[b["id"]] = b
