@@ -86,3 +86,24 @@ def test_every_json_line_is_one_line_for_any_reader(cli, cli_env, tmp_path):
     assert json.loads(ask.out)["question"] == question
     assert json.loads(batch.out.splitlines()[0])["id"] == f"id{RAW_UNSAFE}"
     assert any(d["ticket"] == "T-1" and d["question"] == question for d in json.loads(listed.out))
+
+
+def test_orders_show_keeps_database_text_on_its_line(cli, cli_env, tmp_path):
+    """status_detail, product and a line item's name are the shop's free text (untrusted): with
+    a CR or U+2028 in them `orders show` printed the rest on a line of its own."""
+    import sqlite3
+
+    from agentcli.stores import init_sqlite
+
+    db = tmp_path / "orders.sqlite3"
+    init_sqlite(db, 5)
+    with sqlite3.connect(db) as c:
+        c.execute("UPDATE orders SET status_detail = ?, product = ? WHERE code = 'GH56JK78MN'",
+                  (_hostile("\u2028"), _hostile("\r")))
+        c.execute("UPDATE order_lines SET name = ? WHERE order_code = 'GH56JK78MN'",
+                  (_hostile("\u2029"),))
+    p = cli(["orders", "show", "GH56JK78MN", "--db", str(db)], cli_env)
+    assert p.returncode == 0, p.err
+    lines = p.out.replace("\r", "\n").replace("\u2028", "\n").replace("\u2029", "\n").split("\n")
+    assert [x for x in lines if FORGED in x and "evil" not in x] == [], p.out
+    assert any(x.startswith("status_detail") and FORGED in x for x in lines), p.out

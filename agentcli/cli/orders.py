@@ -13,7 +13,7 @@ from rich.text import Text
 from ..config import ORDERS, default_db_path, resolve
 from ..drafts.store import DraftStore
 from ..errors import ConfigError, UsageError
-from ..redact import clean_for_terminal, json_dumps, one_line, redact_obj
+from ..redact import json_dumps, one_line, redact_obj
 from ..stores import (
     init_postgres,
     init_sqlite,
@@ -27,6 +27,7 @@ from ..tools import ToolDeps, default_registry, run_tool
 from ..vocab import Outcome, ToolName
 from .common import out_console, run
 from .options import PlainUsage, option
+from .trace_lines import flat
 
 orders_app = typer.Typer(help="Look orders up without a model.", no_args_is_help=True)
 db_app = typer.Typer(help="The demo orders database.", no_args_is_help=True)
@@ -86,7 +87,7 @@ def orders_show(
 def _print_order(rec: dict) -> None:
     console = out_console()
     if not rec.get("found"):
-        console.print(Text(f"order {rec.get('order_code')}: not found"))
+        console.print(Text(f"order {flat(rec.get('order_code'))}: not found"))
         return
     t = Table(show_header=False, box=None, pad_edge=False)
     t.add_column(style="bold")
@@ -94,13 +95,14 @@ def _print_order(rec: dict) -> None:
     for k in ("order_code", "status", "status_detail", "product", "placed_on",
               "estimated_delivery", "license_issued"):
         v = rec.get(k)
-        t.add_row(k, Text(clean_for_terminal("—" if v is None else str(v))))
+        # database text is untrusted: a CR or U+2028 in status_detail must not start a line
+        t.add_row(k, Text(flat("—" if v is None else v)))
     console.print(t)
     items = rec.get("line_items")
     if items:
         lt = Table("sku", "name", "qty", "unit price")
         for li in items:
-            lt.add_row(Text(clean_for_terminal(li["sku"])), Text(clean_for_terminal(li["name"])),
+            lt.add_row(Text(flat(li["sku"])), Text(flat(li["name"])),
                        str(li["quantity"]), f"{li['unit_price_cents'] / 100:.2f}")
         console.print(lt)
 
