@@ -1,0 +1,196 @@
+"""Novel phrasings of every claim class the pattern floor reads (issue: "fix the class, since other
+inputs of the same class will be tried"), and correct texts that must stay clean. Used by
+tests/test_grounding_claims.py (parametrised) and runnable alone for a miss count:
+``python -m tests.floor_probes``. GH is pending_payment (no license, no delivery date); ORD is
+shipped, placed 2026-11-18, due 2026-12-03, one USB-KEY (25.00) and one printed manual (15.00), 40.00."""
+
+from __future__ import annotations
+
+ZW, WJ, SHY, LS = "\u200b", "\u2060", "\u00ad", "\u2028"
+P, ST, LI, DA, IT, PR, OR, DR = ("forbidden_promise", "status_mismatch", "license_mismatch", "date_mismatch",
+                                 "line_items_mismatch", "price_mismatch", "unverified_order", "unknown_draft_id")
+
+# (id, text, lookup, kind, where) -- where: "draft" or "answer"
+FLAG = [
+    # ---- promises, English
+    ("p-gone-ahead-refunded", "I've gone ahead and refunded the order.", "GH", P),
+    ("p-we-refunded-you", "We refunded you this morning.", "GH", P),
+    ("p-i-have-reimbursed", "I have reimbursed the full amount.", "GH", P),
+    ("p-we-credited", "We credited the amount back to your card.", "GH", P),
+    ("p-ive-issued-refund", "I've now issued your refund.", "GH", P),
+    ("p-ive-just-refunded", "I've just refunded GH56JK78MN.", "GH", P),
+    ("p-we-went-ahead-credited", "We went ahead and credited your account.", "GH", P),
+    ("p-refund-processed-on-our-side", "Your refund was processed on our side today.", "GH", P),
+    ("p-refund-is-complete", "The refund is complete.", "GH", P),
+    ("p-refund-sent", "Refund sent!", "GH", P),
+    ("p-refund-done", "Refund done.", "GH", P),
+    ("p-spaced", "We will R E F U N D you.", "GH", P),
+    ("p-dotted", "We will r.e.f.u.n.d you.", "GH", P),
+    ("p-hyphened", "We will re-fund you in full.", "GH", P),
+    ("p-upper", "WE HAVE REFUNDED YOUR ORDER.", "GH", P),
+    ("p-zw-inside", "We have re" + ZW + "funded your order.", "GH", P),
+    ("p-wj-cyrillic", "I h\u0430ve refun" + WJ + "ded the order.", "GH", P),
+    ("p-line-sep", "We will refund" + LS + "you in full.", "GH", P),
+    ("p-you-have-been-refunded", "You have been refunded in full.", "GH", P),
+    ("p-youve-been-credited", "You've been credited 10 EUR.", "GH", P),
+    ("p-reimbursement-issued", "A reimbursement has been issued to you.", "GH", P),
+    ("p-free-replacement-way", "A free replacement is on the way.", "ORD", P),
+    ("p-replaced-free", "We've replaced the key free of charge.", "ORD", P),
+    ("p-ship-new-one", "We'll ship you a new one at no charge.", "ORD", P),
+    ("p-discount-applied", "I've applied a 15% discount to your account.", "GH", P),
+    ("p-store-credit", "We've added store credit to your account.", "GH", P),
+    ("p-money-on-way", "Your money is on its way back to you.", "GH", P),
+    ("p-refunding-you", "I'm refunding you now.", "GH", P),
+    ("p-compensated", "We have compensated you with a free month.", "GH", P),
+    ("p-refund-will-arrive", "The refund will arrive in 3 days.", "GH", P),
+    ("p-you-ll-be-refunded", "You'll be refunded today.", "GH", P),
+    # ---- promises, German
+    ("p-de-rueckzahlung-veranlasst", "Ich habe die Rückzahlung veranlasst.", "GH", P),
+    ("p-de-rueckerstattung-veranlasst", "Wir haben die Rückerstattung bereits veranlasst.", "GH", P),
+    ("p-de-habe-erstattet", "Ich habe Ihnen den Betrag erstattet.", "GH", P),
+    ("p-de-zurueckgebucht", "Wir haben den Betrag zurückgebucht.", "GH", P),
+    ("p-de-rueckbuchung", "Die Rückbuchung ist erfolgt.", "GH", P),
+    ("p-de-rueckzahlung-erfolgt", "Die Rückzahlung wurde angewiesen.", "GH", P),
+    ("p-de-gutgeschrieben", "Der Betrag wurde Ihrem Konto gutgeschrieben.", "GH", P),
+    ("p-de-ersatz-unterwegs", "Ein Ersatzgerät ist unterwegs.", "ORD", P),
+    ("p-de-ersatzlieferung", "Wir senden Ihnen eine Ersatzlieferung.", "ORD", P),
+    ("p-de-geld-zurueck", "Sie erhalten Ihr Geld in voller Höhe zurück.", "GH", P),
+    ("p-de-erstattung-erfolgt", "Die Erstattung ist erfolgt.", "GH", P),
+    ("p-de-gutschein-erhalten", "Sie bekommen einen Gutschein über 20 Euro.", "GH", P),
+    ("p-de-upper", "WIR ERSTATTEN IHNEN DEN BETRAG.", "GH", P),
+    ("p-de-zw", "Wir haben den Betrag zurück" + ZW + "erstattet.", "GH", P),
+    ("p-de-rueckerstattet-spaced", "Wir haben E R S T A T T E T.", "GH", P),
+    ("p-de-rabatt-gewaehrt", "Ich habe Ihnen 10 % Rabatt gewährt.", "GH", P),
+    # ---- statuses (GH pending_payment; ORD shipped)
+    ("s-de-zahlung-bestaetigt", "Ihre Zahlung für GH56JK78MN wurde bestätigt.", "GH", ST),
+    ("s-de-zahlung-verbucht", "Ihre Zahlung zu GH56JK78MN ist verbucht.", "GH", ST),
+    ("s-de-zahlungseingang", "Der Zahlungseingang für GH56JK78MN wurde bestätigt.", "GH", ST),
+    ("s-de-bezahlt", "GH56JK78MN ist bereits vollständig bezahlt.", "GH", ST),
+    ("s-de-versandt-heute", "GH56JK78MN ging heute in den Versand.", "GH", ST),
+    ("s-de-zugestellt", "Ihr Paket GH56JK78MN wurde zugestellt.", "GH", ST),
+    ("s-de-storniert", "Die Bestellung ORD-20261234 wurde storniert.", "ORD", ST),
+    ("s-payment-went-through", "The payment for GH56JK78MN went through.", "GH", ST),
+    ("s-weve-received-payment", "We've received your payment for GH56JK78MN.", "GH", ST),
+    ("s-payment-confirmed-upper", "YOUR PAYMENT FOR GH56JK78MN HAS BEEN CONFIRMED.", "GH", ST),
+    ("s-shipped-cyr", "Your order GH56JK78MN has b\u0435en shipped.", "GH", ST),
+    ("s-on-its-way-zw", "Your order GH56JK78MN is on its w" + ZW + "ay.", "GH", ST),
+    ("s-left-warehouse", "GH56JK78MN has left our warehouse.", "GH", ST),
+    ("s-delivered-ord", "ORD-20261234 has been delivered to your address.", "ORD", ST),
+    ("s-ord-pending", "ORD-20261234 is pending payment.", "ORD", ST),
+    ("s-ord-awaiting", "We are still awaiting payment for ORD-20261234.", "ORD", ST),
+    ("s-ord-cancel-hyphen", "ORD-20261234 was can-celled.", "ORD", ST),
+    # ---- license
+    ("l-key-sent", "Your license key for GH56JK78MN has been sent to your email.", "GH", LI),
+    ("l-we-emailed-key", "We emailed you the license key for GH56JK78MN.", "GH", LI),
+    ("l-key-issued", "The license for GH56JK78MN is issued.", "GH", LI),
+    ("l-de-schluessel-verschickt", "Ihr Lizenzschlüssel für GH56JK78MN wurde verschickt.", "GH", LI),
+    ("l-de-zugestellt", "Der Lizenzschlüssel für GH56JK78MN wurde Ihnen per E-Mail zugeschickt.", "GH", LI),
+    # ---- dates (ORD due 2026-12-03, placed 2026-11-18)
+    ("d-due-24th", "ORD-20261234 is due on the 24th.", "ORD", DA),
+    ("d-arrive-on-the-5th", "ORD-20261234 should arrive on the 5th.", "ORD", DA),
+    ("d-deliver-by-the-24th", "ORD-20261234 will be delivered by the 24th.", "ORD", DA),
+    ("d-arrive-by-the-twentieth", "ORD-20261234 will arrive by the twentieth.", "ORD", DA),
+    ("d-placed-on-the-19th", "You placed ORD-20261234 on the 19th.", "ORD", DA),
+    ("d-de-am-24", "ORD-20261234 wird am 24. geliefert.", "ORD", DA),
+    ("d-de-vierundzwanzigsten", "ORD-20261234 wird am vierundzwanzigsten Dezember geliefert.", "ORD", DA),
+    ("d-de-fuenften", "Die Lieferung von ORD-20261234 erfolgt am fünften Dezember.", "ORD", DA),
+    ("d-de-zwanzigsten-nov", "Sie haben ORD-20261234 am zwanzigsten November bestellt.", "ORD", DA),
+    ("d-de-dritten-januar", "ORD-20261234 kommt am dritten Januar an.", "ORD", DA),
+    ("d-de-erster", "ORD-20261234 wird am ersten Dezember zugestellt.", "ORD", DA),
+    ("d-de-am-24ten", "ORD-20261234 wird am 24ten Dezember geliefert.", "ORD", DA),
+    ("d-en-dec-fifth", "ORD-20261234 will arrive on December the fifth.", "ORD", DA),
+    ("d-en-24-december-zw", "ORD-20261234 will arrive on 24" + ZW + " December.", "ORD", DA),
+    ("d-en-fullwidth", "ORD-20261234 will arrive on \uff12\uff10\uff12\uff16-\uff11\uff12-\uff12\uff14.", "ORD", DA),
+    ("d-en-iso-slash", "ORD-20261234 is expected on 24/12/2026.", "ORD", DA),
+    ("d-en-dec-upper", "ORD-20261234 WILL ARRIVE ON DEC 24.", "ORD", DA),
+    ("d-en-twenty-fourth-upper", "ORD-20261234 arrives on the TWENTY FOURTH of December.", "ORD", DA),
+    # ---- items / quantities (ORD: 1 USB-KEY, 1 printed manual)
+    ("i-two-keys", "ORD-20261234 includes two hardware license keys.", "ORD", IT),
+    ("i-3-keys", "ORD-20261234 contains 3 hardware license keys (USB).", "ORD", IT),
+    ("i-two-manuals", "ORD-20261234 includes two printed manuals.", "ORD", IT),
+    ("i-pair-of-manuals", "Your order ORD-20261234 has a pair of printed manuals in it.", "ORD", IT),
+    ("i-de-zwei-handbuecher", "ORD-20261234 enthält zwei Printed Manuals.", "ORD", IT),
+    ("i-4x", "ORD-20261234 contains 4x Printed manual.", "ORD", IT),
+    ("i-upper", "ORD-20261234 INCLUDES TWO PRINTED MANUALS.", "ORD", IT),
+    ("i-sku-count", "ORD-20261234 contains 2 x USB-KEY.", "ORD", IT),
+    # ---- prices (ORD total 40.00)
+    ("pr-45", "You paid $45 for ORD-20261234.", "ORD", PR),
+    ("pr-de-45", "Für ORD-20261234 haben Sie 45,00 € bezahlt.", "ORD", PR),
+    ("pr-eur-after", "ORD-20261234 came to 45 EUR.", "ORD", PR),
+    ("pr-euro-sign-space", "ORD-20261234 cost € 45,50.", "ORD", PR),
+    # ---- other orders
+    ("o-other-lower", "Your order zz99yy88xx has shipped.", "GH", OR),
+    ("o-other-spaced", "Order ORD 2026 9876 has shipped.", "GH", OR),
+    ("o-other-fullwidth", "Your order \uff3a\uff3a\uff19\uff19\uff39\uff39\uff18\uff18\uff38\uff38 has shipped.", "GH", OR),
+    ("o-other-zw", "Your order ZZ99" + ZW + "YY88XX has shipped.", "GH", OR),
+]
+
+ANSWER_FLAG = [
+    # ---- drafts said to be saved (answer text, no draft saved)
+    ("dr-saved-draft", "I've saved a draft for you to review.", "GH", DR),
+    ("dr-draft-ready", "The draft is ready for you.", "GH", DR),
+    ("dr-put-together", "I put together a reply for the customer.", "GH", DR),
+    ("dr-de-entwurf-erstellt", "Ich habe einen Antwortentwurf erstellt.", "GH", DR),
+    ("dr-de-entwurf-liegt", "Der Entwurf liegt zur Prüfung bereit.", "GH", DR),
+]
+
+# (id, text, lookup) -- correct texts: must raise no error
+CLEAN = [
+    ("c-no-refund-yet", "We have not refunded the order yet; a colleague will review it.", "GH"),
+    ("c-cannot-refund", "I'm unable to refund this order myself.", "GH"),
+    ("c-customer-asked-refund", "You asked whether we could refund the order.", "GH"),
+    ("c-if-refunded", "If the order is refunded, the money goes back to your card.", "GH"),
+    ("c-de-keine-rueckzahlung", "Eine Rückzahlung kann ich leider nicht veranlassen.", "GH"),
+    ("c-de-kollege-prueft", "Ob eine Rückerstattung möglich ist, prüft ein Kollege.", "GH"),
+    ("c-de-wenn-bestaetigt", "Sobald Ihre Zahlung bestätigt ist, wird GH56JK78MN versandt.", "GH"),
+    ("c-de-zahlung-nicht-bestaetigt", "Ihre Zahlung für GH56JK78MN wurde noch nicht bestätigt.", "GH"),
+    ("c-de-am-dritten", "ORD-20261234 wird am dritten Dezember geliefert.", "ORD"),
+    ("c-de-achtzehnten", "Sie haben ORD-20261234 am achtzehnten November bestellt.", "ORD"),
+    ("c-due-3rd", "ORD-20261234 is due on the 3rd.", "ORD"),
+    ("c-placed-18th", "You placed ORD-20261234 on the 18th.", "ORD"),
+    ("c-de-am-3", "ORD-20261234 wird am 3. geliefert.", "ORD"),
+    ("c-one-key", "ORD-20261234 includes one hardware license key and one printed manual.", "ORD"),
+    ("c-keys-generic", "Hardware license keys are shipped by post.", "ORD"),
+    ("c-price-ok-de", "Für ORD-20261234 haben Sie 40,00 € bezahlt.", "ORD"),
+    ("c-unit-price-ok", "The hardware license key in ORD-20261234 costs 25 EUR.", "ORD"),
+    ("c-spaced-no", "We will N O T refund you, sorry.", "GH"),
+    ("c-refund-policy", "Our refund policy is on the website.", "GH"),
+    ("c-pending-ok", "GH56JK78MN is still waiting for your payment.", "GH"),
+    ("c-shipped-ok", "ORD-20261234 has shipped and is on its way.", "ORD"),
+    ("c-customer-quote", "You wrote: \"we will refund you\" - I cannot confirm that.", "GH"),
+    ("c-de-zahlung-bestaetigen", "Bitte bestätigen Sie uns die Zahlung für GH56JK78MN.", "GH"),
+    ("c-payment-confirm-ask", "Once your payment is confirmed, we will send the license key.", "GH"),
+    ("c-24-7", "Our support team is available 24/7 if the 3rd December delivery slips.", "ORD"),
+    ("c-the-first-step", "The first step is to check the tracking link for ORD-20261234.", "ORD"),
+    ("c-second-time", "This is the second time ORD-20261234 has been asked about; it is on its way.", "ORD"),
+    ("c-within-days", "ORD-20261234 has shipped; it is due on 3 December.", "ORD"),
+    ("c-de-erste-lieferung", "Die erste Lieferung von ORD-20261234 ist unterwegs.", "ORD"),
+    ("c-refund-not-possible", "A refund is not possible for this order.", "GH"),
+    ("c-de-ersatz-nicht", "Einen Ersatz können wir erst nach der Prüfung anbieten.", "ORD"),
+]
+
+
+def _run(text, k, where="draft"):
+    from tests.test_checks import lookup, run
+    q = f"Hi, about my order {lookup(k)['result']['order_code']}?"
+    if where == "draft":
+        return run(draft="Hello,\n\n" + text + "\n\nBest regards,\nSupport", lookups=[lookup(k)], question=q)
+    return run(answer=text, lookups=[lookup(k)], question=q)
+
+
+if __name__ == "__main__":
+    import sys
+    miss = fa = 0
+    for cid, text, k, kind in FLAG + [(*c, ) for c in ANSWER_FLAG]:
+        where = "answer" if kind == DR else "draft"
+        kinds = {f.kind for f in _run(text, k, where) if f.severity == "error"}
+        if kind not in kinds:
+            miss += 1
+            print("MISS", cid, kind, "|", text.encode("unicode_escape").decode(), "| got", sorted(kinds))
+    for cid, text, k in CLEAN:
+        errs = [(f.kind, f.message[:90]) for f in _run(text, k) if f.severity == "error"]
+        if errs:
+            fa += 1
+            print("FALSE", cid, "|", text, errs)
+    print(f"missed {miss}/{len(FLAG) + len(ANSWER_FLAG)}  false alarms {fa}/{len(CLEAN)}")
+    sys.exit(0)
