@@ -496,35 +496,53 @@ def money_cents(amount: str, currency: str) -> int | None:
 # ----------------------------------------------------------------------------- promises
 _NOUN = (r"(?:refunds?|credits?|discounts?|vouchers?|coupons?|compensation|reimbursements?|money\s+back|"
          r"gift\s+cards?|replacements?|free\s+(?:months?|upgrade|replacement|copy|license)|"
-         r"rückerstattung|erstattung|gutschrift|rabatt|gutschein|entschädigung|ersatz(?:lieferung)?|preisnachlass)"
+         r"[a-zäöüß]{0,10}?(?:rückerstattung|erstattung|rückzahlung|zurückzahlung|rückbuchung|rücküberweisung|"
+         r"rückvergütung|gutschrift|entschädigung)(?:sbetrag)?|rabatt|gutschein|ersatz[a-zäöüß]{0,12}|"
+         r"preisnachlass|kulanz[a-zäöüß]{0,10}|geld-zurück)"
          r"(?!\s+(?:request|policy|question|inquiry|enquiry|form|claim|application|process|antrag|anfrage))")
 _GIVE = (r"issue[sd]?|issuing|process(?:ed|ing)?|give|given|giving|send|sent|sending|arrange[ds]?|arranging|approved?|"
          r"approving|initiated?|initiating|grant(?:ed|ing)?|offer(?:ed|ing)?|appl(?:y|ied|ying)|provided?|providing|"
          r"add(?:ed|ing)?|extend(?:ed|ing)?|authori[sz]ed?|authori[sz]ing|confirm(?:ed|ing)?|organi[sz]ed?|ship(?:ped)?")
 _SUBJ = r"(?:we|i|our\s+(?:team|support|billing|manager|department)|the\s+(?:team|shop|store)|support)"
+# words that may stand between the subject and the verb ("I've gone ahead and refunded", "we have today credited")
+_FILL = (r"(?:(?:(?:gone|went|go|going)\s+ahead\s+and|now|already|just|also|fully|today|personally|successfully|"
+         r"kindly|gladly|happily|immediately|quickly|partially|since|then|meanwhile|indeed|this\s+morning)\s+){0,3}")
 _WILL = (r"(?:will|'ll|shall|are\s+going\s+to|am\s+going\s+to|can|have|'ve|has|are|am|is|'re|'m|would\s+like\s+to|"
          r"'d\s+like\s+to|(?:would|'d|are|am)\s+(?:be\s+)?(?:happy|glad|pleased)\s+to|just|already|now)")
 PROMISE_RES = [
     _rx(rf"\b{_SUBJ}\s*{_WILL}?\s*(?:now\s+|already\s+|gladly\s+|happily\s+|also\s+|immediately\s+|just\s+)?"
         rf"(?:{_GIVE})\b[^.!?\n]{{0,40}}?\b{_NOUN}"),
-    _rx(rf"\b{_SUBJ}\s*{_WILL}?\s*(?:now\s+|already\s+|gladly\s+|happily\s+|also\s+|fully\s+|just\s+)?"
+    _rx(rf"\b{_SUBJ}\s*{_WILL}?\s*{_FILL}"
         r"(?:refund|reimburse|credit|compensate|repay|pay\s+(?:you\s+)?back)(?:s|d|ed|ing)?\b"),
+    _rx(rf"\b{_SUBJ}\s*{_WILL}?\s*{_FILL}(?:{_GIVE}|replaced?|replacing|exchanged?|swapped|swap)\b[^.!?\n]{{0,50}}?"
+        r"(?:free\s+of\s+charge|at\s+no\s+(?:extra\s+|additional\s+)?(?:cost|charge)|for\s+free|free\b|"
+        r"kostenlos|gratis|umsonst)"),
+    _rx(rf"\b{_SUBJ}\s*{_WILL}?\s*{_FILL}(?:send|ship|mail|post|give|get|replace)\s+(?:you\s+)?(?:it\s+with\s+)?"
+        r"(?:a\s+)?(?:new|another|fresh|second|replacement)\s+(?:one|copy|key|unit|device|item|manual|license|licence)\b"),
     _rx(rf"\b{_NOUN}\b[^.!?\n]{{0,40}}?\b(?:(?:has|have|had)\s+been|is|was|will\s+be|is\s+being|are|were|'s)\s+"
-        r"(?:now\s+|already\s+|fully\s+)?(?:approved|granted|issued|processed|authori[sz]ed|arranged|initiated|confirmed|"
-        r"on\s+its\s+way|underway|sent|applied|added|credited|guaranteed|made|completed|paid|booked)\b"),
+        r"(?:now\s+|already\s+|fully\s+|just\s+)?(?:approved|granted|issued|processed|authori[sz]ed|arranged|initiated|"
+        r"confirmed|on\s+(?:its|the|their)\s+way|underway|under\s+way|in\s+progress|sent|applied|added|credited|"
+        r"guaranteed|made|complete|completed|done|finished|paid|booked|released|transferred|scheduled|"
+        r"being\s+processed|going\s+through|through|in\s+motion)\b"),
+    _rx(rf"\b{_NOUN}\b[^.!?\n]{{0,30}}?\b(?:will|should|is\s+going\s+to)\s+(?:\w+\s+)?(?:arrive|reach\s+you|show\s+up|"
+        r"appear|land|be\s+(?:with\s+you|in\s+your|back\s+on|visible|credited|paid))\b"),
     _rx(rf"\b{_NOUN}\s{{0,2}}[:-]?\s{{0,2}}(?:approved|granted|confirmed|authori[sz]ed|issued|processed|initiated|on\s+its\s+way|"
-        r"genehmigt|bestätigt|veranlasst|freigegeben|angewiesen|ausgelöst|gewährt)\b"),
+        r"sent|done|complete|completed|paid|booked|credited|"
+        r"genehmigt|bestätigt|veranlasst|freigegeben|angewiesen|ausgelöst|gewährt|erfolgt|durchgeführt|ausgezahlt)\b"),
     _rx(rf"\b(?:approved|granted|authori[sz]ed|processed|issued|initiated|arranged|applied|added)\s+(?:you\s+)?"
         rf"(?:a|an|your|the)\s+(?:full\s+|partial\s+|complete\s+|\d{{1,3}}\s?%\s+)?{_NOUN}"),
     _rx(rf"\byou\s*(?:will|'ll|are\s+going\s+to|can\s+expect(?:\s+to)?|should|are\s+getting|are\s+entitled\s+to|"
         r"qualify\s+for|are\s+eligible\s+for|will\s+be|'re\s+getting|'re\s+entitled\s+to|get|receive)\s+(?:get\s+|"
         r"receive\s+|be\s+getting\s+|see\s+|getting\s+|be\s+receiving\s+)?(?:a\s+|an\s+|your\s+|the\s+)?(?:full\s+|"
         rf"partial\s+|complete\s+|\d{{1,3}}\s?%\s+)?(?:{_NOUN}|(?:your\s+)?money\s+(?:back|returned|refunded))"),
-    _rx(r"\byou\s*(?:will|'ll|are\s+going\s+to)\s+be\s+(?:fully\s+)?(?:refunded|reimbursed|credited|compensated|"
+    _rx(r"\byou\s*(?:will|'ll|are\s+going\s+to|have|'ve|were|are|'re|got|get)\s+(?:now\s+|already\s+|just\s+)?"
+        r"(?:be\s+|been\s+|being\s+)?(?:fully\s+|partially\s+)?(?:refunded|reimbursed|credited|compensated|"
         r"paid\s+back)\b"),
     _rx(r"\b(?:(?:your|the)\s+)?(?:payment|money|amount|purchase\s+price|charge|funds|total)\s+(?:will\s+be|is\s+being|"
         r"has\s+been|was|will|is\s+going\s+to\s+be|gets)\s+(?:fully\s+)?(?:returned|refunded|reversed|paid\s+back|"
-        r"credited\s+back|reimbursed|sent\s+back|given\s+back|be\s+returned|come\s+back|voided)\b"),
+        r"credited\s+back|reimbursed|sent\s+back|given\s+back|be\s+returned|come\s+back|voided)\b|"
+        r"\b(?:your|the)\s+(?:payment|money|amount|funds)\s+(?:is|are|will\s+be)\s+(?:already\s+|now\s+)?"
+        r"on\s+(?:its|the|their)\s+way\s+back\b"),
     _rx(r"\b(?:full|partial)\s+refund\s+(?:is|has\s+been)\b|\b(?:discount|coupon|voucher|promo|rabatt|gutschein)\s*-?\s*"
         r"code\b|\b\d{1,3}\s?%\s+(?:off|discount|rabatt|nachlass)\b"),
     _rx(r"\b(?:refund|rückerstattung|erstattung)\s+(?:of|in\s+the\s+amount\s+of|über|von|in\s+höhe\s+von)\s+"
@@ -536,17 +554,23 @@ PROMISE_RES = [
     # German
     _rx(r"\b(?:wir|ich)\s+(?:werden\s+|haben\s+|habe\s+|möchten\s+|würden\s+)?(?:ihnen\s+|dir\s+)?(?:den\s+|die\s+|das\s+|"
         r"ihren?\s+)?(?:\S{1,20}\s+){0,3}?(?:erstatten|erstattet|zurückerstatten|zurückerstattet|zurückzahlen|zurückgezahlt|"
-        r"gutschreiben|gutgeschrieben|entschädigen|überweisen\s+zurück)\b"),
+        r"gutschreiben|gutgeschrieben|entschädigen|entschädigt|überweisen\s+zurück|zurückgebucht|zurückbuchen|"
+        r"zurücküberwiesen|zurücküberweisen|rückerstattet|ausgezahlt|auszahlen)\b"),
+    _rx(r"\b(?:der|ihr|den|die|das)\s+(?:gesamte\s+|volle\s+)?(?:betrag|kaufpreis|summe|geld|rechnungsbetrag)\s+"
+        r"(?:wurde|wird|ist|werden)\s+(?:\S{1,20}\s+){0,3}?(?:gutgeschrieben|erstattet|zurückerstattet|zurückgebucht|"
+        r"zurücküberwiesen|zurückgezahlt|ausgezahlt|rückerstattet|zurückgeschickt|zurückgesendet)\b"),
     _rx(r"\b(?:erstatten|überweisen|zahlen|schreiben)\s+wir\s+(?:ihnen\s+|dir\s+)?(?:\S{1,20}\s+){0,4}?(?:zurück|gut)?"),
     _rx(rf"\b(?:gewähren|schicken|senden|geben|bieten|schenken|erteilen)\s+wir\s+(?:ihnen\s+|dir\s+)?(?:\S{{1,20}}\s+){{0,4}}?"
         rf"{_NOUN}"),
-    _rx(rf"\b{_NOUN}\s+(?:ist|sind)\s+(?:bereits\s+|schon\s+)?(?:unterwegs|auf\s+dem\s+weg|veranlasst|genehmigt)\b"),
+    _rx(rf"\b{_NOUN}\s+(?:ist|sind)\s+(?:bereits\s+|schon\s+|jetzt\s+|nun\s+)?(?:unterwegs|auf\s+dem\s+weg|veranlasst|"
+        r"genehmigt|erfolgt|durchgeführt|abgeschlossen|angewiesen|raus|verschickt|versandt)\b"),
     _rx(rf"\b(?:wir|ich)\s+(?:werden|haben|habe|möchten|würden|gewähren|schicken|senden|geben|bieten)\s+(?:ihnen\s+|dir\s+)?"
         rf"(?:\S{{1,20}}\s+){{0,4}}?{_NOUN}"),
     _rx(rf"\b(?:sie|du)\s+(?:erhalten|bekommen|erhältst|bekommst)\s+(?:\S{{1,20}}\s+){{0,3}}?(?:{_NOUN}|ihr\s+geld\s+zurück|"
-        r"geld\s+zurück)"),
-    _rx(rf"\b{_NOUN}\s+(?:wurde|ist|wird)\s+(?:bereits\s+|heute\s+)?(?:genehmigt|bestätigt|veranlasst|freigegeben|"
-        r"angewiesen|ausgelöst|gewährt|erteilt|überwiesen|gutgeschrieben)\b"),
+        r"geld\s+zurück|(?:ihr|dein|das)\s+geld\s+(?:\S{1,20}\s+){0,4}?zurück)"),
+    _rx(rf"\b{_NOUN}\s+(?:wurde|ist|wird)\s+(?:bereits\s+|heute\s+|soeben\s+|gerade\s+|schon\s+)?(?:genehmigt|bestätigt|"
+        r"veranlasst|freigegeben|angewiesen|ausgelöst|gewährt|erteilt|überwiesen|gutgeschrieben|durchgeführt|"
+        r"abgeschlossen|ausgezahlt|bearbeitet|verschickt|versandt|erfolgen)\b"),
     _rx(r"\b(?:ihr|das)\s+geld\s+(?:wird|wurde|kommt)\s+(?:\S{1,20}\s+){0,3}?(?:zurück\w{0,12}|\w{0,6}erstattet|\w{0,6}überwiesen)"),
 ]
 _PROMISE_PRE_HEDGE = _rx(rf"(?:\b(?:{_NEG}|{_COND}|{_REPORT}|promise|guarantee|versprechen|garantieren|"
@@ -558,9 +582,11 @@ FUTURE_RE = _rx(r"\b(?:will|'ll|shall|going\s+to|can|would|credit|discount|vouch
                 r"werden|wird|gutschein|rabatt|gutschrift)")
 
 
-_PROMISE_CUE = _rx(r"refund|reimburs|credit|discount|voucher|coupon|compensat|money|replacement|free|payment|amount|"
+_PROMISE_CUE = _rx(r"refund|reimburs|credit|discount|voucher|coupon|compensat|money|replac|free|payment|amount|"
                    r"charge|funds|total|waiv|%|erstatt|gutschr|rabatt|gutschein|entschädig|ersatz|geld|nachlass|"
-                   r"zurück|purchase|repay|pay\s+(?:you\s+)?back")
+                   r"zurück|rückzahl|rückbuch|rücküberw|rückverg|kulanz|betrag|kaufpreis|summe|ausgezahl|auszahl|"
+                   r"kostenlos|gratis|umsonst|purchase|repay|pay\s+(?:you\s+)?back|new\s+(?:one|copy|key|unit|device)|"
+                   r"another\s+(?:one|copy|key|unit|device)")
 
 
 def _promise_claims(sent: str) -> Iterable[tuple[int, str]]:
