@@ -220,7 +220,8 @@ _ADV = r"(?:(?:already|now|just|also|still|since|successfully|recently|finally|t
 _AUX = (rf"(?:has|have|had|is|are|was|were|got|'s)(?P<neg>n't|\s+not|\s+never)?\s+{_ADV}(?:been\s+)?{_ADV}")
 _STATUS_WORDS = {
     "shipped": r"shipped|dispatched|sent\s+out|sent\s+off|posted|mailed|handed\s+(?:over\s+)?to\s+the\s+carrier|"
-               r"in\s+transit|on\s+(?:its|the)\s+way|out\s+for\s+delivery",
+               r"in\s+transit|on\s+(?:its|the)\s+way|out\s+for\s+delivery|left\s+(?:our|the)\s+(?:warehouse|depot|"
+               r"facility|building)|picked\s+up\s+by\s+the\s+(?:carrier|courier)",
     "delivered": r"delivered|arrived", "cancelled": r"cancell?ed|voided",
     "refunded": r"refunded",
 }
@@ -231,7 +232,9 @@ _STATUS_RES += [
                  r"(?:(?:fully\s+)?paid|confirmed|completed|matched|cleared|received|"
                  rf"processed|booked|allocated|assigned)\b")),
     ("paid", _rx(rf"\b(?:order|it)\s+{_AUX}(?:fully\s+)?paid\b")),
-    ("paid", _rx(r"\b(?:your|the)\s+payment\s+(?:cleared|went\s+through|arrived|came\s+through)\b")),
+    ("paid", _rx(r"\b(?:your|the)\s+payment(?:\s+(?:for|on|of)\s+(?:order\s+|your\s+order\s+)?[\w-]{10,12})?\s+"
+                 r"(?:has\s+|have\s+)?(?:(?:already|just|now|finally)\s+)?(?:cleared|went\s+through|gone\s+through|arrived|"
+                 r"came\s+through|come\s+through|been\s+received|been\s+booked|landed)\b")),
     ("paid", _rx(r"\b(?:matched|received|confirmed|allocated)\s+your\s+payment\b")),
     ("shipped", _rx(rf"\b{_SUBJECT}(?:\s+[\w-]{{10,12}})?\s+(?:(?:already|just)\s+)?(?:shipped|dispatched|went\s+out|"
                     r"left\s+our\s+warehouse)\b")),
@@ -243,9 +246,18 @@ _STATUS_RES += [
                       r"(?:zugestellt|geliefert|angekommen|eingetroffen)\b")),
     ("cancelled", _rx(r"\b(?:wurde|ist)\s+(?:bereits\s+)?(?P<neg>nicht\s+)?(?:storniert|annulliert)\b")),
     ("refunded", _rx(r"\b(?:wurde|ist)\s+(?:bereits\s+)?(?P<neg>nicht\s+)?(?:erstattet|zurückerstattet|zurückgezahlt)\b")),
-    ("paid", _rx(r"\b(?:zahlung|betrag)\s+(?:wurde|ist)\s+(?:bereits\s+|inzwischen\s+)?(?P<neg>nicht\s+|noch\s+nicht\s+)?"
-                 r"(?:eingegangen|bestätigt|zugeordnet|verbucht|erhalten)\b")),
-    ("paid", _rx(r"\b(?:bestellung|sie)\s+(?:ist|wurde)\s+(?:bereits\s+)?(?P<neg>nicht\s+|noch\s+nicht\s+)?bezahlt\b")),
+    ("paid", _rx(r"\b(?:zahlung(?:seingang)?|betrag|überweisung|bezahlung)(?:\s+(?:für|zu|zur|von|auf|zum)\s+(?:ihre\s+|die\s+|der\s+)?"
+                 r"(?:bestellung\s+)?[\w-]{10,12})?\s+(?:wurde|ist|wurden|sind)\s+(?:bereits\s+|inzwischen\s+|schon\s+|"
+                 r"heute\s+|erfolgreich\s+|jetzt\s+)?(?P<neg>nicht\s+|noch\s+nicht\s+)?"
+                 r"(?:eingegangen|bestätigt|zugeordnet|verbucht|erhalten|gebucht|angekommen|bearbeitet|verarbeitet|"
+                 r"abgeschlossen|erfolgt)\b")),
+    ("paid", _rx(r"\b(?:wurde|ist|wurden|sind)\s+(?:bereits\s+|schon\s+|inzwischen\s+)?(?:vollständig\s+|komplett\s+)?"
+                 r"(?P<neg>nicht\s+|noch\s+nicht\s+)?bezahlt\b")),
+    ("paid", _rx(r"\b(?:wir\s+haben|ich\s+habe)\s+(?:\S{1,20}\s+){0,3}?(?:zahlung|überweisung)\s+(?:\S{1,20}\s+){0,3}?"
+                 r"(?:erhalten|zugeordnet|verbucht|bestätigt)\b")),
+    ("shipped", _rx(r"\b(?:ging|gingen|geht|ist|sind)\s+(?:bereits\s+|schon\s+|heute\s+|gestern\s+)?(?:in\s+den\s+versand|"
+                    r"raus|auf\s+dem\s+weg(?:\s+zu\s+ihnen)?|hat\s+unser\s+lager\s+verlassen)\b|"
+                    r"\bhat\s+(?:bereits\s+|heute\s+)?unser\s+lager\s+verlassen\b")),
 ]
 _PENDING_RE = _rx(r"\b(?:pending|awaiting|waiting\s+(?:for|on))\s+(?:the\s+|your\s+|a\s+)?payment\b|\bpayment\s+(?:is\s+)?"
                   r"(?:still\s+)?(?:pending|outstanding)\b|\bnot\s+(?:yet\s+)?(?:been\s+)?(?:able\s+to\s+)?match(?:ed)?\b|"
@@ -294,8 +306,10 @@ _LIC_RES = [
     _rx(rf"\b(?:issued|sent|emailed|e-mailed)\s+(?:you\s+)?(?:your|the)\s+{_LIC}"),
     _rx(rf"\b(?P<neg>no\s+)?{_LIC}\s+(?:(?:has|was)\s+(?:yet\s+)?(?:been\s+)?)?issued\b"),
     _rx(rf"\b{_LIC}{_LIC_OF}\s+(?:is\s+|has\s+)?(?P<neg>yet\s+to\s+be|not\s+yet)\s+(?:issued|sent)\b"),
-    _rx(rf"\b{_LIC}{_LIC_OF}\s+(?:wurde|ist)\s+(?:bereits\s+|schon\s+)?(?P<neg>nicht\s+|noch\s+nicht\s+)?"
-        r"(?:ausgestellt|verschickt|versendet|erstellt|zugeschickt|gesendet)\b"),
+    _rx(rf"\b{_LIC}{_LIC_OF}\s+(?:wurde|ist|wurden|sind)\s+(?:(?:bereits|schon|heute|gestern|soeben|ihnen|dir|per|"
+        r"e-?mail|mail|an|ihre|e-?mail-adresse|erfolgreich)\s+){0,4}(?P<neg>nicht\s+|noch\s+nicht\s+)?"
+        r"(?:ausgestellt|verschickt|versendet|versandt|erstellt|zugeschickt|gesendet|zugestellt|gemailt|übermittelt|"
+        r"aktiviert|freigeschaltet)\b"),
     _rx(rf"\b(?P<neg>(?:noch\s+)?keine(?:n)?)\s+{_LIC}\b"),
 ]
 
@@ -612,8 +626,10 @@ DRAFT_CLAIM_RE = _rx(
     r"in\s+the\s+(?:review\s+)?queue)\b|"
     r"\bwhich\s+you\s+can\s+(?:now\s+)?(?:review|approve|check|edit|send)\b|"
     r"\byou\s+can\s+(?:now\s+)?(?:review|approve|edit)\s+(?:it|the\s+(?:draft|reply))\b|"
-    r"\bentwurf\b[^.!?\n]{0,40}?\b(?:gespeichert|erstellt|angelegt|bereit)\b|"
-    r"\b(?:gespeichert|erstellt|verfasst|angelegt)\b[^.!?\n]{0,40}?\b(?:entwurf|antwort)\b")
+    r"\b[a-zäöü]{0,14}entwurf(?:e?s)?\b[^.!?\n]{0,40}?\b(?:gespeichert|erstellt|angelegt|bereit|abgelegt|verfasst|"
+    r"vorbereitet|geschrieben)\b|"
+    r"\b(?:gespeichert|erstellt|verfasst|angelegt|vorbereitet|geschrieben)\b[^.!?\n]{0,40}?\b[a-zäöü]{0,14}"
+    r"(?:entwurf|antwort)\b")
 _DRAFT_HEDGE_BEFORE = _rx(r"(?:\b(?:i|we)\s*(?:can|could|would|will|'ll|'d|shall|may|might|should|am\s+going\s+to)\s+"
                           r"(?:\w+\s+)?$|\b(?:if|once|when|whether|wenn|sobald|falls|ob)\b)")
 _DRAFT_HEDGE = _rx(r"(?:\b(?:not|never|no|cannot|unable|failed|couldn't|wasn't|nicht|kein|keinen|konnte)\b|n't)")
@@ -749,11 +765,17 @@ _LABEL_CACHE: dict[str, re.Pattern] = {}
 
 
 def _label_re(label: str) -> re.Pattern:
-    """An item's name or SKU as written in prose: any case, a plural ending, its words apart."""
+    """An item's name or SKU as written in prose: any case, a plural ending, its words apart, a
+    trailing parenthesis of the name optional ("two hardware license keys" names "Hardware
+    license key (USB)")."""
     rx = _LABEL_CACHE.get(label)
     if rx is None:
-        words = [re.escape(w) + "(?:s|es|e|en|n)?" for w in re.findall(r"\w+", label)[:8]]
+        head, _, tail = label.partition("(")
+        words = [re.escape(w) + "(?:s|es|e|en|n)?" for w in re.findall(r"\w+", head)[:8]]
+        extra = [re.escape(w) for w in re.findall(r"\w+", tail)[:4]]
         body = r"[\s()-]{1,3}".join(words) if words else re.escape(label)
+        if words and extra:
+            body += r"(?:[\s()-]{1,3}" + r"[\s()-]{1,3}".join(extra) + r"\)?)?"
         rx = re.compile(rf"(?<!\w){body}(?!\w)", re.I)
         if len(_LABEL_CACHE) < 2000:
             _LABEL_CACHE[label] = rx
