@@ -144,7 +144,8 @@ def sentences(text: str) -> list[tuple[int, int]]:
         if m.group(0)[0] == "." and m.end() - start < MAX_PIECE and (
                 _ABBR_RE.search(text, max(start, m.start() - 6), m.start())
                 or (_DAY_RE.search(text, max(start, m.start() - 3), m.start())
-                    and _MONTH_NEXT_RE.match(text, m.end()))):  # "24. Dezember"
+                    and (_MONTH_NEXT_RE.match(text, m.end()) or _LOWER_NEXT_RE.match(text, m.end())))):
+            # "24. Dezember", "am 24. geliefert"
             continue
         add(start, m.end())
         start = m.end()
@@ -363,6 +364,7 @@ _MONTHS = {"january": 1, "jan": 1, "february": 2, "feb": 2, "march": 3, "mar": 3
            "juli": 7, "oktober": 10, "okt": 10, "dezember": 12, "dez": 12}
 _MON = "|".join(sorted(_MONTHS, key=len, reverse=True))
 _MONTH_NEXT_RE = _lazy(rf"\s{{1,3}}(?:{_MON})\b", re.I)
+_LOWER_NEXT_RE = _lazy(r"[ \t]{1,3}[a-zäöüß]")  # case matters: a new sentence begins with a capital
 _UNITS = ["", "first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth"]
 ORDINALS = {w: i for i, w in enumerate(_UNITS) if w}
 ORDINALS.update({"tenth": 10, "eleventh": 11, "twelfth": 12, "thirteenth": 13, "fourteenth": 14, "fifteenth": 15,
@@ -377,23 +379,46 @@ _ORD = (r"(?:twenty|thirty)[-\s]?(?:first|second|third|fourth|fifth|sixth|sevent
         r"thirtieth|first|second|third|fourth|fifth|sixth|seventh|eighth|ninth")
 
 
+# German ordinals, by stem ("vierundzwanzigsten", "dritte", "ersten", "einunddreißigster")
+_DE_UNITS = {"erst": 1, "zweit": 2, "dritt": 3, "viert": 4, "fünft": 5, "sechst": 6, "siebt": 7, "siebent": 7,
+             "acht": 8, "neunt": 9}
+_DE_TEENS = {"zehnt": 10, "elft": 11, "zwölft": 12, "dreizehnt": 13, "vierzehnt": 14, "fünfzehnt": 15,
+             "sechzehnt": 16, "siebzehnt": 17, "achtzehnt": 18, "neunzehnt": 19, "zwanzigst": 20, "dreißigst": 30}
+_DE_CARD = {"ein": 1, "zwei": 2, "drei": 3, "vier": 4, "fünf": 5, "sechs": 6, "sieben": 7, "acht": 8, "neun": 9}
+DE_ORDINALS = {**_DE_UNITS, **_DE_TEENS}
+for _w, _i in _DE_CARD.items():
+    DE_ORDINALS[f"{_w}undzwanzigst"] = 20 + _i
+DE_ORDINALS["einunddreißigst"] = 31
+_DE_ORD = ("(?:" + "|".join(sorted(DE_ORDINALS, key=len, reverse=True)) + ")e[nrsm]?")
+
+
 def _ordinal(w: str) -> int | None:
     w = re.sub(r"^(twenty|thirty)[-\s]?", r"\1-", w.lower())
     n = ORDINALS.get(w)
+    if n is None:
+        n = DE_ORDINALS.get(re.sub(r"e[nrsm]?$", "", w.replace("ss", "ß")))
     return n if n is not None and n <= 31 else None
 _Y = r"(?:,?\s{1,3}(?:of\s+)?(\d{4}))?"
 _DATE_RES = (
     ("ymd", _lazy(r"(?<![\d.-])(\d{4})\s?([-/.])\s?(\d{1,2})\2(\d{1,2})(?![\d])")),
     ("md", _lazy(rf"\b({_MON})\.?\s{{1,3}}(?:the\s+)?(\d{{1,2}})(?:st|nd|rd|th)?\b{_Y}", re.I)),
-    ("dm", _lazy(rf"(?<![\d.,])(\d{{1,2}})(?:st|nd|rd|th)?\.?\s{{1,3}}(?:of\s{{1,3}})?({_MON})\b\.?{_Y}", re.I)),
-    ("wdm", _lazy(rf"\b(?:the\s+)?({_ORD})\s{{1,3}}(?:of\s{{1,3}})?({_MON})\b{_Y}", re.I)),
+    ("dm", _lazy(rf"(?<![\d.,])(\d{{1,2}})(?:st|nd|rd|th|ten|te|ter)?\.?\s{{1,3}}(?:of\s{{1,3}})?({_MON})\b\.?{_Y}", re.I)),
+    ("wdm", _lazy(rf"\b(?:the\s+)?({_ORD}|{_DE_ORD})\.?\s{{1,3}}(?:of\s{{1,3}})?({_MON})\b{_Y}", re.I)),
     ("mwd", _lazy(rf"\b({_MON})\s{{1,3}}(?:the\s+)?({_ORD})\b{_Y}", re.I)),
     ("num", _lazy(r"(?<![\d./-])(\d{1,2})([./-])(\d{1,2})\2(\d{4})(?![\d])")),
     ("dmy2", _lazy(r"\b(?:am|bis|zum|vom|ab|den)\s(\d{1,2})\.(\d{1,2})\.(?!\d)", re.I)),  # "am 24.12."
+    # a day without its month: "due on the 24th", "by the twentieth.", "am 24. geliefert", "am vierundzwanzigsten"
+    # (month 0: compared by the day alone, ``date_in``); only where nothing but an end or a link word follows
+    ("d", _lazy(rf"\b(?:on|by|before|until|till|from|for|after)\s+the\s+(\d{{1,2}}(?:st|nd|rd|th)|{_ORD})\b"
+                r"(?=\s*(?:[.,;:!?)]|$)|\s+(?:at|and|or|so|as|when|if|please|latest|between|in\s+the\s+(?:morning|"
+                r"afternoon|evening)|of\s+(?:this|the|next)\s+month)\b)", re.I)),
+    ("d", _lazy(rf"\b(?:am|bis\s+zum|zum|vom|ab\s+dem|bis|den)\s+(\d{{1,2}}\.(?!\d)|{_DE_ORD}\b)"
+                r"(?=\s*(?:[,;:!?)]|$)|\s+(?!mal\b)(?:[a-zäöüß]|um\b|des\s+monats|dieses\s+monats))")),
 )
 
 
-_DATE_CUE = _lazy(rf"\d|\b(?:{_MON})\b", re.I)
+_DATE_CUE = _lazy(rf"\d|\b(?:{_MON})\b|\b(?:on|by|before|until|till|from|for|after)\s+the\s+(?:{_ORD})\b|"
+                  rf"\b(?:am|zum|vom|bis|den|dem)\s+{_DE_ORD}\b", re.I)
 
 
 def find_dates(text: str) -> list[tuple[int, int, frozenset]]:
@@ -420,9 +445,13 @@ def find_dates(text: str) -> list[tuple[int, int, frozenset]]:
             elif kind == "num":
                 a, b, y = int(g[0]), int(g[2]), int(g[3])
                 cands = {(y, b, a)} if g[1] == "." else {(y, b, a), (y, a, b)}
+            elif kind == "d":
+                w = g[0].rstrip(".")
+                day = int(re.sub(r"\D", "", w)) if w[:1].isdigit() else _ordinal(w)
+                cands = {(None, 0, day or 0)}
             else:
                 cands = {(None, int(g[1]), int(g[0]))}
-            cands = {c for c in cands if 1 <= c[1] <= 12 and 1 <= c[2] <= 31}
+            cands = {c for c in cands if (1 <= c[1] <= 12 or (kind == "d" and c[1] == 0)) and 1 <= c[2] <= 31}
             if cands:
                 out.append((m.start(), m.end(), frozenset(cands)))
                 taken.append((m.start(), m.end()))
@@ -435,12 +464,16 @@ def iso_date(v: Any) -> tuple[int, int, int] | None:
 
 
 def date_in(cands: frozenset, allowed: set) -> bool:
-    return any((c in allowed) if c[0] is not None else any(a[1:] == c[1:] for a in allowed) for c in cands)
+    """Is one of CANDS in ALLOWED: a candidate without a year matches on month and day, one
+    without a month (month 0: "the 24th") on the day alone."""
+    return any((c in allowed) if c[0] is not None else
+               any(a[2] == c[2] and (c[1] == 0 or a[1] == c[1]) for a in allowed) for c in cands)
 
 
 _DATE_WHAT = (
     ("delivery", _rx(r"deliver|arriv|expected|estimated|\beta\b|reach|\bdue\b|\bby\b|lieferung|liefert|zugestellt|"
-                     r"ankommen|ankunft|eintreff|voraussichtlich|erwartet|liefertermin|zustellung")),
+                     r"ankommen|ankunft|eintreff|trifft|voraussichtlich|erwartet|liefertermin|zustellung|\bkommt\b|\bkommen\b|"
+                     r"\bshows?\s+up\b|\bland(?:s|ing)?\b|\bget\s+to\s+you\b")),
     ("placed", _rx(r"placed|\bordered\b|order\s+date|purchas|bought|made\s+on|submitted|bestellt|aufgegeben|"
                    r"bestelldatum|gekauft|bestellung\s+vom")),
     ("ship", _rx(r"shipped|dispatched|sent\s+out|posted|versandt|versendet|verschickt|abgeschickt")),
@@ -603,11 +636,27 @@ _PROMISE_CUE = _rx(r"refund|reimburs|credit|discount|voucher|coupon|compensat|mo
                    r"another\s+(?:one|copy|key|unit|device)")
 
 
+# the customer's own words, quoted as such: 'You wrote: "we will refund you"', 'Sie schreiben: "..."'
+_THEIR_WORDS_RE = _rx(rf"(?:\b(?:you|the\s+customer|they|sie|du|ihre\s+nachricht|your\s+(?:message|e-?mail|question|"
+                      rf"note|ticket))\b[^\"]{{0,25}}?\b(?:{_REPORT}|quote|quoted|zitieren|schreibst|fragst)\b"
+                      rf"|\b(?:{_REPORT})\s+(?:by\s+)?(?:you|the\s+customer|sie))[^\"]{{0,12}}$")
+
+
+def _their_words(sent: str, p: int) -> bool:
+    """Is SENT[p] inside a double-quoted passage that the sentence gives as the customer's words?"""
+    q = sent.rfind('"', 0, p)
+    if q < 0 or sent.count('"', 0, q) % 2:  # not inside an open quote
+        return False
+    return _THEIR_WORDS_RE.search(sent, max(0, q - 60), q) is not None
+
+
 def _promise_claims(sent: str) -> Iterable[tuple[int, str]]:
     if not _PROMISE_CUE.search(sent):
         return
     for rx in PROMISE_RES:
         for m in rx.finditer(sent):
+            if '"' in sent and _their_words(sent, m.start()):
+                continue
             before, said, after = clause_of(sent, m.start(), m.end())
             if _PROMISE_PRE_HEDGE.search(before[-80:]) or HEDGE_NEG.search(said) or \
                     _PROMISE_POST_HEDGE.search(after[:60]):
