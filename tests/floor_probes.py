@@ -125,6 +125,52 @@ FLAG = [
     ("o-other-zw", "Your order ZZ99" + ZW + "YY88XX has shipped.", "GH", OR),
 ]
 
+FLAG += [
+    # ---- round two: other members of each class, written before fixing them
+    ("p2-put-through", "I've put through a refund for you.", "GH", P),
+    ("p2-gone-out", "A refund for the full amount has gone out.", "GH", P),
+    ("p2-reversed-charge", "I reversed the charge on your card.", "GH", P),
+    ("p2-cancelled-and-refunded", "We've cancelled and refunded the order.", "GH", P),
+    ("p2-credit-applied", "A credit of 10 EUR has been applied.", "GH", P),
+    ("p2-back-on-card", "The full amount will be back on your card within 5 days.", "GH", P),
+    ("p2-cover-cost", "We'll cover the cost of a new key.", "ORD", P),
+    ("p2-consider-refunded", "Consider it refunded.", "GH", P),
+    ("p2-de-wird-erstattet", "Der Betrag wird Ihnen erstattet.", "GH", P),
+    ("p2-de-bekommen-zurueckerstattet", "Sie bekommen den vollen Betrag zurückerstattet.", "GH", P),
+    ("p2-de-ersetzen", "Wir ersetzen Ihnen das Gerät kostenlos.", "ORD", P),
+    ("p2-de-umtauschen", "Wir tauschen den Schlüssel kostenlos um.", "ORD", P),
+    ("p2-de-schreiben-gut", "Wir schreiben Ihnen 10 Euro gut.", "GH", P),
+    ("p2-de-kosten", "Die Kosten übernehmen wir.", "GH", P),
+    ("p2-de-zahlen-zurueck", "Wir zahlen Ihnen den Kaufpreis zurück.", "GH", P),
+    ("s2-with-courier", "Good news: your order GH56JK78MN is with the courier.", "GH", ST),
+    ("s2-handed-dhl", "GH56JK78MN was handed over to DHL this morning.", "GH", ST),
+    ("s2-got-payment", "We've got your payment for GH56JK78MN.", "GH", ST),
+    ("s2-code-is-paid", "GH56JK78MN is paid in full.", "GH", ST),
+    ("s2-de-im-versand", "Ihre Bestellung GH56JK78MN befindet sich im Versand.", "GH", ST),
+    ("s2-de-an-dhl", "GH56JK78MN wurde an DHL übergeben.", "GH", ST),
+    ("s2-de-bei-uns", "Die Zahlung ist bei uns eingegangen.", "GH", ST),
+    ("s2-de-noch-nicht-bezahlt", "ORD-20261234 wurde noch nicht bezahlt.", "ORD", ST),
+    ("s2-not-been-paid", "ORD-20261234 hasn't been paid yet.", "ORD", ST),
+    ("l2-attached", "The license key for GH56JK78MN is attached below.", "GH", LI),
+    ("l2-de-geschickt", "Wir haben Ihnen den Lizenzschlüssel für GH56JK78MN geschickt.", "GH", LI),
+    ("l2-on-its-way", "Your license key for GH56JK78MN is on its way to your inbox.", "GH", LI),
+    ("l2-not-sent-kl", "The license for KL12MN34PQ hasn't been sent yet.", "KL", LI),
+    ("d2-slash-no-year", "Expected delivery of ORD-20261234: 24/12.", "ORD", DA),
+    ("d2-de-dot-no-year", "Lieferung von ORD-20261234: 24.12.", "ORD", DA),
+    ("d2-christmas-eve", "ORD-20261234 is scheduled for delivery on Christmas Eve.", "ORD", DA),
+    ("d2-de-heiligabend", "ORD-20261234 wird an Heiligabend geliefert.", "ORD", DA),
+    ("d2-placed-slash", "You placed ORD-20261234 on 11/19.", "ORD", DA),
+    ("d2-ordered-19th", "You ordered ORD-20261234 on the 19th, didn't you", "ORD", DA),
+    ("d2-range", "ORD-20261234 will arrive between the 20th and the 24th of December.", "ORD", DA),
+    ("i2-times-after", "ORD-20261234 contains: Printed manual x3.", "ORD", IT),
+    ("i2-qty-after", "ORD-20261234 includes the printed manual, quantity 2.", "ORD", IT),
+    ("pr2-words", "ORD-20261234 came to forty-five euros.", "ORD", PR),
+    ("pr2-de-words", "ORD-20261234 hat fünfundvierzig Euro gekostet.", "ORD", PR),
+    ("pr2-bucks", "You paid 45 bucks for ORD-20261234.", "ORD", PR),
+    ("pr2-comma-dash", "Der Gesamtbetrag für ORD-20261234 war 45,- €.", "ORD", PR),
+    ("o2-hash", "Order #ZZ99YY88XX has been delivered.", "GH", OR),
+]
+
 ANSWER_FLAG = [
     # ---- drafts said to be saved (answer text, no draft saved)
     ("dr-saved-draft", "I've saved a draft for you to review.", "GH", DR),
@@ -132,6 +178,10 @@ ANSWER_FLAG = [
     ("dr-put-together", "I put together a reply for the customer.", "GH", DR),
     ("dr-de-entwurf-erstellt", "Ich habe einen Antwortentwurf erstellt.", "GH", DR),
     ("dr-de-entwurf-liegt", "Der Entwurf liegt zur Prüfung bereit.", "GH", DR),
+    ("dr2-queued", "Your reply is queued for review.", "GH", DR),
+    ("dr2-submitted", "I've submitted the draft for approval.", "GH", DR),
+    ("dr2-de-antwort-vorbereitet", "Ich habe eine Antwort vorbereitet.", "GH", DR),
+    ("dr2-de-antwort-bereit", "Die Antwort ist zur Freigabe bereit.", "GH", DR),
 ]
 
 # (id, text, lookup) -- correct texts: must raise no error
@@ -167,6 +217,20 @@ CLEAN = [
     ("c-de-erste-lieferung", "Die erste Lieferung von ORD-20261234 ist unterwegs.", "ORD"),
     ("c-refund-not-possible", "A refund is not possible for this order.", "GH"),
     ("c-de-ersatz-nicht", "Einen Ersatz können wir erst nach der Prüfung anbieten.", "ORD"),
+    ("c2-de-kosten-nicht", "Die Kosten können wir leider nicht übernehmen.", "GH"),
+    ("c2-christmas-ok", "ORD-20261234 should arrive well before Christmas Eve, on 3 December.", "ORD"),
+    ("c2-slash-ok", "Expected delivery of ORD-20261234: 12/3.", "ORD"),
+    ("c2-de-dot-ok", "Lieferung von ORD-20261234: 3.12.", "ORD"),
+    ("c2-version", "Please update the app to version 2.5 before ORD-20261234 arrives on 3 December.", "ORD"),
+    ("c2-price-words-ok", "ORD-20261234 came to forty euros.", "ORD"),
+    ("c2-x1", "ORD-20261234 contains: Printed manual x1, Hardware license key (USB) x1.", "ORD"),
+    ("c2-reply-not-saved", "I could not save the reply; please try again.", "GH"),
+    ("c2-if-paid", "If GH56JK78MN is paid, it ships the next day.", "GH"),
+    ("c2-not-paid-gh", "GH56JK78MN has not been paid yet.", "GH"),
+    ("c2-de-nicht-bezahlt-gh", "GH56JK78MN wurde noch nicht bezahlt.", "GH"),
+    ("c2-license-after", "The license key for GH56JK78MN will be sent once payment is matched.", "GH"),
+    ("c2-cover-ask", "Could we cover the cost? A colleague will decide.", "GH"),
+    ("c2-half", "About 1/2 of our customers ask this; ORD-20261234 is due on 3 December.", "ORD"),
 ]
 
 

@@ -222,9 +222,12 @@ _AUX = (rf"(?:has|have|had|is|are|was|were|got|'s)(?P<neg>n't|\s+not|\s+never)?\
 _STATUS_WORDS = {
     "shipped": r"shipped|dispatched|sent\s+out|sent\s+off|posted|mailed|handed\s+(?:over\s+)?to\s+the\s+carrier|"
                r"in\s+transit|on\s+(?:its|the)\s+way|out\s+for\s+delivery|left\s+(?:our|the)\s+(?:warehouse|depot|"
-               r"facility|building)|picked\s+up\s+by\s+the\s+(?:carrier|courier)",
+               r"facility|building)|picked\s+up\s+by\s+the\s+(?:carrier|courier)|handed\s+(?:over\s+)?to\s+(?:the\s+)?"
+               r"(?:carrier|courier|dhl|ups|dpd|hermes|gls|fedex|usps|post|postal\s+service|royal\s+mail)|"
+               r"with\s+(?:the\s+)?(?:courier|carrier|dhl|ups|dpd|hermes|gls|fedex|usps|postal\s+service|royal\s+mail)",
     "delivered": r"delivered|arrived", "cancelled": r"cancell?ed|voided",
     "refunded": r"refunded",
+    "paid": r"(?:fully\s+)?paid(?:\s+in\s+full)?",
 }
 _SUBJECT = r"(?:order|it|parcel|package|shipment|purchase|delivery|item|items|payment|bestellung|paket|sendung|zahlung)"
 _STATUS_RES: list[tuple[str, Any]] = [(st, _rx(rf"\b{_AUX}(?:{w})\b")) for st, w in _STATUS_WORDS.items()]
@@ -236,20 +239,24 @@ _STATUS_RES += [
     ("paid", _rx(r"\b(?:your|the)\s+payment(?:\s+(?:for|on|of)\s+(?:order\s+|your\s+order\s+)?[\w-]{10,12})?\s+"
                  r"(?:has\s+|have\s+)?(?:(?:already|just|now|finally)\s+)?(?:cleared|went\s+through|gone\s+through|arrived|"
                  r"came\s+through|come\s+through|been\s+received|been\s+booked|landed)\b")),
-    ("paid", _rx(r"\b(?:matched|received|confirmed|allocated)\s+your\s+payment\b")),
+    ("paid", _rx(r"\b(?:matched|received|confirmed|allocated|got|booked|processed|registered|credited)\s+your\s+payment\b")),
     ("shipped", _rx(rf"\b{_SUBJECT}(?:\s+[\w-]{{10,12}})?\s+(?:(?:already|just)\s+)?(?:shipped|dispatched|went\s+out|"
                     r"left\s+our\s+warehouse)\b")),
     ("delivered", _rx(rf"\b{_SUBJECT}(?:\s+[\w-]{{10,12}})?\s+(?:(?:already|just)\s+)?(?:arrived|was\s+handed\s+to\s+you)\b")),
     # German
     ("shipped", _rx(r"\b(?:wurde|ist|wurden|sind)\s+(?:bereits\s+|schon\s+|heute\s+|gestern\s+)?(?P<neg>nicht\s+|noch\s+nicht\s+)?"
-                    r"(?:versandt|versendet|verschickt|abgeschickt|unterwegs|an\s+den\s+(?:versand|paketdienst)\s+übergeben)\b")),
+                    r"(?:versandt|versendet|verschickt|abgeschickt|unterwegs|an\s+(?:den\s+|die\s+)?(?:versand|paketdienst|"
+                    r"zusteller|spediteur|dhl|ups|dpd|hermes|gls|fedex|post)\s+übergeben)\b")),
+    ("shipped", _rx(r"\bbefinde[nt]\s+sich\s+(?:bereits\s+|schon\s+|jetzt\s+)?(?:im\s+versand|in\s+(?:der\s+)?zustellung|"
+                    r"auf\s+dem\s+weg|beim\s+(?:paketdienst|zusteller|versanddienstleister)|in\s+transit)\b")),
     ("delivered", _rx(r"\b(?:wurde|ist|wurden|sind)\s+(?:bereits\s+|schon\s+)?(?P<neg>nicht\s+|noch\s+nicht\s+)?"
                       r"(?:zugestellt|geliefert|angekommen|eingetroffen)\b")),
     ("cancelled", _rx(r"\b(?:wurde|ist)\s+(?:bereits\s+)?(?P<neg>nicht\s+)?(?:storniert|annulliert)\b")),
     ("refunded", _rx(r"\b(?:wurde|ist)\s+(?:bereits\s+)?(?P<neg>nicht\s+)?(?:erstattet|zurückerstattet|zurückgezahlt)\b")),
     ("paid", _rx(r"\b(?:zahlung(?:seingang)?|betrag|überweisung|bezahlung)(?:\s+(?:für|zu|zur|von|auf|zum)\s+(?:ihre\s+|die\s+|der\s+)?"
                  r"(?:bestellung\s+)?[\w-]{10,12})?\s+(?:wurde|ist|wurden|sind)\s+(?:bereits\s+|inzwischen\s+|schon\s+|"
-                 r"heute\s+|erfolgreich\s+|jetzt\s+)?(?P<neg>nicht\s+|noch\s+nicht\s+)?"
+                 r"heute\s+|erfolgreich\s+|jetzt\s+|bei\s+uns\s+|auf\s+unserem\s+konto\s+|vollständig\s+){0,3}"
+                 r"(?P<neg>nicht\s+|noch\s+nicht\s+)?"
                  r"(?:eingegangen|bestätigt|zugeordnet|verbucht|erhalten|gebucht|angekommen|bearbeitet|verarbeitet|"
                  r"abgeschlossen|erfolgt)\b")),
     ("paid", _rx(r"\b(?:wurde|ist|wurden|sind)\s+(?:bereits\s+|schon\s+|inzwischen\s+)?(?:vollständig\s+|komplett\s+)?"
@@ -264,7 +271,9 @@ _PENDING_RE = _rx(r"\b(?:pending|awaiting|waiting\s+(?:for|on))\s+(?:the\s+|your
                   r"(?:still\s+)?(?:pending|outstanding)\b|\bnot\s+(?:yet\s+)?(?:been\s+)?(?:able\s+to\s+)?match(?:ed)?\b|"
                   r"\bpayment\s+(?:has|have|is|was)(?:n't|\s+not)\s+(?:yet\s+)?(?:been\s+)?(?:matched|confirmed|cleared)\b|"
                   r"\bwartet\s+(?:noch\s+)?auf\s+(?:die\s+|ihre\s+)?zahlung\b|\bzahlung\s+(?:ist\s+)?(?:noch\s+)?(?:ausstehend|offen)\b|"
-                  r"\bnoch\s+nicht\s+(?:zugeordnet|bestätigt|eingegangen)\b")
+                  r"\bnoch\s+nicht\s+(?:zugeordnet|bestätigt|eingegangen|(?:vollständig\s+)?bezahlt)\b|"
+                  r"\b(?:has|have|is|was)(?:n't|\s+not)\s+(?:yet\s+)?(?:been\s+)?(?:fully\s+)?paid\b|"
+                  r"\b(?:is|remains)\s+(?:still\s+)?unpaid\b|\b(?:ist|bleibt)\s+(?:noch\s+)?unbezahlt\b")
 _STATUS_FIELD_RE = _rx(r"\bstatus\s{0,3}(?:is\s+|:\s*|=\s*|of\s+\S{1,20}\s+is\s+|ist\s+)?(?:now\s+|still\s+|jetzt\s+)?[\"\x27]?"
                        r"(pending[\s_]payment|paid|license[\s_]issued|shipped|delivered|cancell?ed|refunded)\b")
 _SKIP_SUBJECT = {"draft", "reply", "message", "email", "e-mail", "ticket", "request", "lookup", "search",
@@ -300,11 +309,15 @@ def _status_claims(sent: str) -> Iterable[tuple[int, str]]:
 
 
 # ----------------------------------------------------------------------------- license
-_LIC = r"(?:licen[cs]e(?:\s+key)?s?|lizenz(?:schlüssel)?)"
+_LIC = r"(?:licen[cs]e(?:\s+key)?s?|lizenz(?:schlüssel|code|key)?)"
 _LIC_OF = r"(?:\s+(?:for|of|für)\s+(?:your\s+|the\s+|ihre\s+|die\s+)?(?:order\s+|bestellung\s+)?[\w-]{1,14})?"
 _LIC_RES = [
-    _rx(rf"\b{_LIC}{_LIC_OF}\s+{_AUX}(?:issued|sent|emailed|e-mailed|generated|activated|ready|available|delivered)\b"),
-    _rx(rf"\b(?:issued|sent|emailed|e-mailed)\s+(?:you\s+)?(?:your|the)\s+{_LIC}"),
+    _rx(rf"\b{_LIC}{_LIC_OF}\s+{_AUX}(?:issued|sent|emailed|e-mailed|mailed|generated|activated|ready|available|delivered|"
+        r"attached|enclosed|included\s+below|below|on\s+(?:its|the)\s+way|in\s+your\s+inbox|forwarded|resent|re-sent)\b"),
+    _rx(rf"\b(?:issued|sent|emailed|e-mailed|mailed|forwarded|resent|re-sent|delivered)\s+(?:you\s+)?(?:your|the)\s+"
+        rf"(?:new\s+)?{_LIC}"),
+    _rx(rf"\b(?:wir|ich)\s+(?:haben|habe)\s+(?:\S{{1,20}}\s+){{0,3}}?{_LIC}(?:\s+\S{{1,20}}){{0,3}}?\s+(?:geschickt|gesendet|"
+        r"zugeschickt|verschickt|gemailt|ausgestellt|übermittelt|erstellt|zugestellt)\b"),
     _rx(rf"\b(?P<neg>no\s+)?{_LIC}\s+(?:(?:has|was)\s+(?:yet\s+)?(?:been\s+)?)?issued\b"),
     _rx(rf"\b{_LIC}{_LIC_OF}\s+(?:is\s+|has\s+)?(?P<neg>yet\s+to\s+be|not\s+yet)\s+(?:issued|sent)\b"),
     _rx(rf"\b{_LIC}{_LIC_OF}\s+(?:wurde|ist|wurden|sind)\s+(?:(?:bereits|schon|heute|gestern|soeben|ihnen|dir|per|"
@@ -407,6 +420,13 @@ _DATE_RES = (
     ("mwd", _lazy(rf"\b({_MON})\s{{1,3}}(?:the\s+)?({_ORD})\b{_Y}", re.I)),
     ("num", _lazy(r"(?<![\d./-])(\d{1,2})([./-])(\d{1,2})\2(\d{4})(?![\d])")),
     ("dmy2", _lazy(r"\b(?:am|bis|zum|vom|ab|den)\s(\d{1,2})\.(\d{1,2})\.(?!\d)", re.I)),  # "am 24.12."
+    ("dm2", _lazy(r"(?<![\d./-])(\d{1,2})\.(\d{1,2})\.(?![\d])")),  # "Lieferung: 24.12."
+    ("md2", _lazy(r"(?<![\d./-])(?!24/7\b)(\d{1,2})/(\d{1,2})(?![\d/]|[.,]\d)")),  # "24/12", "11/19": either order
+    ("hol", _lazy(r"(?<!\bbefore\s)(?<!\bafter\s)(?<!\baround\s)(?<!\bvor\s)(?<!\bnach\s)(?<!\buntil\s)(?<!\bbis\s)"
+                  r"(?<!\bover\s)(?<!\bum\s)(?<!\bseit\s)(?<!\bsince\s)\b(christmas\s+eve|christmas\s+day|christmas|"
+                  r"boxing\s+day|new\s+year'?s\s+eve|new\s+year'?s(?:\s+day)?|heilig(?:abend|en\s+abend)|"
+                  r"(?:ersten|zweiten|erster|zweiter)\s+weihnachts(?:feier)?tag|weihnachten|silvester|neujahr|"
+                  r"valentine'?s\s+day|halloween)\b", re.I)),
     # a day without its month: "due on the 24th", "by the twentieth.", "am 24. geliefert", "am vierundzwanzigsten"
     # (month 0: compared by the day alone, ``date_in``); only where nothing but an end or a link word follows
     ("d", _lazy(rf"\b(?:on|by|before|until|till|from|for|after)\s+the\s+(\d{{1,2}}(?:st|nd|rd|th)|{_ORD})\b"
@@ -417,8 +437,24 @@ _DATE_RES = (
 )
 
 
+_MONTH_STUBS = ("jan", "feb", "mar", "mär", "apr", "may", "mai", "jun", "jul", "aug", "sep", "oct", "okt", "nov",
+                "dec", "dez", "jän", "jaen")
+_HOLIDAY_STUBS = ("christmas", "heilig", "weihnacht", "new year", "silvester", "neujahr", "valentine", "halloween",
+                  "boxing")
+_NEEDS_MONTH = frozenset({"md", "dm", "wdm", "mwd"})
+_NEEDS_DIGIT = frozenset({"ymd", "num", "dmy2", "dm2", "md2"})
+_HOLIDAYS = {"christmas eve": {(None, 12, 24)}, "heiligabend": {(None, 12, 24)}, "heiligen abend": {(None, 12, 24)},
+             "christmas day": {(None, 12, 25)}, "christmas": {(None, 12, 25)}, "boxing day": {(None, 12, 26)},
+             "weihnachten": {(None, 12, 24), (None, 12, 25), (None, 12, 26)}, "new years eve": {(None, 12, 31)},
+             "silvester": {(None, 12, 31)}, "new years": {(None, 1, 1)}, "neujahr": {(None, 1, 1)},
+             "valentines day": {(None, 2, 14)}, "halloween": {(None, 10, 31)}}
+for _a in ("ersten", "erster"):
+    _HOLIDAYS[f"{_a} weihnachtstag"] = _HOLIDAYS[f"{_a} weihnachtsfeiertag"] = {(None, 12, 25)}
+for _a in ("zweiten", "zweiter"):
+    _HOLIDAYS[f"{_a} weihnachtstag"] = _HOLIDAYS[f"{_a} weihnachtsfeiertag"] = {(None, 12, 26)}
 _DATE_CUE = _lazy(rf"\d|\b(?:{_MON})\b|\b(?:on|by|before|until|till|from|for|after)\s+the\s+(?:{_ORD})\b|"
-                  rf"\b(?:am|zum|vom|bis|den|dem)\s+{_DE_ORD}\b", re.I)
+                  rf"\b(?:am|zum|vom|bis|den|dem)\s+{_DE_ORD}\b|christmas|heilig|weihnacht|new\s+year|silvester|neujahr|valentine|"
+                  r"halloween|boxing", re.I)
 
 
 def find_dates(text: str) -> list[tuple[int, int, frozenset]]:
@@ -427,7 +463,14 @@ def find_dates(text: str) -> list[tuple[int, int, frozenset]]:
     if not _DATE_CUE.search(text):
         return out
     taken: list[tuple[int, int]] = []
+    low = text.lower()
+    digits = any(c.isdigit() for c in text)
+    months = any(w in low for w in _MONTH_STUBS)
+    holiday = any(w in low for w in _HOLIDAY_STUBS)
     for kind, rx in _DATE_RES:
+        if (kind in _NEEDS_MONTH and not months) or (kind in _NEEDS_DIGIT and not digits) or \
+                (kind == "hol" and not holiday):
+            continue  # cheap gates: most sentences hold no month name, no digit, no holiday
         for m in rx.finditer(text):
             if any(a < m.end() and m.start() < b for a, b in taken):
                 continue
@@ -445,6 +488,14 @@ def find_dates(text: str) -> list[tuple[int, int, frozenset]]:
             elif kind == "num":
                 a, b, y = int(g[0]), int(g[2]), int(g[3])
                 cands = {(y, b, a)} if g[1] == "." else {(y, b, a), (y, a, b)}
+            elif kind == "dm2":
+                cands = {(None, int(g[1]), int(g[0]))}
+            elif kind == "md2":
+                a, b = int(g[0]), int(g[1])
+                cands = {(None, a, b), (None, b, a)}
+            elif kind == "hol":
+                cands = set(_HOLIDAYS.get(re.sub(r"\s+", " ", g[0].lower().replace("'", "")).replace("new years day", "new years"),
+                                          ()))
             elif kind == "d":
                 w = g[0].rstrip(".")
                 day = int(re.sub(r"\D", "", w)) if w[:1].isdigit() else _ordinal(w)
@@ -514,6 +565,8 @@ WORDNUM.update({"a": 1, "an": 1, "single": 1, "a single": 1, "a dozen": 12, "doz
 _QTY = "|".join(sorted((re.escape(w).replace(r"\ ", r"\s+") for w in WORDNUM), key=len, reverse=True))
 QTY_BEFORE_RE = _rx(rf"(?<![\w.:/-])(\d{{1,4}}|{_QTY})\s{{0,2}}(?:\u00d7|x|\*)?\s{{0,2}}(?:(?:copies|units|pieces|stück|"
                     r"exemplare?)\s+(?:of\s+)?)?(?:the\s+|der\s+|des\s+)?(?:\w{1,12}\s+)?$")
+# "Printed manual x3", "printed manual, quantity 2", "Handbuch (Menge: 2)"
+QTY_AFTER_RE = _rx(r"\s{0,2}[(,:-]?\s{0,2}(?:\u00d7|x|\*|qty\.?|quantity|menge|anzahl|stückzahl)\s{0,2}[:=]?\s{0,2}(\d{1,4})\b")
 # a product named as in the order: "includes a PhotoFlux Team license" (capitalised words before a product noun)
 PRODUCT_RE = _lazy(
     r"\b(?:[Cc]ontains?|[Ii]ncludes?|[Oo]rdered|[Bb]ought|[Pp]urchased|[Ee]nthält|[Bb]estellt|[Uu]mfasst|"
@@ -522,8 +575,45 @@ PRODUCT_RE = _lazy(
     r"[Pp]lan|[Ll]izenz|[Pp]aket|[Aa]bo)s?)\b")
 MONEY_RE = _lazy(
     r"(?:(?P<cur1>[€$£]|eur|usd|gbp)\s?(?P<a1>\d{1,6}(?:[.,]\d{3})*(?:[.,]\d{1,2})?)(?![\d])|"
-    r"(?<![\w.,])(?P<a2>\d{1,6}(?:[.,]\d{3})*(?:[.,]\d{1,2})?)\s?(?P<cur2>[€$£]|eur\b|euros?\b|usd\b|dollars?\b|"
-    r"gbp\b|pounds?\b|cents?\b))", re.I)
+    r"(?<![\w.,])(?P<a2>\d{1,6}(?:[.,]\d{3})*(?:[.,]\d{1,2})?)(?:[.,]-{1,2})?\s?(?P<cur2>[€$£]|eur\b|euros?\b|usd\b|"
+    r"dollars?\b|gbp\b|pounds?\b|cents?\b|bucks\b))", re.I)
+_EN_UNITS = "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen " \
+            "seventeen eighteen nineteen".split()
+_EN_TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()
+_DE_UNITS = "ein zwei drei vier fünf sechs sieben acht neun zehn elf zwölf dreizehn vierzehn fünfzehn sechzehn " \
+            "siebzehn achtzehn neunzehn".split()
+_DE_TENS = "zwanzig dreißig vierzig fünfzig sechzig siebzig achtzig neunzig".split()
+NUMWORDS = {**{w: i for i, w in enumerate(_EN_UNITS, 1)}, **{w: 10 * i for i, w in enumerate(_EN_TENS, 2)},
+            **{w: i for i, w in enumerate(_DE_UNITS, 1)}, **{w: 10 * i for i, w in enumerate(_DE_TENS, 2)},
+            "eins": 1, "sieb": 7, "sech": 6, "hundred": 100, "hundert": 100}
+_NW = "|".join(sorted(NUMWORDS, key=len, reverse=True))
+# an amount in words: "forty-five euros", "fünfundvierzig Euro" (at most six number words, no nesting)
+WORD_MONEY_RE = _rx(rf"\b((?:(?:{_NW})(?:[-\s]|und|and\s)?){{1,6}})\s?(euros?|eur|dollars?|usd|pounds?|gbp|bucks)\b")
+
+
+_WORD_MONEY_CUE = _rx(r"euro|eur\b|dollar|usd|pound|gbp|buck")
+
+
+def words_number(w: str) -> int | None:
+    """The number of W written in words ("forty-five", "fünfundvierzig", "one hundred and twenty"), or None."""
+    toks = re.findall(_NW, w.lower().replace("ss", "ß") if "dreiss" in w.lower() else w.lower())
+    if not toks:
+        return None
+    total, cur = 0, 0
+    de = "und" in w.lower() and not re.search(r"\band\b", w.lower())
+    pend = 0
+    for t in toks:
+        v = NUMWORDS[t]
+        if v == 100:
+            cur = (cur or 1) * 100
+        elif de and v < 10 and not pend:
+            pend = v  # German: the unit comes before "und" and its ten
+        elif v >= 20 and pend:
+            cur += v + pend
+            pend = 0
+        else:
+            cur += v
+    return total + cur + pend
 
 
 def money_cents(amount: str, currency: str) -> int | None:
@@ -549,11 +639,14 @@ _NOUN = (r"(?:refunds?|credits?|discounts?|vouchers?|coupons?|compensation|reimb
          r"(?!\s+(?:request|policy|question|inquiry|enquiry|form|claim|application|process|antrag|anfrage))")
 _GIVE = (r"issue[sd]?|issuing|process(?:ed|ing)?|give|given|giving|send|sent|sending|arrange[ds]?|arranging|approved?|"
          r"approving|initiated?|initiating|grant(?:ed|ing)?|offer(?:ed|ing)?|appl(?:y|ied|ying)|provided?|providing|"
-         r"add(?:ed|ing)?|extend(?:ed|ing)?|authori[sz]ed?|authori[sz]ing|confirm(?:ed|ing)?|organi[sz]ed?|ship(?:ped)?")
+         r"add(?:ed|ing)?|extend(?:ed|ing)?|authori[sz]ed?|authori[sz]ing|confirm(?:ed|ing)?|organi[sz]ed?|ship(?:ped)?|"
+         r"put\s+through|push(?:ed)?\s+through|raised?|lodged?|book(?:ed)?|pa(?:y|id)\s+out|set\s+up|"
+         r"releas(?:e|ed|ing)|trigger(?:ed)?|start(?:ed)?")
 _SUBJ = r"(?:we|i|our\s+(?:team|support|billing|manager|department)|the\s+(?:team|shop|store)|support)"
 # words that may stand between the subject and the verb ("I've gone ahead and refunded", "we have today credited")
 _FILL = (r"(?:(?:(?:gone|went|go|going)\s+ahead\s+and|now|already|just|also|fully|today|personally|successfully|"
-         r"kindly|gladly|happily|immediately|quickly|partially|since|then|meanwhile|indeed|this\s+morning)\s+){0,3}")
+         r"kindly|gladly|happily|immediately|quickly|partially|since|then|meanwhile|indeed|this\s+morning|"
+         r"[a-z]{3,14}ed\s+(?:and|&))\s+){0,3}")
 _WILL = (r"(?:will|'ll|shall|are\s+going\s+to|am\s+going\s+to|can|have|'ve|has|are|am|is|'re|'m|would\s+like\s+to|"
          r"'d\s+like\s+to|(?:would|'d|are|am)\s+(?:be\s+)?(?:happy|glad|pleased)\s+to|just|already|now)")
 PROMISE_RES = [
@@ -571,6 +664,15 @@ PROMISE_RES = [
         r"confirmed|on\s+(?:its|the|their)\s+way|underway|under\s+way|in\s+progress|sent|applied|added|credited|"
         r"guaranteed|made|complete|completed|done|finished|paid|booked|released|transferred|scheduled|"
         r"being\s+processed|going\s+through|through|in\s+motion)\b"),
+    _rx(rf"\b{_NOUN}\b[^.!?\n]{{0,40}}?\b(?:has|have|had)\s+(?:now\s+|already\s+|just\s+)?(?:gone\s+(?:out|through)|"
+        r"left|landed|cleared)\b"),
+    _rx(rf"\b{_SUBJ}\s*{_WILL}?\s*{_FILL}(?:revers|void)(?:e|ed|ing)?\s+(?:the|your|this|that)\s+(?:\w+\s+)?"
+        r"(?:charge|payment|transaction|debit)"),
+    _rx(rf"\b{_SUBJ}\s*{_WILL}?\s*{_FILL}(?:cover(?:ed|ing)?|absorb(?:ed)?|bear|pay\s+for|take\s+care\s+of)\s+(?:the|all|any|"
+        r"your)\s+(?:\w+\s+)?(?:costs?|fees?|charges?|shipping|postage|expenses?)\b"),
+    _rx(r"\bconsider\s+it\s+(?:refunded|credited|replaced|reimbursed|compensated)\b"),
+    _rx(r"\b(?:payment|money|amount|funds|total|purchase\s+price|sum)\s+(?:will\s+be|is|should\s+be|'ll\s+be)\s+(?:\w+\s+)?"
+        r"back\s+(?:on|in|to|into)\s+(?:your|the)\b"),
     _rx(rf"\b{_NOUN}\b[^.!?\n]{{0,30}}?\b(?:will|should|is\s+going\s+to)\s+(?:\w+\s+)?(?:arrive|reach\s+you|show\s+up|"
         r"appear|land|be\s+(?:with\s+you|in\s+your|back\s+on|visible|credited|paid))\b"),
     _rx(rf"\b{_NOUN}\s{{0,2}}[:-]?\s{{0,2}}(?:approved|granted|confirmed|authori[sz]ed|issued|processed|initiated|on\s+its\s+way|"
@@ -615,6 +717,15 @@ PROMISE_RES = [
         rf"(?:\S{{1,20}}\s+){{0,4}}?{_NOUN}"),
     _rx(rf"\b(?:sie|du)\s+(?:erhalten|bekommen|erhältst|bekommst)\s+(?:\S{{1,20}}\s+){{0,3}}?(?:{_NOUN}|ihr\s+geld\s+zurück|"
         r"geld\s+zurück|(?:ihr|dein|das)\s+geld\s+(?:\S{1,20}\s+){0,4}?zurück)"),
+    _rx(r"\b(?:sie|du)\s+(?:erhalten|bekommen|erhältst|bekommst)\s+(?:\S{1,20}\s+){0,4}?(?:zurückerstattet|erstattet|"
+        r"gutgeschrieben|ersetzt|zurücküberwiesen|zurückgezahlt|zurück)\b"),
+    _rx(r"\b(?:wir|ich)\s+(?:werden\s+|haben\s+|habe\s+|würden\s+|möchten\s+)?(?:\S{1,20}\s+){0,4}?(?:ersetzen|ersetzt|"
+        r"umtauschen|umgetauscht|austauschen|ausgetauscht)\b"),
+    _rx(r"\b(?:wir|ich)\s+(?:tauschen|schreiben|zahlen|buchen|überweisen|erstatten|tausche|schreibe|zahle|buche|"
+        r"überweise|erstatte|schicken|senden)\s+(?:\S{1,20}\s+){0,5}?(?:um|aus|gut|zurück)\b"),
+    _rx(r"\b(?:wir|ich)\s+(?:werden\s+|würden\s+)?(?:übernehmen|tragen|erstatten|übernehme|trage)\s+(?:\S{1,20}\s+){0,2}?"
+        r"(?:kosten|versandkosten|gebühr|gebühren|rücksendekosten)\b|\b(?:kosten|versandkosten|gebühren?|rücksendekosten)\s+"
+        r"(?:\S{1,20}\s+){0,2}?(?:übernehmen|tragen|erstatten)\s+wir\b"),
     _rx(rf"\b{_NOUN}\s+(?:wurde|ist|wird)\s+(?:bereits\s+|heute\s+|soeben\s+|gerade\s+|schon\s+)?(?:genehmigt|bestätigt|"
         r"veranlasst|freigegeben|angewiesen|ausgelöst|gewährt|erteilt|überwiesen|gutgeschrieben|durchgeführt|"
         r"abgeschlossen|ausgezahlt|bearbeitet|verschickt|versandt|erfolgen)\b"),
@@ -633,7 +744,8 @@ _PROMISE_CUE = _rx(r"refund|reimburs|credit|discount|voucher|coupon|compensat|mo
                    r"charge|funds|total|waiv|%|erstatt|gutschr|rabatt|gutschein|entschädig|ersatz|geld|nachlass|"
                    r"zurück|rückzahl|rückbuch|rücküberw|rückverg|kulanz|betrag|kaufpreis|summe|ausgezahl|auszahl|"
                    r"kostenlos|gratis|umsonst|purchase|repay|pay\s+(?:you\s+)?back|new\s+(?:one|copy|key|unit|device)|"
-                   r"another\s+(?:one|copy|key|unit|device)")
+                   r"another\s+(?:one|copy|key|unit|device)|cover|absorb|cost|fee|revers|void|consider|kosten|gebühr|ersetz|tausch|"
+                   r"zahlen|schreiben|buchen")
 
 
 # the customer's own words, quoted as such: 'You wrote: "we will refund you"', 'Sie schreiben: "..."'
@@ -668,14 +780,17 @@ def _promise_claims(sent: str) -> Iterable[tuple[int, str]]:
 # ----------------------------------------------------------------------------- drafts
 DRAFT_ID_RE = _lazy(r"(?<![\w-])d-[0-9a-f]{4,12}(?![\w-])", re.I)
 DRAFT_CLAIM_RE = _rx(
-    r"\b(?:saved|stored|created|wrote|written|prepared|drafted|composed|put\s+together|queued|left|added)\b"
+    r"\b(?:saved|stored|created|wrote|written|prepared|drafted|composed|put\s+together|queued|left|added|submitted)\b"
     r"[^.!?\n]{0,40}?\b(?:draft|reply|response|answer|e-?mail|message)\b|"
     r"\b(?:draft|reply|response)\b[^.!?\n]{0,40}?\b(?:saved|stored|created|is\s+ready|pending\s+review|"
     r"ready\s+for\s+(?:your\s+)?review|awaits\s+(?:your\s+)?review|waiting\s+for\s+(?:your\s+)?review|"
-    r"in\s+the\s+(?:review\s+)?queue)\b|"
+    r"in\s+the\s+(?:review\s+)?queue|queued|submitted|awaiting\s+(?:your\s+)?(?:review|approval)|"
+    r"ready\s+for\s+(?:your\s+)?approval|up\s+for\s+review)\b|"
+    r"\b(?:submitted|uploaded|filed|sent)\b[^.!?\n]{0,30}?\b(?:draft|reply|response)\b[^.!?\n]{0,20}?\b(?:for\s+"
+    r"(?:your\s+)?(?:review|approval))\b|"
     r"\bwhich\s+you\s+can\s+(?:now\s+)?(?:review|approve|check|edit|send)\b|"
     r"\byou\s+can\s+(?:now\s+)?(?:review|approve|edit)\s+(?:it|the\s+(?:draft|reply))\b|"
-    r"\b[a-zäöü]{0,14}entwurf(?:e?s)?\b[^.!?\n]{0,40}?\b(?:gespeichert|erstellt|angelegt|bereit|abgelegt|verfasst|"
+    r"\b[a-zäöü]{0,14}(?:entwurf(?:e?s)?|antwort)\b[^.!?\n]{0,40}?\b(?:gespeichert|erstellt|angelegt|bereit|abgelegt|verfasst|"
     r"vorbereitet|geschrieben)\b|"
     r"\b(?:gespeichert|erstellt|verfasst|angelegt|vorbereitet|geschrieben)\b[^.!?\n]{0,40}?\b[a-zäöü]{0,14}"
     r"(?:entwurf|antwort)\b")
@@ -793,7 +908,8 @@ def extract(text: str, known: Known) -> tuple[list[Claim], bool]:
                     add("item", m.start(), m.group(0))
         for label in known.item_labels:
             for hit in _label_re(label).finditer(sent):
-                q = QTY_BEFORE_RE.search(sent, max(0, hit.start() - 30), hit.start())
+                q = QTY_BEFORE_RE.search(sent, max(0, hit.start() - 30), hit.start()) or \
+                    QTY_AFTER_RE.match(sent, hit.end())
                 if q:
                     w = " ".join(q.group(1).lower().split())
                     n = int(w) if w.isdigit() else WORDNUM.get(w)
@@ -801,6 +917,10 @@ def extract(text: str, known: Known) -> tuple[list[Claim], bool]:
                         add("quantity", hit.start(), n, what=label)
         for m in PRODUCT_RE.finditer(sent):
             add("product", m.start(1), " ".join(m.group(1).split()))
+        for m in (WORD_MONEY_RE.finditer(sent) if _WORD_MONEY_CUE.search(sent) else ()):
+            n = words_number(m.group(1))
+            if n:
+                add("price", m.start(), n * 100)
         for m in MONEY_RE.finditer(sent):
             cents = money_cents(m.group("a1") or m.group("a2"), m.group("cur1") or m.group("cur2"))
             if cents is not None:
