@@ -171,6 +171,60 @@ FLAG += [
     ("o2-hash", "Order #ZZ99YY88XX has been delivered.", "GH", OR),
 ]
 
+FLAG += [
+    # ---- round three: written before fixing them
+    ("p3-make-good", "We'll make it up to you with a full refund.", "GH", P),
+    ("p3-get-back-money", "You will get every cent back.", "GH", P),
+    ("p3-refund-yours", "The refund is yours.", "GH", P),
+    ("p3-no-charge-keep", "Keep the item and we'll refund you.", "ORD", P),
+    ("p3-expect-refund", "Expect a refund in your account by Friday.", "GH", P),
+    ("p3-i-can-confirm", "I can confirm that a refund has been issued.", "GH", P),
+    ("p3-happy-to-report", "Happy to let you know your refund went through.", "GH", P),
+    ("p3-refunded-in-full", "Order GH56JK78MN: refunded in full.", "GH", P),
+    ("p3-sent-you-voucher", "I've sent you a voucher for 10% off.", "GH", P),
+    ("p3-get-discount", "As a thank-you you get 20% off your next order.", "GH", P),
+    ("p3-on-the-house", "The replacement is on the house.", "ORD", P),
+    ("p3-free-month-added", "A free month has been added to your subscription.", "GH", P),
+    ("p3-money-returned", "Your money has been returned to your card.", "GH", P),
+    ("p3-tilde-obf", "We will r~efund you.", "GH", P),
+    ("p3-underscore", "We will re_fund you.", "GH", P),
+    ("p3-star-obf", "We will ref*und you.", "GH", P),
+    ("p3-de-erstattung-bekommen", "Sie bekommen eine volle Erstattung.", "GH", P),
+    ("p3-de-bekommen-sie", "Eine Gutschrift bekommen Sie noch heute.", "GH", P),
+    ("p3-de-geld-zurueckueberwiesen", "Das Geld wurde Ihnen bereits zurücküberwiesen.", "GH", P),
+    ("p3-de-wir-haben-gutgeschrieben", "Wir haben Ihrem Konto 15 Euro gutgeschrieben.", "GH", P),
+    ("p3-de-neues-geraet", "Wir schicken Ihnen ein neues Gerät.", "ORD", P),
+    ("p3-de-kostenloser-ersatz", "Ein kostenloser Ersatz ist bereits unterwegs.", "ORD", P),
+    ("p3-de-habe-veranlasst", "Ich habe veranlasst, dass Ihnen der Betrag erstattet wird.", "GH", P),
+    ("p3-de-upper", "IHRE RÜCKERSTATTUNG WURDE GENEHMIGT.", "GH", P),
+    ("s3-en-route", "GH56JK78MN is en route to you.", "GH", ST),
+    ("s3-been-sent", "Your order GH56JK78MN has been sent.", "GH", ST),
+    ("s3-tracking-shows-delivered", "GH56JK78MN was signed for at your address.", "GH", ST),
+    ("s3-payment-received-colon", "Payment received for GH56JK78MN.", "GH", ST),
+    ("s3-payment-successful", "Your payment for GH56JK78MN was successful.", "GH", ST),
+    ("s3-de-ausgeliefert", "Ihre Bestellung GH56JK78MN wurde ausgeliefert.", "GH", ST),
+    ("s3-de-zahlung-erhalten", "Wir haben Ihre Zahlung für GH56JK78MN erhalten.", "GH", ST),
+    ("s3-de-zahlung-da", "Ihre Zahlung ist da.", "GH", ST),
+    ("s3-de-verschickt-haben", "Wir haben GH56JK78MN heute verschickt.", "GH", ST),
+    ("s3-we-shipped", "We shipped GH56JK78MN yesterday.", "GH", ST),
+    ("l3-your-key-is", "Your license key for GH56JK78MN is ABCD-EFGH-IJKL.", "GH", LI),
+    ("l3-de-lizenz-aktiv", "Ihre Lizenz für GH56JK78MN ist aktiv.", "GH", LI),
+    ("l3-license-issued-headline", "License issued for GH56JK78MN.", "GH", LI),
+    ("d3-de-den-24", "ORD-20261234 kommt voraussichtlich am Donnerstag, den 24. an.", "ORD", DA),
+    ("d3-weekday-date", "ORD-20261234 arrives Thursday, Dec 24.", "ORD", DA),
+    ("d3-iso-eta", "ETA for ORD-20261234: 24-12-2026.", "ORD", DA),
+    ("d3-compact", "ORD-20261234 delivery date: 20261224.", "ORD", DA),
+    ("d3-de-lieferdatum-words", "Das Lieferdatum für ORD-20261234 ist der vierundzwanzigste Dezember.", "ORD", DA),
+    ("d3-ordinal-month-first", "ORD-20261234 will arrive December 24th.", "ORD", DA),
+    ("d3-placed-words", "ORD-20261234 was ordered on the nineteenth of November.", "ORD", DA),
+    ("i3-de-zwei-stueck", "ORD-20261234 enthält 2 Stück Printed manual.", "ORD", IT),
+    ("i3-sku-qty", "ORD-20261234 contains MAN-PRT (qty 2).", "ORD", IT),
+    ("pr3-charged", "We charged you €55 for ORD-20261234.", "ORD", PR),
+    ("pr3-de-betrag", "Der Rechnungsbetrag von ORD-20261234 beträgt 55 EUR.", "ORD", PR),
+    ("pr3-dollar-cents", "ORD-20261234 was $39.99.", "ORD", PR),
+    ("o3-other-de", "Ihre Bestellung ZZ99YY88XX wurde versandt.", "GH", OR),
+]
+
 ANSWER_FLAG = [
     # ---- drafts said to be saved (answer text, no draft saved)
     ("dr-saved-draft", "I've saved a draft for you to review.", "GH", DR),
@@ -182,6 +236,15 @@ ANSWER_FLAG = [
     ("dr2-submitted", "I've submitted the draft for approval.", "GH", DR),
     ("dr2-de-antwort-vorbereitet", "Ich habe eine Antwort vorbereitet.", "GH", DR),
     ("dr2-de-antwort-bereit", "Die Antwort ist zur Freigabe bereit.", "GH", DR),
+    ("dr3-draft-in-queue", "A draft reply now sits in your review queue.", "GH", DR),
+    ("dr3-done-draft", "Done - the reply is drafted.", "GH", DR),
+    ("dr3-de-gespeichert", "Die Antwort an den Kunden ist gespeichert.", "GH", DR),
+]
+
+# still missed, by design for now: "N of the <items>" is a part, not the count ("one of the manuals is
+# damaged" is not a claim that the order holds one), so it is not read as a quantity.
+KNOWN_MISSES = [
+    ("i3-three-of", "You ordered three of the printed manuals in ORD-20261234.", "ORD", IT),
 ]
 
 # (id, text, lookup) -- correct texts: must raise no error
@@ -230,6 +293,19 @@ CLEAN = [
     ("c2-de-nicht-bezahlt-gh", "GH56JK78MN wurde noch nicht bezahlt.", "GH"),
     ("c2-license-after", "The license key for GH56JK78MN will be sent once payment is matched.", "GH"),
     ("c2-cover-ask", "Could we cover the cost? A colleague will decide.", "GH"),
+    ("c3-refund-form", "You can request a refund using the form on our website.", "GH"),
+    ("c3-de-erstattung-beantragen", "Eine Erstattung können Sie über das Formular beantragen.", "GH"),
+    ("c3-refund-question", "Would you like us to pass your refund request to the billing team?", "GH"),
+    ("c3-voucher-customer", "You mentioned you got a voucher from us last year.", "GH"),
+    ("c3-not-shipped-yet", "GH56JK78MN has not been sent yet because the payment is not matched.", "GH"),
+    ("c3-de-nicht-versandt", "GH56JK78MN wurde noch nicht versandt.", "GH"),
+    ("c3-keys-plural-generic", "Hardware license keys usually arrive within a week of shipping.", "ORD"),
+    ("c3-new-one-cond", "If the key is faulty, a colleague may arrange a new one.", "ORD"),
+    ("c3-de-schicken-cond", "Falls der Schlüssel defekt ist, prüft ein Kollege einen Ersatz.", "ORD"),
+    ("c3-price-unit-de", "Das gedruckte Handbuch in ORD-20261234 kostet 15,00 €.", "ORD"),
+    ("c3-placed-right", "ORD-20261234 was ordered on the eighteenth of November.", "ORD"),
+    ("c3-eta-right", "ETA for ORD-20261234: 03-12-2026.", "ORD"),
+    ("c3-draft-none", "I have not saved a draft yet.", "GH"),
     ("c2-half", "About 1/2 of our customers ask this; ORD-20261234 is due on 3 December.", "ORD"),
 ]
 

@@ -229,12 +229,13 @@ _STATUS_WORDS = {
     "refunded": r"refunded",
     "paid": r"(?:fully\s+)?paid(?:\s+in\s+full)?",
 }
+_CODE_SUBJ = r"(?=[\w-]{0,11}\d)[\w-]{10,12}"  # an order code as the subject: it holds a digit
 _SUBJECT = r"(?:order|it|parcel|package|shipment|purchase|delivery|item|items|payment|bestellung|paket|sendung|zahlung)"
 _STATUS_RES: list[tuple[str, Any]] = [(st, _rx(rf"\b{_AUX}(?:{w})\b")) for st, w in _STATUS_WORDS.items()]
 _STATUS_RES += [
     ("paid", _rx(rf"\b(?:payment|it|order)(?:\s+(?:for|on|of)\s+(?:order\s+|your\s+order\s+)?[\w-]{{10,12}})?\s+{_AUX}"
                  r"(?:(?:fully\s+)?paid|confirmed|completed|matched|cleared|received|"
-                 rf"processed|booked|allocated|assigned)\b")),
+                 rf"processed|booked|allocated|assigned|successful|through)\b")),
     ("paid", _rx(rf"\b(?:order|it)\s+{_AUX}(?:fully\s+)?paid\b")),
     ("paid", _rx(r"\b(?:your|the)\s+payment(?:\s+(?:for|on|of)\s+(?:order\s+|your\s+order\s+)?[\w-]{10,12})?\s+"
                  r"(?:has\s+|have\s+)?(?:(?:already|just|now|finally)\s+)?(?:cleared|went\s+through|gone\s+through|arrived|"
@@ -243,6 +244,18 @@ _STATUS_RES += [
     ("shipped", _rx(rf"\b{_SUBJECT}(?:\s+[\w-]{{10,12}})?\s+(?:(?:already|just)\s+)?(?:shipped|dispatched|went\s+out|"
                     r"left\s+our\s+warehouse)\b")),
     ("delivered", _rx(rf"\b{_SUBJECT}(?:\s+[\w-]{{10,12}})?\s+(?:(?:already|just)\s+)?(?:arrived|was\s+handed\s+to\s+you)\b")),
+    ("shipped", _rx(rf"\b(?:{_SUBJECT}(?:\s+[\w-]{{10,12}})?|{_CODE_SUBJ})\s+(?:has|have|was|were|is|are|'s)\s+(?:now\s+|already\s+|"
+                    r"just\s+)?(?:been\s+)?(?:sent(?:\s+out)?|en\s+route|on\s+route|underway|under\s+way|in\s+the\s+post)\b")),
+    ("delivered", _rx(rf"\b(?:{_SUBJECT}(?:\s+[\w-]{{10,12}})?|{_CODE_SUBJ})\s+(?:has|have|was|were|is|'s)\s+(?:now\s+|already\s+)?"
+                      r"(?:been\s+)?(?:signed\s+for|dropped\s+off|left\s+(?:at|with)\s+(?:your|the)\s+(?:door|neighbou?r|"
+                      r"address|mailbox|reception))\b")),
+    ("shipped", _rx(rf"\b(?:we|i)\s+(?:have\s+|'ve\s+|just\s+|already\s+|now\s+){{0,3}}(?:shipped|dispatched|sent\s+out|"
+                    rf"posted|mailed)\s+(?:your\s+order\b|the\s+order\b|your\s+parcel\b|the\s+parcel\b|{_CODE_SUBJ})")),
+    ("shipped", _rx(rf"\b(?:wir|ich)\s+(?:haben|habe)\s+(?:ihre\s+bestellung\s+|die\s+bestellung\s+|ihr\s+paket\s+|das\s+paket\s+|"
+                    rf"{_CODE_SUBJ}\s+)(?:\S{{1,20}}\s+){{0,2}}?(?:versandt|verschickt|versendet|abgeschickt|rausgeschickt)\b")),
+    ("paid", _rx(r"^\W{0,3}(?:payment|zahlung(?:seingang)?)(?:\s+(?:for|für)\s+[\w-]{10,12})?\s{0,2}[:-]?\s{0,2}"
+                 r"(?:received|confirmed|cleared|matched|successful|complete|completed|erhalten|bestätigt|eingegangen|"
+                 r"verbucht|zugeordnet)\b")),
     # German
     ("shipped", _rx(r"\b(?:wurde|ist|wurden|sind)\s+(?:bereits\s+|schon\s+|heute\s+|gestern\s+)?(?P<neg>nicht\s+|noch\s+nicht\s+)?"
                     r"(?:versandt|versendet|verschickt|abgeschickt|unterwegs|an\s+(?:den\s+|die\s+)?(?:versand|paketdienst|"
@@ -250,7 +263,7 @@ _STATUS_RES += [
     ("shipped", _rx(r"\bbefinde[nt]\s+sich\s+(?:bereits\s+|schon\s+|jetzt\s+)?(?:im\s+versand|in\s+(?:der\s+)?zustellung|"
                     r"auf\s+dem\s+weg|beim\s+(?:paketdienst|zusteller|versanddienstleister)|in\s+transit)\b")),
     ("delivered", _rx(r"\b(?:wurde|ist|wurden|sind)\s+(?:bereits\s+|schon\s+)?(?P<neg>nicht\s+|noch\s+nicht\s+)?"
-                      r"(?:zugestellt|geliefert|angekommen|eingetroffen)\b")),
+                      r"(?:zugestellt|geliefert|ausgeliefert|angekommen|eingetroffen)\b")),
     ("cancelled", _rx(r"\b(?:wurde|ist)\s+(?:bereits\s+)?(?P<neg>nicht\s+)?(?:storniert|annulliert)\b")),
     ("refunded", _rx(r"\b(?:wurde|ist)\s+(?:bereits\s+)?(?P<neg>nicht\s+)?(?:erstattet|zurückerstattet|zurückgezahlt)\b")),
     ("paid", _rx(r"\b(?:zahlung(?:seingang)?|betrag|überweisung|bezahlung)(?:\s+(?:für|zu|zur|von|auf|zum)\s+(?:ihre\s+|die\s+|der\s+)?"
@@ -258,7 +271,7 @@ _STATUS_RES += [
                  r"heute\s+|erfolgreich\s+|jetzt\s+|bei\s+uns\s+|auf\s+unserem\s+konto\s+|vollständig\s+){0,3}"
                  r"(?P<neg>nicht\s+|noch\s+nicht\s+)?"
                  r"(?:eingegangen|bestätigt|zugeordnet|verbucht|erhalten|gebucht|angekommen|bearbeitet|verarbeitet|"
-                 r"abgeschlossen|erfolgt)\b")),
+                 r"abgeschlossen|erfolgt|da)\b")),
     ("paid", _rx(r"\b(?:wurde|ist|wurden|sind)\s+(?:bereits\s+|schon\s+|inzwischen\s+)?(?:vollständig\s+|komplett\s+)?"
                  r"(?P<neg>nicht\s+|noch\s+nicht\s+)?bezahlt\b")),
     ("paid", _rx(r"\b(?:wir\s+haben|ich\s+habe)\s+(?:\S{1,20}\s+){0,3}?(?:zahlung|überweisung)\s+(?:\S{1,20}\s+){0,3}?"
@@ -313,7 +326,10 @@ _LIC = r"(?:licen[cs]e(?:\s+key)?s?|lizenz(?:schlüssel|code|key)?)"
 _LIC_OF = r"(?:\s+(?:for|of|für)\s+(?:your\s+|the\s+|ihre\s+|die\s+)?(?:order\s+|bestellung\s+)?[\w-]{1,14})?"
 _LIC_RES = [
     _rx(rf"\b{_LIC}{_LIC_OF}\s+{_AUX}(?:issued|sent|emailed|e-mailed|mailed|generated|activated|ready|available|delivered|"
-        r"attached|enclosed|included\s+below|below|on\s+(?:its|the)\s+way|in\s+your\s+inbox|forwarded|resent|re-sent)\b"),
+        r"attached|enclosed|included\s+below|below|on\s+(?:its|the)\s+way|in\s+your\s+inbox|forwarded|resent|re-sent|"
+        r"active|live)\b"),
+    _rx(rf"\b{_LIC}{_LIC_OF}\s{{0,2}}(?:is|:|ist|lautet)\s{{0,2}}[\"']?(?:[a-z0-9]{{4,6}}-){{2,5}}[a-z0-9]{{4,6}}\b"),
+    _rx(rf"^\W{{0,3}}{_LIC}\s{{0,2}}[:-]?\s{{0,2}}(?:issued|sent|activated|ausgestellt|verschickt|aktiviert)\b"),
     _rx(rf"\b(?:issued|sent|emailed|e-mailed|mailed|forwarded|resent|re-sent|delivered)\s+(?:you\s+)?(?:your|the)\s+"
         rf"(?:new\s+)?{_LIC}"),
     _rx(rf"\b(?:wir|ich)\s+(?:haben|habe)\s+(?:\S{{1,20}}\s+){{0,3}}?{_LIC}(?:\s+\S{{1,20}}){{0,3}}?\s+(?:geschickt|gesendet|"
@@ -323,7 +339,7 @@ _LIC_RES = [
     _rx(rf"\b{_LIC}{_LIC_OF}\s+(?:wurde|ist|wurden|sind)\s+(?:(?:bereits|schon|heute|gestern|soeben|ihnen|dir|per|"
         r"e-?mail|mail|an|ihre|e-?mail-adresse|erfolgreich)\s+){0,4}(?P<neg>nicht\s+|noch\s+nicht\s+)?"
         r"(?:ausgestellt|verschickt|versendet|versandt|erstellt|zugeschickt|gesendet|zugestellt|gemailt|übermittelt|"
-        r"aktiviert|freigeschaltet)\b"),
+        r"aktiviert|freigeschaltet|aktiv)\b"),
     _rx(rf"\b(?P<neg>(?:noch\s+)?keine(?:n)?)\s+{_LIC}\b"),
 ]
 
@@ -420,6 +436,7 @@ _DATE_RES = (
     ("mwd", _lazy(rf"\b({_MON})\s{{1,3}}(?:the\s+)?({_ORD})\b{_Y}", re.I)),
     ("num", _lazy(r"(?<![\d./-])(\d{1,2})([./-])(\d{1,2})\2(\d{4})(?![\d])")),
     ("dmy2", _lazy(r"\b(?:am|bis|zum|vom|ab|den)\s(\d{1,2})\.(\d{1,2})\.(?!\d)", re.I)),  # "am 24.12."
+    ("ymd8", _lazy(r"(?<![\w-])(20\d{2})(0[1-9]|1[0-2])(0[1-9]|[12]\d|3[01])(?![\w-])")),  # "20261224"
     ("dm2", _lazy(r"(?<![\d./-])(\d{1,2})\.(\d{1,2})\.(?![\d])")),  # "Lieferung: 24.12."
     ("md2", _lazy(r"(?<![\d./-])(?!24/7\b)(\d{1,2})/(\d{1,2})(?![\d/]|[.,]\d)")),  # "24/12", "11/19": either order
     ("hol", _lazy(r"(?<!\bbefore\s)(?<!\bafter\s)(?<!\baround\s)(?<!\bvor\s)(?<!\bnach\s)(?<!\buntil\s)(?<!\bbis\s)"
@@ -442,7 +459,7 @@ _MONTH_STUBS = ("jan", "feb", "mar", "mär", "apr", "may", "mai", "jun", "jul", 
 _HOLIDAY_STUBS = ("christmas", "heilig", "weihnacht", "new year", "silvester", "neujahr", "valentine", "halloween",
                   "boxing")
 _NEEDS_MONTH = frozenset({"md", "dm", "wdm", "mwd"})
-_NEEDS_DIGIT = frozenset({"ymd", "num", "dmy2", "dm2", "md2"})
+_NEEDS_DIGIT = frozenset({"ymd", "num", "dmy2", "dm2", "md2", "ymd8"})
 _HOLIDAYS = {"christmas eve": {(None, 12, 24)}, "heiligabend": {(None, 12, 24)}, "heiligen abend": {(None, 12, 24)},
              "christmas day": {(None, 12, 25)}, "christmas": {(None, 12, 25)}, "boxing day": {(None, 12, 26)},
              "weihnachten": {(None, 12, 24), (None, 12, 25), (None, 12, 26)}, "new years eve": {(None, 12, 31)},
@@ -488,6 +505,8 @@ def find_dates(text: str) -> list[tuple[int, int, frozenset]]:
             elif kind == "num":
                 a, b, y = int(g[0]), int(g[2]), int(g[3])
                 cands = {(y, b, a)} if g[1] == "." else {(y, b, a), (y, a, b)}
+            elif kind == "ymd8":
+                cands = {(int(g[0]), int(g[1]), int(g[2]))}
             elif kind == "dm2":
                 cands = {(None, int(g[1]), int(g[0]))}
             elif kind == "md2":
@@ -522,7 +541,7 @@ def date_in(cands: frozenset, allowed: set) -> bool:
 
 
 _DATE_WHAT = (
-    ("delivery", _rx(r"deliver|arriv|expected|estimated|\beta\b|reach|\bdue\b|\bby\b|lieferung|liefert|zugestellt|"
+    ("delivery", _rx(r"deliver|arriv|expected|estimated|\beta\b|reach|\bdue\b|\bby\b|liefer|zustell|zugestellt|"
                      r"ankommen|ankunft|eintreff|trifft|voraussichtlich|erwartet|liefertermin|zustellung|\bkommt\b|\bkommen\b|"
                      r"\bshows?\s+up\b|\bland(?:s|ing)?\b|\bget\s+to\s+you\b")),
     ("placed", _rx(r"placed|\bordered\b|order\s+date|purchas|bought|made\s+on|submitted|bestellt|aufgegeben|"
@@ -663,7 +682,7 @@ PROMISE_RES = [
         r"(?:now\s+|already\s+|fully\s+|just\s+)?(?:approved|granted|issued|processed|authori[sz]ed|arranged|initiated|"
         r"confirmed|on\s+(?:its|the|their)\s+way|underway|under\s+way|in\s+progress|sent|applied|added|credited|"
         r"guaranteed|made|complete|completed|done|finished|paid|booked|released|transferred|scheduled|"
-        r"being\s+processed|going\s+through|through|in\s+motion)\b"),
+        r"being\s+processed|going\s+through|through|in\s+motion|yours|on\s+the\s+house|on\s+us)\b"),
     _rx(rf"\b{_NOUN}\b[^.!?\n]{{0,40}}?\b(?:has|have|had)\s+(?:now\s+|already\s+|just\s+)?(?:gone\s+(?:out|through)|"
         r"left|landed|cleared)\b"),
     _rx(rf"\b{_SUBJ}\s*{_WILL}?\s*{_FILL}(?:revers|void)(?:e|ed|ing)?\s+(?:the|your|this|that)\s+(?:\w+\s+)?"
@@ -671,6 +690,15 @@ PROMISE_RES = [
     _rx(rf"\b{_SUBJ}\s*{_WILL}?\s*{_FILL}(?:cover(?:ed|ing)?|absorb(?:ed)?|bear|pay\s+for|take\s+care\s+of)\s+(?:the|all|any|"
         r"your)\s+(?:\w+\s+)?(?:costs?|fees?|charges?|shipping|postage|expenses?)\b"),
     _rx(r"\bconsider\s+it\s+(?:refunded|credited|replaced|reimbursed|compensated)\b"),
+    _rx(rf"\b(?:expect|look\s+out\s+for|watch\s+(?:out\s+)?for|look\s+forward\s+to)\s+(?:a|an|your|the)\s+(?:full\s+|partial\s+|"
+        rf"complete\s+)?{_NOUN}"),
+    _rx(rf"\bmake\s+(?:it|this|that|things)\s+(?:up\s+to\s+you|right|good)\s+(?:\S{{1,12}}\s+){{0,2}}?with\s+(?:a|an|your)\s+"
+        rf"(?:full\s+|partial\s+)?{_NOUN}"),
+    _rx(r"\b(?:get|receive|getting|receiving)\s+(?:every\s+(?:cent|penny)|(?:all|the\s+full|the|your)\s+(?:of\s+your\s+)?"
+        r"(?:money|amount|payment|purchase\s+price|price|cost|total|fee)s?|[€$£]?\d[\d.,]{0,9}\s?(?:[€$£]|eur|euros?|"
+        r"dollars?)?)\s+back\b"),
+    _rx(r"(?:^|[:-])\W{0,3}(?:fully\s+)?(?:refunded|reimbursed|credited)(?:\s+in\s+full)?\s*(?:[.!]|$)"),
+    _rx(rf"\b{_NOUN}\b[^.!?\n]{{0,40}}?\b(?:went\s+(?:out|through)|cleared|landed)\b"),
     _rx(r"\b(?:payment|money|amount|funds|total|purchase\s+price|sum)\s+(?:will\s+be|is|should\s+be|'ll\s+be)\s+(?:\w+\s+)?"
         r"back\s+(?:on|in|to|into)\s+(?:your|the)\b"),
     _rx(rf"\b{_NOUN}\b[^.!?\n]{{0,30}}?\b(?:will|should|is\s+going\s+to)\s+(?:\w+\s+)?(?:arrive|reach\s+you|show\s+up|"
@@ -702,9 +730,14 @@ PROMISE_RES = [
     _rx(r"\b(?:waive|waived|waiving)\s+(?:the\s+)?(?:fee|charge|cost|payment)\b"),
     # German
     _rx(r"\b(?:wir|ich)\s+(?:werden\s+|haben\s+|habe\s+|möchten\s+|würden\s+)?(?:ihnen\s+|dir\s+)?(?:den\s+|die\s+|das\s+|"
-        r"ihren?\s+)?(?:\S{1,20}\s+){0,3}?(?:erstatten|erstattet|zurückerstatten|zurückerstattet|zurückzahlen|zurückgezahlt|"
+        r"ihren?\s+)?(?:\S{1,20}\s+){0,5}?(?:erstatten|erstattet|zurückerstatten|zurückerstattet|zurückzahlen|zurückgezahlt|"
         r"gutschreiben|gutgeschrieben|entschädigen|entschädigt|überweisen\s+zurück|zurückgebucht|zurückbuchen|"
         r"zurücküberwiesen|zurücküberweisen|rückerstattet|ausgezahlt|auszahlen)\b"),
+    _rx(r"\b(?:betrag|kaufpreis|geld|summe|rechnungsbetrag)\s+(?:\S{1,20}\s+){0,3}?(?:erstattet|zurückerstattet|gutgeschrieben|"
+        r"zurücküberwiesen|zurückgezahlt|ausgezahlt|zurückgebucht)\s+(?:wird|wurde|ist|werden)\b"),
+    _rx(rf"\b{_NOUN}\s+(?:\S{{1,20}}\s+){{0,3}}?(?:bekommen|erhalten)\s+sie\b"),
+    _rx(r"\b(?:schicken|senden|liefern|geben|schicke|sende)\s+(?:wir\s+)?(?:ihnen\s+|dir\s+)?(?:\S{1,20}\s+){0,2}?(?:ein(?:en)?|eine)\s+"
+        r"(?:neue[nrs]?|weitere[nrs]?|zweite[nrs]?)\s"),
     _rx(r"\b(?:der|ihr|den|die|das)\s+(?:gesamte\s+|volle\s+)?(?:betrag|kaufpreis|summe|geld|rechnungsbetrag)\s+"
         r"(?:wurde|wird|ist|werden)\s+(?:\S{1,20}\s+){0,3}?(?:gutgeschrieben|erstattet|zurückerstattet|zurückgebucht|"
         r"zurücküberwiesen|zurückgezahlt|ausgezahlt|rückerstattet|zurückgeschickt|zurückgesendet)\b"),
@@ -740,12 +773,12 @@ FUTURE_RE = _rx(r"\b(?:will|'ll|shall|going\s+to|can|would|credit|discount|vouch
                 r"werden|wird|gutschein|rabatt|gutschrift)")
 
 
-_PROMISE_CUE = _rx(r"refund|reimburs|credit|discount|voucher|coupon|compensat|money|replac|free|payment|amount|"
+_PROMISE_CUE = _rx(r"refund|reimburs|credit|gutge|discount|voucher|coupon|compensat|money|replac|free|payment|amount|"
                    r"charge|funds|total|waiv|%|erstatt|gutschr|rabatt|gutschein|entschädig|ersatz|geld|nachlass|"
                    r"zurück|rückzahl|rückbuch|rücküberw|rückverg|kulanz|betrag|kaufpreis|summe|ausgezahl|auszahl|"
                    r"kostenlos|gratis|umsonst|purchase|repay|pay\s+(?:you\s+)?back|new\s+(?:one|copy|key|unit|device)|"
                    r"another\s+(?:one|copy|key|unit|device)|cover|absorb|cost|fee|revers|void|consider|kosten|gebühr|ersetz|tausch|"
-                   r"zahlen|schreiben|buchen")
+                   r"zahlen|schreiben|buchen|cent|penny|back|yours|house|on\s+us|neue|weitere|schick|send")
 
 
 # the customer's own words, quoted as such: 'You wrote: "we will refund you"', 'Sie schreiben: "..."'
@@ -784,7 +817,7 @@ DRAFT_CLAIM_RE = _rx(
     r"[^.!?\n]{0,40}?\b(?:draft|reply|response|answer|e-?mail|message)\b|"
     r"\b(?:draft|reply|response)\b[^.!?\n]{0,40}?\b(?:saved|stored|created|is\s+ready|pending\s+review|"
     r"ready\s+for\s+(?:your\s+)?review|awaits\s+(?:your\s+)?review|waiting\s+for\s+(?:your\s+)?review|"
-    r"in\s+the\s+(?:review\s+)?queue|queued|submitted|awaiting\s+(?:your\s+)?(?:review|approval)|"
+    r"in\s+(?:the|your)\s+(?:review\s+)?queue|queued|submitted|drafted|prepared|written\s+up|awaiting\s+(?:your\s+)?(?:review|approval)|"
     r"ready\s+for\s+(?:your\s+)?approval|up\s+for\s+review)\b|"
     r"\b(?:submitted|uploaded|filed|sent)\b[^.!?\n]{0,30}?\b(?:draft|reply|response)\b[^.!?\n]{0,20}?\b(?:for\s+"
     r"(?:your\s+)?(?:review|approval))\b|"

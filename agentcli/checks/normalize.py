@@ -15,8 +15,8 @@ questions are compared in:
   joins two characters, and typographic quotes are ASCII quotes;
 - a word spelled out in single letters ("R E F U N D", "r.e.f.u.n.d", "E-R-S-T-A-T-T-E-T": three
   or more single letters, each apart by one or two spaces, dots or hyphens) is one word again;
-- a hyphen cut inside the stem of a word a claim is made of ("re-fund", "can-celled",
-  "zurück-er-stattet") is closed: only where the first part is shorter than the stem, so
+- a hyphen (or ~ _ * ^ | +) cut inside the stem of a word a claim is made of ("re-fund",
+  "ref*und", "can-celled", "zurück-er-stattet") is closed: only where the first part is shorter than the stem, so
   "credit-card" and "e-mail" stay what they are.
 
 ``has_words(text)``: does ``text`` show at least one letter or digit? (an answer of only
@@ -76,7 +76,9 @@ _STEMS = ("refund", "reimburs", "credit", "compensat", "replac", "discount", "vo
           "gutschein", "rabatt", "entschädig", "storn", "versand", "versend", "verschick", "zugestellt",
           "geliefert", "bezahlt", "zahlung", "lizenz", "genehmig", "veranlass", "bestätig")
 _STEM_START = re.compile("|".join(sorted(_STEMS, key=len, reverse=True)), re.I)
-_SPLIT_WORD_RE = re.compile(r"(?<![\w-])([^\W\d_]{1,12})-([^\W\d_]{1,16})(?:-([^\W\d_]{1,16}))?(?![\w-])")
+_SPLIT_WORD_RE = re.compile(r"(?<![\w~*^|+-])([^\W\d_]{1,12})[-~_*^|+]([^\W\d_]{1,16})(?:[-~_*^|+]([^\W\d_]{1,16}))?"
+                            r"(?![\w~*^|+-])")
+_CUTS = frozenset("-~_*^|+")
 
 
 def _spelled(m: re.Match) -> str:
@@ -95,7 +97,7 @@ def unsplit(text: str) -> str:
     the module docstring). Linear: two passes of patterns with bounded repeats."""
     if _SPELLED_CUE.search(text):
         text = _SPELLED_RE.sub(_spelled, text)
-    if "-" in text:
+    if any(c in _CUTS for c in text):
         text = _SPLIT_WORD_RE.sub(_split_word, text)
     return text
 
