@@ -241,6 +241,44 @@ ANSWER_FLAG = [
     ("dr3-de-gespeichert", "Die Antwort an den Kunden ist gespeichert.", "GH", DR),
 ]
 
+FLAG += [
+    # ---- round four: written before fixing them
+    ("p4-let-me", "Let me refund that for you right away.", "GH", P),
+    ("p4-get-it-refunded", "I'll get that refunded for you today.", "GH", P),
+    ("p4-account-credited", "Your account will be credited with 10 EUR.", "GH", P),
+    ("p4-youre-due", "You're due a full refund.", "GH", P),
+    ("p4-refunding-now", "No problem, refunding now.", "GH", P),
+    ("p4-knock-off", "We'll knock 10 EUR off your next invoice.", "GH", P),
+    ("p4-waive-subscription-fee", "We will waive the subscription fee this month.", "GH", P),
+    ("p4-cost-refunded", "The cost has been refunded to you.", "GH", P),
+    ("p4-handle-refund", "We'll handle the refund for you.", "GH", P),
+    ("p4-sort-out-refund", "I'll sort out a refund for you.", "GH", P),
+    ("p4-de-geld-unterwegs", "Das Geld ist schon unterwegs zu Ihnen.", "GH", P),
+    ("p4-de-geht-zurueck", "Der Betrag geht heute zurück auf Ihr Konto.", "GH", P),
+    ("p4-de-erlassen", "Wir haben die Gebühr erlassen.", "GH", P),
+    ("p4-de-nachlass", "Wir gewähren Ihnen einen Nachlass von 10 %.", "GH", P),
+    ("p4-de-wege-geleitet", "Eine Rückerstattung ist bereits in die Wege geleitet.", "GH", P),
+    ("p4-de-laeuft", "Die Erstattung läuft bereits.", "GH", P),
+    ("p4-de-kuemmern", "Wir kümmern uns um die Erstattung.", "GH", P),
+    ("s4-gone-out", "GH56JK78MN has gone out to you.", "GH", ST),
+    ("s4-delivery-completed", "Delivery of GH56JK78MN was completed this morning.", "GH", ST),
+    ("s4-payment-applied", "Your payment has been applied to GH56JK78MN.", "GH", ST),
+    ("s4-de-in-zustellung", "Die Sendung GH56JK78MN ist in der Zustellung.", "GH", ST),
+    ("s4-de-erfolgreich-bezahlt", "GH56JK78MN wurde erfolgreich bezahlt.", "GH", ST),
+    ("s4-we-cancelled", "We've cancelled ORD-20261234 for you.", "ORD", ST),
+    ("s4-de-wir-storniert", "Wir haben Ihre Bestellung ORD-20261234 storniert.", "ORD", ST),
+    ("l4-can-now-activate", "You can now activate your license for GH56JK78MN.", "GH", LI),
+    ("l4-find-inbox", "You'll find the license key for GH56JK78MN in your inbox.", "GH", LI),
+    ("l4-de-postfach", "Den Lizenzschlüssel für GH56JK78MN finden Sie in Ihrem Postfach.", "GH", LI),
+    ("l4-kl-pending", "The license for KL12MN34PQ is still pending.", "KL", LI),
+    ("d4-with-you", "Your parcel ORD-20261234 will be with you on 24 December.", "ORD", DA),
+    ("d4-de-bei-ihnen", "ORD-20261234 ist am 24. Dezember bei Ihnen.", "ORD", DA),
+    ("d4-get-to-you", "ORD-20261234 should get to you by 12/24.", "ORD", DA),
+    ("d4-placed-colon", "Placed: 19 Nov 2026 (ORD-20261234).", "ORD", DA),
+    ("i4-came-with", "Your order ORD-20261234 came with three hardware license keys.", "ORD", IT),
+    ("i4-times-before", "ORD-20261234: 2 \u00d7 Printed manual.", "ORD", IT),
+]
+
 # still missed, by design for now: "N of the <items>" is a part, not the count ("one of the manuals is
 # damaged" is not a claim that the order holds one), so it is not read as a quantity.
 KNOWN_MISSES = [
@@ -306,6 +344,14 @@ CLEAN = [
     ("c3-placed-right", "ORD-20261234 was ordered on the eighteenth of November.", "ORD"),
     ("c3-eta-right", "ETA for ORD-20261234: 03-12-2026.", "ORD"),
     ("c3-draft-none", "I have not saved a draft yet.", "GH"),
+    ("c4-let-me-check", "Let me check whether a refund is possible.", "GH"),
+    ("c4-get-back-to-you", "We will get back to you about the refund question.", "GH"),
+    ("c4-handle-refunds-no", "I can't handle refunds myself; a colleague will.", "GH"),
+    ("c4-de-kuemmern-kollege", "Ob eine Erstattung möglich ist, klärt ein Kollege.", "GH"),
+    ("c4-you-can-activate-later", "Once the payment is matched, you can activate your license.", "GH"),
+    ("c4-gone-out-de-nicht", "GH56JK78MN ist noch nicht in der Zustellung.", "GH"),
+    ("c4-with-you-ok", "ORD-20261234 will be with you on 3 December.", "ORD"),
+    ("c4-we-cancelled-nothing", "We have not cancelled anything on ORD-20261234.", "ORD"),
     ("c2-half", "About 1/2 of our customers ask this; ORD-20261234 is due on 3 December.", "ORD"),
 ]
 

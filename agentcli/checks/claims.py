@@ -235,7 +235,7 @@ _STATUS_RES: list[tuple[str, Any]] = [(st, _rx(rf"\b{_AUX}(?:{w})\b")) for st, w
 _STATUS_RES += [
     ("paid", _rx(rf"\b(?:payment|it|order)(?:\s+(?:for|on|of)\s+(?:order\s+|your\s+order\s+)?[\w-]{{10,12}})?\s+{_AUX}"
                  r"(?:(?:fully\s+)?paid|confirmed|completed|matched|cleared|received|"
-                 rf"processed|booked|allocated|assigned|successful|through)\b")),
+                 rf"processed|booked|allocated|assigned|successful|through|applied|registered)\b")),
     ("paid", _rx(rf"\b(?:order|it)\s+{_AUX}(?:fully\s+)?paid\b")),
     ("paid", _rx(r"\b(?:your|the)\s+payment(?:\s+(?:for|on|of)\s+(?:order\s+|your\s+order\s+)?[\w-]{10,12})?\s+"
                  r"(?:has\s+|have\s+)?(?:(?:already|just|now|finally)\s+)?(?:cleared|went\s+through|gone\s+through|arrived|"
@@ -245,11 +245,18 @@ _STATUS_RES += [
                     r"left\s+our\s+warehouse)\b")),
     ("delivered", _rx(rf"\b{_SUBJECT}(?:\s+[\w-]{{10,12}})?\s+(?:(?:already|just)\s+)?(?:arrived|was\s+handed\s+to\s+you)\b")),
     ("shipped", _rx(rf"\b(?:{_SUBJECT}(?:\s+[\w-]{{10,12}})?|{_CODE_SUBJ})\s+(?:has|have|was|were|is|are|'s)\s+(?:now\s+|already\s+|"
-                    r"just\s+)?(?:been\s+)?(?:sent(?:\s+out)?|en\s+route|on\s+route|underway|under\s+way|in\s+the\s+post)\b")),
+                    r"just\s+)?(?:been\s+)?(?:sent(?:\s+out)?|en\s+route|on\s+route|underway|under\s+way|in\s+the\s+post|"
+                    r"gone\s+out)\b")),
+    ("delivered", _rx(r"\bdelivery(?:\s+(?:of|for)\s+(?:your\s+order\s+|order\s+)?[\w-]{10,12})?\s+(?:was|has\s+been|is)\s+"
+                      r"(?:successfully\s+)?(?:completed|successful|made|confirmed|complete)\b")),
+    ("cancelled", _rx(rf"\b(?:we|i)(?:\s+have|'ve|\s+just|\s+already|\s+now){{0,3}}\s+(?:cancell?ed|voided)\s+"
+                      rf"(?:your\s+order\b|the\s+order\b|{_CODE_SUBJ})")),
+    ("cancelled", _rx(rf"\b(?:wir|ich)\s+(?:haben|habe)\s+(?:ihre\s+bestellung\s+|die\s+bestellung\s+|{_CODE_SUBJ}\s+)"
+                      rf"(?:\S{{1,20}}\s+){{0,2}}?(?:storniert|annulliert)\b")),
     ("delivered", _rx(rf"\b(?:{_SUBJECT}(?:\s+[\w-]{{10,12}})?|{_CODE_SUBJ})\s+(?:has|have|was|were|is|'s)\s+(?:now\s+|already\s+)?"
                       r"(?:been\s+)?(?:signed\s+for|dropped\s+off|left\s+(?:at|with)\s+(?:your|the)\s+(?:door|neighbou?r|"
                       r"address|mailbox|reception))\b")),
-    ("shipped", _rx(rf"\b(?:we|i)\s+(?:have\s+|'ve\s+|just\s+|already\s+|now\s+){{0,3}}(?:shipped|dispatched|sent\s+out|"
+    ("shipped", _rx(rf"\b(?:we|i)(?:\s+have|'ve|\s+just|\s+already|\s+now){{0,3}}\s+(?:shipped|dispatched|sent\s+out|"
                     rf"posted|mailed)\s+(?:your\s+order\b|the\s+order\b|your\s+parcel\b|the\s+parcel\b|{_CODE_SUBJ})")),
     ("shipped", _rx(rf"\b(?:wir|ich)\s+(?:haben|habe)\s+(?:ihre\s+bestellung\s+|die\s+bestellung\s+|ihr\s+paket\s+|das\s+paket\s+|"
                     rf"{_CODE_SUBJ}\s+)(?:\S{{1,20}}\s+){{0,2}}?(?:versandt|verschickt|versendet|abgeschickt|rausgeschickt)\b")),
@@ -260,6 +267,8 @@ _STATUS_RES += [
     ("shipped", _rx(r"\b(?:wurde|ist|wurden|sind)\s+(?:bereits\s+|schon\s+|heute\s+|gestern\s+)?(?P<neg>nicht\s+|noch\s+nicht\s+)?"
                     r"(?:versandt|versendet|verschickt|abgeschickt|unterwegs|an\s+(?:den\s+|die\s+)?(?:versand|paketdienst|"
                     r"zusteller|spediteur|dhl|ups|dpd|hermes|gls|fedex|post)\s+übergeben)\b")),
+    ("shipped", _rx(r"\b(?:ist|sind)\s+(?:bereits\s+|schon\s+|jetzt\s+)?(?P<neg>nicht\s+|noch\s+nicht\s+)?(?:in\s+(?:der\s+)?zustellung|"
+                    r"beim\s+(?:paketdienst|zusteller|versanddienstleister))\b")),
     ("shipped", _rx(r"\bbefinde[nt]\s+sich\s+(?:bereits\s+|schon\s+|jetzt\s+)?(?:im\s+versand|in\s+(?:der\s+)?zustellung|"
                     r"auf\s+dem\s+weg|beim\s+(?:paketdienst|zusteller|versanddienstleister)|in\s+transit)\b")),
     ("delivered", _rx(r"\b(?:wurde|ist|wurden|sind)\s+(?:bereits\s+|schon\s+)?(?P<neg>nicht\s+|noch\s+nicht\s+)?"
@@ -272,7 +281,7 @@ _STATUS_RES += [
                  r"(?P<neg>nicht\s+|noch\s+nicht\s+)?"
                  r"(?:eingegangen|bestätigt|zugeordnet|verbucht|erhalten|gebucht|angekommen|bearbeitet|verarbeitet|"
                  r"abgeschlossen|erfolgt|da)\b")),
-    ("paid", _rx(r"\b(?:wurde|ist|wurden|sind)\s+(?:bereits\s+|schon\s+|inzwischen\s+)?(?:vollständig\s+|komplett\s+)?"
+    ("paid", _rx(r"\b(?:wurde|ist|wurden|sind)\s+(?:bereits\s+|schon\s+|inzwischen\s+)?(?:vollständig\s+|komplett\s+|erfolgreich\s+)?"
                  r"(?P<neg>nicht\s+|noch\s+nicht\s+)?bezahlt\b")),
     ("paid", _rx(r"\b(?:wir\s+haben|ich\s+habe)\s+(?:\S{1,20}\s+){0,3}?(?:zahlung|überweisung)\s+(?:\S{1,20}\s+){0,3}?"
                  r"(?:erhalten|zugeordnet|verbucht|bestätigt)\b")),
@@ -329,6 +338,12 @@ _LIC_RES = [
         r"attached|enclosed|included\s+below|below|on\s+(?:its|the)\s+way|in\s+your\s+inbox|forwarded|resent|re-sent|"
         r"active|live)\b"),
     _rx(rf"\b{_LIC}{_LIC_OF}\s{{0,2}}(?:is|:|ist|lautet)\s{{0,2}}[\"']?(?:[a-z0-9]{{4,6}}-){{2,5}}[a-z0-9]{{4,6}}\b"),
+    _rx(rf"\byou\s*(?:can\s+now|'ll\s+find|will\s+find|can\s+find)\s+(?:activate|use|download|redeem|find)?\s*(?:your|the)\s+"
+        rf"{_LIC}(?:{_LIC_OF}\s+in\s+your\s+(?:inbox|e-?mail|account|mailbox))?"),
+    _rx(rf"\b{_LIC}{_LIC_OF}\s+finden\s+sie\s+(?:jetzt\s+|nun\s+|bereits\s+)?in\s+ihrem\s+(?:postfach|e-?mail-postfach|konto|"
+        r"kundenkonto|posteingang)"),
+    _rx(rf"\b{_LIC}{_LIC_OF}\s+(?:is|are|ist|sind)\s+(?:still\s+|noch\s+)?(?P<neg>pending|outstanding|on\s+hold|ausstehend|"
+        r"offen|in\s+bearbeitung)\b"),
     _rx(rf"^\W{{0,3}}{_LIC}\s{{0,2}}[:-]?\s{{0,2}}(?:issued|sent|activated|ausgestellt|verschickt|aktiviert)\b"),
     _rx(rf"\b(?:issued|sent|emailed|e-mailed|mailed|forwarded|resent|re-sent|delivered)\s+(?:you\s+)?(?:your|the)\s+"
         rf"(?:new\s+)?{_LIC}"),
@@ -543,7 +558,8 @@ def date_in(cands: frozenset, allowed: set) -> bool:
 _DATE_WHAT = (
     ("delivery", _rx(r"deliver|arriv|expected|estimated|\beta\b|reach|\bdue\b|\bby\b|liefer|zustell|zugestellt|"
                      r"ankommen|ankunft|eintreff|trifft|voraussichtlich|erwartet|liefertermin|zustellung|\bkommt\b|\bkommen\b|"
-                     r"\bshows?\s+up\b|\bland(?:s|ing)?\b|\bget\s+to\s+you\b")),
+                     r"\bshows?\s+up\b|\bland(?:s|ing)?\b|\bget\s+to\s+you\b|\bwith\s+you\b|\bbei\s+ihnen\b|"
+                     r"\bat\s+your\s+door\b")),
     ("placed", _rx(r"placed|\bordered\b|order\s+date|purchas|bought|made\s+on|submitted|bestellt|aufgegeben|"
                    r"bestelldatum|gekauft|bestellung\s+vom")),
     ("ship", _rx(r"shipped|dispatched|sent\s+out|posted|versandt|versendet|verschickt|abgeschickt")),
@@ -653,7 +669,7 @@ def money_cents(amount: str, currency: str) -> int | None:
 _NOUN = (r"(?:refunds?|credits?|discounts?|vouchers?|coupons?|compensation|reimbursements?|money\s+back|"
          r"gift\s+cards?|replacements?|free\s+(?:months?|upgrade|replacement|copy|license)|"
          r"[a-zäöüß]{0,10}?(?:rückerstattung|erstattung|rückzahlung|zurückzahlung|rückbuchung|rücküberweisung|"
-         r"rückvergütung|gutschrift|entschädigung)(?:sbetrag)?|rabatt|gutschein|ersatz[a-zäöüß]{0,12}|"
+         r"rückvergütung|gutschrift|entschädigung)(?:sbetrag)?|rabatt|gutschein|ersatz[a-zäöüß]{0,12}|nachlass|"
          r"preisnachlass|kulanz[a-zäöüß]{0,10}|geld-zurück)"
          r"(?!\s+(?:request|policy|question|inquiry|enquiry|form|claim|application|process|antrag|anfrage))")
 _GIVE = (r"issue[sd]?|issuing|process(?:ed|ing)?|give|given|giving|send|sent|sending|arrange[ds]?|arranging|approved?|"
@@ -690,6 +706,17 @@ PROMISE_RES = [
     _rx(rf"\b{_SUBJ}\s*{_WILL}?\s*{_FILL}(?:cover(?:ed|ing)?|absorb(?:ed)?|bear|pay\s+for|take\s+care\s+of)\s+(?:the|all|any|"
         r"your)\s+(?:\w+\s+)?(?:costs?|fees?|charges?|shipping|postage|expenses?)\b"),
     _rx(r"\bconsider\s+it\s+(?:refunded|credited|replaced|reimbursed|compensated)\b"),
+    _rx(r"\blet\s+me\s+(?:\w+\s+)?(?:refund|reimburse|credit|compensate|replace|issue\s+(?:you\s+)?a\s+refund)\b"),
+    _rx(r"\b(?:get|have)\s+(?:that|it|this|the\s+\w+|your\s+\w+)\s+(?:fully\s+)?(?:refunded|reimbursed|credited|replaced|"
+        r"waived)\b"),
+    _rx(r"\b(?:your|the)\s+(?:account|card|balance|wallet|konto)\s+(?:will\s+be|has\s+been|is\s+being|was|wird|wurde)\s+"
+        r"(?:now\s+|already\s+|bereits\s+)?(?:credited|refunded|reimbursed|topped\s+up|gutgeschrieben)\b"),
+    _rx(rf"\byou\s*(?:are|'re)\s+(?:now\s+)?(?:due|owed)\s+(?:a\s+|an\s+|your\s+)?(?:full\s+|partial\s+)?{_NOUN}"),
+    _rx(r"\b(?:refunding|crediting|reimbursing|replacing)\s+(?:(?:it|that|this|you|the\s+order|your\s+order)\s+)?(?:now|"
+        r"right\s+away|today|immediately)\b"),
+    _rx(r"\b(?:knock|take|shave)\s+(?:\S{1,12}\s+){1,4}?off\s+(?:your|the)\b"),
+    _rx(rf"\b{_SUBJ}\s*{_WILL}?\s*{_FILL}(?:handle|handled|sort\s+out|sorted\s+out|take\s+care\s+of|took\s+care\s+of|"
+        rf"organi[sz]e|look\s+after)\s+(?:the|a|an|your)\s+(?:full\s+|partial\s+)?{_NOUN}"),
     _rx(rf"\b(?:expect|look\s+out\s+for|watch\s+(?:out\s+)?for|look\s+forward\s+to)\s+(?:a|an|your|the)\s+(?:full\s+|partial\s+|"
         rf"complete\s+)?{_NOUN}"),
     _rx(rf"\bmake\s+(?:it|this|that|things)\s+(?:up\s+to\s+you|right|good)\s+(?:\S{{1,12}}\s+){{0,2}}?with\s+(?:a|an|your)\s+"
@@ -715,7 +742,8 @@ PROMISE_RES = [
     _rx(r"\byou\s*(?:will|'ll|are\s+going\s+to|have|'ve|were|are|'re|got|get)\s+(?:now\s+|already\s+|just\s+)?"
         r"(?:be\s+|been\s+|being\s+)?(?:fully\s+|partially\s+)?(?:refunded|reimbursed|credited|compensated|"
         r"paid\s+back)\b"),
-    _rx(r"\b(?:(?:your|the)\s+)?(?:payment|money|amount|purchase\s+price|charge|funds|total)\s+(?:will\s+be|is\s+being|"
+    _rx(r"\b(?:(?:your|the)\s+)?(?:payment|money|amount|purchase\s+price|charge|funds|total|cost|costs|price|fee|fees)\s+"
+        r"(?:will\s+be|is\s+being|"
         r"has\s+been|was|will|is\s+going\s+to\s+be|gets)\s+(?:fully\s+)?(?:returned|refunded|reversed|paid\s+back|"
         r"credited\s+back|reimbursed|sent\s+back|given\s+back|be\s+returned|come\s+back|voided)\b|"
         r"\b(?:your|the)\s+(?:payment|money|amount|funds)\s+(?:is|are|will\s+be)\s+(?:already\s+|now\s+)?"
@@ -727,12 +755,22 @@ PROMISE_RES = [
     _rx(r"\bwe\s+(?:are|'re)\s+(?:now\s+)?(?:refunding|reimbursing|crediting|compensating|returning\s+your\s+(?:money|payment))\b"),
     _rx(rf"\b{_SUBJ}\s*(?:have\s+|'ve\s+|has\s+)?(?:decided|agreed|chosen|opted)\s+to\s+(?:refund|reimburse|credit|"
         r"compensate|waive|give\s+you|offer\s+you|issue|send\s+you)\b"),
-    _rx(r"\b(?:waive|waived|waiving)\s+(?:the\s+)?(?:fee|charge|cost|payment)\b"),
+    _rx(r"\b(?:waive|waived|waiving)\s+(?:the\s+|your\s+|this\s+|any\s+|all\s+)?(?:\w{1,16}\s+)?(?:fees?|charges?|costs?|"
+        r"payment)\b"),
+    _rx(r"\b(?:gebühr|gebühren|kosten|versandkosten)\s+(?:\S{1,20}\s+){0,2}?(?:erlassen|storniert|gestrichen)\b|"
+        r"\b(?:erlassen|streichen)\s+wir\s+(?:ihnen\s+)?(?:die|alle)\s+(?:gebühr|gebühren|kosten)\b"),
     # German
     _rx(r"\b(?:wir|ich)\s+(?:werden\s+|haben\s+|habe\s+|möchten\s+|würden\s+)?(?:ihnen\s+|dir\s+)?(?:den\s+|die\s+|das\s+|"
         r"ihren?\s+)?(?:\S{1,20}\s+){0,5}?(?:erstatten|erstattet|zurückerstatten|zurückerstattet|zurückzahlen|zurückgezahlt|"
         r"gutschreiben|gutgeschrieben|entschädigen|entschädigt|überweisen\s+zurück|zurückgebucht|zurückbuchen|"
         r"zurücküberwiesen|zurücküberweisen|rückerstattet|ausgezahlt|auszahlen)\b"),
+    _rx(r"\b(?:betrag|kaufpreis|geld|summe|rechnungsbetrag)\s+(?:ist|wird|geht|kommt|läuft|fließt)\s+(?:\S{1,20}\s+){0,2}?"
+        r"(?:unterwegs|auf\s+dem\s+weg|zurück|zu\s+ihnen\s+zurück)\b"),
+    _rx(rf"\b(?:{_NOUN}|nachlass)\s+(?:ist|wird|wurde|läuft)\s+(?:bereits\s+|schon\s+|jetzt\s+)?(?:in\s+die\s+wege\s+geleitet|"
+        r"in\s+bearbeitung|bearbeitet|läuft|eingeleitet|angestoßen)\b|\b(?:erstattung|rückerstattung|rückzahlung|gutschrift)\s+"
+        r"läuft\b"),
+    _rx(rf"\b(?:wir|ich)\s+(?:kümmern|kümmere)\s+(?:uns|mich)\s+(?:\S{{1,20}}\s+){{0,2}}?um\s+(?:die|eine|ihre|den|einen)\s+"
+        rf"{_NOUN}"),
     _rx(r"\b(?:betrag|kaufpreis|geld|summe|rechnungsbetrag)\s+(?:\S{1,20}\s+){0,3}?(?:erstattet|zurückerstattet|gutgeschrieben|"
         r"zurücküberwiesen|zurückgezahlt|ausgezahlt|zurückgebucht)\s+(?:wird|wurde|ist|werden)\b"),
     _rx(rf"\b{_NOUN}\s+(?:\S{{1,20}}\s+){{0,3}}?(?:bekommen|erhalten)\s+sie\b"),
@@ -778,7 +816,8 @@ _PROMISE_CUE = _rx(r"refund|reimburs|credit|gutge|discount|voucher|coupon|compen
                    r"zurück|rückzahl|rückbuch|rücküberw|rückverg|kulanz|betrag|kaufpreis|summe|ausgezahl|auszahl|"
                    r"kostenlos|gratis|umsonst|purchase|repay|pay\s+(?:you\s+)?back|new\s+(?:one|copy|key|unit|device)|"
                    r"another\s+(?:one|copy|key|unit|device)|cover|absorb|cost|fee|revers|void|consider|kosten|gebühr|ersetz|tausch|"
-                   r"zahlen|schreiben|buchen|cent|penny|back|yours|house|on\s+us|neue|weitere|schick|send")
+                   r"zahlen|schreiben|buchen|cent|penny|account|card|balance|konto|due|owed|knock|shave|\boff\b|handle|sort|care|"
+                   r"gebühr|erlass|wege|läuft|kümmer|back|yours|house|on\s+us|neue|weitere|schick|send")
 
 
 # the customer's own words, quoted as such: 'You wrote: "we will refund you"', 'Sie schreiben: "..."'
