@@ -301,6 +301,7 @@ _STATUS_FIELD_RE = _rx(r"\bstatus\s{0,3}(?:is\s+|:\s*|=\s*|of\s+\S{1,20}\s+is\s+
 _SKIP_SUBJECT = {"draft", "reply", "message", "email", "e-mail", "ticket", "request", "lookup", "search",
                  "license", "licence", "key", "code", "refund", "it's", "question", "answer", "note", "entwurf",
                  "antwort", "nachricht", "lizenz", "anfrage", "invoice", "receipt", "rechnung"}
+_PREP = {"for", "of", "about", "regarding", "re", "für", "zu", "zur", "zum", "von", "über", "bezüglich", "betreffend"}
 _PERSON = {"you", "i", "we", "they", "customer", "he", "she", "sie", "wir", "ich"}
 
 
@@ -316,7 +317,7 @@ def _status_claims(sent: str) -> Iterable[tuple[int, str]]:
             if "neg" in rx.groupindex and m.group("neg"):
                 continue
             pw = _prev_word(sent, m.start())
-            if pw in _SKIP_SUBJECT or (st == "paid" and pw in _PERSON and "payment" not in m.group(0).lower()):
+            if pw in _PREP or pw in _SKIP_SUBJECT or (st == "paid" and pw in _PERSON and "payment" not in m.group(0).lower()):
                 continue
             before, said, after = clause_of(sent, m.start(), m.end())
             if HEDGE_NEG.search(before[-12:]) or hedged(before, after, said, lead):
@@ -567,13 +568,21 @@ _DATE_WHAT = (
 )
 
 
+_DAY_ONLY_CTX = _rx(r"deliver|arriv|\bdue\b|\beta\b|expected|estimated|liefer|zustell|ankomm|ankunft|eintreff|trifft|\bkommt\b|"
+                    r"reach|\bland|with\s+you|bei\s+ihnen|placed|ordered|order\s+date|purchas|bought|bestellt|"
+                    r"aufgegeben|gekauft|shipped|dispatched|versandt|versendet|verschickt|refund|erstatt")
+
+
 def date_context(sent: str, a: int, b: int, lo: int = 0) -> str | None:
     """What the date at SENT[a:b] dates: the nearest cue before it (after ``lo``, the end of
-    the date before), else the nearest after it within a few words."""
+    the date before), else the nearest after it within a few words (not past a semicolon: "closed
+    on Christmas Day; it is due on 3 December" does not date the delivery with Christmas)."""
     before = [(m.end(), k) for k, rx in _DATE_WHAT for m in rx.finditer(sent, max(lo, a - 50), a)]
     if before:
         return max(before)[1]
-    after = [(m.start(), k) for k, rx in _DATE_WHAT for m in rx.finditer(sent, b, b + 30)]
+    semi = sent.find(";", b, b + 30)
+    end = semi if semi >= 0 else b + 30
+    after = [(m.start(), k) for k, rx in _DATE_WHAT for m in rx.finditer(sent, b, end)]
     return min(after)[1] if after else None
 
 
@@ -714,7 +723,8 @@ PROMISE_RES = [
     _rx(rf"\byou\s*(?:are|'re)\s+(?:now\s+)?(?:due|owed)\s+(?:a\s+|an\s+|your\s+)?(?:full\s+|partial\s+)?{_NOUN}"),
     _rx(r"\b(?:refunding|crediting|reimbursing|replacing)\s+(?:(?:it|that|this|you|the\s+order|your\s+order)\s+)?(?:now|"
         r"right\s+away|today|immediately)\b"),
-    _rx(r"\b(?:knock|take|shave)\s+(?:\S{1,12}\s+){1,4}?off\s+(?:your|the)\b"),
+    _rx(r"\b(?:knock|take|shave)\s+(?:[€$£]\s?\d[\d.,]{0,8}|\d[\d.,]{0,8}\s?(?:%|[€$£]|eur|euros?|dollars?|percent|pounds?))\s+"
+        r"off\b"),
     _rx(rf"\b{_SUBJ}\s*{_WILL}?\s*{_FILL}(?:handle|handled|sort\s+out|sorted\s+out|take\s+care\s+of|took\s+care\s+of|"
         rf"organi[sz]e|look\s+after)\s+(?:the|a|an|your)\s+(?:full\s+|partial\s+)?{_NOUN}"),
     _rx(rf"\b(?:expect|look\s+out\s+for|watch\s+(?:out\s+)?for|look\s+forward\s+to)\s+(?:a|an|your|the)\s+(?:full\s+|partial\s+|"
@@ -966,6 +976,9 @@ def extract(text: str, known: Known) -> tuple[list[Claim], bool]:
         for da, db, cands in find_dates(sent):
             before, said, after = clause_of(sent, da, db)
             what = date_context(sent, da, db, prev_end)
+            day_only = all(c[1] == 0 for c in cands)
+            if day_only and what and not _DAY_ONLY_CTX.search(sent, max(prev_end, da - 50), db + 30):
+                what = None  # "reply by the 5th": a bare day needs a word of what it dates, not just "by"
             prev_end = db
             # "it will arrive on ..." states the date; "if it arrives on ...", "you say ..." do not
             add("date", da, cands, what=what, hedged=bool(HEDGE_REPORT.search(before) or HEDGE_REPORT.search(after)
