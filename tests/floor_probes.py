@@ -239,6 +239,7 @@ ANSWER_FLAG = [
     ("dr3-draft-in-queue", "A draft reply now sits in your review queue.", "GH", DR),
     ("dr3-done-draft", "Done - the reply is drafted.", "GH", DR),
     ("dr3-de-gespeichert", "Die Antwort an den Kunden ist gespeichert.", "GH", DR),
+    ("dr5-answer-waiting", "The answer is waiting for your approval.", "GH", DR),
 ]
 
 FLAG += [
@@ -278,6 +279,30 @@ FLAG += [
     ("i4-came-with", "Your order ORD-20261234 came with three hardware license keys.", "ORD", IT),
     ("i4-times-before", "ORD-20261234: 2 \u00d7 Printed manual.", "ORD", IT),
 ]
+
+FLAG += [
+    # ---- round five
+    ("p5-request-approved", "We've approved your refund request.", "GH", P),
+    ("p5-request-approved-passive", "Your refund request has been approved.", "GH", P),
+    ("p5-replace-it", "We'll replace your key.", "ORD", P),
+    ("p5-replacement-ships", "Your replacement ships tomorrow.", "ORD", P),
+    ("p5-s-been", "Refund's been processed.", "GH", P),
+    ("p5-goodwill", "As a goodwill gesture I've added 10 EUR to your account.", "GH", P),
+    ("p5-amount-coming-back", "The 40 EUR are coming back to you.", "GH", P),
+    ("p5-de-bewilligt", "Ihre Rückerstattung ist bewilligt.", "GH", P),
+    ("p5-de-antrag-stattgegeben", "Ihrem Erstattungsantrag wurde stattgegeben.", "GH", P),
+    ("p5-de-antrag-genehmigt", "Wir haben Ihren Antrag auf Erstattung genehmigt.", "GH", P),
+    ("p5-de-neuer-schluessel", "Ein neuer Schlüssel geht heute raus.", "ORD", P),
+    ("p5-de-erscheint", "Die Gutschrift erscheint in 3 Tagen auf Ihrem Konto.", "GH", P),
+    ("p5-de-haben-erhalten", "Sie haben eine Gutschrift erhalten.", "GH", P),
+    ("s5-code-colon", "GH56JK78MN: shipped.", "GH", ST),
+    ("s5-shipped-on", "Shipped on 1 December, your order GH56JK78MN is close.", "GH", ST),
+    ("s5-de-zugeordnet-filler", "Die Zahlung wurde Ihrer Bestellung GH56JK78MN zugeordnet.", "GH", ST),
+    ("l5-heres-key", "Here's your license key for GH56JK78MN.", "GH", LI),
+    ("l5-de-hier-ist", "Hier ist Ihr Lizenzschlüssel für GH56JK78MN.", "GH", LI),
+    ("l5-activation-key", "Your activation key for GH56JK78MN has been emailed.", "GH", LI),
+    ("d5-on-24th-no-the", "ORD-20261234 is arriving on 24th.", "ORD", DA),
+    ]
 
 # still missed, by design for now: "N of the <items>" is a part, not the count ("one of the manuals is
 # damaged" is not a claim that the order holds one), so it is not read as a quantity.
@@ -366,6 +391,12 @@ CLEAN = [
     ("c5-refund-request-received", "Your refund request has been received and passed to the team.", "GH"),
     ("c5-manual-only-one", "ORD-20261234 includes one printed manual (qty 1).", "ORD"),
     ("c5-price-words-unit", "The printed manual costs fifteen euros.", "ORD"),
+    ("c6-request-received", "We've received your refund request; a colleague will decide.", "GH"),
+    ("c6-replace-battery", "You can replace the battery yourself.", "ORD"),
+    ("c6-on-second-thought", "On second thought, ORD-20261234 is due on 3 December.", "ORD"),
+    ("c6-shipped-orders", "Shipped orders cannot be cancelled; ORD-20261234 has shipped.", "ORD"),
+    ("c6-de-nicht-zugeordnet", "Die Zahlung wurde Ihrer Bestellung GH56JK78MN noch nicht zugeordnet.", "GH"),
+    ("c6-heres-how", "Here's how to activate your license once it is issued.", "GH"),
     ("c2-half", "About 1/2 of our customers ask this; ORD-20261234 is due on 3 December.", "ORD"),
 ]
 

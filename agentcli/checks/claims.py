@@ -277,7 +277,8 @@ _STATUS_RES += [
     ("refunded", _rx(r"\b(?:wurde|ist)\s+(?:bereits\s+)?(?P<neg>nicht\s+)?(?:erstattet|zurückerstattet|zurückgezahlt)\b")),
     ("paid", _rx(r"\b(?:zahlung(?:seingang)?|betrag|überweisung|bezahlung)(?:\s+(?:für|zu|zur|von|auf|zum)\s+(?:ihre\s+|die\s+|der\s+)?"
                  r"(?:bestellung\s+)?[\w-]{10,12})?\s+(?:wurde|ist|wurden|sind)\s+(?:bereits\s+|inzwischen\s+|schon\s+|"
-                 r"heute\s+|erfolgreich\s+|jetzt\s+|bei\s+uns\s+|auf\s+unserem\s+konto\s+|vollständig\s+){0,3}"
+                 r"heute\s+|erfolgreich\s+|jetzt\s+|bei\s+uns\s+|auf\s+unserem\s+konto\s+|vollständig\s+|"
+                 r"(?:ihrer|der)\s+bestellung\s+(?:[\w-]{10,12}\s+)?){0,3}"
                  r"(?P<neg>nicht\s+|noch\s+nicht\s+)?"
                  r"(?:eingegangen|bestätigt|zugeordnet|verbucht|erhalten|gebucht|angekommen|bearbeitet|verarbeitet|"
                  r"abgeschlossen|erfolgt|da)\b")),
@@ -296,6 +297,10 @@ _PENDING_RE = _rx(r"\b(?:pending|awaiting|waiting\s+(?:for|on))\s+(?:the\s+|your
                   r"\bnoch\s+nicht\s+(?:zugeordnet|bestätigt|eingegangen|(?:vollständig\s+)?bezahlt)\b|"
                   r"\b(?:has|have|is|was)(?:n't|\s+not)\s+(?:yet\s+)?(?:been\s+)?(?:fully\s+)?paid\b|"
                   r"\b(?:is|remains)\s+(?:still\s+)?unpaid\b|\b(?:ist|bleibt)\s+(?:noch\s+)?unbezahlt\b")
+_HEADLINE_STATUS_RE = _rx(rf"(?:^\W{{0,3}}|\b{_CODE_SUBJ}\s{{0,2}}[:-]\s{{0,2}})(shipped|dispatched|delivered|cancell?ed|paid|versandt|"
+                          r"verschickt|zugestellt|storniert|bezahlt)(?=\s*(?:[.!,;]|$)|\s+(?:on|today|yesterday|am|heute|gestern)\b)")
+_HEADLINE_WORD = {"versandt": "shipped", "verschickt": "shipped", "dispatched": "shipped", "zugestellt": "delivered",
+                  "storniert": "cancelled", "canceled": "cancelled", "bezahlt": "paid"}
 _STATUS_FIELD_RE = _rx(r"\bstatus\s{0,3}(?:is\s+|:\s*|=\s*|of\s+\S{1,20}\s+is\s+|ist\s+)?(?:now\s+|still\s+|jetzt\s+)?[\"\x27]?"
                        r"(pending[\s_]payment|paid|license[\s_]issued|shipped|delivered|cancell?ed|refunded)\b")
 _SKIP_SUBJECT = {"draft", "reply", "message", "email", "e-mail", "ticket", "request", "lookup", "search",
@@ -327,12 +332,16 @@ def _status_claims(sent: str) -> Iterable[tuple[int, str]]:
         before, said, after = clause_of(sent, m.start(), m.end())
         if not hedged(before, after, said, lead):
             yield m.start(), "pending_payment"
+    for m in _HEADLINE_STATUS_RE.finditer(sent):
+        w = m.group(1).lower()
+        yield m.start(), _HEADLINE_WORD.get(w, w)
     for m in _STATUS_FIELD_RE.finditer(sent):
         yield m.start(), re.sub(r"[\s_]+", "_", m.group(1).lower()).replace("canceled", "cancelled")
 
 
 # ----------------------------------------------------------------------------- license
-_LIC = r"(?:licen[cs]e(?:\s+key)?s?|lizenz(?:schlüssel|code|key)?)"
+_LIC = (r"(?:licen[cs]e(?:\s+key)?s?|(?:activation|product|serial|registration)\s+(?:key|code)s?|"
+        r"lizenz(?:schlüssel|code|key)?|aktivierungs(?:schlüssel|code)|produktschlüssel)")
 _LIC_OF = r"(?:\s+(?:for|of|für)\s+(?:your\s+|the\s+|ihre\s+|die\s+)?(?:order\s+|bestellung\s+)?[\w-]{1,14})?"
 _LIC_RES = [
     _rx(rf"\b{_LIC}{_LIC_OF}\s+{_AUX}(?:issued|sent|emailed|e-mailed|mailed|generated|activated|ready|available|delivered|"
@@ -345,6 +354,7 @@ _LIC_RES = [
         r"kundenkonto|posteingang)"),
     _rx(rf"\b{_LIC}{_LIC_OF}\s+(?:is|are|ist|sind)\s+(?:still\s+|noch\s+)?(?P<neg>pending|outstanding|on\s+hold|ausstehend|"
         r"offen|in\s+bearbeitung)\b"),
+    _rx(rf"\b(?:here(?:'s|\s+is)|hier\s+ist|anbei)\s+(?:your|the|ihr|der)\s+(?:new\s+|neuer\s+)?{_LIC}"),
     _rx(rf"^\W{{0,3}}{_LIC}\s{{0,2}}[:-]?\s{{0,2}}(?:issued|sent|activated|ausgestellt|verschickt|aktiviert)\b"),
     _rx(rf"\b(?:issued|sent|emailed|e-mailed|mailed|forwarded|resent|re-sent|delivered)\s+(?:you\s+)?(?:your|the)\s+"
         rf"(?:new\s+)?{_LIC}"),
@@ -462,7 +472,7 @@ _DATE_RES = (
                   r"valentine'?s\s+day|halloween)\b", re.I)),
     # a day without its month: "due on the 24th", "by the twentieth.", "am 24. geliefert", "am vierundzwanzigsten"
     # (month 0: compared by the day alone, ``date_in``); only where nothing but an end or a link word follows
-    ("d", _lazy(rf"\b(?:on|by|before|until|till|from|for|after)\s+the\s+(\d{{1,2}}(?:st|nd|rd|th)|{_ORD})\b"
+    ("d", _lazy(rf"\b(?:on|by|before|until|till|from|for|after)\s+(?:the\s+)?(\d{{1,2}}(?:st|nd|rd|th)|{_ORD})\b"
                 r"(?=\s*(?:[.,;:!?)]|$)|\s+(?:at|and|or|so|as|when|if|please|latest|between|in\s+the\s+(?:morning|"
                 r"afternoon|evening)|of\s+(?:this|the|next)\s+month)\b)", re.I)),
     ("d", _lazy(rf"\b(?:am|bis\s+zum|zum|vom|ab\s+dem|bis|den)\s+(\d{{1,2}}\.(?!\d)|{_DE_ORD}\b)"
@@ -679,6 +689,7 @@ _NOUN = (r"(?:refunds?|credits?|discounts?|vouchers?|coupons?|compensation|reimb
          r"gift\s+cards?|replacements?|free\s+(?:months?|upgrade|replacement|copy|license)|"
          r"[a-zäöüß]{0,10}?(?:rückerstattung|erstattung|rückzahlung|zurückzahlung|rückbuchung|rücküberweisung|"
          r"rückvergütung|gutschrift|entschädigung)(?:sbetrag)?|rabatt|gutschein|ersatz[a-zäöüß]{0,12}|nachlass|"
+         r"goodwill(?:\s+(?:gesture|credit|payment))?|gesture\s+of\s+goodwill|"
          r"preisnachlass|kulanz[a-zäöüß]{0,10}|geld-zurück)"
          r"(?!\s+(?:request|policy|question|inquiry|enquiry|form|claim|application|process|antrag|anfrage))")
 _GIVE = (r"issue[sd]?|issuing|process(?:ed|ing)?|give|given|giving|send|sent|sending|arrange[ds]?|arranging|approved?|"
@@ -703,7 +714,7 @@ PROMISE_RES = [
         r"kostenlos|gratis|umsonst)"),
     _rx(rf"\b{_SUBJ}\s*{_WILL}?\s*{_FILL}(?:send|ship|mail|post|give|get|replace)\s+(?:you\s+)?(?:it\s+with\s+)?"
         r"(?:a\s+)?(?:new|another|fresh|second|replacement)\s+(?:one|copy|key|unit|device|item|manual|license|licence)\b"),
-    _rx(rf"\b{_NOUN}\b[^.!?\n]{{0,40}}?\b(?:(?:has|have|had)\s+been|is|was|will\s+be|is\s+being|are|were|'s)\s+"
+    _rx(rf"\b{_NOUN}\b[^.!?\n]{{0,40}}?(?:\b(?:(?:has|have|had)\s+been|is|was|will\s+be|is\s+being|are|were)|'s(?:\s+been)?)\s+"
         r"(?:now\s+|already\s+|fully\s+|just\s+)?(?:approved|granted|issued|processed|authori[sz]ed|arranged|initiated|"
         r"confirmed|on\s+(?:its|the|their)\s+way|underway|under\s+way|in\s+progress|sent|applied|added|credited|"
         r"guaranteed|made|complete|completed|done|finished|paid|booked|released|transferred|scheduled|"
@@ -715,6 +726,24 @@ PROMISE_RES = [
     _rx(rf"\b{_SUBJ}\s*{_WILL}?\s*{_FILL}(?:cover(?:ed|ing)?|absorb(?:ed)?|bear|pay\s+for|take\s+care\s+of)\s+(?:the|all|any|"
         r"your)\s+(?:\w+\s+)?(?:costs?|fees?|charges?|shipping|postage|expenses?)\b"),
     _rx(r"\bconsider\s+it\s+(?:refunded|credited|replaced|reimbursed|compensated)\b"),
+    _rx(rf"\b{_SUBJ}\s*{_WILL}?\s*{_FILL}(?:add(?:ed)?|credit(?:ed)?|put|transfer(?:red)?|sen[dt]|pa(?:y|id)|return(?:ed)?|"
+        r"move[d]?|wire[d]?)\s+(?:[€$£]\s?\d[\d.,]{0,8}|\d[\d.,]{0,8}\s?(?:[€$£]|eur\b|euros?\b|dollars?\b)|the\s+(?:full\s+)?"
+        r"amount|the\s+money|your\s+money)\s+(?:back\s+)?(?:to|into|onto|on)\s+(?:your|the)\s+(?:\w+\s+)?(?:account|card|balance|"
+        r"wallet|bank)"),
+    # a refund request / claim / Antrag granted is a refund granted
+    _rx(r"\b(?:refund|reimbursement|replacement|compensation|[a-zäöü]{0,10}erstattungs|entschädigungs|kulanz)[\s-]{0,2}"
+        r"(?:request|claim|application|antrag|anfrage)\b[^.!?\n]{0,30}?\b(?:approved|granted|accepted|genehmigt|bewilligt|"
+        r"angenommen|stattgegeben)\b|\b(?:approved|granted|accepted|genehmigt|bewilligt)\s+(?:your|the|ihren|den)\s+"
+        r"(?:refund\s+|erstattungs)?(?:request|claim|antrag)\b|\bantrag\s+auf\s+(?:rück)?erstattung\s+(?:\S{1,20}\s+){0,2}?"
+        r"(?:genehmigt|bewilligt|angenommen)\b"),
+    _rx(rf"\b{_SUBJ}\s*{_WILL}?\s*{_FILL}(?:replace|replaced|exchange|exchanged|swap|swapped)\s+(?:it|them|this|that|the\s+\w+|"
+        r"your\s+\w+)"),
+    _rx(r"(?:[€$£]\s?\d[\d.,]{0,8}|\b\d[\d.,]{0,8}\s?(?:[€$£]|eur\b|euros?\b|dollars?\b))\s+(?:(?:is|are|will\s+be|have\s+been|"
+        r"has\s+been)\s+)?(?:coming\s+back|on\s+(?:its|the|their)\s+way|refunded|credited|returned|being\s+refunded|"
+        r"back\s+to\s+you|unterwegs|zurück)"),
+    _rx(r"\b(?:ein|eine|einen)\s+(?:neue[rns]?|weitere[rns]?)\s+\S{2,30}\s+(?:geht|ist|wird|kommt)\s+(?:\S{1,20}\s+){0,2}?"
+        r"(?:raus|unterwegs|auf\s+dem\s+weg|verschickt|versandt)\b"),
+    _rx(rf"\b(?:sie|du)\s+(?:haben|hast)\s+(?:\S{{1,20}}\s+){{0,3}}?{_NOUN}\s+(?:\S{{1,20}}\s+){{0,2}}?(?:erhalten|bekommen)\b"),
     _rx(r"\blet\s+me\s+(?:\w+\s+)?(?:refund|reimburse|credit|compensate|replace|issue\s+(?:you\s+)?a\s+refund)\b"),
     _rx(r"\b(?:get|have)\s+(?:that|it|this|the\s+\w+|your\s+\w+)\s+(?:fully\s+)?(?:refunded|reimbursed|credited|replaced|"
         r"waived)\b"),
@@ -739,7 +768,8 @@ PROMISE_RES = [
     _rx(r"\b(?:payment|money|amount|funds|total|purchase\s+price|sum)\s+(?:will\s+be|is|should\s+be|'ll\s+be)\s+(?:\w+\s+)?"
         r"back\s+(?:on|in|to|into)\s+(?:your|the)\b"),
     _rx(rf"\b{_NOUN}\b[^.!?\n]{{0,30}}?\b(?:will|should|is\s+going\s+to)\s+(?:\w+\s+)?(?:arrive|reach\s+you|show\s+up|"
-        r"appear|land|be\s+(?:with\s+you|in\s+your|back\s+on|visible|credited|paid))\b"),
+        r"appear|land|ship|go\s+out|be\s+(?:with\s+you|in\s+your|back\s+on|visible|credited|paid|shipped|sent))\b|"
+        rf"\b{_NOUN}\s+(?:ships|goes\s+out|leaves|is\s+shipping|erscheint|kommt|geht\s+raus)\b"),
     _rx(rf"\b{_NOUN}\s{{0,2}}[:-]?\s{{0,2}}(?:approved|granted|confirmed|authori[sz]ed|issued|processed|initiated|on\s+its\s+way|"
         r"sent|done|complete|completed|paid|booked|credited|"
         r"genehmigt|bestätigt|veranlasst|freigegeben|angewiesen|ausgelöst|gewährt|erfolgt|durchgeführt|ausgezahlt)\b"),
@@ -793,7 +823,7 @@ PROMISE_RES = [
     _rx(rf"\b(?:gewähren|schicken|senden|geben|bieten|schenken|erteilen)\s+wir\s+(?:ihnen\s+|dir\s+)?(?:\S{{1,20}}\s+){{0,4}}?"
         rf"{_NOUN}"),
     _rx(rf"\b{_NOUN}\s+(?:ist|sind)\s+(?:bereits\s+|schon\s+|jetzt\s+|nun\s+)?(?:unterwegs|auf\s+dem\s+weg|veranlasst|"
-        r"genehmigt|erfolgt|durchgeführt|abgeschlossen|angewiesen|raus|verschickt|versandt)\b"),
+        r"genehmigt|erfolgt|durchgeführt|abgeschlossen|angewiesen|raus|verschickt|versandt|bewilligt|akzeptiert)\b"),
     _rx(rf"\b(?:wir|ich)\s+(?:werden|haben|habe|möchten|würden|gewähren|schicken|senden|geben|bieten)\s+(?:ihnen\s+|dir\s+)?"
         rf"(?:\S{{1,20}}\s+){{0,4}}?{_NOUN}"),
     _rx(rf"\b(?:sie|du)\s+(?:erhalten|bekommen|erhältst|bekommst)\s+(?:\S{{1,20}}\s+){{0,3}}?(?:{_NOUN}|ihr\s+geld\s+zurück|"
@@ -809,7 +839,7 @@ PROMISE_RES = [
         r"(?:\S{1,20}\s+){0,2}?(?:übernehmen|tragen|erstatten)\s+wir\b"),
     _rx(rf"\b{_NOUN}\s+(?:wurde|ist|wird)\s+(?:bereits\s+|heute\s+|soeben\s+|gerade\s+|schon\s+)?(?:genehmigt|bestätigt|"
         r"veranlasst|freigegeben|angewiesen|ausgelöst|gewährt|erteilt|überwiesen|gutgeschrieben|durchgeführt|"
-        r"abgeschlossen|ausgezahlt|bearbeitet|verschickt|versandt|erfolgen)\b"),
+        r"abgeschlossen|ausgezahlt|bearbeitet|verschickt|versandt|erfolgen|bewilligt|stattgegeben|akzeptiert)\b"),
     _rx(r"\b(?:ihr|das)\s+geld\s+(?:wird|wurde|kommt)\s+(?:\S{1,20}\s+){0,3}?(?:zurück\w{0,12}|\w{0,6}erstattet|\w{0,6}überwiesen)"),
 ]
 _PROMISE_PRE_HEDGE = _rx(rf"(?:\b(?:{_NEG}|{_COND}|{_REPORT}|promise|guarantee|versprechen|garantieren|"
@@ -827,7 +857,7 @@ _PROMISE_CUE = _rx(r"refund|reimburs|credit|gutge|discount|voucher|coupon|compen
                    r"kostenlos|gratis|umsonst|purchase|repay|pay\s+(?:you\s+)?back|new\s+(?:one|copy|key|unit|device)|"
                    r"another\s+(?:one|copy|key|unit|device)|cover|absorb|cost|fee|revers|void|consider|kosten|gebühr|ersetz|tausch|"
                    r"zahlen|schreiben|buchen|cent|penny|account|card|balance|konto|due|owed|knock|shave|\boff\b|handle|sort|care|"
-                   r"gebühr|erlass|wege|läuft|kümmer|back|yours|house|on\s+us|neue|weitere|schick|send")
+                   r"gebühr|erlass|wege|läuft|kümmer|goodwill|replace|neue|back|yours|house|on\s+us|neue|weitere|schick|send")
 
 
 # the customer's own words, quoted as such: 'You wrote: "we will refund you"', 'Sie schreiben: "..."'
@@ -864,10 +894,11 @@ DRAFT_ID_RE = _lazy(r"(?<![\w-])d-[0-9a-f]{4,12}(?![\w-])", re.I)
 DRAFT_CLAIM_RE = _rx(
     r"\b(?:saved|stored|created|wrote|written|prepared|drafted|composed|put\s+together|queued|left|added|submitted)\b"
     r"[^.!?\n]{0,40}?\b(?:draft|reply|response|answer|e-?mail|message)\b|"
-    r"\b(?:draft|reply|response)\b[^.!?\n]{0,40}?\b(?:saved|stored|created|is\s+ready|pending\s+review|"
+    r"\b(?:draft|reply|response|answer)\b[^.!?\n]{0,40}?\b(?:saved|stored|created|is\s+ready|pending\s+review|"
     r"ready\s+for\s+(?:your\s+)?review|awaits\s+(?:your\s+)?review|waiting\s+for\s+(?:your\s+)?review|"
     r"in\s+(?:the|your)\s+(?:review\s+)?queue|queued|submitted|drafted|prepared|written\s+up|awaiting\s+(?:your\s+)?(?:review|approval)|"
-    r"ready\s+for\s+(?:your\s+)?approval|up\s+for\s+review)\b|"
+    r"ready\s+for\s+(?:your\s+)?approval|up\s+for\s+review|waiting\s+for\s+(?:your\s+)?approval|"
+    r"awaits\s+(?:your\s+)?approval)\b|"
     r"\b(?:submitted|uploaded|filed|sent)\b[^.!?\n]{0,30}?\b(?:draft|reply|response)\b[^.!?\n]{0,20}?\b(?:for\s+"
     r"(?:your\s+)?(?:review|approval))\b|"
     r"\bwhich\s+you\s+can\s+(?:now\s+)?(?:review|approve|check|edit|send)\b|"
