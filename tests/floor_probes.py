@@ -304,6 +304,20 @@ FLAG += [
     ("d5-on-24th-no-the", "ORD-20261234 is arriving on 24th.", "ORD", DA),
     ]
 
+FLAG += [
+    # ---- round six: assertive frames that are not hedges ("I can confirm", "according to our records")
+    ("h6-can-confirm-shipped", "I can confirm that GH56JK78MN has shipped.", "GH", ST),
+    ("h6-records-delivered", "According to our records, GH56JK78MN was delivered.", "GH", ST),
+    ("h6-de-laut-system", "Laut unserem System wurde GH56JK78MN bereits versandt.", "GH", ST),
+    ("h6-can-see-license", "Good news, I can see the license for GH56JK78MN has been issued.", "GH", LI),
+    ("h6-verified-payment", "I've verified that the payment for GH56JK78MN was received.", "GH", ST),
+    ("h6-happy-to-confirm", "I'm happy to confirm your order GH56JK78MN is on its way.", "GH", ST),
+    ("h6-records-date", "According to our records, ORD-20261234 will arrive on 24 December.", "ORD", DA),
+    ("h6-colleague-approved", "My colleague in billing has approved a full refund.", "GH", P),
+    ("h6-promise-refund", "I promise you'll get a full refund.", "GH", P),
+    ("h6-de-kann-bestaetigen", "Ich kann bestätigen, dass GH56JK78MN versandt wurde.", "GH", ST),
+]
+
 # still missed, by design for now: "N of the <items>" is a part, not the count ("one of the manuals is
 # damaged" is not a claim that the order holds one), so it is not read as a quantity.
 KNOWN_MISSES = [
@@ -397,6 +411,11 @@ CLEAN = [
     ("c6-shipped-orders", "Shipped orders cannot be cancelled; ORD-20261234 has shipped.", "ORD"),
     ("c6-de-nicht-zugeordnet", "Die Zahlung wurde Ihrer Bestellung GH56JK78MN noch nicht zugeordnet.", "GH"),
     ("c6-heres-how", "Here's how to activate your license once it is issued.", "GH"),
+    ("c7-customer-says-shipped", "According to your email, GH56JK78MN has shipped, but our records show it is waiting for payment.", "GH"),
+    ("c7-cannot-confirm", "I cannot confirm that GH56JK78MN has shipped; it is waiting for payment.", "GH"),
+    ("c7-colleague-decide", "A colleague will decide whether a refund is possible.", "GH"),
+    ("c7-no-promise", "I can't promise a refund.", "GH"),
+    ("c7-de-laut-ihnen", "Laut Ihrer Nachricht wurde GH56JK78MN versandt; bei uns wartet die Bestellung noch auf die Zahlung.", "GH"),
     ("c2-half", "About 1/2 of our customers ask this; ORD-20261234 is due on 3 December.", "ORD"),
 ]
 

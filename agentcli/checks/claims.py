@@ -202,11 +202,26 @@ _PAST_RE = _rx(r"\b(?:has|have|had|was|were|wurde|wurden)\b|\w(?:ed|ent|ived)\b"
 _PRESENT_RE = _rx(r"\b(?:is|are|be|ist|sind|wird)\b")
 
 
+# frames in which we state a fact ourselves, which the hedge words inside them ("can", "laut") do not hedge
+_ASSERT_RE = _rx(r"\b(?:i|we)\s*(?:can|could|'m\s+(?:happy|glad|pleased)\s+to|am\s+(?:happy|glad|pleased)\s+to|"
+                 r"are\s+(?:happy|glad|pleased)\s+to|'re\s+(?:happy|glad|pleased)\s+to)\s+(?:now\s+|already\s+)?"
+                 r"(?:confirm|see|tell\s+you|assure\s+you|report|say|let\s+you\s+know)\b|"
+                 r"\b(?:according\s+to|laut)\s+(?:our|unserem|unseren|unserer)\s+(?:\w+\s+)?(?:records?|system|data|database|"
+                 r"tracking|lookup|daten|unterlagen|system|sendungsverfolgung)\b|"
+                 r"\b(?:ich|wir)\s+(?:kann|können)\s+(?:ihnen\s+)?(?:bestätigen|mitteilen|sagen)\b")
+
+
+def _asserted(before: str) -> str:
+    return _ASSERT_RE.get().sub(" ", before) if before else before
+
+
 def hedged(before: str, after: str = "", said: str = "", lead: bool = False) -> bool:
     """A claim whose clause is reported or a question anywhere, or conditional / intended /
     modal before it ("once it has shipped", "it should arrive", "I'll make sure it is paid"), or
     in the present tense with a condition after it ("the license is issued as soon as the
-    payment is confirmed"; but "it shipped when your payment cleared" is a fact)."""
+    payment is confirmed"; but "it shipped when your payment cleared" is a fact). "I can
+    confirm", "according to our records" are our own statement, no hedge."""
+    before = _asserted(before)
     if _HEDGE_BEFORE.search(before) or HEDGE_REPORT.search(after):
         return True
     general = bool(_PRESENT_RE.search(said) or not _PAST_RE.search(said))
@@ -231,6 +246,9 @@ _STATUS_WORDS = {
 }
 _CODE_SUBJ = r"(?=[\w-]{0,11}\d)[\w-]{10,12}"  # an order code as the subject: it holds a digit
 _SUBJECT = r"(?:order|it|parcel|package|shipment|purchase|delivery|item|items|payment|bestellung|paket|sendung|zahlung)"
+# the subject after the verb in German ("Laut System wurde GH56JK78MN versandt", "Heute ist Ihr Paket zugestellt worden")
+_DE_SUBJ = (r"(?:(?:(?:ihre|die|ihr|das|der)\s+)?(?:bestellung|paket|sendung|lieferung|zahlung|auftrag)\s+(?:[\w-]{10,12}\s+)?|"
+            r"(?=[\w-]{0,11}\d)[\w-]{10,12}\s+)?")
 _STATUS_RES: list[tuple[str, Any]] = [(st, _rx(rf"\b{_AUX}(?:{w})\b")) for st, w in _STATUS_WORDS.items()]
 _STATUS_RES += [
     ("paid", _rx(rf"\b(?:payment|it|order)(?:\s+(?:for|on|of)\s+(?:order\s+|your\s+order\s+)?[\w-]{{10,12}})?\s+{_AUX}"
@@ -264,16 +282,21 @@ _STATUS_RES += [
                  r"(?:received|confirmed|cleared|matched|successful|complete|completed|erhalten|bestätigt|eingegangen|"
                  r"verbucht|zugeordnet)\b")),
     # German
-    ("shipped", _rx(r"\b(?:wurde|ist|wurden|sind)\s+(?:bereits\s+|schon\s+|heute\s+|gestern\s+)?(?P<neg>nicht\s+|noch\s+nicht\s+)?"
+    ("shipped", _rx(r"\b(?:wurde|ist|wurden|sind)\s+" + _DE_SUBJ + r"(?:bereits\s+|schon\s+|heute\s+|gestern\s+)?(?P<neg>nicht\s+|noch\s+nicht\s+)?"
                     r"(?:versandt|versendet|verschickt|abgeschickt|unterwegs|an\s+(?:den\s+|die\s+)?(?:versand|paketdienst|"
                     r"zusteller|spediteur|dhl|ups|dpd|hermes|gls|fedex|post)\s+übergeben)\b")),
     ("shipped", _rx(r"\b(?:ist|sind)\s+(?:bereits\s+|schon\s+|jetzt\s+)?(?P<neg>nicht\s+|noch\s+nicht\s+)?(?:in\s+(?:der\s+)?zustellung|"
                     r"beim\s+(?:paketdienst|zusteller|versanddienstleister))\b")),
     ("shipped", _rx(r"\bbefinde[nt]\s+sich\s+(?:bereits\s+|schon\s+|jetzt\s+)?(?:im\s+versand|in\s+(?:der\s+)?zustellung|"
                     r"auf\s+dem\s+weg|beim\s+(?:paketdienst|zusteller|versanddienstleister)|in\s+transit)\b")),
-    ("delivered", _rx(r"\b(?:wurde|ist|wurden|sind)\s+(?:bereits\s+|schon\s+)?(?P<neg>nicht\s+|noch\s+nicht\s+)?"
+    ("delivered", _rx(r"\b(?:wurde|ist|wurden|sind)\s+" + _DE_SUBJ + r"(?:bereits\s+|schon\s+)?(?P<neg>nicht\s+|noch\s+nicht\s+)?"
                       r"(?:zugestellt|geliefert|ausgeliefert|angekommen|eingetroffen)\b")),
-    ("cancelled", _rx(r"\b(?:wurde|ist)\s+(?:bereits\s+)?(?P<neg>nicht\s+)?(?:storniert|annulliert)\b")),
+    ("cancelled", _rx(r"\b(?:wurde|ist)\s+" + _DE_SUBJ + r"(?:bereits\s+)?(?P<neg>nicht\s+)?(?:storniert|annulliert)\b")),
+    # verb-final (subordinate clauses): "dass GH56JK78MN bereits versandt wurde"
+    ("shipped", _rx(r"\b(?:versandt|verschickt|versendet|abgeschickt)\s+(?:worden\s+)?(?:wurde|wurden|ist|sind)\b")),
+    ("delivered", _rx(r"\b(?:zugestellt|geliefert|ausgeliefert)\s+(?:worden\s+)?(?:wurde|wurden|ist|sind)\b")),
+    ("cancelled", _rx(r"\b(?:storniert|annulliert)\s+(?:worden\s+)?(?:wurde|wurden|ist|sind)\b")),
+    ("paid", _rx(r"\b(?:bezahlt|beglichen)\s+(?:worden\s+)?(?:wurde|wurden|ist|sind)\b")),
     ("refunded", _rx(r"\b(?:wurde|ist)\s+(?:bereits\s+)?(?P<neg>nicht\s+)?(?:erstattet|zurückerstattet|zurückgezahlt)\b")),
     ("paid", _rx(r"\b(?:zahlung(?:seingang)?|betrag|überweisung|bezahlung)(?:\s+(?:für|zu|zur|von|auf|zum)\s+(?:ihre\s+|die\s+|der\s+)?"
                  r"(?:bestellung\s+)?[\w-]{10,12})?\s+(?:wurde|ist|wurden|sind)\s+(?:bereits\s+|inzwischen\s+|schon\s+|"
@@ -842,8 +865,7 @@ PROMISE_RES = [
         r"abgeschlossen|ausgezahlt|bearbeitet|verschickt|versandt|erfolgen|bewilligt|stattgegeben|akzeptiert)\b"),
     _rx(r"\b(?:ihr|das)\s+geld\s+(?:wird|wurde|kommt)\s+(?:\S{1,20}\s+){0,3}?(?:zurück\w{0,12}|\w{0,6}erstattet|\w{0,6}überwiesen)"),
 ]
-_PROMISE_PRE_HEDGE = _rx(rf"(?:\b(?:{_NEG}|{_COND}|{_REPORT}|promise|guarantee|versprechen|garantieren|"
-                         r"colleague|kollege|kollegin|could|might|may|possibly|perhaps|eventuell|vielleicht|"
+_PROMISE_PRE_HEDGE = _rx(rf"(?:\b(?:{_NEG}|{_COND}|{_REPORT}|could|might|may|possibly|perhaps|eventuell|vielleicht|"
                          r"möglicherweise|whether|decide|entscheiden)\b|n't)")
 _PROMISE_POST_HEDGE = _rx(r"(?:\b(?:not|never|nicht|kein|colleague|supervisor|review|look\s+into|decide|possible|eligible|"
                           r"whether|prüfen|entscheiden|möglich|geprüft)\b|n't)")
@@ -882,7 +904,7 @@ def _promise_claims(sent: str) -> Iterable[tuple[int, str]]:
             if '"' in sent and _their_words(sent, m.start()):
                 continue
             before, said, after = clause_of(sent, m.start(), m.end())
-            if _PROMISE_PRE_HEDGE.search(before[-80:]) or HEDGE_NEG.search(said) or \
+            if _PROMISE_PRE_HEDGE.search(_asserted(before[-80:])) or HEDGE_NEG.search(said) or \
                     _PROMISE_POST_HEDGE.search(after[:60]):
                 continue
             yield m.start(), m.group(0)
