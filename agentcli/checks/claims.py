@@ -7,17 +7,27 @@ dashes, typographic quotes folded), one sentence at a time:
 
 - ``order``: an order code, in any case and form (``vocab.find_codes``), "for example" included;
 - ``status``: a status stated as a fact, with its subject ("I'll make sure the payment is
-  matched" states nothing; "shipped when your payment cleared" does);
+  matched" states nothing; "shipped when your payment cleared" does), in either German word order
+  ("wurde GH56JK78MN versandt", "dass es versandt wurde"), as a headline ("GH56JK78MN: shipped"),
+  with us as the subject ("we shipped GH56JK78MN"); "I can confirm", "according to our records"
+  are our own statement, not a hedge;
 - ``not_found``: "we could not find your order" (not "... your payment");
 - ``license``: the license issued, or not yet;
-- ``date``: a date in any common form (``2026/12/24``, ``24.12.2026``, "the twenty-fourth of
-  December", "24. Dezember"), tied to what it dates (placed / ship / delivery / refund);
+- ``date``: a date in any common form (``2026/12/24``, ``24.12.2026``, ``24.12.``, ``24/12``,
+  ``20261224``, "the twenty-fourth of December", "24. Dezember", "am vierundzwanzigsten
+  Dezember", "Christmas Eve"), tied to what it dates (placed / ship / delivery / refund); a day
+  without its month ("due on the 24th", "am 24. geliefert") is month 0 and compared by the day
+  alone (``date_in``), and only where a word of what it dates is near (not a bare "by");
 - ``frame``: a promised time frame ("within 3 days", "innerhalb von zwei Tagen");
-- ``item`` / ``quantity`` / ``price``: a SKU, a count of an item ("twelve printed manuals"), an
-  amount of money;
+- ``item`` / ``quantity`` / ``price``: a SKU, a count of an item before or after it ("twelve
+  printed manuals", "two hardware license keys" for "Hardware license key (USB)", "Printed
+  manual x3"), an amount of money (also in words: "forty-five euros", "fünfundvierzig Euro");
 - ``promise``: a refund, credit, discount, replacement or compensation promised or reported as
   granted, in other words too ("We're refunding", "Refund approved!", "your payment will be
-  returned", "wir erstatten", "Rückerstattung genehmigt");
+  returned", "I've gone ahead and refunded", "we'll cover the cost", "wir erstatten",
+  "Rückerstattung genehmigt", "Ich habe die Rückzahlung veranlasst", German refund compounds and
+  separable verbs: "wir schreiben Ihnen 10 Euro gut"); the customer's own words quoted as such
+  ('You wrote: "..."') are not ours;
 - ``draft``: the answer saying a reply was drafted or saved ("I drafted a reply", "which you can
   now review"), or naming a draft id.
 
