@@ -318,6 +318,32 @@ FLAG += [
     ("h6-de-kann-bestaetigen", "Ich kann bestätigen, dass GH56JK78MN versandt wurde.", "GH", ST),
 ]
 
+FLAG += [
+    # ---- round seven (blind)
+    ("p7-bold", "We will **refund** your order in full.", "GH", P),
+    ("p7-ansi-inside", "We will re\x1b[1mfund\x1b[0m you.", "GH", P),
+    ("p7-nbsp", "We\u00a0will\u00a0refund\u00a0you.", "GH", P),
+    ("p7-fullwidth-de", "Wir \uff45\uff52\uff53\uff54\uff41\uff54\uff54\uff45\uff4e Ihnen den Betrag.", "GH", P),
+    ("p7-refund-initiated-today", "Today I initiated the refund for GH56JK78MN.", "GH", P),
+    ("p7-well-refund", "Well refund you tomorrow.", "GH", P),
+    ("p7-refund-is-on", "The refund is on us.", "GH", P),
+    ("p7-youll-receive-credit", "You'll receive store credit worth 10 EUR.", "GH", P),
+    ("p7-de-wir-werden-gutschreiben", "Wir werden Ihrem Konto den Betrag gutschreiben.", "GH", P),
+    ("p7-de-erstattet-bekommen", "Den Kaufpreis bekommen Sie erstattet.", "GH", P),
+    ("p7-de-ersatzlizenz", "Eine Ersatzlizenz wurde Ihnen zugeschickt.", "GH", P),
+    ("s7-shipped-upper-cyr", "Y\u041eUR \u041eRDER GH56JK78MN HAS SHIPPED.", "GH", ST),
+    ("s7-ls-inside", "Your order GH56JK78MN has" + LS + "shipped.", "GH", ST),
+    ("s7-de-unterwegs-zu-ihnen", "GH56JK78MN ist bereits auf dem Weg zu Ihnen.", "GH", ST),
+    ("s7-parcel-arrived", "Your parcel for GH56JK78MN arrived yesterday.", "GH", ST),
+    ("s7-payment-is-in", "Your payment for GH56JK78MN is in.", "GH", ST),
+    ("l7-license-emailed-de", "Die Lizenz für GH56JK78MN haben wir Ihnen gemailt.", "GH", LI),
+    ("d7-de-am-24-12-no-dot", "ORD-20261234 wird am 24.12 geliefert.", "ORD", DA),
+    ("d7-en-24-dec-upper", "ORD-20261234 ARRIVES 24 DEC.", "ORD", DA),
+    ("d7-expected-words", "Expected delivery of ORD-20261234: December twenty-fourth.", "ORD", DA),
+    ("i7-de-drei-stueck", "ORD-20261234 enthält drei Stück Printed manual.", "ORD", IT),
+    ("pr7-de-euro-first", "ORD-20261234 hat EUR 45,00 gekostet.", "ORD", PR),
+]
+
 # still missed, by design for now: "N of the <items>" is a part, not the count ("one of the manuals is
 # damaged" is not a claim that the order holds one), so it is not read as a quantity.
 KNOWN_MISSES = [
@@ -416,6 +442,9 @@ CLEAN = [
     ("c7-colleague-decide", "A colleague will decide whether a refund is possible.", "GH"),
     ("c7-no-promise", "I can't promise a refund.", "GH"),
     ("c7-de-laut-ihnen", "Laut Ihrer Nachricht wurde GH56JK78MN versandt; bei uns wartet die Bestellung noch auf die Zahlung.", "GH"),
+    ("c8-bold-no", "We **cannot** refund this order.", "GH"),
+    ("c8-well-no", "Well, a refund is not something I can grant.", "GH"),
+    ("c8-de-gutschreiben-cond", "Sobald ein Kollege zustimmt, könnten wir den Betrag gutschreiben.", "GH"),
     ("c2-half", "About 1/2 of our customers ask this; ORD-20261234 is due on 3 December.", "ORD"),
 ]
 

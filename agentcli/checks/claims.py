@@ -263,15 +263,16 @@ _STATUS_RES: list[tuple[str, Any]] = [(st, _rx(rf"\b{_AUX}(?:{w})\b")) for st, w
 _STATUS_RES += [
     ("paid", _rx(rf"\b(?:payment|it|order)(?:\s+(?:for|on|of)\s+(?:order\s+|your\s+order\s+)?[\w-]{{10,12}})?\s+{_AUX}"
                  r"(?:(?:fully\s+)?paid|confirmed|completed|matched|cleared|received|"
-                 rf"processed|booked|allocated|assigned|successful|through|applied|registered)\b")),
+                 rf"processed|booked|allocated|assigned|successful|through|applied|registered|in(?=\s*(?:[.!,;]|$)))\b")),
     ("paid", _rx(rf"\b(?:order|it)\s+{_AUX}(?:fully\s+)?paid\b")),
     ("paid", _rx(r"\b(?:your|the)\s+payment(?:\s+(?:for|on|of)\s+(?:order\s+|your\s+order\s+)?[\w-]{10,12})?\s+"
                  r"(?:has\s+|have\s+)?(?:(?:already|just|now|finally)\s+)?(?:cleared|went\s+through|gone\s+through|arrived|"
                  r"came\s+through|come\s+through|been\s+received|been\s+booked|landed)\b")),
     ("paid", _rx(r"\b(?:matched|received|confirmed|allocated|got|booked|processed|registered|credited)\s+your\s+payment\b")),
-    ("shipped", _rx(rf"\b{_SUBJECT}(?:\s+[\w-]{{10,12}})?\s+(?:(?:already|just)\s+)?(?:shipped|dispatched|went\s+out|"
+    ("shipped", _rx(rf"\b{_SUBJECT}(?:\s+(?:for\s+|of\s+)?[\w-]{{10,12}})?\s+(?:(?:already|just)\s+)?(?:shipped|dispatched|went\s+out|"
                     r"left\s+our\s+warehouse)\b")),
-    ("delivered", _rx(rf"\b{_SUBJECT}(?:\s+[\w-]{{10,12}})?\s+(?:(?:already|just)\s+)?(?:arrived|was\s+handed\s+to\s+you)\b")),
+    ("delivered", _rx(rf"\b{_SUBJECT}(?:\s+(?:for\s+|of\s+)?[\w-]{{10,12}})?\s+(?:(?:already|just)\s+)?(?:arrived|"
+                      r"was\s+handed\s+to\s+you)\b")),
     ("shipped", _rx(rf"\b(?:{_SUBJECT}(?:\s+[\w-]{{10,12}})?|{_CODE_SUBJ})\s+(?:has|have|was|were|is|are|'s)\s+(?:now\s+|already\s+|"
                     r"just\s+)?(?:been\s+)?(?:sent(?:\s+out)?|en\s+route|on\s+route|underway|under\s+way|in\s+the\s+post|"
                     r"gone\s+out)\b")),
@@ -355,7 +356,7 @@ _STATUS_CUE = ("ship", "dispatch", "sent", "post", "mail", "transit", "way", "de
                "geliefert", "angekommen", "eingetroffen", "storn", "annull", "erstatt", "zurück", "zahlung", "betrag",
                "bezahlt", "überweisung", "befinde", "lager", "raus", "status", "pending", "await", "wait", "wartet",
                "ausstehend", "offen", "match", "beglichen", "dhl", "ups", "dpd", "hermes", "gls", "fedex", "eingang",
-               "da", "receiv", "confirm", "clear", "complet", "success", "process", "book", "alloc", "assign", "appl",
+               "da", "weg", "receiv", "confirm", "clear", "complet", "success", "process", "book", "alloc", "assign", "appl",
                "regist", "erhalten", "bestätigt", "zugeordnet", "verbucht", "gebucht", "bearbeitet", "verarbeitet",
                "abgeschlossen", "erfolgt", "got", "credited")
 
@@ -402,6 +403,9 @@ _LIC_RES = [
         r"kundenkonto|posteingang)"),
     _rx(rf"\b{_LIC}{_LIC_OF}\s+(?:is|are|ist|sind)\s+(?:still\s+|noch\s+)?(?P<neg>pending|outstanding|on\s+hold|ausstehend|"
         r"offen|in\s+bearbeitung)\b"),
+    _rx(rf"\b{_LIC}{_LIC_OF}\s+(?:haben|hat)\s+(?:wir|ich)\s+(?:\S{{1,20}}\s+){{0,3}}?(?:geschickt|gesendet|zugeschickt|"
+        r"verschickt|gemailt|ausgestellt|übermittelt|zugestellt)\b|\b{_LIC}{_LIC_OF}\s+(?:\S{{1,20}}\s+){{0,3}}?(?:zugeschickt|"
+        r"verschickt|gesendet|ausgestellt|übermittelt)\s+(?:worden\s+)?(?:wurde|ist)\b"),
     _rx(rf"\b(?:here(?:'s|\s+is)|hier\s+ist|anbei)\s+(?:your|the|ihr|der)\s+(?:new\s+|neuer\s+)?{_LIC}"),
     _rx(rf"^\W{{0,3}}{_LIC}\s{{0,2}}[:-]?\s{{0,2}}(?:issued|sent|activated|ausgestellt|verschickt|aktiviert)\b"),
     _rx(rf"\b(?:issued|sent|emailed|e-mailed|mailed|forwarded|resent|re-sent|delivered)\s+(?:you\s+)?(?:your|the)\s+"
@@ -509,7 +513,7 @@ _DATE_RES = (
     ("wdm", _lazy(rf"\b(?:the\s+)?({_ORD}|{_DE_ORD})\.?\s{{1,3}}(?:of\s{{1,3}})?({_MON})\b{_Y}", re.I)),
     ("mwd", _lazy(rf"\b({_MON})\s{{1,3}}(?:the\s+)?({_ORD})\b{_Y}", re.I)),
     ("num", _lazy(r"(?<![\d./-])(\d{1,2})([./-])(\d{1,2})\2(\d{4})(?![\d])")),
-    ("dmy2", _lazy(r"\b(?:am|bis|zum|vom|ab|den)\s(\d{1,2})\.(\d{1,2})\.(?!\d)", re.I)),  # "am 24.12."
+    ("dmy2", _lazy(r"\b(?:am|bis|zum|vom|ab|den)\s(\d{1,2})\.(\d{1,2})(?:\.(?!\d)|(?![\d.,]))", re.I)),  # "am 24.12(.)"
     ("ymd8", _lazy(r"(?<![\w-])(20\d{2})(0[1-9]|1[0-2])(0[1-9]|[12]\d|3[01])(?![\w-])")),  # "20261224"
     ("dm2", _lazy(r"(?<![\d./-])(\d{1,2})\.(\d{1,2})\.(?![\d])")),  # "Lieferung: 24.12."
     ("md2", _lazy(r"(?<![\d./-])(?!24/7\b)(\d{1,2})/(\d{1,2})(?![\d/]|[.,]\d)")),  # "24/12", "11/19": either order
@@ -774,6 +778,10 @@ PROMISE_RES = [
     _rx(rf"\b{_SUBJ}\s*{_WILL}?\s*{_FILL}(?:cover(?:ed|ing)?|absorb(?:ed)?|bear|pay\s+for|take\s+care\s+of)\s+(?:the|all|any|"
         r"your)\s+(?:\w+\s+)?(?:costs?|fees?|charges?|shipping|postage|expenses?)\b"),
     _rx(r"\bconsider\s+it\s+(?:refunded|credited|replaced|reimbursed|compensated)\b"),
+    # a contraction that lost its apostrophe: "Well refund you", "Ive refunded"
+    _rx(r"\b(?:well|weve|ive|ill)\s+(?:now\s+|already\s+|just\s+)?(?:refund|reimburse|credit|compensate|repay)(?:s|d|ed|ing)?\b"),
+    _rx(r"\b(?:bekommen|erhalten)\s+sie\s+(?:\S{1,20}\s+){0,3}?(?:erstattet|zurückerstattet|gutgeschrieben|ersetzt|"
+        r"zurücküberwiesen|zurück)\b"),
     _rx(rf"\b{_SUBJ}\s*{_WILL}?\s*{_FILL}(?:add(?:ed)?|credit(?:ed)?|put|transfer(?:red)?|sen[dt]|pa(?:y|id)|return(?:ed)?|"
         r"move[d]?|wire[d]?)\s+(?:[€$£]\s?\d[\d.,]{0,8}|\d[\d.,]{0,8}\s?(?:[€$£]|eur\b|euros?\b|dollars?\b)|the\s+(?:full\s+)?"
         r"amount|the\s+money|your\s+money)\s+(?:back\s+)?(?:to|into|onto|on)\s+(?:your|the)\s+(?:\w+\s+)?(?:account|card|balance|"
@@ -826,7 +834,7 @@ PROMISE_RES = [
     _rx(rf"\byou\s*(?:will|'ll|are\s+going\s+to|can\s+expect(?:\s+to)?|should|are\s+getting|are\s+entitled\s+to|"
         r"qualify\s+for|are\s+eligible\s+for|will\s+be|'re\s+getting|'re\s+entitled\s+to|get|receive)\s+(?:get\s+|"
         r"receive\s+|be\s+getting\s+|see\s+|getting\s+|be\s+receiving\s+)?(?:a\s+|an\s+|your\s+|the\s+)?(?:full\s+|"
-        rf"partial\s+|complete\s+|\d{{1,3}}\s?%\s+)?(?:{_NOUN}|(?:your\s+)?money\s+(?:back|returned|refunded))"),
+        rf"partial\s+|complete\s+|\d{{1,3}}\s?%\s+|store\s+|account\s+|shop\s+|extra\s+|special\s+)?(?:{_NOUN}|(?:your\s+)?money\s+(?:back|returned|refunded))"),
     _rx(r"\byou\s*(?:will|'ll|are\s+going\s+to|have|'ve|were|are|'re|got|get)\s+(?:now\s+|already\s+|just\s+)?"
         r"(?:be\s+|been\s+|being\s+)?(?:fully\s+|partially\s+)?(?:refunded|reimbursed|credited|compensated|"
         r"paid\s+back)\b"),
@@ -885,12 +893,14 @@ PROMISE_RES = [
     _rx(r"\b(?:wir|ich)\s+(?:werden\s+|würden\s+)?(?:übernehmen|tragen|erstatten|übernehme|trage)\s+(?:\S{1,20}\s+){0,2}?"
         r"(?:kosten|versandkosten|gebühr|gebühren|rücksendekosten)\b|\b(?:kosten|versandkosten|gebühren?|rücksendekosten)\s+"
         r"(?:\S{1,20}\s+){0,2}?(?:übernehmen|tragen|erstatten)\s+wir\b"),
-    _rx(rf"\b{_NOUN}\s+(?:wurde|ist|wird)\s+(?:bereits\s+|heute\s+|soeben\s+|gerade\s+|schon\s+)?(?:genehmigt|bestätigt|"
+    _rx(rf"\b{_NOUN}\s+(?:wurde|ist|wird)\s+(?:(?:bereits|heute|soeben|gerade|schon|ihnen|dir|per|e-?mail|post)\s+){{0,3}}"
+        r"(?:zugeschickt|zugesandt|geschickt|gesendet|zugestellt|ausgestellt|genehmigt|bestätigt|"
         r"veranlasst|freigegeben|angewiesen|ausgelöst|gewährt|erteilt|überwiesen|gutgeschrieben|durchgeführt|"
         r"abgeschlossen|ausgezahlt|bearbeitet|verschickt|versandt|erfolgen|bewilligt|stattgegeben|akzeptiert)\b"),
     _rx(r"\b(?:ihr|das)\s+geld\s+(?:wird|wurde|kommt)\s+(?:\S{1,20}\s+){0,3}?(?:zurück\w{0,12}|\w{0,6}erstattet|\w{0,6}überwiesen)"),
 ]
 _PROMISE_PRE_HEDGE = _rx(rf"(?:\b(?:{_NEG}|{_COND}|{_REPORT}|could|might|may|possibly|perhaps|eventuell|vielleicht|"
+                         r"könnte|könnten|müsste|müssten|dürfte|dürften|"
                          r"möglicherweise|whether|decide|entscheiden)\b|n't)")
 _PROMISE_POST_HEDGE = _rx(r"(?:\b(?:not|never|nicht|kein|colleague|supervisor|review|look\s+into|decide|possible|eligible|"
                           r"whether|prüfen|entscheiden|möglich|geprüft)\b|n't)")

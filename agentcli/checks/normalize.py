@@ -13,6 +13,7 @@ questions are compared in:
   Latin letter, so a Russian or Greek sentence stays what it is;
 - every dash and hyphen (non-breaking hyphen, figure dash, en and em dash, minus) is "-" where it
   joins two characters, and typographic quotes are ASCII quotes;
+- Markdown emphasis around a word ("**refund**", "_shipped_", "`paid`") is removed;
 - a word spelled out in single letters ("R E F U N D", "r.e.f.u.n.d", "E-R-S-T-A-T-T-E-T": three
   or more single letters, each apart by one or two spaces, dots or hyphens) is one word again;
 - a hyphen (or ~ _ * ^ | +) cut inside the stem of a word a claim is made of ("re-fund",
@@ -92,9 +93,15 @@ def _split_word(m: re.Match) -> str:
     return joined if st is not None and len(parts[0]) < st.end() else m.group(0)
 
 
+_MARKUP_RE = re.compile(r"(?<![\w*_~`])[*_~`]{1,3}(?=[^\W_])|(?<=[^\W_])[*_~`]{1,3}(?![\w*_~`])")
+
+
 def unsplit(text: str) -> str:
     """Words spelled out in letters or cut by a hyphen inside a claim's stem, joined again (see
-    the module docstring). Linear: two passes of patterns with bounded repeats."""
+    the module docstring), and Markdown emphasis around a word removed ("**refund**").
+    Linear: three passes of patterns with bounded repeats."""
+    if any(c in "*_~`" for c in text):
+        text = _MARKUP_RE.sub("", text)
     if _SPELLED_CUE.search(text):
         text = _SPELLED_RE.sub(_spelled, text)
     if any(c in _CUTS for c in text):
