@@ -361,12 +361,24 @@ _STATUS_CUE = ("ship", "dispatch", "sent", "post", "mail", "transit", "way", "de
                "abgeschlossen", "erfolgt", "got", "credited")
 
 
+# the German status patterns, and the words one of them needs: an English sentence skips them
+_DE_STATUS = frozenset(i for i, (_, rx) in enumerate(_STATUS_RES) if rx._args[0].startswith(
+    (r"\b(?:wurde", r"\bbefinde", r"\b(?:ging", r"\b(?:wir|ich)", r"\b(?:wir\s+haben", r"\b(?:versandt", r"\b(?:zugestellt",
+     r"\b(?:storniert", r"\b(?:bezahlt", r"\b(?:zahlung", r"\b(?:bestellung|sie)")))
+_DE_STATUS_CUE = ("wurde", "ist", "sind", "befinde", "ging", "geht", "haben", "habe", "bezahlt", "beglichen", "versandt",
+                  "verschickt", "versendet", "abgeschickt", "zugestellt", "geliefert", "storniert", "annulliert", "zahlung",
+                  "überweisung", "betrag", "raus", "lager", "erstattet")
+
+
 def _status_claims(sent: str) -> Iterable[tuple[int, str]]:
     low = sent.lower()
     if not any(w in low for w in _STATUS_CUE):
         return
     lead = _LEAD_COND_RE.search(sent) is not None
-    for st, rx in _STATUS_RES:
+    german = any(w in low for w in _DE_STATUS_CUE)
+    for i, (st, rx) in enumerate(_STATUS_RES):
+        if i in _DE_STATUS and not german:
+            continue
         for m in rx.finditer(sent):
             if "neg" in rx.groupindex and m.group("neg"):
                 continue
@@ -422,7 +434,13 @@ _LIC_RES = [
 ]
 
 
+_LIC_CUE = ("licen", "lizenz", "key", "schlüssel", "code")
+
+
 def _license_claims(sent: str) -> Iterable[tuple[int, bool]]:
+    low = sent.lower()
+    if not any(w in low for w in _LIC_CUE):
+        return
     lead = _LEAD_COND_RE.search(sent) is not None
     for rx in _LIC_RES:
         for m in rx.finditer(sent):
