@@ -178,3 +178,44 @@ def test_a_text_that_nfkc_lengthens_is_bounded():
     assert len(fold(s, limit=20_001)) == 20_001
     found = check_ticket(answer=s, drafts=[], tool_results=[lookup("GH")], questions=["GH56JK78MN?"])
     assert [f.kind for f in found] == ["not_fully_checked"]
+
+
+# ---- novel phrasings of every class (tests/floor_probes.py): the floor is fixed by class, and
+# other members of each class are tried here, with correct texts of the same shapes that must stay clean.
+from tests import floor_probes as _fp  # noqa: E402
+
+
+@pytest.mark.parametrize("case", _fp.FLAG + _fp.ANSWER_FLAG, ids=[c[0] for c in _fp.FLAG + _fp.ANSWER_FLAG])
+def test_novel_phrasings_are_flagged(case):
+    _, text, k, kind = case
+    found = _fp._run(text, k, "answer" if kind == _fp.DR else "draft")
+    assert kind in [f.kind for f in found if f.severity == "error"], [f.to_dict() for f in found]
+
+
+@pytest.mark.parametrize("case", _fp.CLEAN, ids=[c[0] for c in _fp.CLEAN])
+def test_novel_correct_texts_stay_clean(case):
+    _, text, k = case
+    found = _fp._run(text, k)
+    assert [f.to_dict() for f in found if f.severity == "error"] == []
+
+
+@pytest.mark.parametrize("text,want", [("We will R E F U N D you.", "We will REFUND you."), ("r.e.f.u.n.d", "refund"),
+                                       ("re-fund", "refund"), ("can-celled", "cancelled"), ("credit-card", "credit-card"),
+                                       ("e-mail", "e-mail"), ("E R S T A T T E T", "ERSTATTET"), ("e.g. the", "e.g. the"),
+                                       ("KL12-MN34-PQ", "KL12-MN34-PQ"), ("USB-KEY", "USB-KEY")])
+def test_fold_joins_spelled_and_cut_words(text, want):
+    assert fold(text) == want
+
+
+@pytest.mark.parametrize("text,want", [("due on the 24th.", {(None, 0, 24)}), ("am vierundzwanzigsten Dezember", {(None, 12, 24)}),
+                                       ("am 24. geliefert", {(None, 0, 24)}), ("by the twentieth.", {(None, 0, 20)}),
+                                       ("am 24ten Dezember", {(None, 12, 24)}), ("am einunddreißigsten Mai", {(None, 5, 31)})])
+def test_day_only_and_german_ordinal_dates(text, want):
+    claims, _ = extract(text, Known())
+    assert {c for x in claims if x.kind == "date" for c in x.value} == want
+
+
+@pytest.mark.parametrize("text", ["the second time", "zum ersten Mal", "on the first attempt", "the 24th floor"])
+def test_ordinals_that_are_not_dates(text):
+    claims, _ = extract(text, Known())
+    assert [c for c in claims if c.kind == "date"] == []

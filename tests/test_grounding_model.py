@@ -30,7 +30,7 @@ from tests.test_checks import lookup
 
 QUESTION = "Hi, where is my order GH56JK78MN?"
 # A sentence no pattern of the floor reads as a status: only the model layer can catch it.
-SLY = "Good news: your parcel is with the courier and should be at your door soon."
+SLY = "Good news: the courier has your parcel and it should be at your door soon."
 
 
 def claim(kind, quote, value="", *, text_id="T1", order_code="GH56JK78MN", date_of=None, quantity=None):
@@ -52,7 +52,7 @@ def sessions(home):
 def test_anthropic_model_layer_catches_what_the_floor_cannot(cli, anthropic_env, fake_anthropic, home):
     fake_anthropic.queue(*lookup_then(SLY))
     fake_anthropic.queue_forced(fa.message(fa.tool_use_block(TOOL_NAME, {"claims": [
-        claim("status", "your parcel is with the courier", "shipped")]}),
+        claim("status", "the courier has your parcel", "shipped")]}),
         usage={"input_tokens": 300, "output_tokens": 40}))
     p = cli(["ask", "--json", "--no-repair", "--check-model", "claude-check-1", QUESTION], anthropic_env)
     r = json.loads(p.out)
@@ -81,7 +81,7 @@ def test_a_model_layer_finding_starts_the_repair_turn_and_both_calls_count(cli, 
     the question's usage holds both calls."""
     fake_anthropic.queue(*lookup_then(SLY), fa.text("Sorry: your order GH56JK78MN is still waiting for payment."))
     fake_anthropic.queue_forced(
-        fa.message(fa.tool_use_block(TOOL_NAME, {"claims": [claim("status", "your parcel is with the courier",
+        fa.message(fa.tool_use_block(TOOL_NAME, {"claims": [claim("status", "the courier has your parcel",
                                                                   "shipped")]}), usage={"input_tokens": 300}),
         fa.message(fa.tool_use_block(TOOL_NAME, {"claims": [claim("status", "still waiting for payment",
                                                                   "pending_payment")]}), usage={"input_tokens": 200}))
@@ -104,7 +104,7 @@ def test_openai_model_layer(cli, openai_env, fake_openai):
     fake_openai.queue(fo.completion(fo.tool_call("get_order_status", {"order_code": "GH56JK78MN"})),
                       fo.completion(content=SLY))
     fake_openai.queue_forced(fo.completion(fo.tool_call(TOOL_NAME, {"claims": [
-        claim("status", "your parcel is with the courier", "shipped")]}),
+        claim("status", "the courier has your parcel", "shipped")]}),
         usage={"prompt_tokens": 200, "completion_tokens": 30}))
     p = cli(["ask", "--json", "--no-repair", QUESTION], openai_env)
     r = json.loads(p.out)

@@ -7,17 +7,27 @@ dashes, typographic quotes folded), one sentence at a time:
 
 - ``order``: an order code, in any case and form (``vocab.find_codes``), "for example" included;
 - ``status``: a status stated as a fact, with its subject ("I'll make sure the payment is
-  matched" states nothing; "shipped when your payment cleared" does);
+  matched" states nothing; "shipped when your payment cleared" does), in either German word order
+  ("wurde GH56JK78MN versandt", "dass es versandt wurde"), as a headline ("GH56JK78MN: shipped"),
+  with us as the subject ("we shipped GH56JK78MN"); "I can confirm", "according to our records"
+  are our own statement, not a hedge;
 - ``not_found``: "we could not find your order" (not "... your payment");
 - ``license``: the license issued, or not yet;
-- ``date``: a date in any common form (``2026/12/24``, ``24.12.2026``, "the twenty-fourth of
-  December", "24. Dezember"), tied to what it dates (placed / ship / delivery / refund);
+- ``date``: a date in any common form (``2026/12/24``, ``24.12.2026``, ``24.12.``, ``24/12``,
+  ``20261224``, "the twenty-fourth of December", "24. Dezember", "am vierundzwanzigsten
+  Dezember", "Christmas Eve"), tied to what it dates (placed / ship / delivery / refund); a day
+  without its month ("due on the 24th", "am 24. geliefert") is month 0 and compared by the day
+  alone (``date_in``), and only where a word of what it dates is near (not a bare "by");
 - ``frame``: a promised time frame ("within 3 days", "innerhalb von zwei Tagen");
-- ``item`` / ``quantity`` / ``price``: a SKU, a count of an item ("twelve printed manuals"), an
-  amount of money;
+- ``item`` / ``quantity`` / ``price``: a SKU, a count of an item before or after it ("twelve
+  printed manuals", "two hardware license keys" for "Hardware license key (USB)", "Printed
+  manual x3"), an amount of money (also in words: "forty-five euros", "fünfundvierzig Euro");
 - ``promise``: a refund, credit, discount, replacement or compensation promised or reported as
   granted, in other words too ("We're refunding", "Refund approved!", "your payment will be
-  returned", "wir erstatten", "Rückerstattung genehmigt");
+  returned", "I've gone ahead and refunded", "we'll cover the cost", "wir erstatten",
+  "Rückerstattung genehmigt", "Ich habe die Rückzahlung veranlasst", German refund compounds and
+  separable verbs: "wir schreiben Ihnen 10 Euro gut"); the customer's own words quoted as such
+  ('You wrote: "..."') are not ours;
 - ``draft``: the answer saying a reply was drafted or saved ("I drafted a reply", "which you can
   now review"), or naming a draft id.
 
@@ -144,7 +154,8 @@ def sentences(text: str) -> list[tuple[int, int]]:
         if m.group(0)[0] == "." and m.end() - start < MAX_PIECE and (
                 _ABBR_RE.search(text, max(start, m.start() - 6), m.start())
                 or (_DAY_RE.search(text, max(start, m.start() - 3), m.start())
-                    and _MONTH_NEXT_RE.match(text, m.end()))):  # "24. Dezember"
+                    and (_MONTH_NEXT_RE.match(text, m.end()) or _LOWER_NEXT_RE.match(text, m.end())))):
+            # "24. Dezember", "am 24. geliefert"
             continue
         add(start, m.end())
         start = m.end()
@@ -201,11 +212,26 @@ _PAST_RE = _rx(r"\b(?:has|have|had|was|were|wurde|wurden)\b|\w(?:ed|ent|ived)\b"
 _PRESENT_RE = _rx(r"\b(?:is|are|be|ist|sind|wird)\b")
 
 
+# frames in which we state a fact ourselves, which the hedge words inside them ("can", "laut") do not hedge
+_ASSERT_RE = _rx(r"\b(?:i|we)\s*(?:can|could|'m\s+(?:happy|glad|pleased)\s+to|am\s+(?:happy|glad|pleased)\s+to|"
+                 r"are\s+(?:happy|glad|pleased)\s+to|'re\s+(?:happy|glad|pleased)\s+to)\s+(?:now\s+|already\s+)?"
+                 r"(?:confirm|see|tell\s+you|assure\s+you|report|say|let\s+you\s+know)\b|"
+                 r"\b(?:according\s+to|laut)\s+(?:our|unserem|unseren|unserer)\s+(?:\w+\s+)?(?:records?|system|data|database|"
+                 r"tracking|lookup|daten|unterlagen|system|sendungsverfolgung)\b|"
+                 r"\b(?:ich|wir)\s+(?:kann|können)\s+(?:ihnen\s+)?(?:bestätigen|mitteilen|sagen)\b")
+
+
+def _asserted(before: str) -> str:
+    return _ASSERT_RE.get().sub(" ", before) if before else before
+
+
 def hedged(before: str, after: str = "", said: str = "", lead: bool = False) -> bool:
     """A claim whose clause is reported or a question anywhere, or conditional / intended /
     modal before it ("once it has shipped", "it should arrive", "I'll make sure it is paid"), or
     in the present tense with a condition after it ("the license is issued as soon as the
-    payment is confirmed"; but "it shipped when your payment cleared" is a fact)."""
+    payment is confirmed"; but "it shipped when your payment cleared" is a fact). "I can
+    confirm", "according to our records" are our own statement, no hedge."""
+    before = _asserted(before)
     if _HEDGE_BEFORE.search(before) or HEDGE_REPORT.search(after):
         return True
     general = bool(_PRESENT_RE.search(said) or not _PAST_RE.search(said))
@@ -220,43 +246,101 @@ _ADV = r"(?:(?:already|now|just|also|still|since|successfully|recently|finally|t
 _AUX = (rf"(?:has|have|had|is|are|was|were|got|'s)(?P<neg>n't|\s+not|\s+never)?\s+{_ADV}(?:been\s+)?{_ADV}")
 _STATUS_WORDS = {
     "shipped": r"shipped|dispatched|sent\s+out|sent\s+off|posted|mailed|handed\s+(?:over\s+)?to\s+the\s+carrier|"
-               r"in\s+transit|on\s+(?:its|the)\s+way|out\s+for\s+delivery",
+               r"in\s+transit|on\s+(?:its|the)\s+way|out\s+for\s+delivery|left\s+(?:our|the)\s+(?:warehouse|depot|"
+               r"facility|building)|picked\s+up\s+by\s+the\s+(?:carrier|courier)|handed\s+(?:over\s+)?to\s+(?:the\s+)?"
+               r"(?:carrier|courier|dhl|ups|dpd|hermes|gls|fedex|usps|post|postal\s+service|royal\s+mail)|"
+               r"with\s+(?:the\s+)?(?:courier|carrier|dhl|ups|dpd|hermes|gls|fedex|usps|postal\s+service|royal\s+mail)",
     "delivered": r"delivered|arrived", "cancelled": r"cancell?ed|voided",
     "refunded": r"refunded",
+    "paid": r"(?:fully\s+)?paid(?:\s+in\s+full)?",
 }
+_CODE_SUBJ = r"(?=[\w-]{0,11}\d)[\w-]{10,12}"  # an order code as the subject: it holds a digit
 _SUBJECT = r"(?:order|it|parcel|package|shipment|purchase|delivery|item|items|payment|bestellung|paket|sendung|zahlung)"
+# the subject after the verb in German ("Laut System wurde GH56JK78MN versandt", "Heute ist Ihr Paket zugestellt worden")
+_DE_SUBJ = (r"(?:(?:(?:ihre|die|ihr|das|der)\s+)?(?:bestellung|paket|sendung|lieferung|zahlung|auftrag)\s+(?:[\w-]{10,12}\s+)?|"
+            r"(?=[\w-]{0,11}\d)[\w-]{10,12}\s+)?")
 _STATUS_RES: list[tuple[str, Any]] = [(st, _rx(rf"\b{_AUX}(?:{w})\b")) for st, w in _STATUS_WORDS.items()]
 _STATUS_RES += [
     ("paid", _rx(rf"\b(?:payment|it|order)(?:\s+(?:for|on|of)\s+(?:order\s+|your\s+order\s+)?[\w-]{{10,12}})?\s+{_AUX}"
                  r"(?:(?:fully\s+)?paid|confirmed|completed|matched|cleared|received|"
-                 rf"processed|booked|allocated|assigned)\b")),
+                 rf"processed|booked|allocated|assigned|successful|through|applied|registered|in(?=\s*(?:[.!,;]|$)))\b")),
     ("paid", _rx(rf"\b(?:order|it)\s+{_AUX}(?:fully\s+)?paid\b")),
-    ("paid", _rx(r"\b(?:your|the)\s+payment\s+(?:cleared|went\s+through|arrived|came\s+through)\b")),
-    ("paid", _rx(r"\b(?:matched|received|confirmed|allocated)\s+your\s+payment\b")),
-    ("shipped", _rx(rf"\b{_SUBJECT}(?:\s+[\w-]{{10,12}})?\s+(?:(?:already|just)\s+)?(?:shipped|dispatched|went\s+out|"
+    ("paid", _rx(r"\b(?:your|the)\s+payment(?:\s+(?:for|on|of)\s+(?:order\s+|your\s+order\s+)?[\w-]{10,12})?\s+"
+                 r"(?:has\s+|have\s+)?(?:(?:already|just|now|finally)\s+)?(?:cleared|went\s+through|gone\s+through|arrived|"
+                 r"came\s+through|come\s+through|been\s+received|been\s+booked|landed)\b")),
+    ("paid", _rx(r"\b(?:matched|received|confirmed|allocated|got|booked|processed|registered|credited)\s+your\s+payment\b")),
+    ("shipped", _rx(rf"\b{_SUBJECT}(?:\s+(?:for\s+|of\s+)?[\w-]{{10,12}})?\s+(?:(?:already|just)\s+)?(?:shipped|dispatched|went\s+out|"
                     r"left\s+our\s+warehouse)\b")),
-    ("delivered", _rx(rf"\b{_SUBJECT}(?:\s+[\w-]{{10,12}})?\s+(?:(?:already|just)\s+)?(?:arrived|was\s+handed\s+to\s+you)\b")),
+    ("delivered", _rx(rf"\b{_SUBJECT}(?:\s+(?:for\s+|of\s+)?[\w-]{{10,12}})?\s+(?:(?:already|just)\s+)?(?:arrived|"
+                      r"was\s+handed\s+to\s+you)\b")),
+    ("shipped", _rx(rf"\b(?:{_SUBJECT}(?:\s+[\w-]{{10,12}})?|{_CODE_SUBJ})\s+(?:has|have|was|were|is|are|'s)\s+(?:now\s+|already\s+|"
+                    r"just\s+)?(?:been\s+)?(?:sent(?:\s+out)?|en\s+route|on\s+route|underway|under\s+way|in\s+the\s+post|"
+                    r"gone\s+out)\b")),
+    ("delivered", _rx(r"\bdelivery(?:\s+(?:of|for)\s+(?:your\s+order\s+|order\s+)?[\w-]{10,12})?\s+(?:was|has\s+been|is)\s+"
+                      r"(?:successfully\s+)?(?:completed|successful|made|confirmed|complete)\b")),
+    ("cancelled", _rx(rf"\b(?:we|i)(?:\s+have|'ve|\s+just|\s+already|\s+now){{0,3}}\s+(?:cancell?ed|voided)\s+"
+                      rf"(?:your\s+order\b|the\s+order\b|{_CODE_SUBJ})")),
+    ("cancelled", _rx(rf"\b(?:wir|ich)\s+(?:haben|habe)\s+(?:ihre\s+bestellung\s+|die\s+bestellung\s+|{_CODE_SUBJ}\s+)"
+                      rf"(?:\S{{1,20}}\s+){{0,2}}?(?:storniert|annulliert)\b")),
+    ("delivered", _rx(rf"\b(?:{_SUBJECT}(?:\s+[\w-]{{10,12}})?|{_CODE_SUBJ})\s+(?:has|have|was|were|is|'s)\s+(?:now\s+|already\s+)?"
+                      r"(?:been\s+)?(?:signed\s+for|dropped\s+off|left\s+(?:at|with)\s+(?:your|the)\s+(?:door|neighbou?r|"
+                      r"address|mailbox|reception))\b")),
+    ("shipped", _rx(rf"\b(?:we|i)(?:\s+have|'ve|\s+just|\s+already|\s+now){{0,3}}\s+(?:shipped|dispatched|sent\s+out|"
+                    rf"posted|mailed)\s+(?:your\s+order\b|the\s+order\b|your\s+parcel\b|the\s+parcel\b|{_CODE_SUBJ})")),
+    ("shipped", _rx(rf"\b(?:wir|ich)\s+(?:haben|habe)\s+(?:ihre\s+bestellung\s+|die\s+bestellung\s+|ihr\s+paket\s+|das\s+paket\s+|"
+                    rf"{_CODE_SUBJ}\s+)(?:\S{{1,20}}\s+){{0,2}}?(?:versandt|verschickt|versendet|abgeschickt|rausgeschickt)\b")),
+    ("paid", _rx(r"^\W{0,3}(?:payment|zahlung(?:seingang)?)(?:\s+(?:for|für)\s+[\w-]{10,12})?\s{0,2}[:-]?\s{0,2}"
+                 r"(?:received|confirmed|cleared|matched|successful|complete|completed|erhalten|bestätigt|eingegangen|"
+                 r"verbucht|zugeordnet)\b")),
     # German
-    ("shipped", _rx(r"\b(?:wurde|ist|wurden|sind)\s+(?:bereits\s+|schon\s+|heute\s+|gestern\s+)?(?P<neg>nicht\s+|noch\s+nicht\s+)?"
-                    r"(?:versandt|versendet|verschickt|abgeschickt|unterwegs|an\s+den\s+(?:versand|paketdienst)\s+übergeben)\b")),
-    ("delivered", _rx(r"\b(?:wurde|ist|wurden|sind)\s+(?:bereits\s+|schon\s+)?(?P<neg>nicht\s+|noch\s+nicht\s+)?"
-                      r"(?:zugestellt|geliefert|angekommen|eingetroffen)\b")),
-    ("cancelled", _rx(r"\b(?:wurde|ist)\s+(?:bereits\s+)?(?P<neg>nicht\s+)?(?:storniert|annulliert)\b")),
+    ("shipped", _rx(r"\b(?:wurde|ist|wurden|sind)\s+" + _DE_SUBJ + r"(?:bereits\s+|schon\s+|heute\s+|gestern\s+)?(?P<neg>nicht\s+|noch\s+nicht\s+)?"
+                    r"(?:versandt|versendet|verschickt|abgeschickt|unterwegs|an\s+(?:den\s+|die\s+)?(?:versand|paketdienst|"
+                    r"zusteller|spediteur|dhl|ups|dpd|hermes|gls|fedex|post)\s+übergeben)\b")),
+    ("shipped", _rx(r"\b(?:ist|sind)\s+(?:bereits\s+|schon\s+|jetzt\s+)?(?P<neg>nicht\s+|noch\s+nicht\s+)?(?:in\s+(?:der\s+)?zustellung|"
+                    r"beim\s+(?:paketdienst|zusteller|versanddienstleister))\b")),
+    ("shipped", _rx(r"\bbefinde[nt]\s+sich\s+(?:bereits\s+|schon\s+|jetzt\s+)?(?:im\s+versand|in\s+(?:der\s+)?zustellung|"
+                    r"auf\s+dem\s+weg|beim\s+(?:paketdienst|zusteller|versanddienstleister)|in\s+transit)\b")),
+    ("delivered", _rx(r"\b(?:wurde|ist|wurden|sind)\s+" + _DE_SUBJ + r"(?:bereits\s+|schon\s+)?(?P<neg>nicht\s+|noch\s+nicht\s+)?"
+                      r"(?:zugestellt|geliefert|ausgeliefert|angekommen|eingetroffen)\b")),
+    ("cancelled", _rx(r"\b(?:wurde|ist)\s+" + _DE_SUBJ + r"(?:bereits\s+)?(?P<neg>nicht\s+)?(?:storniert|annulliert)\b")),
+    # verb-final (subordinate clauses): "dass GH56JK78MN bereits versandt wurde"
+    ("shipped", _rx(r"\b(?:versandt|verschickt|versendet|abgeschickt)\s+(?:worden\s+)?(?:wurde|wurden|ist|sind)\b")),
+    ("delivered", _rx(r"\b(?:zugestellt|geliefert|ausgeliefert)\s+(?:worden\s+)?(?:wurde|wurden|ist|sind)\b")),
+    ("cancelled", _rx(r"\b(?:storniert|annulliert)\s+(?:worden\s+)?(?:wurde|wurden|ist|sind)\b")),
+    ("paid", _rx(r"\b(?:bezahlt|beglichen)\s+(?:worden\s+)?(?:wurde|wurden|ist|sind)\b")),
     ("refunded", _rx(r"\b(?:wurde|ist)\s+(?:bereits\s+)?(?P<neg>nicht\s+)?(?:erstattet|zurückerstattet|zurückgezahlt)\b")),
-    ("paid", _rx(r"\b(?:zahlung|betrag)\s+(?:wurde|ist)\s+(?:bereits\s+|inzwischen\s+)?(?P<neg>nicht\s+|noch\s+nicht\s+)?"
-                 r"(?:eingegangen|bestätigt|zugeordnet|verbucht|erhalten)\b")),
-    ("paid", _rx(r"\b(?:bestellung|sie)\s+(?:ist|wurde)\s+(?:bereits\s+)?(?P<neg>nicht\s+|noch\s+nicht\s+)?bezahlt\b")),
+    ("paid", _rx(r"\b(?:zahlung(?:seingang)?|betrag|überweisung|bezahlung)(?:\s+(?:für|zu|zur|von|auf|zum)\s+(?:ihre\s+|die\s+|der\s+)?"
+                 r"(?:bestellung\s+)?[\w-]{10,12})?\s+(?:wurde|ist|wurden|sind)\s+(?:bereits\s+|inzwischen\s+|schon\s+|"
+                 r"heute\s+|erfolgreich\s+|jetzt\s+|bei\s+uns\s+|auf\s+unserem\s+konto\s+|vollständig\s+|"
+                 r"(?:ihrer|der)\s+bestellung\s+(?:[\w-]{10,12}\s+)?){0,3}"
+                 r"(?P<neg>nicht\s+|noch\s+nicht\s+)?"
+                 r"(?:eingegangen|bestätigt|zugeordnet|verbucht|erhalten|gebucht|angekommen|bearbeitet|verarbeitet|"
+                 r"abgeschlossen|erfolgt|da)\b")),
+    ("paid", _rx(r"\b(?:wurde|ist|wurden|sind)\s+(?:bereits\s+|schon\s+|inzwischen\s+)?(?:vollständig\s+|komplett\s+|erfolgreich\s+)?"
+                 r"(?P<neg>nicht\s+|noch\s+nicht\s+)?bezahlt\b")),
+    ("paid", _rx(r"\b(?:wir\s+haben|ich\s+habe)\s+(?:\S{1,20}\s+){0,3}?(?:zahlung|überweisung)\s+(?:\S{1,20}\s+){0,3}?"
+                 r"(?:erhalten|zugeordnet|verbucht|bestätigt)\b")),
+    ("shipped", _rx(r"\b(?:ging|gingen|geht|ist|sind)\s+(?:bereits\s+|schon\s+|heute\s+|gestern\s+)?(?:in\s+den\s+versand|"
+                    r"raus|auf\s+dem\s+weg(?:\s+zu\s+ihnen)?|hat\s+unser\s+lager\s+verlassen)\b|"
+                    r"\bhat\s+(?:bereits\s+|heute\s+)?unser\s+lager\s+verlassen\b")),
 ]
 _PENDING_RE = _rx(r"\b(?:pending|awaiting|waiting\s+(?:for|on))\s+(?:the\s+|your\s+|a\s+)?payment\b|\bpayment\s+(?:is\s+)?"
                   r"(?:still\s+)?(?:pending|outstanding)\b|\bnot\s+(?:yet\s+)?(?:been\s+)?(?:able\s+to\s+)?match(?:ed)?\b|"
                   r"\bpayment\s+(?:has|have|is|was)(?:n't|\s+not)\s+(?:yet\s+)?(?:been\s+)?(?:matched|confirmed|cleared)\b|"
                   r"\bwartet\s+(?:noch\s+)?auf\s+(?:die\s+|ihre\s+)?zahlung\b|\bzahlung\s+(?:ist\s+)?(?:noch\s+)?(?:ausstehend|offen)\b|"
-                  r"\bnoch\s+nicht\s+(?:zugeordnet|bestätigt|eingegangen)\b")
+                  r"\bnoch\s+nicht\s+(?:zugeordnet|bestätigt|eingegangen|(?:vollständig\s+)?bezahlt)\b|"
+                  r"\b(?:has|have|is|was)(?:n't|\s+not)\s+(?:yet\s+)?(?:been\s+)?(?:fully\s+)?paid\b|"
+                  r"\b(?:is|remains)\s+(?:still\s+)?unpaid\b|\b(?:ist|bleibt)\s+(?:noch\s+)?unbezahlt\b")
+_HEADLINE_STATUS_RE = _rx(rf"(?:^\W{{0,3}}|\b{_CODE_SUBJ}\s{{0,2}}[:-]\s{{0,2}})(shipped|dispatched|delivered|cancell?ed|paid|versandt|"
+                          r"verschickt|zugestellt|storniert|bezahlt)(?=\s*(?:[.!,;]|$)|\s+(?:on|today|yesterday|am|heute|gestern)\b)")
+_HEADLINE_WORD = {"versandt": "shipped", "verschickt": "shipped", "dispatched": "shipped", "zugestellt": "delivered",
+                  "storniert": "cancelled", "canceled": "cancelled", "bezahlt": "paid"}
 _STATUS_FIELD_RE = _rx(r"\bstatus\s{0,3}(?:is\s+|:\s*|=\s*|of\s+\S{1,20}\s+is\s+|ist\s+)?(?:now\s+|still\s+|jetzt\s+)?[\"\x27]?"
                        r"(pending[\s_]payment|paid|license[\s_]issued|shipped|delivered|cancell?ed|refunded)\b")
 _SKIP_SUBJECT = {"draft", "reply", "message", "email", "e-mail", "ticket", "request", "lookup", "search",
                  "license", "licence", "key", "code", "refund", "it's", "question", "answer", "note", "entwurf",
                  "antwort", "nachricht", "lizenz", "anfrage", "invoice", "receipt", "rechnung"}
+_PREP = {"for", "of", "about", "regarding", "re", "für", "zu", "zur", "zum", "von", "über", "bezüglich", "betreffend"}
 _PERSON = {"you", "i", "we", "they", "customer", "he", "she", "sie", "wir", "ich"}
 
 
@@ -265,14 +349,41 @@ def _prev_word(sent: str, a: int) -> str:
     return m.group(1).lower() if m else ""
 
 
+# a sentence without one of these words states no status (one cheap pass before ~40 patterns)
+_STATUS_CUE = ("ship", "dispatch", "sent", "post", "mail", "transit", "way", "deliver", "arriv", "cancel", "void",
+               "refund", "paid", "pay", "left", "picked", "handed", "courier", "carrier", "route", "signed", "dropped",
+               "gone", "went", "versand", "versend", "verschick", "abgeschickt", "unterwegs", "zustell", "zugestellt",
+               "geliefert", "angekommen", "eingetroffen", "storn", "annull", "erstatt", "zurück", "zahlung", "betrag",
+               "bezahlt", "überweisung", "befinde", "lager", "raus", "status", "pending", "await", "wait", "wartet",
+               "ausstehend", "offen", "match", "beglichen", "dhl", "ups", "dpd", "hermes", "gls", "fedex", "eingang",
+               "da", "weg", "receiv", "confirm", "clear", "complet", "success", "process", "book", "alloc", "assign", "appl",
+               "regist", "erhalten", "bestätigt", "zugeordnet", "verbucht", "gebucht", "bearbeitet", "verarbeitet",
+               "abgeschlossen", "erfolgt", "got", "credited")
+
+
+# the German status patterns, and the words one of them needs: an English sentence skips them
+_DE_STATUS = frozenset(i for i, (_, rx) in enumerate(_STATUS_RES) if rx._args[0].startswith(
+    (r"\b(?:wurde", r"\bbefinde", r"\b(?:ging", r"\b(?:wir|ich)", r"\b(?:wir\s+haben", r"\b(?:versandt", r"\b(?:zugestellt",
+     r"\b(?:storniert", r"\b(?:bezahlt", r"\b(?:zahlung", r"\b(?:bestellung|sie)")))
+_DE_STATUS_CUE = ("wurde", "ist", "sind", "befinde", "ging", "geht", "haben", "habe", "bezahlt", "beglichen", "versandt",
+                  "verschickt", "versendet", "abgeschickt", "zugestellt", "geliefert", "storniert", "annulliert", "zahlung",
+                  "überweisung", "betrag", "raus", "lager", "erstattet")
+
+
 def _status_claims(sent: str) -> Iterable[tuple[int, str]]:
+    low = sent.lower()
+    if not any(w in low for w in _STATUS_CUE):
+        return
     lead = _LEAD_COND_RE.search(sent) is not None
-    for st, rx in _STATUS_RES:
+    german = any(w in low for w in _DE_STATUS_CUE)
+    for i, (st, rx) in enumerate(_STATUS_RES):
+        if i in _DE_STATUS and not german:
+            continue
         for m in rx.finditer(sent):
             if "neg" in rx.groupindex and m.group("neg"):
                 continue
             pw = _prev_word(sent, m.start())
-            if pw in _SKIP_SUBJECT or (st == "paid" and pw in _PERSON and "payment" not in m.group(0).lower()):
+            if pw in _PREP or pw in _SKIP_SUBJECT or (st == "paid" and pw in _PERSON and "payment" not in m.group(0).lower()):
                 continue
             before, said, after = clause_of(sent, m.start(), m.end())
             if HEDGE_NEG.search(before[-12:]) or hedged(before, after, said, lead):
@@ -282,25 +393,54 @@ def _status_claims(sent: str) -> Iterable[tuple[int, str]]:
         before, said, after = clause_of(sent, m.start(), m.end())
         if not hedged(before, after, said, lead):
             yield m.start(), "pending_payment"
+    for m in _HEADLINE_STATUS_RE.finditer(sent):
+        w = m.group(1).lower()
+        yield m.start(), _HEADLINE_WORD.get(w, w)
     for m in _STATUS_FIELD_RE.finditer(sent):
         yield m.start(), re.sub(r"[\s_]+", "_", m.group(1).lower()).replace("canceled", "cancelled")
 
 
 # ----------------------------------------------------------------------------- license
-_LIC = r"(?:licen[cs]e(?:\s+key)?s?|lizenz(?:schlüssel)?)"
+_LIC = (r"(?:licen[cs]e(?:\s+key)?s?|(?:activation|product|serial|registration)\s+(?:key|code)s?|"
+        r"lizenz(?:schlüssel|code|key)?|aktivierungs(?:schlüssel|code)|produktschlüssel)")
 _LIC_OF = r"(?:\s+(?:for|of|für)\s+(?:your\s+|the\s+|ihre\s+|die\s+)?(?:order\s+|bestellung\s+)?[\w-]{1,14})?"
 _LIC_RES = [
-    _rx(rf"\b{_LIC}{_LIC_OF}\s+{_AUX}(?:issued|sent|emailed|e-mailed|generated|activated|ready|available|delivered)\b"),
-    _rx(rf"\b(?:issued|sent|emailed|e-mailed)\s+(?:you\s+)?(?:your|the)\s+{_LIC}"),
+    _rx(rf"\b{_LIC}{_LIC_OF}\s+{_AUX}(?:issued|sent|emailed|e-mailed|mailed|generated|activated|ready|available|delivered|"
+        r"attached|enclosed|included\s+below|below|on\s+(?:its|the)\s+way|in\s+your\s+inbox|forwarded|resent|re-sent|"
+        r"active|live)\b"),
+    _rx(rf"\b{_LIC}{_LIC_OF}\s{{0,2}}(?:is|:|ist|lautet)\s{{0,2}}[\"']?(?:[a-z0-9]{{4,6}}-){{2,5}}[a-z0-9]{{4,6}}\b"),
+    _rx(rf"\byou\s*(?:can\s+now|'ll\s+find|will\s+find|can\s+find)\s+(?:activate|use|download|redeem|find)?\s*(?:your|the)\s+"
+        rf"{_LIC}(?:{_LIC_OF}\s+in\s+your\s+(?:inbox|e-?mail|account|mailbox))?"),
+    _rx(rf"\b{_LIC}{_LIC_OF}\s+finden\s+sie\s+(?:jetzt\s+|nun\s+|bereits\s+)?in\s+ihrem\s+(?:postfach|e-?mail-postfach|konto|"
+        r"kundenkonto|posteingang)"),
+    _rx(rf"\b{_LIC}{_LIC_OF}\s+(?:is|are|ist|sind)\s+(?:still\s+|noch\s+)?(?P<neg>pending|outstanding|on\s+hold|ausstehend|"
+        r"offen|in\s+bearbeitung)\b"),
+    _rx(rf"\b{_LIC}{_LIC_OF}\s+(?:haben|hat)\s+(?:wir|ich)\s+(?:\S{{1,20}}\s+){{0,3}}?(?:geschickt|gesendet|zugeschickt|"
+        r"verschickt|gemailt|ausgestellt|übermittelt|zugestellt)\b|\b{_LIC}{_LIC_OF}\s+(?:\S{{1,20}}\s+){{0,3}}?(?:zugeschickt|"
+        r"verschickt|gesendet|ausgestellt|übermittelt)\s+(?:worden\s+)?(?:wurde|ist)\b"),
+    _rx(rf"\b(?:here(?:'s|\s+is)|hier\s+ist|anbei)\s+(?:your|the|ihr|der)\s+(?:new\s+|neuer\s+)?{_LIC}"),
+    _rx(rf"^\W{{0,3}}{_LIC}\s{{0,2}}[:-]?\s{{0,2}}(?:issued|sent|activated|ausgestellt|verschickt|aktiviert)\b"),
+    _rx(rf"\b(?:issued|sent|emailed|e-mailed|mailed|forwarded|resent|re-sent|delivered)\s+(?:you\s+)?(?:your|the)\s+"
+        rf"(?:new\s+)?{_LIC}"),
+    _rx(rf"\b(?:wir|ich)\s+(?:haben|habe)\s+(?:\S{{1,20}}\s+){{0,3}}?{_LIC}(?:\s+\S{{1,20}}){{0,3}}?\s+(?:geschickt|gesendet|"
+        r"zugeschickt|verschickt|gemailt|ausgestellt|übermittelt|erstellt|zugestellt)\b"),
     _rx(rf"\b(?P<neg>no\s+)?{_LIC}\s+(?:(?:has|was)\s+(?:yet\s+)?(?:been\s+)?)?issued\b"),
     _rx(rf"\b{_LIC}{_LIC_OF}\s+(?:is\s+|has\s+)?(?P<neg>yet\s+to\s+be|not\s+yet)\s+(?:issued|sent)\b"),
-    _rx(rf"\b{_LIC}{_LIC_OF}\s+(?:wurde|ist)\s+(?:bereits\s+|schon\s+)?(?P<neg>nicht\s+|noch\s+nicht\s+)?"
-        r"(?:ausgestellt|verschickt|versendet|erstellt|zugeschickt|gesendet)\b"),
+    _rx(rf"\b{_LIC}{_LIC_OF}\s+(?:wurde|ist|wurden|sind)\s+(?:(?:bereits|schon|heute|gestern|soeben|ihnen|dir|per|"
+        r"e-?mail|mail|an|ihre|e-?mail-adresse|erfolgreich)\s+){0,4}(?P<neg>nicht\s+|noch\s+nicht\s+)?"
+        r"(?:ausgestellt|verschickt|versendet|versandt|erstellt|zugeschickt|gesendet|zugestellt|gemailt|übermittelt|"
+        r"aktiviert|freigeschaltet|aktiv)\b"),
     _rx(rf"\b(?P<neg>(?:noch\s+)?keine(?:n)?)\s+{_LIC}\b"),
 ]
 
 
+_LIC_CUE = ("licen", "lizenz", "key", "schlüssel", "code")
+
+
 def _license_claims(sent: str) -> Iterable[tuple[int, bool]]:
+    low = sent.lower()
+    if not any(w in low for w in _LIC_CUE):
+        return
     lead = _LEAD_COND_RE.search(sent) is not None
     for rx in _LIC_RES:
         for m in rx.finditer(sent):
@@ -349,6 +489,7 @@ _MONTHS = {"january": 1, "jan": 1, "february": 2, "feb": 2, "march": 3, "mar": 3
            "juli": 7, "oktober": 10, "okt": 10, "dezember": 12, "dez": 12}
 _MON = "|".join(sorted(_MONTHS, key=len, reverse=True))
 _MONTH_NEXT_RE = _lazy(rf"\s{{1,3}}(?:{_MON})\b", re.I)
+_LOWER_NEXT_RE = _lazy(r"[ \t]{1,3}[a-zäöüß]")  # case matters: a new sentence begins with a capital
 _UNITS = ["", "first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth"]
 ORDINALS = {w: i for i, w in enumerate(_UNITS) if w}
 ORDINALS.update({"tenth": 10, "eleventh": 11, "twelfth": 12, "thirteenth": 13, "fourteenth": 14, "fifteenth": 15,
@@ -363,23 +504,70 @@ _ORD = (r"(?:twenty|thirty)[-\s]?(?:first|second|third|fourth|fifth|sixth|sevent
         r"thirtieth|first|second|third|fourth|fifth|sixth|seventh|eighth|ninth")
 
 
+# German ordinals, by stem ("vierundzwanzigsten", "dritte", "ersten", "einunddreißigster")
+_DE_UNITS = {"erst": 1, "zweit": 2, "dritt": 3, "viert": 4, "fünft": 5, "sechst": 6, "siebt": 7, "siebent": 7,
+             "acht": 8, "neunt": 9}
+_DE_TEENS = {"zehnt": 10, "elft": 11, "zwölft": 12, "dreizehnt": 13, "vierzehnt": 14, "fünfzehnt": 15,
+             "sechzehnt": 16, "siebzehnt": 17, "achtzehnt": 18, "neunzehnt": 19, "zwanzigst": 20, "dreißigst": 30}
+_DE_CARD = {"ein": 1, "zwei": 2, "drei": 3, "vier": 4, "fünf": 5, "sechs": 6, "sieben": 7, "acht": 8, "neun": 9}
+DE_ORDINALS = {**_DE_UNITS, **_DE_TEENS}
+for _w, _i in _DE_CARD.items():
+    DE_ORDINALS[f"{_w}undzwanzigst"] = 20 + _i
+DE_ORDINALS["einunddreißigst"] = 31
+_DE_ORD = ("(?:" + "|".join(sorted(DE_ORDINALS, key=len, reverse=True)) + ")e[nrsm]?")
+
+
 def _ordinal(w: str) -> int | None:
     w = re.sub(r"^(twenty|thirty)[-\s]?", r"\1-", w.lower())
     n = ORDINALS.get(w)
+    if n is None:
+        n = DE_ORDINALS.get(re.sub(r"e[nrsm]?$", "", w.replace("ss", "ß")))
     return n if n is not None and n <= 31 else None
 _Y = r"(?:,?\s{1,3}(?:of\s+)?(\d{4}))?"
 _DATE_RES = (
     ("ymd", _lazy(r"(?<![\d.-])(\d{4})\s?([-/.])\s?(\d{1,2})\2(\d{1,2})(?![\d])")),
     ("md", _lazy(rf"\b({_MON})\.?\s{{1,3}}(?:the\s+)?(\d{{1,2}})(?:st|nd|rd|th)?\b{_Y}", re.I)),
-    ("dm", _lazy(rf"(?<![\d.,])(\d{{1,2}})(?:st|nd|rd|th)?\.?\s{{1,3}}(?:of\s{{1,3}})?({_MON})\b\.?{_Y}", re.I)),
-    ("wdm", _lazy(rf"\b(?:the\s+)?({_ORD})\s{{1,3}}(?:of\s{{1,3}})?({_MON})\b{_Y}", re.I)),
+    ("dm", _lazy(rf"(?<![\d.,])(\d{{1,2}})(?:st|nd|rd|th|ten|te|ter)?\.?\s{{1,3}}(?:of\s{{1,3}})?({_MON})\b\.?{_Y}", re.I)),
+    ("wdm", _lazy(rf"\b(?:the\s+)?({_ORD}|{_DE_ORD})\.?\s{{1,3}}(?:of\s{{1,3}})?({_MON})\b{_Y}", re.I)),
     ("mwd", _lazy(rf"\b({_MON})\s{{1,3}}(?:the\s+)?({_ORD})\b{_Y}", re.I)),
     ("num", _lazy(r"(?<![\d./-])(\d{1,2})([./-])(\d{1,2})\2(\d{4})(?![\d])")),
-    ("dmy2", _lazy(r"\b(?:am|bis|zum|vom|ab|den)\s(\d{1,2})\.(\d{1,2})\.(?!\d)", re.I)),  # "am 24.12."
+    ("dmy2", _lazy(r"\b(?:am|bis|zum|vom|ab|den)\s(\d{1,2})\.(\d{1,2})(?:\.(?!\d)|(?![\d.,]))", re.I)),  # "am 24.12(.)"
+    ("ymd8", _lazy(r"(?<![\w-])(20\d{2})(0[1-9]|1[0-2])(0[1-9]|[12]\d|3[01])(?![\w-])")),  # "20261224"
+    ("dm2", _lazy(r"(?<![\d./-])(\d{1,2})\.(\d{1,2})\.(?![\d])")),  # "Lieferung: 24.12."
+    ("md2", _lazy(r"(?<![\d./-])(?!24/7\b)(\d{1,2})/(\d{1,2})(?![\d/]|[.,]\d)")),  # "24/12", "11/19": either order
+    ("hol", _lazy(r"(?<!\bbefore\s)(?<!\bafter\s)(?<!\baround\s)(?<!\bvor\s)(?<!\bnach\s)(?<!\buntil\s)(?<!\bbis\s)"
+                  r"(?<!\bover\s)(?<!\bum\s)(?<!\bseit\s)(?<!\bsince\s)\b(christmas\s+eve|christmas\s+day|christmas|"
+                  r"boxing\s+day|new\s+year'?s\s+eve|new\s+year'?s(?:\s+day)?|heilig(?:abend|en\s+abend)|"
+                  r"(?:ersten|zweiten|erster|zweiter)\s+weihnachts(?:feier)?tag|weihnachten|silvester|neujahr|"
+                  r"valentine'?s\s+day|halloween)\b", re.I)),
+    # a day without its month: "due on the 24th", "by the twentieth.", "am 24. geliefert", "am vierundzwanzigsten"
+    # (month 0: compared by the day alone, ``date_in``); only where nothing but an end or a link word follows
+    ("d", _lazy(rf"\b(?:on|by|before|until|till|from|for|after)\s+(?:the\s+)?(\d{{1,2}}(?:st|nd|rd|th)|{_ORD})\b"
+                r"(?=\s*(?:[.,;:!?)]|$)|\s+(?:at|and|or|so|as|when|if|please|latest|between|in\s+the\s+(?:morning|"
+                r"afternoon|evening)|of\s+(?:this|the|next)\s+month)\b)", re.I)),
+    ("d", _lazy(rf"\b(?:am|bis\s+zum|zum|vom|ab\s+dem|bis|den)\s+(\d{{1,2}}\.(?!\d)|{_DE_ORD}\b)"
+                r"(?=\s*(?:[,;:!?)]|$)|\s+(?!mal\b)(?:[a-zäöüß]|um\b|des\s+monats|dieses\s+monats))")),
 )
 
 
-_DATE_CUE = _lazy(rf"\d|\b(?:{_MON})\b", re.I)
+_MONTH_STUBS = ("jan", "feb", "mar", "mär", "apr", "may", "mai", "jun", "jul", "aug", "sep", "oct", "okt", "nov",
+                "dec", "dez", "jän", "jaen")
+_HOLIDAY_STUBS = ("christmas", "heilig", "weihnacht", "new year", "silvester", "neujahr", "valentine", "halloween",
+                  "boxing")
+_NEEDS_MONTH = frozenset({"md", "dm", "wdm", "mwd"})
+_NEEDS_DIGIT = frozenset({"ymd", "num", "dmy2", "dm2", "md2", "ymd8"})
+_HOLIDAYS = {"christmas eve": {(None, 12, 24)}, "heiligabend": {(None, 12, 24)}, "heiligen abend": {(None, 12, 24)},
+             "christmas day": {(None, 12, 25)}, "christmas": {(None, 12, 25)}, "boxing day": {(None, 12, 26)},
+             "weihnachten": {(None, 12, 24), (None, 12, 25), (None, 12, 26)}, "new years eve": {(None, 12, 31)},
+             "silvester": {(None, 12, 31)}, "new years": {(None, 1, 1)}, "neujahr": {(None, 1, 1)},
+             "valentines day": {(None, 2, 14)}, "halloween": {(None, 10, 31)}}
+for _a in ("ersten", "erster"):
+    _HOLIDAYS[f"{_a} weihnachtstag"] = _HOLIDAYS[f"{_a} weihnachtsfeiertag"] = {(None, 12, 25)}
+for _a in ("zweiten", "zweiter"):
+    _HOLIDAYS[f"{_a} weihnachtstag"] = _HOLIDAYS[f"{_a} weihnachtsfeiertag"] = {(None, 12, 26)}
+_DATE_CUE = _lazy(rf"\d|\b(?:{_MON})\b|\b(?:on|by|before|until|till|from|for|after)\s+the\s+(?:{_ORD})\b|"
+                  rf"\b(?:am|zum|vom|bis|den|dem)\s+{_DE_ORD}\b|christmas|heilig|weihnacht|new\s+year|silvester|neujahr|valentine|"
+                  r"halloween|boxing", re.I)
 
 
 def find_dates(text: str) -> list[tuple[int, int, frozenset]]:
@@ -388,7 +576,14 @@ def find_dates(text: str) -> list[tuple[int, int, frozenset]]:
     if not _DATE_CUE.search(text):
         return out
     taken: list[tuple[int, int]] = []
+    low = text.lower()
+    digits = any(c.isdigit() for c in text)
+    months = any(w in low for w in _MONTH_STUBS)
+    holiday = any(w in low for w in _HOLIDAY_STUBS)
     for kind, rx in _DATE_RES:
+        if (kind in _NEEDS_MONTH and not months) or (kind in _NEEDS_DIGIT and not digits) or \
+                (kind == "hol" and not holiday):
+            continue  # cheap gates: most sentences hold no month name, no digit, no holiday
         for m in rx.finditer(text):
             if any(a < m.end() and m.start() < b for a, b in taken):
                 continue
@@ -406,9 +601,23 @@ def find_dates(text: str) -> list[tuple[int, int, frozenset]]:
             elif kind == "num":
                 a, b, y = int(g[0]), int(g[2]), int(g[3])
                 cands = {(y, b, a)} if g[1] == "." else {(y, b, a), (y, a, b)}
+            elif kind == "ymd8":
+                cands = {(int(g[0]), int(g[1]), int(g[2]))}
+            elif kind == "dm2":
+                cands = {(None, int(g[1]), int(g[0]))}
+            elif kind == "md2":
+                a, b = int(g[0]), int(g[1])
+                cands = {(None, a, b), (None, b, a)}
+            elif kind == "hol":
+                cands = set(_HOLIDAYS.get(re.sub(r"\s+", " ", g[0].lower().replace("'", "")).replace("new years day", "new years"),
+                                          ()))
+            elif kind == "d":
+                w = g[0].rstrip(".")
+                day = int(re.sub(r"\D", "", w)) if w[:1].isdigit() else _ordinal(w)
+                cands = {(None, 0, day or 0)}
             else:
                 cands = {(None, int(g[1]), int(g[0]))}
-            cands = {c for c in cands if 1 <= c[1] <= 12 and 1 <= c[2] <= 31}
+            cands = {c for c in cands if (1 <= c[1] <= 12 or (kind == "d" and c[1] == 0)) and 1 <= c[2] <= 31}
             if cands:
                 out.append((m.start(), m.end(), frozenset(cands)))
                 taken.append((m.start(), m.end()))
@@ -421,12 +630,17 @@ def iso_date(v: Any) -> tuple[int, int, int] | None:
 
 
 def date_in(cands: frozenset, allowed: set) -> bool:
-    return any((c in allowed) if c[0] is not None else any(a[1:] == c[1:] for a in allowed) for c in cands)
+    """Is one of CANDS in ALLOWED: a candidate without a year matches on month and day, one
+    without a month (month 0: "the 24th") on the day alone."""
+    return any((c in allowed) if c[0] is not None else
+               any(a[2] == c[2] and (c[1] == 0 or a[1] == c[1]) for a in allowed) for c in cands)
 
 
 _DATE_WHAT = (
-    ("delivery", _rx(r"deliver|arriv|expected|estimated|\beta\b|reach|\bdue\b|\bby\b|lieferung|liefert|zugestellt|"
-                     r"ankommen|ankunft|eintreff|voraussichtlich|erwartet|liefertermin|zustellung")),
+    ("delivery", _rx(r"deliver|arriv|expected|estimated|\beta\b|reach|\bdue\b|\bby\b|liefer|zustell|zugestellt|"
+                     r"ankommen|ankunft|eintreff|trifft|voraussichtlich|erwartet|liefertermin|zustellung|\bkommt\b|\bkommen\b|"
+                     r"\bshows?\s+up\b|\bland(?:s|ing)?\b|\bget\s+to\s+you\b|\bwith\s+you\b|\bbei\s+ihnen\b|"
+                     r"\bat\s+your\s+door\b")),
     ("placed", _rx(r"placed|\bordered\b|order\s+date|purchas|bought|made\s+on|submitted|bestellt|aufgegeben|"
                    r"bestelldatum|gekauft|bestellung\s+vom")),
     ("ship", _rx(r"shipped|dispatched|sent\s+out|posted|versandt|versendet|verschickt|abgeschickt")),
@@ -434,13 +648,21 @@ _DATE_WHAT = (
 )
 
 
+_DAY_ONLY_CTX = _rx(r"deliver|arriv|\bdue\b|\beta\b|expected|estimated|liefer|zustell|ankomm|ankunft|eintreff|trifft|\bkommt\b|"
+                    r"reach|\bland|with\s+you|bei\s+ihnen|placed|ordered|order\s+date|purchas|bought|bestellt|"
+                    r"aufgegeben|gekauft|shipped|dispatched|versandt|versendet|verschickt|refund|erstatt")
+
+
 def date_context(sent: str, a: int, b: int, lo: int = 0) -> str | None:
     """What the date at SENT[a:b] dates: the nearest cue before it (after ``lo``, the end of
-    the date before), else the nearest after it within a few words."""
+    the date before), else the nearest after it within a few words (not past a semicolon: "closed
+    on Christmas Day; it is due on 3 December" does not date the delivery with Christmas)."""
     before = [(m.end(), k) for k, rx in _DATE_WHAT for m in rx.finditer(sent, max(lo, a - 50), a)]
     if before:
         return max(before)[1]
-    after = [(m.start(), k) for k, rx in _DATE_WHAT for m in rx.finditer(sent, b, b + 30)]
+    semi = sent.find(";", b, b + 30)
+    end = semi if semi >= 0 else b + 30
+    after = [(m.start(), k) for k, rx in _DATE_WHAT for m in rx.finditer(sent, b, end)]
     return min(after)[1] if after else None
 
 
@@ -467,6 +689,8 @@ WORDNUM.update({"a": 1, "an": 1, "single": 1, "a single": 1, "a dozen": 12, "doz
 _QTY = "|".join(sorted((re.escape(w).replace(r"\ ", r"\s+") for w in WORDNUM), key=len, reverse=True))
 QTY_BEFORE_RE = _rx(rf"(?<![\w.:/-])(\d{{1,4}}|{_QTY})\s{{0,2}}(?:\u00d7|x|\*)?\s{{0,2}}(?:(?:copies|units|pieces|stück|"
                     r"exemplare?)\s+(?:of\s+)?)?(?:the\s+|der\s+|des\s+)?(?:\w{1,12}\s+)?$")
+# "Printed manual x3", "printed manual, quantity 2", "Handbuch (Menge: 2)"
+QTY_AFTER_RE = _rx(r"\s{0,2}[(,:-]?\s{0,2}(?:\u00d7|x|\*|qty\.?|quantity|menge|anzahl|stückzahl)\s{0,2}[:=]?\s{0,2}(\d{1,4})\b")
 # a product named as in the order: "includes a PhotoFlux Team license" (capitalised words before a product noun)
 PRODUCT_RE = _lazy(
     r"\b(?:[Cc]ontains?|[Ii]ncludes?|[Oo]rdered|[Bb]ought|[Pp]urchased|[Ee]nthält|[Bb]estellt|[Uu]mfasst|"
@@ -475,8 +699,45 @@ PRODUCT_RE = _lazy(
     r"[Pp]lan|[Ll]izenz|[Pp]aket|[Aa]bo)s?)\b")
 MONEY_RE = _lazy(
     r"(?:(?P<cur1>[€$£]|eur|usd|gbp)\s?(?P<a1>\d{1,6}(?:[.,]\d{3})*(?:[.,]\d{1,2})?)(?![\d])|"
-    r"(?<![\w.,])(?P<a2>\d{1,6}(?:[.,]\d{3})*(?:[.,]\d{1,2})?)\s?(?P<cur2>[€$£]|eur\b|euros?\b|usd\b|dollars?\b|"
-    r"gbp\b|pounds?\b|cents?\b))", re.I)
+    r"(?<![\w.,])(?P<a2>\d{1,6}(?:[.,]\d{3})*(?:[.,]\d{1,2})?)(?:[.,]-{1,2})?\s?(?P<cur2>[€$£]|eur\b|euros?\b|usd\b|"
+    r"dollars?\b|gbp\b|pounds?\b|cents?\b|bucks\b))", re.I)
+_EN_UNITS = "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen " \
+            "seventeen eighteen nineteen".split()
+_EN_TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()
+_DE_UNITS = "ein zwei drei vier fünf sechs sieben acht neun zehn elf zwölf dreizehn vierzehn fünfzehn sechzehn " \
+            "siebzehn achtzehn neunzehn".split()
+_DE_TENS = "zwanzig dreißig vierzig fünfzig sechzig siebzig achtzig neunzig".split()
+NUMWORDS = {**{w: i for i, w in enumerate(_EN_UNITS, 1)}, **{w: 10 * i for i, w in enumerate(_EN_TENS, 2)},
+            **{w: i for i, w in enumerate(_DE_UNITS, 1)}, **{w: 10 * i for i, w in enumerate(_DE_TENS, 2)},
+            "eins": 1, "sieb": 7, "sech": 6, "hundred": 100, "hundert": 100}
+_NW = "|".join(sorted(NUMWORDS, key=len, reverse=True))
+# an amount in words: "forty-five euros", "fünfundvierzig Euro" (at most six number words, no nesting)
+WORD_MONEY_RE = _rx(rf"\b((?:(?:{_NW})(?:[-\s]|und|and\s)?){{1,6}})\s?(euros?|eur|dollars?|usd|pounds?|gbp|bucks)\b")
+
+
+_WORD_MONEY_CUE = _rx(r"euro|eur\b|dollar|usd|pound|gbp|buck")
+
+
+def words_number(w: str) -> int | None:
+    """The number of W written in words ("forty-five", "fünfundvierzig", "one hundred and twenty"), or None."""
+    toks = re.findall(_NW, w.lower().replace("ss", "ß") if "dreiss" in w.lower() else w.lower())
+    if not toks:
+        return None
+    total, cur = 0, 0
+    de = "und" in w.lower() and not re.search(r"\band\b", w.lower())
+    pend = 0
+    for t in toks:
+        v = NUMWORDS[t]
+        if v == 100:
+            cur = (cur or 1) * 100
+        elif de and v < 10 and not pend:
+            pend = v  # German: the unit comes before "und" and its ten
+        elif v >= 20 and pend:
+            cur += v + pend
+            pend = 0
+        else:
+            cur += v
+    return total + cur + pend
 
 
 def money_cents(amount: str, currency: str) -> int | None:
@@ -496,35 +757,111 @@ def money_cents(amount: str, currency: str) -> int | None:
 # ----------------------------------------------------------------------------- promises
 _NOUN = (r"(?:refunds?|credits?|discounts?|vouchers?|coupons?|compensation|reimbursements?|money\s+back|"
          r"gift\s+cards?|replacements?|free\s+(?:months?|upgrade|replacement|copy|license)|"
-         r"rückerstattung|erstattung|gutschrift|rabatt|gutschein|entschädigung|ersatz(?:lieferung)?|preisnachlass)"
+         r"(?:teil|voll|sofort|kaufpreis|zahlungs|geld|gesamt|kulanz)?(?:rückerstattung|erstattung|rückzahlung|zurückzahlung|rückbuchung|rücküberweisung|"
+         r"rückvergütung|gutschrift|entschädigung)(?:sbetrag)?|rabatt|gutschein|ersatz[a-zäöüß]{0,12}|nachlass|"
+         r"goodwill(?:\s+(?:gesture|credit|payment))?|gesture\s+of\s+goodwill|"
+         r"preisnachlass|kulanz[a-zäöüß]{0,10}|geld-zurück)"
          r"(?!\s+(?:request|policy|question|inquiry|enquiry|form|claim|application|process|antrag|anfrage))")
 _GIVE = (r"issue[sd]?|issuing|process(?:ed|ing)?|give|given|giving|send|sent|sending|arrange[ds]?|arranging|approved?|"
          r"approving|initiated?|initiating|grant(?:ed|ing)?|offer(?:ed|ing)?|appl(?:y|ied|ying)|provided?|providing|"
-         r"add(?:ed|ing)?|extend(?:ed|ing)?|authori[sz]ed?|authori[sz]ing|confirm(?:ed|ing)?|organi[sz]ed?|ship(?:ped)?")
+         r"add(?:ed|ing)?|extend(?:ed|ing)?|authori[sz]ed?|authori[sz]ing|confirm(?:ed|ing)?|organi[sz]ed?|ship(?:ped)?|"
+         r"put\s+through|push(?:ed)?\s+through|raised?|lodged?|book(?:ed)?|pa(?:y|id)\s+out|set\s+up|"
+         r"releas(?:e|ed|ing)|trigger(?:ed)?|start(?:ed)?")
 _SUBJ = r"(?:we|i|our\s+(?:team|support|billing|manager|department)|the\s+(?:team|shop|store)|support)"
+# words that may stand between the subject and the verb ("I've gone ahead and refunded", "we have today credited")
+_FILL = (r"(?:(?:(?:gone|went|go|going)\s+ahead\s+and|now|already|just|also|fully|today|personally|successfully|"
+         r"kindly|gladly|happily|immediately|quickly|partially|since|then|meanwhile|indeed|this\s+morning|"
+         r"[a-z]{3,14}ed\s+(?:and|&))\s+){0,3}")
 _WILL = (r"(?:will|'ll|shall|are\s+going\s+to|am\s+going\s+to|can|have|'ve|has|are|am|is|'re|'m|would\s+like\s+to|"
          r"'d\s+like\s+to|(?:would|'d|are|am)\s+(?:be\s+)?(?:happy|glad|pleased)\s+to|just|already|now)")
 PROMISE_RES = [
     _rx(rf"\b{_SUBJ}\s*{_WILL}?\s*(?:now\s+|already\s+|gladly\s+|happily\s+|also\s+|immediately\s+|just\s+)?"
         rf"(?:{_GIVE})\b[^.!?\n]{{0,40}}?\b{_NOUN}"),
-    _rx(rf"\b{_SUBJ}\s*{_WILL}?\s*(?:now\s+|already\s+|gladly\s+|happily\s+|also\s+|fully\s+|just\s+)?"
+    _rx(rf"\b{_SUBJ}\s*{_WILL}?\s*{_FILL}"
         r"(?:refund|reimburse|credit|compensate|repay|pay\s+(?:you\s+)?back)(?:s|d|ed|ing)?\b"),
-    _rx(rf"\b{_NOUN}\b[^.!?\n]{{0,40}}?\b(?:(?:has|have|had)\s+been|is|was|will\s+be|is\s+being|are|were|'s)\s+"
-        r"(?:now\s+|already\s+|fully\s+)?(?:approved|granted|issued|processed|authori[sz]ed|arranged|initiated|confirmed|"
-        r"on\s+its\s+way|underway|sent|applied|added|credited|guaranteed|made|completed|paid|booked)\b"),
+    _rx(rf"\b{_SUBJ}\s*{_WILL}?\s*{_FILL}(?:{_GIVE}|replaced?|replacing|exchanged?|swapped|swap)\b[^.!?\n]{{0,50}}?"
+        r"(?:free\s+of\s+charge|at\s+no\s+(?:extra\s+|additional\s+)?(?:cost|charge)|for\s+free|free\b|"
+        r"kostenlos|gratis|umsonst)"),
+    _rx(rf"\b{_SUBJ}\s*{_WILL}?\s*{_FILL}(?:send|ship|mail|post|give|get|replace)\s+(?:you\s+)?(?:it\s+with\s+)?"
+        r"(?:a\s+)?(?:new|another|fresh|second|replacement)\s+(?:one|copy|key|unit|device|item|manual|license|licence)\b"),
+    _rx(rf"\b{_NOUN}\b[^.!?\n]{{0,40}}?(?:\b(?:(?:has|have|had)\s+been|is|was|will\s+be|is\s+being|are|were)|'s(?:\s+been)?)\s+"
+        r"(?:now\s+|already\s+|fully\s+|just\s+)?(?:approved|granted|issued|processed|authori[sz]ed|arranged|initiated|"
+        r"confirmed|on\s+(?:its|the|their)\s+way|underway|under\s+way|in\s+progress|sent|applied|added|credited|"
+        r"guaranteed|made|complete|completed|done|finished|paid|booked|released|transferred|scheduled|"
+        r"being\s+processed|going\s+through|through|in\s+motion|yours|on\s+the\s+house|on\s+us)\b"),
+    _rx(rf"\b{_NOUN}\b[^.!?\n]{{0,40}}?\b(?:has|have|had)\s+(?:now\s+|already\s+|just\s+)?(?:gone\s+(?:out|through)|"
+        r"left|landed|cleared)\b"),
+    _rx(rf"\b{_SUBJ}\s*{_WILL}?\s*{_FILL}(?:revers|void)(?:e|ed|ing)?\s+(?:the|your|this|that)\s+(?:\w+\s+)?"
+        r"(?:charge|payment|transaction|debit)"),
+    _rx(rf"\b{_SUBJ}\s*{_WILL}?\s*{_FILL}(?:cover(?:ed|ing)?|absorb(?:ed)?|bear|pay\s+for|take\s+care\s+of)\s+(?:the|all|any|"
+        r"your)\s+(?:\w+\s+)?(?:costs?|fees?|charges?|shipping|postage|expenses?)\b"),
+    _rx(r"\bconsider\s+it\s+(?:refunded|credited|replaced|reimbursed|compensated)\b"),
+    # a contraction that lost its apostrophe: "Well refund you", "Ive refunded"
+    _rx(r"\b(?:well|weve|ive|ill)\s+(?:now\s+|already\s+|just\s+)?(?:refund|reimburse|credit|compensate|repay)(?:s|d|ed|ing)?\b"),
+    _rx(r"\b(?:bekommen|erhalten)\s+sie\s+(?:\S{1,20}\s+){0,3}?(?:erstattet|zurückerstattet|gutgeschrieben|ersetzt|"
+        r"zurücküberwiesen|zurück)\b"),
+    _rx(rf"\b{_SUBJ}\s*{_WILL}?\s*{_FILL}(?:add(?:ed)?|credit(?:ed)?|put|transfer(?:red)?|sen[dt]|pa(?:y|id)|return(?:ed)?|"
+        r"move[d]?|wire[d]?)\s+(?:[€$£]\s?\d[\d.,]{0,8}|\d[\d.,]{0,8}\s?(?:[€$£]|eur\b|euros?\b|dollars?\b)|the\s+(?:full\s+)?"
+        r"amount|the\s+money|your\s+money)\s+(?:back\s+)?(?:to|into|onto|on)\s+(?:your|the)\s+(?:\w+\s+)?(?:account|card|balance|"
+        r"wallet|bank)"),
+    # a refund request / claim / Antrag granted is a refund granted
+    _rx(r"\b(?:refund|reimbursement|replacement|compensation|[a-zäöü]{0,10}erstattungs|entschädigungs|kulanz)[\s-]{0,2}"
+        r"(?:request|claim|application|antrag|anfrage)\b[^.!?\n]{0,30}?\b(?:approved|granted|accepted|genehmigt|bewilligt|"
+        r"angenommen|stattgegeben)\b|\b(?:approved|granted|accepted|genehmigt|bewilligt)\s+(?:your|the|ihren|den)\s+"
+        r"(?:refund\s+|erstattungs)?(?:request|claim|antrag)\b|\bantrag\s+auf\s+(?:rück)?erstattung\s+(?:\S{1,20}\s+){0,2}?"
+        r"(?:genehmigt|bewilligt|angenommen)\b"),
+    _rx(rf"\b{_SUBJ}\s*{_WILL}?\s*{_FILL}(?:replace|replaced|exchange|exchanged|swap|swapped)\s+(?:it|them|this|that|the\s+\w+|"
+        r"your\s+\w+)"),
+    _rx(r"(?:[€$£]\s?\d[\d.,]{0,8}|\b\d[\d.,]{0,8}\s?(?:[€$£]|eur\b|euros?\b|dollars?\b))\s+(?:(?:is|are|will\s+be|have\s+been|"
+        r"has\s+been)\s+)?(?:coming\s+back|on\s+(?:its|the|their)\s+way|refunded|credited|returned|being\s+refunded|"
+        r"back\s+to\s+you|unterwegs|zurück)"),
+    _rx(r"\b(?:ein|eine|einen)\s+(?:neue[rns]?|weitere[rns]?)\s+\S{2,30}\s+(?:geht|ist|wird|kommt)\s+(?:\S{1,20}\s+){0,2}?"
+        r"(?:raus|unterwegs|auf\s+dem\s+weg|verschickt|versandt)\b"),
+    _rx(rf"\b(?:sie|du)\s+(?:haben|hast)\s+(?:\S{{1,20}}\s+){{0,3}}?{_NOUN}\s+(?:\S{{1,20}}\s+){{0,2}}?(?:erhalten|bekommen)\b"),
+    _rx(r"\blet\s+me\s+(?:\w+\s+)?(?:refund|reimburse|credit|compensate|replace|issue\s+(?:you\s+)?a\s+refund)\b"),
+    _rx(r"\b(?:get|have)\s+(?:that|it|this|the\s+\w+|your\s+\w+)\s+(?:fully\s+)?(?:refunded|reimbursed|credited|replaced|"
+        r"waived)\b"),
+    _rx(r"\b(?:your|the)\s+(?:account|card|balance|wallet|konto)\s+(?:will\s+be|has\s+been|is\s+being|was|wird|wurde)\s+"
+        r"(?:now\s+|already\s+|bereits\s+)?(?:credited|refunded|reimbursed|topped\s+up|gutgeschrieben)\b"),
+    _rx(rf"\byou\s*(?:are|'re)\s+(?:now\s+)?(?:due|owed)\s+(?:a\s+|an\s+|your\s+)?(?:full\s+|partial\s+)?{_NOUN}"),
+    _rx(r"\b(?:refunding|crediting|reimbursing|replacing)\s+(?:(?:it|that|this|you|the\s+order|your\s+order)\s+)?(?:now|"
+        r"right\s+away|today|immediately)\b"),
+    _rx(r"\b(?:knock|take|shave)\s+(?:[€$£]\s?\d[\d.,]{0,8}|\d[\d.,]{0,8}\s?(?:%|[€$£]|eur|euros?|dollars?|percent|pounds?))\s+"
+        r"off\b"),
+    _rx(rf"\b{_SUBJ}\s*{_WILL}?\s*{_FILL}(?:handle|handled|sort\s+out|sorted\s+out|take\s+care\s+of|took\s+care\s+of|"
+        rf"organi[sz]e|look\s+after)\s+(?:the|a|an|your)\s+(?:full\s+|partial\s+)?{_NOUN}"),
+    _rx(rf"\b(?:expect|look\s+out\s+for|watch\s+(?:out\s+)?for|look\s+forward\s+to)\s+(?:a|an|your|the)\s+(?:full\s+|partial\s+|"
+        rf"complete\s+)?{_NOUN}"),
+    _rx(rf"\bmake\s+(?:it|this|that|things)\s+(?:up\s+to\s+you|right|good)\s+(?:\S{{1,12}}\s+){{0,2}}?with\s+(?:a|an|your)\s+"
+        rf"(?:full\s+|partial\s+)?{_NOUN}"),
+    _rx(r"\b(?:get|receive|getting|receiving)\s+(?:every\s+(?:cent|penny)|(?:all|the\s+full|the|your)\s+(?:of\s+your\s+)?"
+        r"(?:money|amount|payment|purchase\s+price|price|cost|total|fee)s?|[€$£]?\d[\d.,]{0,9}\s?(?:[€$£]|eur|euros?|"
+        r"dollars?)?)\s+back\b"),
+    _rx(r"(?:^|[:-])\W{0,3}(?:fully\s+)?(?:refunded|reimbursed|credited)(?:\s+in\s+full)?\s*(?:[.!]|$)"),
+    _rx(rf"\b{_NOUN}\b[^.!?\n]{{0,40}}?\b(?:went\s+(?:out|through)|cleared|landed)\b"),
+    _rx(r"\b(?:payment|money|amount|funds|total|purchase\s+price|sum)\s+(?:will\s+be|is|should\s+be|'ll\s+be)\s+(?:\w+\s+)?"
+        r"back\s+(?:on|in|to|into)\s+(?:your|the)\b"),
+    _rx(rf"\b{_NOUN}\b[^.!?\n]{{0,30}}?\b(?:will|should|is\s+going\s+to)\s+(?:\w+\s+)?(?:arrive|reach\s+you|show\s+up|"
+        r"appear|land|ship|go\s+out|be\s+(?:with\s+you|in\s+your|back\s+on|visible|credited|paid|shipped|sent))\b|"
+        rf"\b{_NOUN}\s+(?:ships|goes\s+out|leaves|is\s+shipping|erscheint|kommt|geht\s+raus)\b"),
     _rx(rf"\b{_NOUN}\s{{0,2}}[:-]?\s{{0,2}}(?:approved|granted|confirmed|authori[sz]ed|issued|processed|initiated|on\s+its\s+way|"
-        r"genehmigt|bestätigt|veranlasst|freigegeben|angewiesen|ausgelöst|gewährt)\b"),
+        r"sent|done|complete|completed|paid|booked|credited|"
+        r"genehmigt|bestätigt|veranlasst|freigegeben|angewiesen|ausgelöst|gewährt|erfolgt|durchgeführt|ausgezahlt)\b"),
     _rx(rf"\b(?:approved|granted|authori[sz]ed|processed|issued|initiated|arranged|applied|added)\s+(?:you\s+)?"
         rf"(?:a|an|your|the)\s+(?:full\s+|partial\s+|complete\s+|\d{{1,3}}\s?%\s+)?{_NOUN}"),
     _rx(rf"\byou\s*(?:will|'ll|are\s+going\s+to|can\s+expect(?:\s+to)?|should|are\s+getting|are\s+entitled\s+to|"
         r"qualify\s+for|are\s+eligible\s+for|will\s+be|'re\s+getting|'re\s+entitled\s+to|get|receive)\s+(?:get\s+|"
         r"receive\s+|be\s+getting\s+|see\s+|getting\s+|be\s+receiving\s+)?(?:a\s+|an\s+|your\s+|the\s+)?(?:full\s+|"
-        rf"partial\s+|complete\s+|\d{{1,3}}\s?%\s+)?(?:{_NOUN}|(?:your\s+)?money\s+(?:back|returned|refunded))"),
-    _rx(r"\byou\s*(?:will|'ll|are\s+going\s+to)\s+be\s+(?:fully\s+)?(?:refunded|reimbursed|credited|compensated|"
+        rf"partial\s+|complete\s+|\d{{1,3}}\s?%\s+|store\s+|account\s+|shop\s+|extra\s+|special\s+)?(?:{_NOUN}|(?:your\s+)?money\s+(?:back|returned|refunded))"),
+    _rx(r"\byou\s*(?:will|'ll|are\s+going\s+to|have|'ve|were|are|'re|got|get)\s+(?:now\s+|already\s+|just\s+)?"
+        r"(?:be\s+|been\s+|being\s+)?(?:fully\s+|partially\s+)?(?:refunded|reimbursed|credited|compensated|"
         r"paid\s+back)\b"),
-    _rx(r"\b(?:(?:your|the)\s+)?(?:payment|money|amount|purchase\s+price|charge|funds|total)\s+(?:will\s+be|is\s+being|"
+    _rx(r"\b(?:(?:your|the)\s+)?(?:payment|money|amount|purchase\s+price|charge|funds|total|cost|costs|price|fee|fees)\s+"
+        r"(?:will\s+be|is\s+being|"
         r"has\s+been|was|will|is\s+going\s+to\s+be|gets)\s+(?:fully\s+)?(?:returned|refunded|reversed|paid\s+back|"
-        r"credited\s+back|reimbursed|sent\s+back|given\s+back|be\s+returned|come\s+back|voided)\b"),
+        r"credited\s+back|reimbursed|sent\s+back|given\s+back|be\s+returned|come\s+back|voided)\b|"
+        r"\b(?:your|the)\s+(?:payment|money|amount|funds)\s+(?:is|are|will\s+be)\s+(?:already\s+|now\s+)?"
+        r"on\s+(?:its|the|their)\s+way\s+back\b"),
     _rx(r"\b(?:full|partial)\s+refund\s+(?:is|has\s+been)\b|\b(?:discount|coupon|voucher|promo|rabatt|gutschein)\s*-?\s*"
         r"code\b|\b\d{1,3}\s?%\s+(?:off|discount|rabatt|nachlass)\b"),
     _rx(r"\b(?:refund|rückerstattung|erstattung)\s+(?:of|in\s+the\s+amount\s+of|über|von|in\s+höhe\s+von)\s+"
@@ -532,25 +869,56 @@ PROMISE_RES = [
     _rx(r"\bwe\s+(?:are|'re)\s+(?:now\s+)?(?:refunding|reimbursing|crediting|compensating|returning\s+your\s+(?:money|payment))\b"),
     _rx(rf"\b{_SUBJ}\s*(?:have\s+|'ve\s+|has\s+)?(?:decided|agreed|chosen|opted)\s+to\s+(?:refund|reimburse|credit|"
         r"compensate|waive|give\s+you|offer\s+you|issue|send\s+you)\b"),
-    _rx(r"\b(?:waive|waived|waiving)\s+(?:the\s+)?(?:fee|charge|cost|payment)\b"),
+    _rx(r"\b(?:waive|waived|waiving)\s+(?:the\s+|your\s+|this\s+|any\s+|all\s+)?(?:\w{1,16}\s+)?(?:fees?|charges?|costs?|"
+        r"payment)\b"),
+    _rx(r"\b(?:gebühr|gebühren|kosten|versandkosten)\s+(?:\S{1,20}\s+){0,2}?(?:erlassen|storniert|gestrichen)\b|"
+        r"\b(?:erlassen|streichen)\s+wir\s+(?:ihnen\s+)?(?:die|alle)\s+(?:gebühr|gebühren|kosten)\b"),
     # German
     _rx(r"\b(?:wir|ich)\s+(?:werden\s+|haben\s+|habe\s+|möchten\s+|würden\s+)?(?:ihnen\s+|dir\s+)?(?:den\s+|die\s+|das\s+|"
-        r"ihren?\s+)?(?:\S{1,20}\s+){0,3}?(?:erstatten|erstattet|zurückerstatten|zurückerstattet|zurückzahlen|zurückgezahlt|"
-        r"gutschreiben|gutgeschrieben|entschädigen|überweisen\s+zurück)\b"),
+        r"ihren?\s+)?(?:\S{1,20}\s+){0,5}?(?:erstatten|erstattet|zurückerstatten|zurückerstattet|zurückzahlen|zurückgezahlt|"
+        r"gutschreiben|gutgeschrieben|entschädigen|entschädigt|überweisen\s+zurück|zurückgebucht|zurückbuchen|"
+        r"zurücküberwiesen|zurücküberweisen|rückerstattet|ausgezahlt|auszahlen)\b"),
+    _rx(r"\b(?:betrag|kaufpreis|geld|summe|rechnungsbetrag)\s+(?:ist|wird|geht|kommt|läuft|fließt)\s+(?:\S{1,20}\s+){0,2}?"
+        r"(?:unterwegs|auf\s+dem\s+weg|zurück|zu\s+ihnen\s+zurück)\b"),
+    _rx(rf"\b(?:{_NOUN}|nachlass)\s+(?:ist|wird|wurde|läuft)\s+(?:bereits\s+|schon\s+|jetzt\s+)?(?:in\s+die\s+wege\s+geleitet|"
+        r"in\s+bearbeitung|bearbeitet|läuft|eingeleitet|angestoßen)\b|\b(?:erstattung|rückerstattung|rückzahlung|gutschrift)\s+"
+        r"läuft\b"),
+    _rx(rf"\b(?:wir|ich)\s+(?:kümmern|kümmere)\s+(?:uns|mich)\s+(?:\S{{1,20}}\s+){{0,2}}?um\s+(?:die|eine|ihre|den|einen)\s+"
+        rf"{_NOUN}"),
+    _rx(r"\b(?:betrag|kaufpreis|geld|summe|rechnungsbetrag)\s+(?:\S{1,20}\s+){0,3}?(?:erstattet|zurückerstattet|gutgeschrieben|"
+        r"zurücküberwiesen|zurückgezahlt|ausgezahlt|zurückgebucht)\s+(?:wird|wurde|ist|werden)\b"),
+    _rx(rf"\b{_NOUN}\s+(?:\S{{1,20}}\s+){{0,3}}?(?:bekommen|erhalten)\s+sie\b"),
+    _rx(r"\b(?:schicken|senden|liefern|geben|schicke|sende)\s+(?:wir\s+)?(?:ihnen\s+|dir\s+)?(?:\S{1,20}\s+){0,2}?(?:ein(?:en)?|eine)\s+"
+        r"(?:neue[nrs]?|weitere[nrs]?|zweite[nrs]?)\s"),
+    _rx(r"\b(?:der|ihr|den|die|das)\s+(?:gesamte\s+|volle\s+)?(?:betrag|kaufpreis|summe|geld|rechnungsbetrag)\s+"
+        r"(?:wurde|wird|ist|werden)\s+(?:\S{1,20}\s+){0,3}?(?:gutgeschrieben|erstattet|zurückerstattet|zurückgebucht|"
+        r"zurücküberwiesen|zurückgezahlt|ausgezahlt|rückerstattet|zurückgeschickt|zurückgesendet)\b"),
     _rx(r"\b(?:erstatten|überweisen|zahlen|schreiben)\s+wir\s+(?:ihnen\s+|dir\s+)?(?:\S{1,20}\s+){0,4}?(?:zurück|gut)?"),
     _rx(rf"\b(?:gewähren|schicken|senden|geben|bieten|schenken|erteilen)\s+wir\s+(?:ihnen\s+|dir\s+)?(?:\S{{1,20}}\s+){{0,4}}?"
         rf"{_NOUN}"),
-    _rx(rf"\b{_NOUN}\s+(?:ist|sind)\s+(?:bereits\s+|schon\s+)?(?:unterwegs|auf\s+dem\s+weg|veranlasst|genehmigt)\b"),
+    _rx(rf"\b{_NOUN}\s+(?:ist|sind)\s+(?:bereits\s+|schon\s+|jetzt\s+|nun\s+)?(?:unterwegs|auf\s+dem\s+weg|veranlasst|"
+        r"genehmigt|erfolgt|durchgeführt|abgeschlossen|angewiesen|raus|verschickt|versandt|bewilligt|akzeptiert)\b"),
     _rx(rf"\b(?:wir|ich)\s+(?:werden|haben|habe|möchten|würden|gewähren|schicken|senden|geben|bieten)\s+(?:ihnen\s+|dir\s+)?"
         rf"(?:\S{{1,20}}\s+){{0,4}}?{_NOUN}"),
     _rx(rf"\b(?:sie|du)\s+(?:erhalten|bekommen|erhältst|bekommst)\s+(?:\S{{1,20}}\s+){{0,3}}?(?:{_NOUN}|ihr\s+geld\s+zurück|"
-        r"geld\s+zurück)"),
-    _rx(rf"\b{_NOUN}\s+(?:wurde|ist|wird)\s+(?:bereits\s+|heute\s+)?(?:genehmigt|bestätigt|veranlasst|freigegeben|"
-        r"angewiesen|ausgelöst|gewährt|erteilt|überwiesen|gutgeschrieben)\b"),
+        r"geld\s+zurück|(?:ihr|dein|das)\s+geld\s+(?:\S{1,20}\s+){0,4}?zurück)"),
+    _rx(r"\b(?:sie|du)\s+(?:erhalten|bekommen|erhältst|bekommst)\s+(?:\S{1,20}\s+){0,4}?(?:zurückerstattet|erstattet|"
+        r"gutgeschrieben|ersetzt|zurücküberwiesen|zurückgezahlt|zurück)\b"),
+    _rx(r"\b(?:wir|ich)\s+(?:werden\s+|haben\s+|habe\s+|würden\s+|möchten\s+)?(?:\S{1,20}\s+){0,4}?(?:ersetzen|ersetzt|"
+        r"umtauschen|umgetauscht|austauschen|ausgetauscht)\b"),
+    _rx(r"\b(?:wir|ich)\s+(?:tauschen|schreiben|zahlen|buchen|überweisen|erstatten|tausche|schreibe|zahle|buche|"
+        r"überweise|erstatte|schicken|senden)\s+(?:\S{1,20}\s+){0,5}?(?:um|aus|gut|zurück)\b"),
+    _rx(r"\b(?:wir|ich)\s+(?:werden\s+|würden\s+)?(?:übernehmen|tragen|erstatten|übernehme|trage)\s+(?:\S{1,20}\s+){0,2}?"
+        r"(?:kosten|versandkosten|gebühr|gebühren|rücksendekosten)\b|\b(?:kosten|versandkosten|gebühren?|rücksendekosten)\s+"
+        r"(?:\S{1,20}\s+){0,2}?(?:übernehmen|tragen|erstatten)\s+wir\b"),
+    _rx(rf"\b{_NOUN}\s+(?:wurde|ist|wird)\s+(?:(?:bereits|heute|soeben|gerade|schon|ihnen|dir|per|e-?mail|post)\s+){{0,3}}"
+        r"(?:zugeschickt|zugesandt|geschickt|gesendet|zugestellt|ausgestellt|genehmigt|bestätigt|"
+        r"veranlasst|freigegeben|angewiesen|ausgelöst|gewährt|erteilt|überwiesen|gutgeschrieben|durchgeführt|"
+        r"abgeschlossen|ausgezahlt|bearbeitet|verschickt|versandt|erfolgen|bewilligt|stattgegeben|akzeptiert)\b"),
     _rx(r"\b(?:ihr|das)\s+geld\s+(?:wird|wurde|kommt)\s+(?:\S{1,20}\s+){0,3}?(?:zurück\w{0,12}|\w{0,6}erstattet|\w{0,6}überwiesen)"),
 ]
-_PROMISE_PRE_HEDGE = _rx(rf"(?:\b(?:{_NEG}|{_COND}|{_REPORT}|promise|guarantee|versprechen|garantieren|"
-                         r"colleague|kollege|kollegin|could|might|may|possibly|perhaps|eventuell|vielleicht|"
+_PROMISE_PRE_HEDGE = _rx(rf"(?:\b(?:{_NEG}|{_COND}|{_REPORT}|could|might|may|possibly|perhaps|eventuell|vielleicht|"
+                         r"könnte|könnten|müsste|müssten|dürfte|dürften|"
                          r"möglicherweise|whether|decide|entscheiden)\b|n't)")
 _PROMISE_POST_HEDGE = _rx(r"(?:\b(?:not|never|nicht|kein|colleague|supervisor|review|look\s+into|decide|possible|eligible|"
                           r"whether|prüfen|entscheiden|möglich|geprüft)\b|n't)")
@@ -558,18 +926,41 @@ FUTURE_RE = _rx(r"\b(?:will|'ll|shall|going\s+to|can|would|credit|discount|vouch
                 r"werden|wird|gutschein|rabatt|gutschrift)")
 
 
-_PROMISE_CUE = _rx(r"refund|reimburs|credit|discount|voucher|coupon|compensat|money|replacement|free|payment|amount|"
-                   r"charge|funds|total|waiv|%|erstatt|gutschr|rabatt|gutschein|entschädig|ersatz|geld|nachlass|"
-                   r"zurück|purchase|repay|pay\s+(?:you\s+)?back")
+# a plain-substring gate (C speed; a superset of what the patterns need): a sentence without one of
+# these names no promise, and the ~60 promise patterns are not tried on it
+_PROMISE_CUE = ("refund", "reimburs", "credit", "gutge", "discount", "voucher", "coupon", "compensat", "money", "replac",
+                "free", "payment", "amount", "charge", "funds", "total", "waiv", "%", "erstatt", "gutschr", "rabatt",
+                "gutschein", "entschädig", "ersatz", "geld", "nachlass", "zurück", "rückzahl", "rückbuch", "rücküberw",
+                "rückverg", "kulanz", "betrag", "kaufpreis", "summe", "ausgezahl", "auszahl", "kostenlos", "gratis",
+                "umsonst", "purchase", "repay", "back", "new ", "another", "cost", "fee", "revers", "void", "kosten",
+                "gebühr", "ersetz", "tausch", "gut", "cent", "penny", "knock", "shave", "off", "goodwill", "neue",
+                "weitere", "exchang", "swap", "€", "$", "£", "eur", "dollar")
+
+
+# the customer's own words, quoted as such: 'You wrote: "we will refund you"', 'Sie schreiben: "..."'
+_THEIR_WORDS_RE = _rx(rf"(?:\b(?:you|the\s+customer|they|sie|du|ihre\s+nachricht|your\s+(?:message|e-?mail|question|"
+                      rf"note|ticket))\b[^\"]{{0,25}}?\b(?:{_REPORT}|quote|quoted|zitieren|schreibst|fragst)\b"
+                      rf"|\b(?:{_REPORT})\s+(?:by\s+)?(?:you|the\s+customer|sie))[^\"]{{0,12}}$")
+
+
+def _their_words(sent: str, p: int) -> bool:
+    """Is SENT[p] inside a double-quoted passage that the sentence gives as the customer's words?"""
+    q = sent.rfind('"', 0, p)
+    if q < 0 or sent.count('"', 0, q) % 2:  # not inside an open quote
+        return False
+    return _THEIR_WORDS_RE.search(sent, max(0, q - 60), q) is not None
 
 
 def _promise_claims(sent: str) -> Iterable[tuple[int, str]]:
-    if not _PROMISE_CUE.search(sent):
+    low = sent.lower()
+    if not any(w in low for w in _PROMISE_CUE):
         return
     for rx in PROMISE_RES:
         for m in rx.finditer(sent):
+            if '"' in sent and _their_words(sent, m.start()):
+                continue
             before, said, after = clause_of(sent, m.start(), m.end())
-            if _PROMISE_PRE_HEDGE.search(before[-80:]) or HEDGE_NEG.search(said) or \
+            if _PROMISE_PRE_HEDGE.search(_asserted(before[-80:])) or HEDGE_NEG.search(said) or \
                     _PROMISE_POST_HEDGE.search(after[:60]):
                 continue
             yield m.start(), m.group(0)
@@ -579,15 +970,21 @@ def _promise_claims(sent: str) -> Iterable[tuple[int, str]]:
 # ----------------------------------------------------------------------------- drafts
 DRAFT_ID_RE = _lazy(r"(?<![\w-])d-[0-9a-f]{4,12}(?![\w-])", re.I)
 DRAFT_CLAIM_RE = _rx(
-    r"\b(?:saved|stored|created|wrote|written|prepared|drafted|composed|put\s+together|queued|left|added)\b"
+    r"\b(?:saved|stored|created|wrote|written|prepared|drafted|composed|put\s+together|queued|left|added|submitted)\b"
     r"[^.!?\n]{0,40}?\b(?:draft|reply|response|answer|e-?mail|message)\b|"
-    r"\b(?:draft|reply|response)\b[^.!?\n]{0,40}?\b(?:saved|stored|created|is\s+ready|pending\s+review|"
+    r"\b(?:draft|reply|response|answer)\b[^.!?\n]{0,40}?\b(?:saved|stored|created|is\s+ready|pending\s+review|"
     r"ready\s+for\s+(?:your\s+)?review|awaits\s+(?:your\s+)?review|waiting\s+for\s+(?:your\s+)?review|"
-    r"in\s+the\s+(?:review\s+)?queue)\b|"
+    r"in\s+(?:the|your)\s+(?:review\s+)?queue|queued|submitted|drafted|prepared|written\s+up|awaiting\s+(?:your\s+)?(?:review|approval)|"
+    r"ready\s+for\s+(?:your\s+)?approval|up\s+for\s+review|waiting\s+for\s+(?:your\s+)?approval|"
+    r"awaits\s+(?:your\s+)?approval)\b|"
+    r"\b(?:submitted|uploaded|filed|sent)\b[^.!?\n]{0,30}?\b(?:draft|reply|response)\b[^.!?\n]{0,20}?\b(?:for\s+"
+    r"(?:your\s+)?(?:review|approval))\b|"
     r"\bwhich\s+you\s+can\s+(?:now\s+)?(?:review|approve|check|edit|send)\b|"
     r"\byou\s+can\s+(?:now\s+)?(?:review|approve|edit)\s+(?:it|the\s+(?:draft|reply))\b|"
-    r"\bentwurf\b[^.!?\n]{0,40}?\b(?:gespeichert|erstellt|angelegt|bereit)\b|"
-    r"\b(?:gespeichert|erstellt|verfasst|angelegt)\b[^.!?\n]{0,40}?\b(?:entwurf|antwort)\b")
+    r"\b[a-zäöü]{0,14}(?:entwurf(?:e?s)?|antwort)\b[^.!?\n]{0,40}?\b(?:gespeichert|erstellt|angelegt|bereit|abgelegt|verfasst|"
+    r"vorbereitet|geschrieben)\b|"
+    r"\b(?:gespeichert|erstellt|verfasst|angelegt|vorbereitet|geschrieben)\b[^.!?\n]{0,40}?\b[a-zäöü]{0,14}"
+    r"(?:entwurf|antwort)\b")
 _DRAFT_HEDGE_BEFORE = _rx(r"(?:\b(?:i|we)\s*(?:can|could|would|will|'ll|'d|shall|may|might|should|am\s+going\s+to)\s+"
                           r"(?:\w+\s+)?$|\b(?:if|once|when|whether|wenn|sobald|falls|ob)\b)")
 _DRAFT_HEDGE = _rx(r"(?:\b(?:not|never|no|cannot|unable|failed|couldn't|wasn't|nicht|kein|keinen|konnte)\b|n't)")
@@ -688,6 +1085,9 @@ def extract(text: str, known: Known) -> tuple[list[Claim], bool]:
         for da, db, cands in find_dates(sent):
             before, said, after = clause_of(sent, da, db)
             what = date_context(sent, da, db, prev_end)
+            day_only = all(c[1] == 0 for c in cands)
+            if day_only and what and not _DAY_ONLY_CTX.search(sent, max(prev_end, da - 50), db + 30):
+                what = None  # "reply by the 5th": a bare day needs a word of what it dates, not just "by"
             prev_end = db
             # "it will arrive on ..." states the date; "if it arrives on ...", "you say ..." do not
             add("date", da, cands, what=what, hedged=bool(HEDGE_REPORT.search(before) or HEDGE_REPORT.search(after)
@@ -702,7 +1102,8 @@ def extract(text: str, known: Known) -> tuple[list[Claim], bool]:
                     add("item", m.start(), m.group(0))
         for label in known.item_labels:
             for hit in _label_re(label).finditer(sent):
-                q = QTY_BEFORE_RE.search(sent, max(0, hit.start() - 30), hit.start())
+                q = QTY_BEFORE_RE.search(sent, max(0, hit.start() - 30), hit.start()) or \
+                    QTY_AFTER_RE.match(sent, hit.end())
                 if q:
                     w = " ".join(q.group(1).lower().split())
                     n = int(w) if w.isdigit() else WORDNUM.get(w)
@@ -710,6 +1111,10 @@ def extract(text: str, known: Known) -> tuple[list[Claim], bool]:
                         add("quantity", hit.start(), n, what=label)
         for m in PRODUCT_RE.finditer(sent):
             add("product", m.start(1), " ".join(m.group(1).split()))
+        for m in (WORD_MONEY_RE.finditer(sent) if _WORD_MONEY_CUE.search(sent) else ()):
+            n = words_number(m.group(1))
+            if n:
+                add("price", m.start(), n * 100)
         for m in MONEY_RE.finditer(sent):
             cents = money_cents(m.group("a1") or m.group("a2"), m.group("cur1") or m.group("cur2"))
             if cents is not None:
@@ -723,11 +1128,17 @@ _LABEL_CACHE: dict[str, re.Pattern] = {}
 
 
 def _label_re(label: str) -> re.Pattern:
-    """An item's name or SKU as written in prose: any case, a plural ending, its words apart."""
+    """An item's name or SKU as written in prose: any case, a plural ending, its words apart, a
+    trailing parenthesis of the name optional ("two hardware license keys" names "Hardware
+    license key (USB)")."""
     rx = _LABEL_CACHE.get(label)
     if rx is None:
-        words = [re.escape(w) + "(?:s|es|e|en|n)?" for w in re.findall(r"\w+", label)[:8]]
+        head, _, tail = label.partition("(")
+        words = [re.escape(w) + "(?:s|es|e|en|n)?" for w in re.findall(r"\w+", head)[:8]]
+        extra = [re.escape(w) for w in re.findall(r"\w+", tail)[:4]]
         body = r"[\s()-]{1,3}".join(words) if words else re.escape(label)
+        if words and extra:
+            body += r"(?:[\s()-]{1,3}" + r"[\s()-]{1,3}".join(extra) + r"\)?)?"
         rx = re.compile(rf"(?<!\w){body}(?!\w)", re.I)
         if len(_LABEL_CACHE) < 2000:
             _LABEL_CACHE[label] = rx

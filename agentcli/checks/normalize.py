@@ -12,7 +12,13 @@ questions are compared in:
   for ("r\\u0435fund" with a Cyrillic ie is "refund") -- only inside a word that also holds a
   Latin letter, so a Russian or Greek sentence stays what it is;
 - every dash and hyphen (non-breaking hyphen, figure dash, en and em dash, minus) is "-" where it
-  joins two characters, and typographic quotes are ASCII quotes.
+  joins two characters, and typographic quotes are ASCII quotes;
+- Markdown emphasis around a word ("**refund**", "_shipped_", "`paid`") is removed;
+- a word spelled out in single letters ("R E F U N D", "r.e.f.u.n.d", "E-R-S-T-A-T-T-E-T": three
+  or more single letters, each apart by one or two spaces, dots or hyphens) is one word again;
+- a hyphen (or ~ _ * ^ | +) cut inside the stem of a word a claim is made of ("re-fund",
+  "ref*und", "can-celled", "zurück-er-stattet") is closed: only where the first part is shorter than the stem, so
+  "credit-card" and "e-mail" stay what they are.
 
 ``has_words(text)``: does ``text`` show at least one letter or digit? (an answer of only
 U+200B, an escape sequence, U+2800, U+3164 or "-" shows nothing).
@@ -59,6 +65,49 @@ _PUNCT = str.maketrans({**{d: "-" for d in _DASHES}, "\u2018": "'", "\u2019": "'
                         "\u203a": "'"})
 _INVISIBLE = frozenset(_BLANKS)
 
+# A word in single letters: three or more, apart by one or two spaces, dots or hyphens (linear:
+# every repeat begins with a separator and holds one letter).
+_SPELLED_RE = re.compile(r"(?<![^\W_])[^\W\d_](?:[ .-]{1,2}[^\W\d_]){2,40}(?![^\W_])")
+_SPELLED_CUE = re.compile(r"(?<![^\W_])[^\W\d_][ .-]{1,2}[^\W\d_][ .-]{1,2}[^\W\d_](?![^\W_])")
+# The stems of the words claims are made of (promises, statuses, licenses): a hyphen inside one
+# of them is closed.
+_STEMS = ("refund", "reimburs", "credit", "compensat", "replac", "discount", "voucher", "coupon", "cancel",
+          "dispatch", "deliver", "shipped", "shipping", "arrived", "payment", "confirm", "licen", "approv",
+          "process", "issued", "erstatt", "rückerstatt", "rückzahl", "zurückzahl", "zurückerstatt", "gutschr",
+          "gutschein", "rabatt", "entschädig", "storn", "versand", "versend", "verschick", "zugestellt",
+          "geliefert", "bezahlt", "zahlung", "lizenz", "genehmig", "veranlass", "bestätig")
+_STEM_START = re.compile("|".join(sorted(_STEMS, key=len, reverse=True)), re.I)
+_SPLIT_WORD_RE = re.compile(r"(?<![\w~*^|+-])([^\W\d_]{1,12})[-~_*^|+]([^\W\d_]{1,16})(?:[-~_*^|+]([^\W\d_]{1,16}))?"
+                            r"(?![\w~*^|+-])")
+_CUTS = frozenset("-~_*^|+")
+
+
+def _spelled(m: re.Match) -> str:
+    return "".join(c for c in m.group(0) if c not in " .-")
+
+
+def _split_word(m: re.Match) -> str:
+    parts = [p for p in m.groups() if p]
+    joined = "".join(parts)
+    st = _STEM_START.match(joined)
+    return joined if st is not None and len(parts[0]) < st.end() else m.group(0)
+
+
+_MARKUP_RE = re.compile(r"(?<![\w*_~`])[*_~`]{1,3}(?=[^\W_])|(?<=[^\W_])[*_~`]{1,3}(?![\w*_~`])")
+
+
+def unsplit(text: str) -> str:
+    """Words spelled out in letters or cut by a hyphen inside a claim's stem, joined again (see
+    the module docstring), and Markdown emphasis around a word removed ("**refund**").
+    Linear: three passes of patterns with bounded repeats."""
+    if any(c in "*_~`" for c in text):
+        text = _MARKUP_RE.sub("", text)
+    if _SPELLED_CUE.search(text):
+        text = _SPELLED_RE.sub(_spelled, text)
+    if any(c in _CUTS for c in text):
+        text = _SPLIT_WORD_RE.sub(_split_word, text)
+    return text
+
 
 def _drop(text: str) -> str:
     """Remove the characters that show as nothing (category Cf and the blanks above)."""
@@ -87,6 +136,7 @@ def fold(text: str, limit: int | None = None) -> str:
     if "\x1b" in text or "\x9b" in text:
         text = _ANSI_RE.sub("", text)
     if text.isascii():
+        text = unsplit(text)
         return text[:limit] if limit is not None else text
     text = unicodedata.normalize("NFKC", _drop(text))
     if limit is not None:
@@ -95,6 +145,7 @@ def fold(text: str, limit: int | None = None) -> str:
     text = text.translate(_PUNCT)
     if any(c in CONFUSABLES for c in map(ord, text)):
         text = _WORD_RE.sub(_latin_word, text)
+    text = unsplit(text)
     return text[:limit] if limit is not None else text
 
 
