@@ -88,18 +88,30 @@ def _settle(fut: asyncio.Future, res: Any, exc: BaseException | None) -> None:
 
 class LineReader:
     """``await readline()``: the next line as text (newline and a trailing CR removed), or None at
-    the end. Lines longer than ``limit`` bytes come in pieces."""
+    the end. A line longer than ``limit`` bytes is one line still: its first ``limit`` bytes are
+    returned, the rest is read past without being held, and ``cut`` says so (True until the
+    next line), so its tail never comes back as a line of its own."""
 
     def __init__(self, fd: int, *, limit: int = 1 << 20):
         self.lines = FdLines(fd)
         self.limit = limit
         self.caller = None if is_regular(fd) else ThreadCaller()
+        self.cut = False
+
+    def _next(self) -> bytes:
+        raw = self.lines.readline(self.limit)
+        self.cut = False
+        if len(raw) >= self.limit and not raw.endswith(b"\n"):
+            more = self.lines.readline(1 << 16)
+            if more in (b"", b"\n"):  # exactly ``limit`` bytes long: whole
+                return raw + more
+            self.cut = True
+            while more and not more.endswith(b"\n"):  # the rest, a bounded piece at a time
+                more = self.lines.readline(1 << 16)
+        return raw
 
     async def readline(self) -> str | None:
-        if self.caller is None:
-            raw = self.lines.readline(self.limit)
-        else:
-            raw = await self.caller.call(lambda: self.lines.readline(self.limit))
+        raw = self._next() if self.caller is None else await self.caller.call(self._next)
         if not raw:
             return None
         return raw.decode("utf-8", "replace").removesuffix("\n").rstrip("\r")

@@ -542,6 +542,47 @@ def test_chat_on_a_pipe_json_every_line_is_a_question(cli, cli_env):
     assert "offline workflow" in p.err
 
 
+def test_a_line_longer_than_the_reader_holds_is_one_refused_question(cli, cli_env):
+    # 3 MiB on one line, then a real question: one refusal, never the line's tail read as more
+    # questions ("could not find an order code" three times over), and the next line answered.
+    p = cli(["chat", "--json", "--provider", "offline"], cli_env,
+            input="a" * (3 * (1 << 20) + 100) + "\nWhere is GH56JK78MN?\n")
+    assert p.returncode == 1, p.err
+    both = p.out + p.err
+    assert both.count("too long") == 1 and "more than 1 MiB" in both
+    objs = [json.loads(ln) for ln in p.out.splitlines() if ln.startswith("{")]
+    assert [o["question"] for o in objs] == ["Where is GH56JK78MN?"] and objs[0]["status"] == "ok"
+
+
+def test_the_pipe_reader_reads_past_an_overlong_line_without_holding_it():
+    from agentcli.lines import LineReader
+
+    r, w = os.pipe()
+
+    def write():
+        with os.fdopen(w, "wb") as f:
+            f.write(b"x" * 5000 + b"\nnext\n" + b"y" * 4096 + b"\n")
+
+    async def main():
+        reader = LineReader(r, limit=4096)
+        assert reader.caller is not None  # a pipe: read in the reader's own thread
+        got = []
+        while (line := await reader.readline()) is not None:
+            got.append((len(line), reader.cut))
+        return got
+
+    import threading
+    t = threading.Thread(target=write)
+    t.start()
+    try:
+        got = asyncio.run(main())
+    finally:
+        t.join()
+        os.close(r)
+    # the 5,000-byte line is one cut line; a line of exactly the limit is whole
+    assert got == [(4096, True), (4, False), (4096, False)]
+
+
 @pytest.mark.parametrize("line", ["/customer", "/customer other@example.com", "/new", "  /customer"])
 def test_a_customers_slash_line_on_a_pipe_never_changes_the_scope(cli, cli_env, line):
     # GH56JK78MN belongs to ana.silva@example.com: scoped to ben, it must stay "not found".

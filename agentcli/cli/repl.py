@@ -48,7 +48,7 @@ from ..events import Usage
 from ..lines import LineReader
 from ..providers.pricing import estimate_cost
 from ..stores import mask_dsn, sqlite_path
-from ..vocab import check_question
+from ..vocab import MAX_QUESTION_CHARS, check_question
 from .common import json_line, lock_notice, offline_text
 from .layout import print_lines, wrapped
 from .repl_commands import COMMANDS, SlashCommands
@@ -295,6 +295,12 @@ class Repl(SlashCommands):
         reader = LineReader(fd)
         while True:
             line = await reader.readline()
+            if line is not None and reader.cut:  # one question, refused whole
+                self.error_line(f"the question is too long (a line of more than "
+                                f"{reader.limit // (1 << 20)} MiB; the limit is {MAX_QUESTION_CHARS} "
+                                "characters): trim quoted history from the email")
+                self._failed(EXIT_INCOMPLETE)
+                continue
             if line is None or not await self.handle(line):
                 return self.exit_code
 
