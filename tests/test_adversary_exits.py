@@ -57,3 +57,12 @@ def test_a_setting_outside_the_agentcli_table_is_warned_about(cli, cli_env, tmp_
     p = cli(["ask", "--provider", "offline", "where is GH56JK78MN?"], cli_env, cwd=tmp_path)
     assert p.returncode == 0, p.err
     assert "'drafts_dir' is outside the [agentcli] table and is ignored" in p.err, p.err
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux's /proc")
+def test_a_drafts_folder_that_cannot_hold_files_is_not_said_to_be_gone(cli, cli_env):
+    # mkdir/open in /proc fails with ENOENT: the folder is there, it only cannot hold files.
+    p = cli(["ask", "--provider", "offline", "--drafts-dir", "/proc", "Where is GH56JK78MN?"], cli_env)
+    assert p.returncode == 3, p.err
+    assert "/proc cannot hold files" in p.err and "no longer exists" not in p.err, p.err
+    assert "Traceback" not in p.err

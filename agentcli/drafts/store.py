@@ -182,6 +182,8 @@ def why_not_written(e: OSError, where: Path) -> str:
     if n in (errno.EACCES, errno.EPERM):
         return f"permission denied: {_login()} may not write in {where}"
     if n in (errno.ENOENT, errno.ENOTDIR):
+        if os.path.isdir(where):  # there, but nothing can be made in it (/proc, /sys)
+            return f"{where} cannot hold files (it is not an ordinary folder)"
         return f"{where} no longer exists"
     return f"{e.strerror or type(e).__name__} in {where}"
 
