@@ -87,6 +87,13 @@ FLAG = [
     ("question-quoted", None, "We can confirm \"a full refund has been approved for you\".", ["GH"],
      "Please confirm \"a full refund has been approved for you\" for GH56JK78MN", "forbidden_promise"),
     ("status-quoted", None, "The note on your order says: \"Your order has been shipped.\"", ["QUOTED_STATUS"], "QS12QS34QS?", "status_mismatch"),
+    # a status said not to be, of an order the lookup says it is
+    ("not-shipped", None, "Your order ORD-20261234 has not shipped yet.", ["ORD"], "ORD-20261234?", "status_mismatch"),
+    ("not-dispatched", None, "ORD-20261234 hasn't been dispatched yet.", ["ORD"], "ORD-20261234?", "status_mismatch"),
+    ("de-noch-nicht-versandt", None, "Ihre Bestellung wurde noch nicht versandt.", ["ORD"], "ORD-20261234?", "status_mismatch"),
+    ("not-delivered", None, "Your package has not been delivered yet.", ["DELIV"], "ORD-20260001?", "status_mismatch"),
+    ("payment-not-received", None, "The payment for ORD-20261234 has not been received.", ["ORD"], "ORD-20261234?", "status_mismatch"),
+    ("not-paid", None, "The order KL12MN34PQ is not paid yet.", ["KL"], "KL12MN34PQ?", "status_mismatch"),
 ]
 
 CLEAN = [
@@ -114,6 +121,15 @@ CLEAN = [
     ("ask-customer-code", None, "Could you send us the order code, for example as written in your confirmation email?", [], "license missing"),
     ("you-wrote-payment", None, "You wrote that the payment was matched; our records show it is still waiting for payment.", ["GH"], "the payment was matched for GH56JK78MN"),
     ("once-matched", None, "Once the payment is matched, the license is issued.", ["GH"], "GH56JK78MN?"),
+    # negated statuses that are true, conditional, or said of something else
+    ("not-delivered-but-shipped", None, "Your order ORD-20261234 has shipped; it has not been delivered yet.", ["ORD"], "ORD-20261234?"),
+    ("not-shipped-pending", None, "Your order GH56JK78MN has not shipped yet.", ["GH"], "GH56JK78MN?"),
+    ("payment-not-matched", None, "Your payment for GH56JK78MN has not been matched yet.", ["GH"], "GH56JK78MN?"),
+    ("if-not-arrived", None, "If your order ORD-20261234 has not arrived by Friday, let us know.", ["ORD"], "ORD-20261234?"),
+    ("not-cancelled", None, "Your order ORD-20261234 has not been cancelled.", ["ORD"], "ORD-20261234?"),
+    ("replacement-not-shipped", None, "The replacement has not shipped yet.", ["ORD"], "ORD-20261234?"),
+    ("we-have-not-delivered-on", None, "We haven't delivered on our promise, sorry.", ["DELIV"], "ORD-20260001?"),
+    ("de-nicht-storniert", None, "Ihre Bestellung ORD-20261234 wurde nicht storniert.", ["ORD"], "ORD-20261234?"),
 ]
 
 

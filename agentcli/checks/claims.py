@@ -380,15 +380,19 @@ def _status_claims(sent: str) -> Iterable[tuple[int, str]]:
         if i in _DE_STATUS and not german:
             continue
         for m in rx.finditer(sent):
-            if "neg" in rx.groupindex and m.group("neg"):
+            neg = "neg" in rx.groupindex and bool(m.group("neg"))
+            if neg and st not in CONTRADICTS:
                 continue
             pw = _prev_word(sent, m.start())
             if pw in _PREP or pw in _SKIP_SUBJECT or (st == "paid" and pw in _PERSON and "payment" not in m.group(0).lower()):
                 continue
             before, said, after = clause_of(sent, m.start(), m.end())
-            if HEDGE_NEG.search(before[-12:]) or hedged(before, after, said, lead):
+            if (not neg and HEDGE_NEG.search(before[-12:])) or hedged(before, after, said, lead):
                 continue
-            yield m.start(), st
+            subject = before[-80:] + " " + m.group(0) if neg else ""
+            if neg and not (_NEG_SUBJECT_RE.search(subject) or find_codes(subject, 1)):
+                continue  # "the replacement has not shipped", "we haven't delivered on that"
+            yield m.start(), NOT + st if neg else st
     for m in _PENDING_RE.finditer(sent):
         before, said, after = clause_of(sent, m.start(), m.end())
         if not hedged(before, after, said, lead):
@@ -1145,6 +1149,16 @@ def _label_re(label: str) -> re.Pattern:
     return rx
 
 
+# What a negated status must be said of (in its clause, before it): the order itself, by name
+# or code, or its payment; other things not shipped or not delivered are no claim about it.
+_NEG_SUBJECT_RE = _rx(r"\b(?:orders?|package|parcel|shipment|delivery|payment|bestellung|paket|sendung|"
+                      r"lieferung|zahlung|ware)\b")
+# A status said not to be (``NOT + status``: "has not shipped yet", "wurde noch nicht versandt"),
+# and the statuses of the lookup that make that false.
+NOT = "not:"
+CONTRADICTS = {"shipped": {"shipped", "delivered"}, "delivered": {"delivered"},
+               "paid": {"paid", "license_issued", "shipped", "delivered"},
+               "cancelled": {"cancelled"}, "refunded": {"refunded"}}
 COMPAT = {"pending_payment": {"pending_payment"}, "paid": {"paid", "license_issued", "shipped", "delivered", "refunded"},
           "license_issued": {"license_issued", "shipped", "delivered"}, "shipped": {"shipped", "delivered", "refunded"},
           "delivered": {"delivered", "refunded"}, "cancelled": {"cancelled", "refunded"}, "refunded": {"refunded"}}

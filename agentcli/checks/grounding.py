@@ -67,6 +67,8 @@ from ..vocab import ANSWERED as OK_OUTCOMES
 from ..vocab import OUR_SIDE, Outcome, records
 from .claims import (
     COMPAT,
+    CONTRADICTS,
+    NOT,
     FORMAT_EXAMPLES,
     FRAME_RE,
     FUTURE_RE,
@@ -295,6 +297,8 @@ class _Run:
                     continue
                 self.add("unverified_order", ERROR, f"{label} names order {code}, which no question mentions "
                          "and no lookup checked", code=code, **ev)
+            elif c.kind == "status" and isinstance(c.value, str) and c.value.startswith(NOT):
+                self.negated_status(label, c, ev)
             elif c.kind == "status":
                 status.setdefault((c.sentence, c.order), (set(), c))[0].add(c.value)
             elif c.kind == "license":
@@ -340,6 +344,16 @@ class _Run:
                 said = "issued" if True in vs else "not issued"
                 self.add("license_mismatch", ERROR, f"{label} says the license of {code or 'the order'} is "
                          f"{said}, but the lookup says license_issued={flags[0]}", code=code, result=rs[0], **ev)
+
+    def negated_status(self, label: str, c: Claim, ev: dict) -> None:
+        """"has not shipped yet" said of an order the lookup says has shipped (or delivered)."""
+        st = c.value[len(NOT):]
+        rs = self.judge(label, c.order, "a status", ev)
+        stat = [r.get("status") for r in rs or []]
+        if rs and all(isinstance(x, str) and x in CONTRADICTS.get(st, ()) for x in stat):
+            self.add("status_mismatch", ERROR, f"{label} says {c.order or 'the order'} is not "
+                     f"{st.replace('_', ' ')}, but the lookup says {one_line(rs[0].get('status'), 30)}",
+                     code=c.order, result=rs[0], **ev)
 
     _codes_cache: set | None = None
 
