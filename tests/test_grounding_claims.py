@@ -94,6 +94,13 @@ FLAG = [
     ("not-delivered", None, "Your package has not been delivered yet.", ["DELIV"], "ORD-20260001?", "status_mismatch"),
     ("payment-not-received", None, "The payment for ORD-20261234 has not been received.", ["ORD"], "ORD-20261234?", "status_mismatch"),
     ("not-paid", None, "The order KL12MN34PQ is not paid yet.", ["KL"], "KL12MN34PQ?", "status_mismatch"),
+    # promises made in the negative: not charging the customer
+    ("not-charged", None, "I'll make sure you're not charged for this order.", ["GH"], "GH56JK78MN?", "forbidden_promise"),
+    ("wont-be-charged", None, "You won't be charged for the replacement.", ["GH"], "GH56JK78MN?", "forbidden_promise"),
+    ("not-have-to-pay", None, "You will not have to pay anything.", ["GH"], "GH56JK78MN?", "forbidden_promise"),
+    ("de-keine-kosten", None, "Es entstehen Ihnen keine Kosten.", ["GH"], "GH56JK78MN?", "forbidden_promise"),
+    ("de-berechnen-nichts", None, "Wir berechnen Ihnen dafür nichts.", ["GH"], "GH56JK78MN?", "forbidden_promise"),
+    ("de-nichts-bezahlen", None, "Sie müssen dafür nichts bezahlen.", ["GH"], "GH56JK78MN?", "forbidden_promise"),
 ]
 
 CLEAN = [
@@ -130,6 +137,14 @@ CLEAN = [
     ("replacement-not-shipped", None, "The replacement has not shipped yet.", ["ORD"], "ORD-20261234?"),
     ("we-have-not-delivered-on", None, "We haven't delivered on our promise, sorry.", ["DELIV"], "ORD-20260001?"),
     ("de-nicht-storniert", None, "Ihre Bestellung ORD-20261234 wurde nicht storniert.", ["ORD"], "ORD-20261234?"),
+    # how billing works, not a promise not to charge
+    ("not-charged-twice", None, "You won't be charged twice.", ["GH"], "GH56JK78MN?"),
+    ("not-charged-until", None, "You won't be charged until the order ships.", ["GH"], "GH56JK78MN?"),
+    ("if-fails-not-charged", None, "If the payment fails, you will not be charged.", ["GH"], "GH56JK78MN?"),
+    ("cant-promise-not-charged", None, "We can't promise that you won't be charged.", ["GH"], "GH56JK78MN?"),
+    ("not-pay-again", None, "You do not need to pay again: your payment arrived.", ["KL"], "KL12MN34PQ?"),
+    ("de-nichts-weiter-tun", None, "Sie müssen nichts weiter tun.", ["GH"], "GH56JK78MN?"),
+    ("de-wenn-keine-kosten", None, "Wenn die Zahlung fehlschlägt, entstehen Ihnen keine Kosten.", ["GH"], "GH56JK78MN?"),
 ]
 
 

@@ -955,9 +955,28 @@ def _their_words(sent: str, p: int) -> bool:
     return _THEIR_WORDS_RE.search(sent, max(0, q - 60), q) is not None
 
 
+# Promises made in the negative: not charging the customer ("you won't be charged for it", "I'll
+# make sure you're not billed", "es entstehen Ihnen keine Kosten"). Their "not" is the promise,
+# so they are read apart from the patterns above, whose negation is a hedge; a charge not made
+# twice or again, or not before/until something, is how billing works, not a promise.
+_NOT_CHARGED_END = r"(?!\s+(?:twice|again|until|unless|before|if|when|yet|doppelt|erneut|nochmals|bis|vor))"
+NO_CHARGE_RES = [
+    _rx(r"\b(?:you|sie|du)\s+(?:won't|will\s+not|will\s+never|wouldn't|would\s+not|don't|do\s+not)\s+"
+        r"(?:be\s+(?:charged|billed)|(?:have|need)\s+to\s+pay(?:\s+(?:anything|for\s+(?:it|this|that)))?)\b"
+        + _NOT_CHARGED_END),
+    _rx(r"\bmake\s+sure\s+(?:that\s+)?you(?:'re|\s+are|\s+aren't|\s+won't\s+be)\s+(?:not\s+)?(?:charged|billed)\b"
+        + _NOT_CHARGED_END),
+    _rx(r"\b(?:wir\s+berechnen\s+(?:ihnen|dir)\s+(?:dafür\s+)?nichts|(?:es\s+)?entstehen\s+(?:ihnen|dir)\s+(?:dafür\s+)?"
+        r"keine\s+(?:weiteren\s+|zusätzlichen\s+)?kosten|(?:sie|du)\s+(?:zahlen|zahlst)\s+(?:dafür\s+)?nichts|"
+        r"(?:sie|du)\s+(?:müssen|musst)\s+(?:dafür\s+)?nichts\s+(?:mehr\s+)?(?:zahlen|bezahlen))\b"
+        + _NOT_CHARGED_END),
+]
+_NO_CHARGE_CUE = ("charge", "bill", "pay", "kosten", "nichts")
+
+
 def _promise_claims(sent: str) -> Iterable[tuple[int, str]]:
     low = sent.lower()
-    if not any(w in low for w in _PROMISE_CUE):
+    if not any(w in low for w in _PROMISE_CUE + _NO_CHARGE_CUE):
         return
     for rx in PROMISE_RES:
         for m in rx.finditer(sent):
@@ -969,6 +988,17 @@ def _promise_claims(sent: str) -> Iterable[tuple[int, str]]:
                 continue
             yield m.start(), m.group(0)
             return  # one promise a sentence piece is enough
+    if not any(w in low for w in _NO_CHARGE_CUE) or _LEAD_COND_RE.search(sent):
+        return  # "If the payment fails, you will not be charged": how billing works
+    for rx in NO_CHARGE_RES:
+        for m in rx.finditer(sent):
+            if '"' in sent and _their_words(sent, m.start()):
+                continue
+            before, _said, _after = clause_of(sent, m.start(), m.end())
+            if _PROMISE_PRE_HEDGE.search(_asserted(before[-80:])):
+                continue  # "we can't promise you won't be charged", "if ..."
+            yield m.start(), m.group(0)
+            return
 
 
 # ----------------------------------------------------------------------------- drafts
