@@ -94,6 +94,8 @@ FLAG = [
     ("not-delivered", None, "Your package has not been delivered yet.", ["DELIV"], "ORD-20260001?", "status_mismatch"),
     ("payment-not-received", None, "The payment for ORD-20261234 has not been received.", ["ORD"], "ORD-20261234?", "status_mismatch"),
     ("not-paid", None, "The order KL12MN34PQ is not paid yet.", ["KL"], "KL12MN34PQ?", "status_mismatch"),
+    ("de-bei-ihnen-angekommen", None, "Die Ware ist bereits bei Ihnen angekommen (GH56JK78MN).", ["GH"], "GH56JK78MN?", "status_mismatch"),
+    ("de-bei-ihnen-nicht-angekommen", None, "Ihre Bestellung ist bei Ihnen noch nicht angekommen.", ["DELIV"], "ORD-20260001?", "status_mismatch"),
     # promises made in the negative: not charging the customer
     ("not-charged", None, "I'll make sure you're not charged for this order.", ["GH"], "GH56JK78MN?", "forbidden_promise"),
     ("wont-be-charged", None, "You won't be charged for the replacement.", ["GH"], "GH56JK78MN?", "forbidden_promise"),
@@ -137,6 +139,8 @@ CLEAN = [
     ("replacement-not-shipped", None, "The replacement has not shipped yet.", ["ORD"], "ORD-20261234?"),
     ("we-have-not-delivered-on", None, "We haven't delivered on our promise, sorry.", ["DELIV"], "ORD-20260001?"),
     ("de-nicht-storniert", None, "Ihre Bestellung ORD-20261234 wurde nicht storniert.", ["ORD"], "ORD-20261234?"),
+    ("de-bei-ihnen-ok", None, "Ihre Bestellung ORD-20260001 ist bereits bei Ihnen angekommen.", ["DELIV"], "ORD-20260001?"),
+    ("de-sobald-angekommen", None, "Sobald die Ware bei Ihnen angekommen ist, melden Sie sich.", ["GH"], "GH56JK78MN?"),
     # how billing works, not a promise not to charge
     ("not-charged-twice", None, "You won't be charged twice.", ["GH"], "GH56JK78MN?"),
     ("not-charged-until", None, "You won't be charged until the order ships.", ["GH"], "GH56JK78MN?"),

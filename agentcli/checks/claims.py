@@ -300,8 +300,8 @@ _STATUS_RES += [
                     r"beim\s+(?:paketdienst|zusteller|versanddienstleister))\b")),
     ("shipped", _rx(r"\bbefinde[nt]\s+sich\s+(?:bereits\s+|schon\s+|jetzt\s+)?(?:im\s+versand|in\s+(?:der\s+)?zustellung|"
                     r"auf\s+dem\s+weg|beim\s+(?:paketdienst|zusteller|versanddienstleister)|in\s+transit)\b")),
-    ("delivered", _rx(r"\b(?:wurde|ist|wurden|sind)\s+" + _DE_SUBJ + r"(?:bereits\s+|schon\s+)?(?P<neg>nicht\s+|noch\s+nicht\s+)?"
-                      r"(?:zugestellt|geliefert|ausgeliefert|angekommen|eingetroffen)\b")),
+    ("delivered", _rx(r"\b(?:wurde|ist|wurden|sind)\s+" + _DE_SUBJ + r"(?:bereits\s+|schon\s+)?(?:bei\s+(?:ihnen|dir)\s+)?"
+                      r"(?P<neg>nicht\s+|noch\s+nicht\s+)?(?:zugestellt|geliefert|ausgeliefert|angekommen|eingetroffen)\b")),
     ("cancelled", _rx(r"\b(?:wurde|ist)\s+" + _DE_SUBJ + r"(?:bereits\s+)?(?P<neg>nicht\s+)?(?:storniert|annulliert)\b")),
     # verb-final (subordinate clauses): "dass GH56JK78MN bereits versandt wurde"
     ("shipped", _rx(r"\b(?:versandt|verschickt|versendet|abgeschickt)\s+(?:worden\s+)?(?:wurde|wurden|ist|sind)\b")),
