@@ -167,6 +167,16 @@ def test_a_run_on_answer_is_read_whole_and_a_longer_one_is_not_fully_checked():
     assert nf.severity == "warning" and nf.evidence["where"] == "answer"
 
 
+@pytest.mark.parametrize("unit", ["1/1 ", "1.1. ", "am 1. ", "1.1.2026 ", "on the 1st. "])
+def test_dense_dates_are_found_in_linear_time(unit):
+    # a customer's question (20,000 characters, not cut in pieces) of short dates: the overlap test
+    # of each date against every date before it was quadratic (a 20,000-character "1/1 1/1 ..."
+    # question cost ~2 s of the 5 s budget); 200,000 characters would take minutes, and the timeout ends it
+    from agentcli.checks.claims import find_dates
+    text = (unit * (200_000 // len(unit) + 1))[:200_000]
+    assert len(find_dates(text)) > 200_000 // len(unit) // 2
+
+
 def test_a_spent_budget_is_not_fully_checked_never_ok():
     found = check_ticket(answer="Your order GH56JK78MN is waiting for payment.", drafts=[{"id": DID, "text": "Hello."}],
                          tool_results=[lookup("GH")], questions=["GH56JK78MN?"], budget_s=1e-9)

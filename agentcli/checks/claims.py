@@ -575,7 +575,7 @@ def find_dates(text: str) -> list[tuple[int, int, frozenset]]:
     out: list[tuple[int, int, frozenset]] = []
     if not _DATE_CUE.search(text):
         return out
-    taken: list[tuple[int, int]] = []
+    taken = bytearray(len(text))  # the characters of a date already read (a linear test of overlap)
     low = text.lower()
     digits = any(c.isdigit() for c in text)
     months = any(w in low for w in _MONTH_STUBS)
@@ -585,7 +585,7 @@ def find_dates(text: str) -> list[tuple[int, int, frozenset]]:
                 (kind == "hol" and not holiday):
             continue  # cheap gates: most sentences hold no month name, no digit, no holiday
         for m in rx.finditer(text):
-            if any(a < m.end() and m.start() < b for a, b in taken):
+            if taken.find(1, m.start(), m.end()) >= 0:
                 continue
             g = m.groups()
             if kind == "ymd":
@@ -620,7 +620,7 @@ def find_dates(text: str) -> list[tuple[int, int, frozenset]]:
             cands = {c for c in cands if (1 <= c[1] <= 12 or (kind == "d" and c[1] == 0)) and 1 <= c[2] <= 31}
             if cands:
                 out.append((m.start(), m.end(), frozenset(cands)))
-                taken.append((m.start(), m.end()))
+                taken[m.start():m.end()] = b"\x01" * (m.end() - m.start())
     return sorted(out)
 
 
