@@ -90,6 +90,10 @@ FLAG = [
 ]
 
 CLEAN = [
+    ("de-eingegangen-nicht-der-bestellung-zugeordnet", None, "Ihre Zahlung ist bei uns eingegangen, wurde aber noch nicht der "
+     "Bestellung GH56JK78MN zugeordnet.", ["GH"], "GH56JK78MN?"),
+    ("de-eingegangen-nicht-ihrer-bestellung-zugeordnet", None, "Die Zahlung ist bei uns eingegangen, aber noch nicht Ihrer "
+     "Bestellung zugeordnet.", ["GH"], "GH56JK78MN?"),
     ("placed-shipped-due", None, "Your order ORD-20261234 was placed on 2026-11-18, shipped, and is due on 2026-12-03.", ["ORD"], "ORD-20261234?"),
     ("make-sure-matched", None, "I can't offer a discount, but I'll make sure the payment is matched.", ["GH"], "GH56JK78MN discount?"),
     ("couldnt-find-payment", None, "We couldn't find your payment on order GH56JK78MN yet; a colleague is checking.", ["GH"], "GH56JK78MN?"),

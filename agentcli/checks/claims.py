@@ -328,7 +328,8 @@ _PENDING_RE = _rx(r"\b(?:pending|awaiting|waiting\s+(?:for|on))\s+(?:the\s+|your
                   r"(?:still\s+)?(?:pending|outstanding)\b|\bnot\s+(?:yet\s+)?(?:been\s+)?(?:able\s+to\s+)?match(?:ed)?\b|"
                   r"\bpayment\s+(?:has|have|is|was)(?:n't|\s+not)\s+(?:yet\s+)?(?:been\s+)?(?:matched|confirmed|cleared)\b|"
                   r"\bwartet\s+(?:noch\s+)?auf\s+(?:die\s+|ihre\s+)?zahlung\b|\bzahlung\s+(?:ist\s+)?(?:noch\s+)?(?:ausstehend|offen)\b|"
-                  r"\bnoch\s+nicht\s+(?:zugeordnet|bestätigt|eingegangen|(?:vollständig\s+)?bezahlt)\b|"
+                  r"\bnoch\s+nicht\s+(?:(?:der|ihrer|zur)\s+bestellung\s+)?(?:[\w-]{10,12}\s+)?"
+                  r"(?:zugeordnet|bestätigt|eingegangen|(?:vollständig\s+)?bezahlt)\b|"
                   r"\b(?:has|have|is|was)(?:n't|\s+not)\s+(?:yet\s+)?(?:been\s+)?(?:fully\s+)?paid\b|"
                   r"\b(?:is|remains)\s+(?:still\s+)?unpaid\b|\b(?:ist|bleibt)\s+(?:noch\s+)?unbezahlt\b")
 _HEADLINE_STATUS_RE = _rx(rf"(?:^\W{{0,3}}|\b{_CODE_SUBJ}\s{{0,2}}[:-]\s{{0,2}})(shipped|dispatched|delivered|cancell?ed|paid|versandt|"
