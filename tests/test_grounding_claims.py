@@ -90,6 +90,11 @@ FLAG = [
 ]
 
 CLEAN = [
+    ("reply-by-the-10th-if-not-arrived", None, "Please reply by the 10th if the parcel has not arrived.", ["ORD"], "ORD-20261234?"),
+    ("de-melden-bis-zum-10-falls-nicht-angekommen", None, "Bitte melden Sie sich bis zum 10., falls das Paket nicht "
+     "angekommen ist.", ["ORD"], "ORD-20261234?"),
+    ("de-erhalten-noch-nicht-zuordnen", None, "Wir haben Ihre Zahlung erhalten, konnten sie aber noch nicht Ihrer Bestellung "
+     "zuordnen.", ["GH"], "GH56JK78MN?"),
     ("de-eingegangen-nicht-der-bestellung-zugeordnet", None, "Ihre Zahlung ist bei uns eingegangen, wurde aber noch nicht der "
      "Bestellung GH56JK78MN zugeordnet.", ["GH"], "GH56JK78MN?"),
     ("de-eingegangen-nicht-ihrer-bestellung-zugeordnet", None, "Die Zahlung ist bei uns eingegangen, aber noch nicht Ihrer "

@@ -329,7 +329,7 @@ _PENDING_RE = _rx(r"\b(?:pending|awaiting|waiting\s+(?:for|on))\s+(?:the\s+|your
                   r"\bpayment\s+(?:has|have|is|was)(?:n't|\s+not)\s+(?:yet\s+)?(?:been\s+)?(?:matched|confirmed|cleared)\b|"
                   r"\bwartet\s+(?:noch\s+)?auf\s+(?:die\s+|ihre\s+)?zahlung\b|\bzahlung\s+(?:ist\s+)?(?:noch\s+)?(?:ausstehend|offen)\b|"
                   r"\bnoch\s+nicht\s+(?:(?:der|ihrer|zur)\s+bestellung\s+)?(?:[\w-]{10,12}\s+)?"
-                  r"(?:zugeordnet|bestätigt|eingegangen|(?:vollständig\s+)?bezahlt)\b|"
+                  r"(?:zugeordnet|zuordnen|bestätigt|eingegangen|(?:vollständig\s+)?bezahlt)\b|"
                   r"\b(?:has|have|is|was)(?:n't|\s+not)\s+(?:yet\s+)?(?:been\s+)?(?:fully\s+)?paid\b|"
                   r"\b(?:is|remains)\s+(?:still\s+)?unpaid\b|\b(?:ist|bleibt)\s+(?:noch\s+)?unbezahlt\b")
 _HEADLINE_STATUS_RE = _rx(rf"(?:^\W{{0,3}}|\b{_CODE_SUBJ}\s{{0,2}}[:-]\s{{0,2}})(shipped|dispatched|delivered|cancell?ed|paid|versandt|"
@@ -649,6 +649,10 @@ _DATE_WHAT = (
 )
 
 
+# what the customer is asked to do by a day: "please reply by the 10th if the parcel has not arrived" dates the reply
+_ASK_BY_RE = _rx(r"\b(?:reply|respond|answer|write\s+(?:to\s+us|back)|get\s+back\s+to\s+us|let\s+us\s+know|contact\s+us|"
+                 r"call\s+us|tell\s+us|antworten\s+sie|melden\s+sie\s+sich|schreiben\s+sie\s+uns|rückmeldung)\s+"
+                 r"(?:\S{1,20}\s+){0,4}$")
 _DAY_ONLY_CTX = _rx(r"deliver|arriv|\bdue\b|\beta\b|expected|estimated|liefer|zustell|ankomm|ankunft|eintreff|trifft|\bkommt\b|"
                     r"reach|\bland|with\s+you|bei\s+ihnen|placed|ordered|order\s+date|purchas|bought|bestellt|"
                     r"aufgegeben|gekauft|shipped|dispatched|versandt|versendet|verschickt|refund|erstatt")
@@ -1087,7 +1091,8 @@ def extract(text: str, known: Known) -> tuple[list[Claim], bool]:
             before, said, after = clause_of(sent, da, db)
             what = date_context(sent, da, db, prev_end)
             day_only = all(c[1] == 0 for c in cands)
-            if day_only and what and not _DAY_ONLY_CTX.search(sent, max(prev_end, da - 50), db + 30):
+            if day_only and what and (not _DAY_ONLY_CTX.search(sent, max(prev_end, da - 50), db + 30)
+                                      or _ASK_BY_RE.search(sent, max(prev_end, da - 40), da)):
                 what = None  # "reply by the 5th": a bare day needs a word of what it dates, not just "by"
             prev_end = db
             # "it will arrive on ..." states the date; "if it arrives on ...", "you say ..." do not
