@@ -30,6 +30,7 @@ def _l(spec):
 
 # (id, answer, draft, lookups, question, expected kind)
 FLAG = [
+    ("arrive-by-the-10th", None, "Your order ORD-20261234 will arrive by the 10th.", ["ORD"], "ORD-20261234?", "date_mismatch"),
     # promises in other words
     ("were-refunding", None, "We're refunding your order GH56JK78MN.", ["GH"], "GH56JK78MN refund?", "forbidden_promise"),
     ("team-approved", None, "Our team has approved a full refund.", ["GH"], "GH56JK78MN refund?", "forbidden_promise"),
