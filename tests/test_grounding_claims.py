@@ -30,6 +30,7 @@ def _l(spec):
 
 # (id, answer, draft, lookups, question, expected kind)
 FLAG = [
+    ("arrive-by-the-10th", None, "Your order ORD-20261234 will arrive by the 10th.", ["ORD"], "ORD-20261234?", "date_mismatch"),
     # promises in other words
     ("were-refunding", None, "We're refunding your order GH56JK78MN.", ["GH"], "GH56JK78MN refund?", "forbidden_promise"),
     ("team-approved", None, "Our team has approved a full refund.", ["GH"], "GH56JK78MN refund?", "forbidden_promise"),
@@ -106,6 +107,15 @@ FLAG = [
 ]
 
 CLEAN = [
+    ("reply-by-the-10th-if-not-arrived", None, "Please reply by the 10th if the parcel has not arrived.", ["ORD"], "ORD-20261234?"),
+    ("de-melden-bis-zum-10-falls-nicht-angekommen", None, "Bitte melden Sie sich bis zum 10., falls das Paket nicht "
+     "angekommen ist.", ["ORD"], "ORD-20261234?"),
+    ("de-erhalten-noch-nicht-zuordnen", None, "Wir haben Ihre Zahlung erhalten, konnten sie aber noch nicht Ihrer Bestellung "
+     "zuordnen.", ["GH"], "GH56JK78MN?"),
+    ("de-eingegangen-nicht-der-bestellung-zugeordnet", None, "Ihre Zahlung ist bei uns eingegangen, wurde aber noch nicht der "
+     "Bestellung GH56JK78MN zugeordnet.", ["GH"], "GH56JK78MN?"),
+    ("de-eingegangen-nicht-ihrer-bestellung-zugeordnet", None, "Die Zahlung ist bei uns eingegangen, aber noch nicht Ihrer "
+     "Bestellung zugeordnet.", ["GH"], "GH56JK78MN?"),
     ("placed-shipped-due", None, "Your order ORD-20261234 was placed on 2026-11-18, shipped, and is due on 2026-12-03.", ["ORD"], "ORD-20261234?"),
     ("make-sure-matched", None, "I can't offer a discount, but I'll make sure the payment is matched.", ["GH"], "GH56JK78MN discount?"),
     ("couldnt-find-payment", None, "We couldn't find your payment on order GH56JK78MN yet; a colleague is checking.", ["GH"], "GH56JK78MN?"),
@@ -200,6 +210,16 @@ def test_a_run_on_answer_is_read_whole_and_a_longer_one_is_not_fully_checked():
     found = check_ticket(answer=unit * 400, drafts=[], tool_results=[lookup("GH")], questions=["GH56JK78MN?"])
     [nf] = [f for f in found if f.kind == "not_fully_checked"]
     assert nf.severity == "warning" and nf.evidence["where"] == "answer"
+
+
+@pytest.mark.parametrize("unit", ["1/1 ", "1.1. ", "am 1. ", "1.1.2026 ", "on the 1st. "])
+def test_dense_dates_are_found_in_linear_time(unit):
+    # a customer's question (20,000 characters, not cut in pieces) of short dates: the overlap test
+    # of each date against every date before it was quadratic (a 20,000-character "1/1 1/1 ..."
+    # question cost ~2 s of the 5 s budget); 200,000 characters would take minutes, and the timeout ends it
+    from agentcli.checks.claims import find_dates
+    text = (unit * (200_000 // len(unit) + 1))[:200_000]
+    assert len(find_dates(text)) > 200_000 // len(unit) // 2
 
 
 def test_a_spent_budget_is_not_fully_checked_never_ok():

@@ -328,7 +328,8 @@ _PENDING_RE = _rx(r"\b(?:pending|awaiting|waiting\s+(?:for|on))\s+(?:the\s+|your
                   r"(?:still\s+)?(?:pending|outstanding)\b|\bnot\s+(?:yet\s+)?(?:been\s+)?(?:able\s+to\s+)?match(?:ed)?\b|"
                   r"\bpayment\s+(?:has|have|is|was)(?:n't|\s+not)\s+(?:yet\s+)?(?:been\s+)?(?:matched|confirmed|cleared)\b|"
                   r"\bwartet\s+(?:noch\s+)?auf\s+(?:die\s+|ihre\s+)?zahlung\b|\bzahlung\s+(?:ist\s+)?(?:noch\s+)?(?:ausstehend|offen)\b|"
-                  r"\bnoch\s+nicht\s+(?:zugeordnet|bestätigt|eingegangen|(?:vollständig\s+)?bezahlt)\b|"
+                  r"\bnoch\s+nicht\s+(?:(?:der|ihrer|zur)\s+bestellung\s+)?(?:[\w-]{10,12}\s+)?"
+                  r"(?:zugeordnet|zuordnen|bestätigt|eingegangen|(?:vollständig\s+)?bezahlt)\b|"
                   r"\b(?:has|have|is|was)(?:n't|\s+not)\s+(?:yet\s+)?(?:been\s+)?(?:fully\s+)?paid\b|"
                   r"\b(?:is|remains)\s+(?:still\s+)?unpaid\b|\b(?:ist|bleibt)\s+(?:noch\s+)?unbezahlt\b")
 _HEADLINE_STATUS_RE = _rx(rf"(?:^\W{{0,3}}|\b{_CODE_SUBJ}\s{{0,2}}[:-]\s{{0,2}})(shipped|dispatched|delivered|cancell?ed|paid|versandt|"
@@ -579,7 +580,7 @@ def find_dates(text: str) -> list[tuple[int, int, frozenset]]:
     out: list[tuple[int, int, frozenset]] = []
     if not _DATE_CUE.search(text):
         return out
-    taken: list[tuple[int, int]] = []
+    taken = bytearray(len(text))  # the characters of a date already read (a linear test of overlap)
     low = text.lower()
     digits = any(c.isdigit() for c in text)
     months = any(w in low for w in _MONTH_STUBS)
@@ -589,7 +590,7 @@ def find_dates(text: str) -> list[tuple[int, int, frozenset]]:
                 (kind == "hol" and not holiday):
             continue  # cheap gates: most sentences hold no month name, no digit, no holiday
         for m in rx.finditer(text):
-            if any(a < m.end() and m.start() < b for a, b in taken):
+            if taken.find(1, m.start(), m.end()) >= 0:
                 continue
             g = m.groups()
             if kind == "ymd":
@@ -624,7 +625,7 @@ def find_dates(text: str) -> list[tuple[int, int, frozenset]]:
             cands = {c for c in cands if (1 <= c[1] <= 12 or (kind == "d" and c[1] == 0)) and 1 <= c[2] <= 31}
             if cands:
                 out.append((m.start(), m.end(), frozenset(cands)))
-                taken.append((m.start(), m.end()))
+                taken[m.start():m.end()] = b"\x01" * (m.end() - m.start())
     return sorted(out)
 
 
@@ -652,6 +653,10 @@ _DATE_WHAT = (
 )
 
 
+# what the customer is asked to do by a day: "please reply by the 10th if the parcel has not arrived" dates the reply
+_ASK_BY_RE = _rx(r"\b(?:reply|respond|answer|write\s+(?:to\s+us|back)|get\s+back\s+to\s+us|let\s+us\s+know|contact\s+us|"
+                 r"call\s+us|tell\s+us|antworten\s+sie|melden\s+sie\s+sich|schreiben\s+sie\s+uns|rückmeldung)\s+"
+                 r"(?:\S{1,20}\s+){0,4}$")
 _DAY_ONLY_CTX = _rx(r"deliver|arriv|\bdue\b|\beta\b|expected|estimated|liefer|zustell|ankomm|ankunft|eintreff|trifft|\bkommt\b|"
                     r"reach|\bland|with\s+you|bei\s+ihnen|placed|ordered|order\s+date|purchas|bought|bestellt|"
                     r"aufgegeben|gekauft|shipped|dispatched|versandt|versendet|verschickt|refund|erstatt")
@@ -1120,7 +1125,8 @@ def extract(text: str, known: Known) -> tuple[list[Claim], bool]:
             before, said, after = clause_of(sent, da, db)
             what = date_context(sent, da, db, prev_end)
             day_only = all(c[1] == 0 for c in cands)
-            if day_only and what and not _DAY_ONLY_CTX.search(sent, max(prev_end, da - 50), db + 30):
+            if day_only and what and (not _DAY_ONLY_CTX.search(sent, max(prev_end, da - 50), db + 30)
+                                      or _ASK_BY_RE.search(sent, max(prev_end, da - 40), da)):
                 what = None  # "reply by the 5th": a bare day needs a word of what it dates, not just "by"
             prev_end = db
             # "it will arrive on ..." states the date; "if it arrives on ...", "you say ..." do not
