@@ -97,6 +97,9 @@ FLAG = [
     ("not-paid", None, "The order KL12MN34PQ is not paid yet.", ["KL"], "KL12MN34PQ?", "status_mismatch"),
     ("de-bei-ihnen-angekommen", None, "Die Ware ist bereits bei Ihnen angekommen (GH56JK78MN).", ["GH"], "GH56JK78MN?", "status_mismatch"),
     ("de-bei-ihnen-nicht-angekommen", None, "Ihre Bestellung ist bei Ihnen noch nicht angekommen.", ["DELIV"], "ORD-20260001?", "status_mismatch"),
+    ("sorry-for-the-wait-shipped", None, "Sorry for the wait, your order GH56JK78MN has shipped.", ["GH"], "GH56JK78MN?", "status_mismatch"),
+    ("sorry-but-delivered", None, "We are sorry, but your order GH56JK78MN was delivered.", ["GH"], "GH56JK78MN?", "status_mismatch"),
+    ("sorry-then-refund", None, "Sorry for the trouble, we will refund you in full.", ["GH"], "GH56JK78MN?", "forbidden_promise"),
     # promises made in the negative: not charging the customer
     ("not-charged", None, "I'll make sure you're not charged for this order.", ["GH"], "GH56JK78MN?", "forbidden_promise"),
     ("wont-be-charged", None, "You won't be charged for the replacement.", ["GH"], "GH56JK78MN?", "forbidden_promise"),
@@ -151,6 +154,11 @@ CLEAN = [
     ("de-nicht-storniert", None, "Ihre Bestellung ORD-20261234 wurde nicht storniert.", ["ORD"], "ORD-20261234?"),
     ("de-bei-ihnen-ok", None, "Ihre Bestellung ORD-20260001 ist bereits bei Ihnen angekommen.", ["DELIV"], "ORD-20260001?"),
     ("de-sobald-angekommen", None, "Sobald die Ware bei Ihnen angekommen ist, melden Sie sich.", ["GH"], "GH56JK78MN?"),
+    # the customer's news, acknowledged: not our status claim
+    ("sorry-arrived-damaged", None, "I'm sorry the parcel arrived damaged. Could you send us a photo?", ["ORD"], "ORD-20261234?"),
+    ("sorry-to-hear-broken", None, "Sorry to hear that your order ORD-20261234 arrived broken.", ["ORD"], "ORD-20261234?"),
+    ("thanks-for-letting-us-know", None, "Thanks for letting us know the package was delivered to the wrong address.", ["ORD"], "ORD-20261234?"),
+    ("de-tut-uns-leid", None, "Es tut uns leid, dass die Bestellung beschädigt angekommen ist.", ["ORD"], "ORD-20261234?"),
     # how billing works, not a promise not to charge
     ("not-charged-twice", None, "You won't be charged twice.", ["GH"], "GH56JK78MN?"),
     ("not-charged-until", None, "You won't be charged until the order ships.", ["GH"], "GH56JK78MN?"),

@@ -390,6 +390,8 @@ def _status_claims(sent: str) -> Iterable[tuple[int, str]]:
             before, said, after = clause_of(sent, m.start(), m.end())
             if (not neg and HEDGE_NEG.search(before[-12:])) or hedged(before, after, said, lead):
                 continue
+            if _SYMPATHY_RE.search(before[-60:]):
+                continue  # "I'm sorry the parcel arrived damaged": the customer's news, not our claim
             subject = before[-80:] + " " + m.group(0) if neg else ""
             if neg and not (_NEG_SUBJECT_RE.search(subject) or find_codes(subject, 1)):
                 continue  # "the replacement has not shipped", "we haven't delivered on that"
@@ -1185,6 +1187,11 @@ def _label_re(label: str) -> re.Pattern:
     return rx
 
 
+# A status in what we are sorry about or thank the customer for telling us is their account of
+# it ("sorry to hear the parcel arrived damaged", "es tut uns leid, dass die Lieferung ..."); only
+# statuses: an apology before a promise ("sorry for the trouble, we'll refund you") is a promise.
+_SYMPATHY_RE = _rx(r"\b(?:sorry(?:\s+to\s+hear)?|thanks?\s+(?:you\s+)?for\s+letting\s+us\s+know|"
+                   r"tut\s+(?:mir|uns)\s+(?:sehr\s+)?leid|danke\s+für\s+(?:ihren|den)\s+hinweis)\b[^.!?;:,]{0,40}$")
 # What a negated status must be said of (in its clause, before it): the order itself, by name
 # or code, or its payment; other things not shipped or not delivered are no claim about it.
 _NEG_SUBJECT_RE = _rx(r"\b(?:orders?|package|parcel|shipment|delivery|payment|bestellung|paket|sendung|"
