@@ -97,6 +97,7 @@ FLAG = [
     ("not-paid", None, "The order KL12MN34PQ is not paid yet.", ["KL"], "KL12MN34PQ?", "status_mismatch"),
     ("de-bei-ihnen-angekommen", None, "Die Ware ist bereits bei Ihnen angekommen (GH56JK78MN).", ["GH"], "GH56JK78MN?", "status_mismatch"),
     ("de-bei-ihnen-nicht-angekommen", None, "Ihre Bestellung ist bei Ihnen noch nicht angekommen.", ["DELIV"], "ORD-20260001?", "status_mismatch"),
+    ("arrive-then-reply", None, "Your parcel will arrive on 10 December; reply if it does not.", ["ORD"], "ORD-20261234?", "date_mismatch"),
     ("sorry-for-the-wait-shipped", None, "Sorry for the wait, your order GH56JK78MN has shipped.", ["GH"], "GH56JK78MN?", "status_mismatch"),
     ("sorry-but-delivered", None, "We are sorry, but your order GH56JK78MN was delivered.", ["GH"], "GH56JK78MN?", "status_mismatch"),
     ("sorry-then-refund", None, "Sorry for the trouble, we will refund you in full.", ["GH"], "GH56JK78MN?", "forbidden_promise"),
@@ -154,6 +155,10 @@ CLEAN = [
     ("de-nicht-storniert", None, "Ihre Bestellung ORD-20261234 wurde nicht storniert.", ["ORD"], "ORD-20261234?"),
     ("de-bei-ihnen-ok", None, "Ihre Bestellung ORD-20260001 ist bereits bei Ihnen angekommen.", ["DELIV"], "ORD-20260001?"),
     ("de-sobald-angekommen", None, "Sobald die Ware bei Ihnen angekommen ist, melden Sie sich.", ["GH"], "GH56JK78MN?"),
+    # a date the customer is asked to act by dates no delivery, in any form
+    ("reply-by-full-date", None, "Please reply by 10 December if the parcel has not arrived.", ["ORD"], "ORD-20261234?"),
+    ("de-melden-bis-datum", None, "Bitte melden Sie sich bis zum 10. Dezember, falls die Lieferung nicht angekommen ist.", ["ORD"], "ORD-20261234?"),
+    ("let-us-know-by-iso", None, "Let us know by 2026-12-10 if it has not arrived.", ["ORD"], "ORD-20261234?"),
     # the customer's news, acknowledged: not our status claim
     ("sorry-arrived-damaged", None, "I'm sorry the parcel arrived damaged. Could you send us a photo?", ["ORD"], "ORD-20261234?"),
     ("sorry-to-hear-broken", None, "Sorry to hear that your order ORD-20261234 arrived broken.", ["ORD"], "ORD-20261234?"),

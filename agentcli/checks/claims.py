@@ -1127,9 +1127,11 @@ def extract(text: str, known: Known) -> tuple[list[Claim], bool]:
             before, said, after = clause_of(sent, da, db)
             what = date_context(sent, da, db, prev_end)
             day_only = all(c[1] == 0 for c in cands)
-            if day_only and what and (not _DAY_ONLY_CTX.search(sent, max(prev_end, da - 50), db + 30)
-                                      or _ASK_BY_RE.search(sent, max(prev_end, da - 40), da)):
-                what = None  # "reply by the 5th": a bare day needs a word of what it dates, not just "by"
+            if what and (_ASK_BY_RE.search(sent, max(prev_end, da - 40), da) or day_only and not
+                         _DAY_ONLY_CTX.search(sent, max(prev_end, da - 50), db + 30)):
+                # "reply by 10 December if the parcel has not arrived" dates the reply, whatever
+                # the sentence says of delivery; a bare day needs a word of what it dates, not just "by"
+                what = None
             prev_end = db
             # "it will arrive on ..." states the date; "if it arrives on ...", "you say ..." do not
             add("date", da, cands, what=what, hedged=bool(HEDGE_REPORT.search(before) or HEDGE_REPORT.search(after)
