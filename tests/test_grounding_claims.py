@@ -159,6 +159,11 @@ CLEAN = [
     ("reply-by-full-date", None, "Please reply by 10 December if the parcel has not arrived.", ["ORD"], "ORD-20261234?"),
     ("de-melden-bis-datum", None, "Bitte melden Sie sich bis zum 10. Dezember, falls die Lieferung nicht angekommen ist.", ["ORD"], "ORD-20261234?"),
     ("let-us-know-by-iso", None, "Let us know by 2026-12-10 if it has not arrived.", ["ORD"], "ORD-20261234?"),
+    # the date of the customer's own message
+    ("your-message-of", None, "Your message of 28 November reached us, thank you.", ["GH"], "GH56JK78MN?"),
+    ("your-email-of-iso", None, "Thank you for your email of 2026-11-28 about ORD-20261234.", ["ORD"], "ORD-20261234?"),
+    ("de-nachricht-vom", None, "Vielen Dank für Ihre Nachricht vom 28.11.2026.", ["ORD"], "ORD-20261234?"),
+    ("you-wrote-on", None, "You wrote on 28 November that the parcel had not arrived.", ["ORD"], "ORD-20261234?"),
     # the customer's news, acknowledged: not our status claim
     ("sorry-arrived-damaged", None, "I'm sorry the parcel arrived damaged. Could you send us a photo?", ["ORD"], "ORD-20261234?"),
     ("sorry-to-hear-broken", None, "Sorry to hear that your order ORD-20261234 arrived broken.", ["ORD"], "ORD-20261234?"),

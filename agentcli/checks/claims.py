@@ -659,6 +659,11 @@ _DATE_WHAT = (
 _ASK_BY_RE = _rx(r"\b(?:reply|respond|answer|write\s+(?:to\s+us|back)|get\s+back\s+to\s+us|let\s+us\s+know|contact\s+us|"
                  r"call\s+us|tell\s+us|antworten\s+sie|melden\s+sie\s+sich|schreiben\s+sie\s+uns|rückmeldung)\s+"
                  r"(?:\S{1,20}\s+){0,4}$")
+# the date of the customer's own message: "your message of 28 November", "Ihre Nachricht vom 28.11."
+_THEIR_DATE_RE = _rx(r"\b(?:your\s+(?:message|e-?mail|mail|letter|request|enquiry|inquiry|note|call|ticket|complaint)|"
+                     r"ihre[rmn]?\s+(?:nachricht|e-?mail|mail|anfrage|schreiben|anruf|beschwerde)|you\s+(?:wrote|"
+                     r"contacted\s+us|called|emailed|e-mailed)|sie\s+(?:schrieben|haben\s+uns\s+geschrieben))\s+"
+                     r"(?:of|from|on|dated|vom|am|von)?\s*(?:the\s+)?$")
 _DAY_ONLY_CTX = _rx(r"deliver|arriv|\bdue\b|\beta\b|expected|estimated|liefer|zustell|ankomm|ankunft|eintreff|trifft|\bkommt\b|"
                     r"reach|\bland|with\s+you|bei\s+ihnen|placed|ordered|order\s+date|purchas|bought|bestellt|"
                     r"aufgegeben|gekauft|shipped|dispatched|versandt|versendet|verschickt|refund|erstatt")
@@ -1127,7 +1132,8 @@ def extract(text: str, known: Known) -> tuple[list[Claim], bool]:
             before, said, after = clause_of(sent, da, db)
             what = date_context(sent, da, db, prev_end)
             day_only = all(c[1] == 0 for c in cands)
-            if what and (_ASK_BY_RE.search(sent, max(prev_end, da - 40), da) or day_only and not
+            if what and (_ASK_BY_RE.search(sent, max(prev_end, da - 40), da)
+                         or _THEIR_DATE_RE.search(sent, max(prev_end, da - 40), da) or day_only and not
                          _DAY_ONLY_CTX.search(sent, max(prev_end, da - 50), db + 30)):
                 # "reply by 10 December if the parcel has not arrived" dates the reply, whatever
                 # the sentence says of delivery; a bare day needs a word of what it dates, not just "by"
