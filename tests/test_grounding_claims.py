@@ -97,6 +97,8 @@ FLAG = [
     ("not-paid", None, "The order KL12MN34PQ is not paid yet.", ["KL"], "KL12MN34PQ?", "status_mismatch"),
     ("de-bei-ihnen-angekommen", None, "Die Ware ist bereits bei Ihnen angekommen (GH56JK78MN).", ["GH"], "GH56JK78MN?", "status_mismatch"),
     ("de-bei-ihnen-nicht-angekommen", None, "Ihre Bestellung ist bei Ihnen noch nicht angekommen.", ["DELIV"], "ORD-20260001?", "status_mismatch"),
+    ("order-of-date", None, "Your order of 28 November has shipped.", ["ORD"], "ORD-20261234?", "date_mismatch"),
+    ("order-from-iso", None, "Your order from 2026-11-28 has shipped.", ["ORD"], "ORD-20261234?", "date_mismatch"),
     ("arrive-then-reply", None, "Your parcel will arrive on 10 December; reply if it does not.", ["ORD"], "ORD-20261234?", "date_mismatch"),
     ("sorry-for-the-wait-shipped", None, "Sorry for the wait, your order GH56JK78MN has shipped.", ["GH"], "GH56JK78MN?", "status_mismatch"),
     ("sorry-but-delivered", None, "We are sorry, but your order GH56JK78MN was delivered.", ["GH"], "GH56JK78MN?", "status_mismatch"),
@@ -159,6 +161,7 @@ CLEAN = [
     ("reply-by-full-date", None, "Please reply by 10 December if the parcel has not arrived.", ["ORD"], "ORD-20261234?"),
     ("de-melden-bis-datum", None, "Bitte melden Sie sich bis zum 10. Dezember, falls die Lieferung nicht angekommen ist.", ["ORD"], "ORD-20261234?"),
     ("let-us-know-by-iso", None, "Let us know by 2026-12-10 if it has not arrived.", ["ORD"], "ORD-20261234?"),
+    ("order-of-right-date", None, "Your order of 18 November has shipped.", ["ORD"], "ORD-20261234?"),
     # the date of the customer's own message
     ("your-message-of", None, "Your message of 28 November reached us, thank you.", ["GH"], "GH56JK78MN?"),
     ("your-email-of-iso", None, "Thank you for your email of 2026-11-28 about ORD-20261234.", ["ORD"], "ORD-20261234?"),

@@ -649,7 +649,7 @@ _DATE_WHAT = (
                      r"\bshows?\s+up\b|\bland(?:s|ing)?\b|\bget\s+to\s+you\b|\bwith\s+you\b|\bbei\s+ihnen\b|"
                      r"\bat\s+your\s+door\b")),
     ("placed", _rx(r"placed|\bordered\b|order\s+date|purchas|bought|made\s+on|submitted|bestellt|aufgegeben|"
-                   r"bestelldatum|gekauft|bestellung\s+vom")),
+                   r"bestelldatum|gekauft|bestellung\s+vom|\border\s+(?:of|from|dated)\s+(?:the\s+)?$")),
     ("ship", _rx(r"shipped|dispatched|sent\s+out|posted|versandt|versendet|verschickt|abgeschickt")),
     ("refund", _rx(r"refund|erstatt")),
 )
