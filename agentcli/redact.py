@@ -375,16 +375,19 @@ def clean_for_terminal(text: str) -> str:
 
 # Characters that break a line or hide on screen: C0/C1 controls, DEL, soft hyphen, bidi marks and
 # overrides, zero-width and other format characters, line/paragraph separators, a BOM.
-_LINE_UNSAFE_RE = re.compile("[\x00-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e"
-                             "\u2060-\u206f\ufeff\ufff9-\ufffb\ud800-\udfff]")
+# C1 controls and DEL, soft hyphen, bidi marks and overrides, zero-width and format characters,
+# line and paragraph separators, a BOM, interlinear annotations, lone surrogates.
+_UNSAFE_BEYOND_C0 = ("\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff"
+                     "\ufff9-\ufffb\ud800-\udfff")
+_LINE_UNSAFE_RE = re.compile(f"[\x00-\x1f{_UNSAFE_BEYOND_C0}]")
 
 
 # What a JSON line must not hold raw although JSON allows it: characters some reader takes for
 # a line break (U+2028/U+2029, NEL and the other C1 controls, which a terminal may also run as
 # an escape: U+009B is CSI) or that hide or reorder text (bidi overrides, zero-width and format
 # characters, DEL, a BOM), and lone surrogates (not text).
-_JSON_UNSAFE_RE = re.compile("[\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e"
-                             "\u2060-\u206f\ufeff\ufff9-\ufffb\ud800-\udfff]")
+# (json.dumps escapes the C0 controls itself.)
+_JSON_UNSAFE_RE = re.compile(f"[{_UNSAFE_BEYOND_C0}]")
 
 
 def json_dumps(obj: Any) -> str:

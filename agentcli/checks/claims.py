@@ -392,10 +392,12 @@ def _status_claims(sent: str) -> Iterable[tuple[int, str]]:
                 continue
             if _SYMPATHY_RE.search(before[-60:]):
                 continue  # "I'm sorry the parcel arrived damaged": the customer's news, not our claim
-            subject = before[-80:] + " " + m.group(0) if neg else ""
-            if neg and not (_NEG_SUBJECT_RE.search(subject) or find_codes(subject, 1)):
-                continue  # "the replacement has not shipped", "we haven't delivered on that"
-            yield m.start(), NOT + st if neg else st
+            if not neg:
+                yield m.start(), st
+                continue
+            subject = before[-80:] + " " + m.group(0)
+            if _NEG_SUBJECT_RE.search(subject) or find_codes(subject, 1):
+                yield m.start(), NOT + st  # not "the replacement has not shipped", "we haven't delivered on that"
     for m in _PENDING_RE.finditer(sent):
         before, said, after = clause_of(sent, m.start(), m.end())
         if not hedged(before, after, said, lead):
