@@ -16,6 +16,7 @@ import os
 import select
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -283,6 +284,43 @@ def test_a_signal_stops_drafts_edit_and_its_editor_and_removes_the_copy(cli_env,
     assert not _alive(pid)  # the editor did not outlive agentcli
     assert list(tmp.iterdir()) == []  # the draft's text is not left behind
     assert {p.name: p.read_bytes() for p in drafts_dir.glob("*.md")} == before
+
+
+_RACE = """
+import os, sys
+from pathlib import Path
+from agentcli.cli.editor import EditorStopped, run_editor
+editor, pid_file = sys.argv[1], Path(sys.argv[2])
+alive = 0
+for _ in range(int(sys.argv[3])):
+    pid_file.unlink(missing_ok=True)
+    try:
+        run_editor([editor])
+    except EditorStopped:
+        pass
+    pid = int(pid_file.read_text())
+    try:
+        if Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z":
+            alive += 1
+            os.kill(pid, 9)
+    except OSError:
+        pass
+print(alive)
+"""
+
+
+def test_a_signal_while_the_editor_is_being_started_still_stops_it(tmp_path):
+    # The editor signals agentcli as its first act, so the signal often comes while Popen is
+    # still starting it (the child runs, the parent has no pid yet): it must stop the editor
+    # then too (it used to be left running, holding the terminal and agentcli's pipes).
+    pid_file = tmp_path / "editor.pid"
+    editor = tmp_path / "signalling-editor"
+    editor.write_text(f"#!/bin/sh\necho $$ > {pid_file}\nkill -TERM $PPID\nexec sleep 60\n")
+    editor.chmod(0o755)
+    out = subprocess.run([sys.executable, "-c", _RACE, str(editor), str(pid_file), "20"],
+                         capture_output=True, text=True, timeout=GUARD_S)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "0"  # editors left running
 
 
 def test_ctrl_c_belongs_to_the_editor_while_it_runs(cli_env, drafts_dir, tmp_path):

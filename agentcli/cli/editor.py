@@ -62,7 +62,16 @@ def run_editor(argv: list[str]) -> int:
     """Run ``argv`` in the foreground and return its exit status; raises OSError when it
     cannot start and :class:`EditorStopped` when SIGTERM or SIGHUP came meanwhile."""
 
+    # A signal that comes while Popen is still starting the editor (the child may already run
+    # and write its file, while the parent has not yet been handed its pid) is held until
+    # Popen returns: raised there, it would leave an editor nobody stops.
+    starting = True
+    held: list[int] = []
+
     def stop(signum: int, frame: Any) -> None:
+        if starting:
+            held.append(signum)
+            return
         raise _Signalled(signum)
 
     def ignore(signum: int, frame: Any) -> None:
@@ -78,7 +87,12 @@ def run_editor(argv: list[str]) -> int:
         previous = {}
     proc: subprocess.Popen | None = None
     try:
-        proc = subprocess.Popen(argv)
+        try:
+            proc = subprocess.Popen(argv)
+        finally:
+            starting = False
+            if held:  # also when the editor could not start: the signal is what is said
+                raise _Signalled(held[0])
         return proc.wait()
     except _Signalled as s:  # at any instant: before, during or just after the editor
         if proc is not None:
