@@ -38,6 +38,7 @@ looked at between pieces.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import time
 from dataclasses import dataclass
@@ -45,6 +46,7 @@ from typing import Any, Iterable
 
 from ..redact import one_line as safe_line
 from ..vocab import find_codes, parse_date
+from .needles import NEEDLES
 from .normalize import key
 
 MAX_TEXT = 20_000     # characters of one text that are read
@@ -85,13 +87,17 @@ def clip_text(v: Any) -> str:
 
 
 class _Lazy:
-    """A pattern compiled on its first use: ``ask`` pays for the patterns a text needs (the cues
-    before each group skip most), in the checks' worker thread, not for all of them at import."""
+    """A pattern compiled on its first use, and tried only on a text holding one of its needles
+    (``needles.py``: literal strings one of which every match contains, derived from the
+    pattern by ``tests/gen_needles.py``): ``ask`` pays for the patterns a text can match, in the
+    checks' worker thread, not for all of them at import (compiling them all took ~220 ms)."""
 
-    __slots__ = ("_args", "_rx")
+    __slots__ = ("_args", "_rx", "_needles")
 
     def __init__(self, pattern: str, flags: int = 0) -> None:
         self._args, self._rx = (pattern, flags), None
+        self._needles = NEEDLES.get(needle_key(pattern, flags))
+        _ALL.append(self)
 
     def get(self) -> re.Pattern:
         rx = self._rx
@@ -99,18 +105,55 @@ class _Lazy:
             rx = self._rx = re.compile(*self._args)
         return rx
 
-    def search(self, *a: Any) -> re.Match | None:
-        return self.get().search(*a)
+    def may_match(self, text: str) -> bool:
+        """False only when no match is possible anywhere in TEXT: none of the needles is in it."""
+        needles = self._needles
+        if needles is None:
+            return True
+        hay = _lowered(text) if self._args[1] & re.I else text
+        return any(n in hay for n in needles)
 
-    def match(self, *a: Any) -> re.Match | None:
-        return self.get().match(*a)
+    def search(self, text: str, *a: Any) -> re.Match | None:
+        return self.get().search(text, *a) if self.may_match(text) else None
 
-    def finditer(self, *a: Any) -> Iterable[re.Match]:
-        return self.get().finditer(*a)
+    def match(self, text: str, *a: Any) -> re.Match | None:
+        return self.get().match(text, *a) if self.may_match(text) else None
+
+    def finditer(self, text: str, *a: Any) -> Iterable[re.Match]:
+        return self.get().finditer(text, *a) if self.may_match(text) else iter(())
 
     @property
     def groupindex(self) -> Any:
         return self.get().groupindex
+
+
+_ALL: list[_Lazy] = []
+# What a case-insensitive pattern's literal matches besides the letter's own lower case: the
+# dotless i and the long s (checked over every code point; the text is NFKC-folded anyway).
+_IC_EXTRA = {0x131: "i", 0x17F: "s"}
+_last_lowered: tuple[str, str] = ("", "")  # one entry: the ~60 promise patterns ask of one sentence
+
+
+def _lowered(text: str) -> str:
+    global _last_lowered
+    last = _last_lowered  # one tuple, read and written whole: safe across the checks' threads
+    if last[0] is text:
+        return last[1]
+    low = text.lower()
+    if not low.isascii():
+        low = low.translate(_IC_EXTRA)
+    _last_lowered = (text, low)
+    return low
+
+
+def needle_key(pattern: str, flags: int) -> str:
+    """The key of a pattern's needles in ``needles.NEEDLES``."""
+    return hashlib.blake2b(f"{flags}:{pattern}".encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+
+
+def lazy_patterns() -> list[tuple[str, int]]:
+    """Every pattern of the floor, as (pattern, flags): what ``tests/gen_needles.py`` reads."""
+    return [x._args for x in _ALL]
 
 
 def _lazy(p: str, flags: int = 0) -> Any:

@@ -1,0 +1,89 @@
+"""The floor's needles: a pattern is skipped only on a text it cannot match.
+
+A pattern of the checks' floor (``checks/claims.py``) is compiled and tried only on a text that
+holds one of its needles (``checks/needles.py``, derived by ``tests/gen_needles.py``). A wrong
+needle would make the floor blind to a claim, so: the table is what the derivation gives for
+today's patterns, and wherever a needle says "skip", the plain pattern indeed finds nothing:
+over every text the grounding tests know (the labelled set, the novel probes, their sentences),
+and over texts made of the patterns' own words in any case.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agentcli.checks import claims, needles
+from agentcli.checks.normalize import fold
+from tests import floor_probes, gen_needles
+
+ROOT = Path(__file__).resolve().parents[1]
+PATTERNS = claims._ALL
+
+
+def _texts() -> list[str]:
+    out: list[str] = []
+    for line in (ROOT / "bench" / "data" / "grounding_set.jsonl").read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        out += [row["text"], row.get("question") or ""]
+    for table in (floor_probes.FLAG, floor_probes.ANSWER_FLAG, floor_probes.CLEAN):
+        out += [row[1] for row in table]
+    folded = [fold(t) for t in out]
+    pieces = [t[a:b] for t in folded for a, b in claims.sentences(t)]
+    return [t for t in dict.fromkeys(folded + pieces) if t]  # what the floor's patterns read
+
+
+TEXTS = _texts()
+
+
+def _skipped_but_matching(text: str) -> list[str]:
+    return [rx._args[0][:80] for rx in PATTERNS
+            if not rx.may_match(text) and re.compile(*rx._args).search(text)]
+
+
+def test_the_table_is_what_the_patterns_give_today():
+    # A pattern edited without making the table again would be tried always (only slower);
+    # this says so. Every entry belongs to a pattern of today (none left from an old one).
+    assert gen_needles.render(gen_needles.table()) == \
+        (ROOT / "agentcli" / "checks" / "needles.py").read_text(encoding="utf-8"), \
+        "run: python -m tests.gen_needles"
+    keys = {claims.needle_key(*rx._args) for rx in PATTERNS}
+    assert set(needles.NEEDLES) <= keys
+    assert len(needles.NEEDLES) >= len(PATTERNS) * 2 // 3  # most patterns are gated
+
+
+def test_a_skipped_pattern_finds_nothing_in_any_known_text():
+    assert len(TEXTS) > 400
+    skipped = 0
+    for text in TEXTS:
+        assert _skipped_but_matching(text) == [], text
+        skipped += sum(not rx.may_match(text) for rx in PATTERNS)
+    assert skipped > len(TEXTS) * len(PATTERNS) // 2  # the gate does skip most of them
+
+
+_WORDS = sorted({w for rx in PATTERNS for w in re.findall(r"[^\W\d_]{2,}|'\w+", rx._args[0])
+                 if w not in {"P", "neg"}})
+_SEPS = [" ", "  ", "'", "-", ", ", ". ", "\n", " 3 ", " € 20 ", "/"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(_WORDS), st.sampled_from(_SEPS)), min_size=1, max_size=12),
+       st.sampled_from([str, str.upper, str.title]),
+       st.sampled_from([lambda t: t, lambda t: t.replace("i", "\u0131"), lambda t: t.replace("s", "\u017f")]))
+def test_a_skipped_pattern_finds_nothing_in_texts_of_its_own_words(pieces, case, odd):
+    # the patterns' literal words in any order, case and spacing, with the two letters a
+    # case-insensitive pattern matches beside their own lower case (dotless i, long s)
+    text = odd(case("".join(w + s for w, s in pieces)))
+    assert _skipped_but_matching(text) == []
+
+
+def test_a_needle_holding_text_is_tried_and_one_without_is_not():
+    rx = next(x for x in PATTERNS if x._needles and "refund" in x._needles)
+    assert rx.may_match("We'll REFUND it") and not rx.may_match("We will send it")
+    ungated = claims._Lazy(r"(?:x|y)\d")  # no needle of 3+ letters: always tried
+    assert ungated._needles is None and ungated.may_match("anything")
+    PATTERNS.remove(ungated)
