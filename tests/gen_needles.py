@@ -37,8 +37,13 @@ def _lit(code: int, ic: bool) -> str:
     return ch.lower() if ic else ch
 
 
-def needles_of(seq, ic: bool) -> set[str] | None:
-    """Strings one of which any match of SEQ (a parsed sequence) contains, or None."""
+def needles_of(seq, ic: bool, exact: bool = True) -> set[str] | None:
+    """Strings one of which any match of SEQ (a parsed sequence) contains, or None. IC: the
+    pattern is case-insensitive as a whole (the text is lower-cased before the needles are looked
+    for, so every literal is lower-cased, a scoped ``(?-i:...)`` one too); EXACT False: inside a
+    scoped ``(?i:...)`` of a case-sensitive pattern, where no literal can be looked for as it is."""
+    if not exact:
+        return None
     best: set[str] | None = None
 
     def consider(cand: set[str] | None) -> None:
@@ -58,8 +63,8 @@ def needles_of(seq, ic: bool) -> set[str] | None:
             consider({"".join(run)})
             run = []
         if op is C.SUBPATTERN:
-            _group, add, sub, body = av
-            consider(needles_of(body, (ic or bool(add & re.I)) and not (sub & re.I)))
+            _group, add, _sub, body = av
+            consider(needles_of(body, ic, exact=ic or not add & re.I))
         elif op is C.ATOMIC_GROUP:
             consider(needles_of(av, ic))
         elif op is C.BRANCH:
@@ -86,8 +91,9 @@ def _minimal(found: set[str]) -> tuple[str, ...]:
 
 def derive(pattern: str, flags: int) -> tuple[str, ...] | None:
     tree = _parser.parse(pattern, flags)
-    ic = bool(tree.state.flags & re.I)
-    found = needles_of(tree, ic)
+    if tree.state.flags & re.I and not flags & re.I:
+        return None  # a leading (?i): the floor lower-cases the text only for flags=re.I
+    found = needles_of(tree, bool(flags & re.I))
     return _minimal(found) if found else None
 
 

@@ -87,3 +87,33 @@ def test_a_needle_holding_text_is_tried_and_one_without_is_not():
     ungated = claims._Lazy(r"(?:x|y)\d")  # no needle of 3+ letters: always tried
     assert ungated._needles is None and ungated.may_match("anything")
     PATTERNS.remove(ungated)
+
+
+def _found(needles, pattern, flags, text):
+    hay = claims._lowered(text) if flags & re.IGNORECASE else text
+    return needles is None or any(n in hay for n in needles)
+
+
+def test_scoped_case_flags_never_make_a_needle_the_text_cannot_show():
+    cases = [(r"foo(?i:BARBAZ)", 0, "fooBARBAZ"), (r"foo(?i:BARBAZ)", 0, "foobarbaz"),
+             (r"(?-i:ABC)defg", re.IGNORECASE, "ABCDEFG"), (r"(?i)refund", 0, "REFUND"),
+             (r"(?:Straße|STRASSE)n", re.IGNORECASE, "STRAẞEN"), (r"kiste", re.IGNORECASE, "KİSTE")]
+    for pattern, flags, text in cases:
+        needles = gen_needles.derive(pattern, flags)
+        if re.search(pattern, text, flags):
+            assert _found(needles, pattern, flags, text), (pattern, needles, text)
+    assert gen_needles.derive(r"we\s+(?:will|shall)\s+refund", re.IGNORECASE) == ("refund",)
+
+
+def test_the_lowered_text_shows_each_needle_character_wherever_the_pattern_would_match_it():
+    # every character a case-insensitive pattern's needle character matches (only cased ones
+    # match anything but themselves) is that character once the floor lower-cases the text
+    chars = {c for rx in PATTERNS if rx._needles and rx._args[1] & re.IGNORECASE
+             for n in rx._needles for c in n}
+    cased = [chr(cp) for cp in range(0x110000)
+             if not 0xD800 <= cp < 0xE000 and (chr(cp).lower() != chr(cp) or chr(cp).upper() != chr(cp))]
+    for c in chars:
+        rx = re.compile(re.escape(c), re.IGNORECASE)
+        for other in cased:
+            if rx.fullmatch(other):
+                assert claims._lowered(other) == c, (c, other)

@@ -128,9 +128,10 @@ class _Lazy:
 
 
 _ALL: list[_Lazy] = []
-# What a case-insensitive pattern's literal matches besides the letter's own lower case: the
-# dotless i and the long s (checked over every code point; the text is NFKC-folded anyway).
-_IC_EXTRA = {0x131: "i", 0x17F: "s"}
+# What a case-insensitive pattern's letter matches that lower() does not make that letter: the
+# dotless i, the long s, and the dotted capital I (lower() makes it two characters, "i" and a
+# combining dot, which would split "KİSTE"). tests/test_needles.py checks every cased character.
+_IC_EXTRA = {0x130: "i", 0x131: "i", 0x17F: "s"}
 _last_lowered: tuple[str, str] = ("", "")  # one entry: the ~60 promise patterns ask of one sentence
 
 
@@ -139,9 +140,7 @@ def _lowered(text: str) -> str:
     last = _last_lowered  # one tuple, read and written whole: safe across the checks' threads
     if last[0] is text:
         return last[1]
-    low = text.lower()
-    if not low.isascii():
-        low = low.translate(_IC_EXTRA)
+    low = text.lower() if text.isascii() else text.translate(_IC_EXTRA).lower()
     _last_lowered = (text, low)
     return low
 
