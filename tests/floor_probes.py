@@ -31,6 +31,10 @@ FLAG = [
     ("p-zw-inside", "We have re" + ZW + "funded your order.", "GH", P),
     ("p-wj-cyrillic", "I h\u0430ve refun" + WJ + "ded the order.", "GH", P),
     ("p-line-sep", "We will refund" + LS + "you in full.", "GH", P),
+    # the dotted capital I (a Turkish keyboard) in a Latin word: lower() makes it two characters
+    ("p-dotted-capital-i", "GOOD NEWS: WE HAVE CREDİTED YOUR CARD IN FULL.", "GH", P),
+    ("s-dotted-capital-i", "Your order GH56JK78MN has been SHİPPED.", "GH", ST),
+    ("s-dotless-i-de", "Ihre Bestellung GH56JK78MN wurde versandt und ıst unterwegs.", "GH", ST),
     ("p-you-have-been-refunded", "You have been refunded in full.", "GH", P),
     ("p-youve-been-credited", "You've been credited 10 EUR.", "GH", P),
     ("p-reimbursement-issued", "A reimbursement has been issued to you.", "GH", P),
@@ -445,6 +449,7 @@ CLEAN = [
     ("c8-bold-no", "We **cannot** refund this order.", "GH"),
     ("c8-well-no", "Well, a refund is not something I can grant.", "GH"),
     ("c8-de-gutschreiben-cond", "Sobald ein Kollege zustimmt, könnten wir den Betrag gutschreiben.", "GH"),
+    ("c-turkish-place-name", "Your parcel for GH56JK78MN will leave our İzmir warehouse once the payment is matched.", "GH"),
     ("c2-half", "About 1/2 of our customers ask this; ORD-20261234 is due on 3 December.", "ORD"),
 ]
 
