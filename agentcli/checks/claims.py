@@ -616,7 +616,8 @@ for _a in ("ersten", "erster"):
     _HOLIDAYS[f"{_a} weihnachtstag"] = _HOLIDAYS[f"{_a} weihnachtsfeiertag"] = {(None, 12, 25)}
 for _a in ("zweiten", "zweiter"):
     _HOLIDAYS[f"{_a} weihnachtstag"] = _HOLIDAYS[f"{_a} weihnachtsfeiertag"] = {(None, 12, 26)}
-_DATE_CUE = _lazy(rf"\d|\b(?:{_MON})\b|\b(?:on|by|before|until|till|from|for|after)\s+the\s+(?:{_ORD})\b|"
+# with a digit (str.isdecimal is re's \d) a text may hold a date; without one, only these name one
+_DATE_CUE = _lazy(rf"\b(?:{_MON})\b|\b(?:on|by|before|until|till|from|for|after)\s+the\s+(?:{_ORD})\b|"
                   rf"\b(?:am|zum|vom|bis|den|dem)\s+{_DE_ORD}\b|christmas|heilig|weihnacht|new\s+year|silvester|neujahr|valentine|"
                   r"halloween|boxing", re.I)
 
@@ -624,11 +625,11 @@ _DATE_CUE = _lazy(rf"\d|\b(?:{_MON})\b|\b(?:on|by|before|until|till|from|for|aft
 def find_dates(text: str) -> list[tuple[int, int, frozenset]]:
     """(start, end, {(year or None, month, day)}) of the dates written in TEXT (folded)."""
     out: list[tuple[int, int, frozenset]] = []
-    if not _DATE_CUE.search(text):
+    digits = any(c.isdecimal() for c in text)
+    if not digits and not _DATE_CUE.search(text):
         return out
     taken = bytearray(len(text))  # the characters of a date already read (a linear test of overlap)
     low = text.lower()
-    digits = any(c.isdigit() for c in text)
     months = any(w in low for w in _MONTH_STUBS)
     holiday = any(w in low for w in _HOLIDAY_STUBS)
     for kind, rx in _DATE_RES:
