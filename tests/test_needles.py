@@ -52,6 +52,7 @@ def test_the_table_is_what_the_patterns_give_today():
         (ROOT / "agentcli" / "checks" / "needles.py").read_text(encoding="utf-8"), \
         "run: python -m tests.gen_needles"
     keys = {claims.needle_key(*rx._args) for rx in PATTERNS}
+    assert len(keys) == len({rx._args for rx in PATTERNS})  # no two patterns share a key
     assert set(needles.NEEDLES) <= keys
     assert len(needles.NEEDLES) >= len(PATTERNS) * 2 // 3  # most patterns are gated
 
