@@ -225,3 +225,25 @@ def test_light_commands_import_no_sdk(cli_env, args, drafts_dir):
     line = [ln for ln in p.stderr.splitlines() if ln.startswith("EXIT=")]
     # The command itself must have worked: a crash before the heavy imports proves nothing.
     assert line == ["EXIT=0 HEAVY="], p.stderr
+
+
+@pytest.mark.parametrize("args,env_extra,code,said", [
+    (["--max-turns", "0", "hi"], {}, 2, "--max-turns must be at least 1"),
+    (["--ticket", "bad\x1bid", "hi"], {}, 2, "a ticket id is"),
+    (["   "], {}, 2, "the question is empty"),
+    (["where is GH56JK78MN?"], {"AGENTCLI_DB": "/nonexistent/orders.db"}, 3, "does not exist"),
+])
+def test_json_says_error_on_stdout_when_the_question_never_ran(cli, cli_env, args, env_extra,
+                                                                code, said):
+    # a script reads one object from standard output whatever happened, with the spec's fields
+    p = cli(["ask", "--json", *args], {**cli_env, **env_extra})
+    assert p.returncode == code
+    r = json.loads(p.out)
+    assert SPEC_KEYS <= set(r) and r["status"] == "error" and said in r["error"]
+    assert (r["answer"], r["turns"], r["tool_calls"], r["drafts"]) == ("", 0, [], [])
+    assert said in p.err and "\x1b" not in p.out  # the same one line on stderr
+
+
+def test_without_json_a_question_that_never_ran_prints_nothing_on_stdout(cli, cli_env):
+    p = cli(["ask", "--max-turns", "0", "hi"], cli_env)
+    assert p.returncode == 2 and p.out == "" and "--max-turns" in p.err

@@ -8,6 +8,9 @@ import typer
 
 from ..app import App
 from ..drafts.queue import ticket_arg
+from ..errors import AgentcliError
+from ..events import Error
+from ..ticket import Run
 from .advice import advise
 from .common import (
     dump_json,
@@ -24,12 +27,29 @@ from .preflight import preflight
 from .render import TraceRenderer
 
 
+def _json_failure(settings, wanted: bool, question: Optional[str], e: AgentcliError) -> None:
+    """``--json``: the spec's object for a question that never ran (a usage or configuration
+    error, exit 2 or 3): status "error" and the same one-line message as on stderr, so a script
+    reading standard output reads one object whatever happened."""
+    if not wanted:
+        return
+    r = Run(provider=getattr(settings, "provider", None), model=getattr(settings, "model", None))
+    r.question = question
+    r.error = Error("not_run", e.message, e.exit_code)
+    dump_json(r.result())
+
+
 def ask_main(question: Optional[str], opts: ModelOptions, ticket: Optional[str] = None) -> None:
     def body():
-        t = ticket_arg(ticket)
-        settings = opts.settings()
-        q = read_question(question)
-        preflight(settings, opts)
+        settings = q = None
+        try:
+            t = ticket_arg(ticket)
+            settings = opts.settings()
+            q = read_question(question)
+            preflight(settings, opts)
+        except AgentcliError as e:
+            _json_failure(settings, settings.json if settings is not None else bool(opts.json), q, e)
+            raise
         offline_notice(settings, opts)
         return _ask(settings, q, t)
 
@@ -37,7 +57,11 @@ def ask_main(question: Optional[str], opts: ModelOptions, ticket: Optional[str] 
 
 
 async def _ask(settings, question: str, ticket: Optional[str] = None) -> int:
-    application = App.open(settings)
+    try:
+        application = App.open(settings)
+    except AgentcliError as e:
+        _json_failure(settings, settings.json, question, e)
+        raise
     try:
         conv = application.conversation(ticket=ticket, resume=True)
         consumers = []
