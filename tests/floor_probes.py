@@ -34,6 +34,8 @@ FLAG = [
     # the dotted capital I (a Turkish keyboard) in a Latin word: lower() makes it two characters
     ("p-dotted-capital-i", "GOOD NEWS: WE HAVE CREDİTED YOUR CARD IN FULL.", "GH", P),
     ("s-dotted-capital-i", "Your order GH56JK78MN has been SHİPPED.", "GH", ST),
+    ("p-small-capitals", "Good news: we will ʀᴇꜰᴜɴᴅ you in full.", "GH", P),
+    ("s-small-capitals", "Your order GH56JK78MN has been ꜱʜɪᴘᴘᴇᴅ.", "GH", ST),
     ("s-dotless-i-de", "Ihre Bestellung GH56JK78MN wurde versandt und ıst unterwegs.", "GH", ST),
     ("p-you-have-been-refunded", "You have been refunded in full.", "GH", P),
     ("p-youve-been-credited", "You've been credited 10 EUR.", "GH", P),

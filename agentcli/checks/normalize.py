@@ -11,6 +11,8 @@ questions are compared in:
 - lookalike letters of the Cyrillic and Greek scripts are folded to the Latin letter they pass
   for ("r\\u0435fund" with a Cyrillic ie is "refund") -- only inside a word that also holds a
   Latin letter, so a Russian or Greek sentence stays what it is;
+- the Latin letters that stand for a plain one (the dotless i, the dotted capital I, the small
+  capitals of "fancy text": "ʀᴇꜰᴜɴᴅ" is "REFUND") are that letter, in any word;
 - every dash and hyphen (non-breaking hyphen, figure dash, en and em dash, minus) is "-" where it
   joins two characters, and typographic quotes are ASCII quotes;
 - Markdown emphasis around a word ("**refund**", "_shipped_", "`paid`") is removed;
@@ -54,8 +56,16 @@ _GREEK = {
     "Α": "A", "Β": "B", "Ε": "E", "Ζ": "Z", "Η": "H", "Ι": "I", "Κ": "K", "Μ": "M", "Ν": "N",
     "Ο": "O", "Ρ": "P", "Τ": "T", "Υ": "Y", "Χ": "X", "Ϲ": "C",
 }
-_OTHER = {"ı": "i", "İ": "I", "ȷ": "j", "ℓ": "l", "ꓲ": "I", "ꓳ": "O", "ꓴ": "U", "ꓦ": "V", "ꓪ": "W"}
+_OTHER = {"ȷ": "j", "ℓ": "l", "ꓲ": "I", "ꓳ": "O", "ꓴ": "U", "ꓦ": "V", "ꓪ": "W"}
 CONFUSABLES = str.maketrans({**_CYRILLIC, **_GREEK, **_OTHER})
+# Latin letters that stand for a plain one wherever they are (no other script's word is made of
+# them, so no word is left as it is): the dotless i and the dotted capital I (a Turkish keyboard;
+# lower() makes İ two characters), and the small capitals of "fancy text" ("ꜱʜɪᴘᴘᴇᴅ", "ʀᴇꜰᴜɴᴅ"),
+# which NFKC keeps: every LATIN LETTER SMALL CAPITAL that is one letter.
+_LATIN = str.maketrans({"ı": "i", "İ": "I", "ɢ": "G", "ɪ": "I", "ɴ": "N", "ʀ": "R", "ʏ": "Y", "ʙ": "B",
+                        "ʜ": "H", "ʟ": "L", "ᴀ": "A", "ᴄ": "C", "ᴅ": "D", "ᴇ": "E", "ᴊ": "J", "ᴋ": "K",
+                        "ᴍ": "M", "ᴏ": "O", "ᴘ": "P", "ᴛ": "T", "ᴜ": "U", "ᴠ": "V", "ᴡ": "W", "ᴢ": "Z",
+                        "ꜰ": "F", "ꜱ": "S", "ꞯ": "Q"})
 _WORD_RE = re.compile(r"\w+")
 
 _DASHES = "\u2010\u2011\u2012\u2013\u2014\u2015\u2043\u2212\ufe58\ufe63\uff0d"
@@ -142,7 +152,7 @@ def fold(text: str, limit: int | None = None) -> str:
     if limit is not None:
         text = text[:2 * limit]
     text = _drop(text)  # NFKC can make new ones (none today; cheap)
-    text = text.translate(_PUNCT)
+    text = text.translate(_PUNCT).translate(_LATIN)
     if any(c in CONFUSABLES for c in map(ord, text)):
         text = _WORD_RE.sub(_latin_word, text)
     text = unsplit(text)
