@@ -36,6 +36,9 @@ FLAG = [
     ("s-dotted-capital-i", "Your order GH56JK78MN has been SHİPPED.", "GH", ST),
     ("p-small-capitals", "Good news: we will ʀᴇꜰᴜɴᴅ you in full.", "GH", P),
     ("s-small-capitals", "Your order GH56JK78MN has been ꜱʜɪᴘᴘᴇᴅ.", "GH", ST),
+    ("p-negative-circled", "We will 🅡🅔🅕🅤🅝🅓 you in full.", "GH", P),
+    ("p-parenthesized", "We will ⒭⒠⒡⒰⒩⒟ you in full.", "GH", P),
+    ("s-underlined", "Your order GH56JK78MN has been s̲h̲i̲p̲p̲e̲d̲.", "GH", ST),
     ("s-dotless-i-de", "Ihre Bestellung GH56JK78MN wurde versandt und ıst unterwegs.", "GH", ST),
     ("p-you-have-been-refunded", "You have been refunded in full.", "GH", P),
     ("p-youve-been-credited", "You've been credited 10 EUR.", "GH", P),
@@ -451,6 +454,7 @@ CLEAN = [
     ("c8-bold-no", "We **cannot** refund this order.", "GH"),
     ("c8-well-no", "Well, a refund is not something I can grant.", "GH"),
     ("c8-de-gutschreiben-cond", "Sobald ein Kollege zustimmt, könnten wir den Betrag gutschreiben.", "GH"),
+    ("c-accent-kept", "Your order GH56JK78MN is waiting for payment; the café voucher offer has ended, sorry.", "GH"),
     ("c-turkish-place-name", "Your parcel for GH56JK78MN will leave our İzmir warehouse once the payment is matched.", "GH"),
     ("c2-half", "About 1/2 of our customers ask this; ORD-20261234 is due on 3 December.", "ORD"),
 ]

@@ -12,7 +12,9 @@ questions are compared in:
   for ("r\\u0435fund" with a Cyrillic ie is "refund") -- only inside a word that also holds a
   Latin letter, so a Russian or Greek sentence stays what it is;
 - the Latin letters that stand for a plain one (the dotless i, the dotted capital I, the small
-  capitals of "fancy text": "ʀᴇꜰᴜɴᴅ" is "REFUND") are that letter, in any word;
+  capitals, the negative circled and squared and the parenthesized letters of "fancy text":
+  "ʀᴇꜰᴜɴᴅ", "🅡🅔🅕🅤🅝🅓", "⒭⒠⒡⒰⒩⒟" are "refund") are that letter, in any word, and the
+  combining underline or stroke left on a Latin letter ("r̲e̲f̲u̲n̲d̲") is dropped;
 - every dash and hyphen (non-breaking hyphen, figure dash, en and em dash, minus) is "-" where it
   joins two characters, and typographic quotes are ASCII quotes;
 - Markdown emphasis around a word ("**refund**", "_shipped_", "`paid`") is removed;
@@ -65,7 +67,17 @@ CONFUSABLES = str.maketrans({**_CYRILLIC, **_GREEK, **_OTHER})
 _LATIN = str.maketrans({"ı": "i", "İ": "I", "ɢ": "G", "ɪ": "I", "ɴ": "N", "ʀ": "R", "ʏ": "Y", "ʙ": "B",
                         "ʜ": "H", "ʟ": "L", "ᴀ": "A", "ᴄ": "C", "ᴅ": "D", "ᴇ": "E", "ᴊ": "J", "ᴋ": "K",
                         "ᴍ": "M", "ᴏ": "O", "ᴘ": "P", "ᴛ": "T", "ᴜ": "U", "ᴠ": "V", "ᴡ": "W", "ᴢ": "Z",
-                        "ꜰ": "F", "ꜱ": "S", "ꞯ": "Q"})
+                        "ꜰ": "F", "ꜱ": "S", "ꞯ": "Q",
+                        # the negative circled and negative squared capitals of "fancy text"
+                        # ("🅡🅔🅕🅤🅝🅓", "🆁🅴🅵🆄🅽🅳"), which NFKC keeps
+                        **{chr(0x1F150 + i): chr(65 + i) for i in range(26)},
+                        **{chr(0x1F170 + i): chr(65 + i) for i in range(26)}})
+# The parenthesized small letters ("⒭⒠⒡⒰⒩⒟"), which NFKC would make "(r)(e)...": read before it.
+_PAREN = str.maketrans({chr(0x249C + i): chr(97 + i) for i in range(26)})
+# Combining marks left on a Latin letter after NFKC composed what it could: the underline and
+# strike-through of "fancy text" ("r̲e̲f̲u̲n̲d̲"); a letter with its accent (é, ä) is one character by
+# then and is kept.
+_MARKS_RE = re.compile(r"(?<=[A-Za-z])[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]+")
 _WORD_RE = re.compile(r"\w+")
 
 _DASHES = "\u2010\u2011\u2012\u2013\u2014\u2015\u2043\u2212\ufe58\ufe63\uff0d"
@@ -148,11 +160,13 @@ def fold(text: str, limit: int | None = None) -> str:
     if text.isascii():
         text = unsplit(text)
         return text[:limit] if limit is not None else text
-    text = unicodedata.normalize("NFKC", _drop(text))
+    text = unicodedata.normalize("NFKC", _drop(text).translate(_PAREN))
     if limit is not None:
         text = text[:2 * limit]
     text = _drop(text)  # NFKC can make new ones (none today; cheap)
     text = text.translate(_PUNCT).translate(_LATIN)
+    if _MARKS_RE.search(text):
+        text = _MARKS_RE.sub("", text)
     if any(c in CONFUSABLES for c in map(ord, text)):
         text = _WORD_RE.sub(_latin_word, text)
     text = unsplit(text)
