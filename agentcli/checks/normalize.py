@@ -20,6 +20,8 @@ questions are compared in:
 - Markdown emphasis around a word ("**refund**", "_shipped_", "`paid`") is removed;
 - a word spelled out in single letters ("R E F U N D", "r.e.f.u.n.d", "E-R-S-T-A-T-T-E-T": three
   or more single letters, each apart by one or two spaces, dots or hyphens) is one word again;
+- a word written with digits or @ $ for letters ("r3fund3d", "sh1pped") is read as letters
+  where that makes it begin with a claim's stem (below), so codes and SKUs stay as they are;
 - a hyphen (or ~ _ * ^ | +) cut inside the stem of a word a claim is made of ("re-fund",
   "ref*und", "can-celled", "zurück-er-stattet") is closed: only where the first part is shorter than the stem, so
   "credit-card" and "e-mail" stay what they are.
@@ -102,6 +104,20 @@ _STEM_START = re.compile("|".join(sorted(_STEMS, key=len, reverse=True)), re.I)
 _SPLIT_WORD_RE = re.compile(r"(?<![\w~*^|+-])([^\W\d_]{1,12})[-~_*^|+]([^\W\d_]{1,16})(?:[-~_*^|+]([^\W\d_]{1,16}))?"
                             r"(?![\w~*^|+-])")
 _CUTS = frozenset("-~_*^|+")
+# A word written with digits or @ $ for letters ("r3fund3d", "sh1pped", "$hipped"): read as
+# letters only where that makes it begin with a claim's stem, so an order code (GH56JK78MN), a
+# SKU or "2nd" stays what it is. 1 is tried as i, then as l.
+_LEET_WORD_RE = re.compile(r"(?<![\w@$])(?=[\w@$]*[0-9@$])(?=[\w@$]*[^\W\d_])[\w@$]{4,24}(?![\w@$])")
+_LEET = (str.maketrans("013457@$", "oieastas"), str.maketrans("013457@$", "oleastas"))
+
+
+def _leet_word(m: re.Match) -> str:
+    w = m.group(0)
+    for table in _LEET:
+        read = w.translate(table)
+        if _STEM_START.match(read):
+            return read
+    return w
 
 
 def _spelled(m: re.Match) -> str:
@@ -128,6 +144,8 @@ def unsplit(text: str) -> str:
         text = _SPELLED_RE.sub(_spelled, text)
     if any(c in _CUTS for c in text):
         text = _SPLIT_WORD_RE.sub(_split_word, text)
+    if any(c in "013457@$" for c in text):
+        text = _LEET_WORD_RE.sub(_leet_word, text)
     return text
 
 
