@@ -34,7 +34,11 @@ def test_unwritable_drafts_folder_stops_every_run_with_3(cli, cli_env, args, inp
     p = cli(args, env, input=inp)
     assert p.returncode == 3, p.err
     assert "drafts folder" in _one_line(p.err) and "--drafts-dir" in p.err
-    assert p.out == ""
+    if "--json" in args:  # ask --json: the spec's object says the question never ran
+        r = json.loads(p.out)
+        assert r["status"] == "error" and "drafts folder" in r["error"] and r["tool_calls"] == []
+    else:
+        assert p.out == ""
 
 
 @pytest.mark.parametrize("args,inp", [(["ask", Q], None), (["chat"], Q + "\n"), (["batch"], Q + "\n"),
