@@ -364,8 +364,10 @@ def test_a_root_owned_lock_in_a_team_folder_fails_doctor_and_says_why(team, cli_
     assert checks["sessions folder"]["ok"] and checks["database"]["ok"]  # every check ran
     # a run stops before spending anything, saying why in one line
     code, out, err = as_user(users[USERS[0]], gid, ["ask", "--json", "where is GH56JK78MN"], env)
-    assert code == 3 and out == "" and len(err.splitlines()) == 1, (code, out, err)
+    assert code == 3 and len(err.splitlines()) == 1, (code, out, err)
     assert "cannot be opened by agentcli-a" in err and "owned by root, mode 0600" in err
+    r = json.loads(out)  # --json: the spec's object, saying the question never ran and why
+    assert r["status"] == "error" and "owned by root, mode 0600" in r["error"] and r["turns"] == 0
 
 
 # =========================================================================== one folder
