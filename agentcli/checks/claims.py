@@ -291,7 +291,9 @@ _STATUS_WORDS = {
                r"in\s+transit|on\s+(?:its|the)\s+way|out\s+for\s+delivery|left\s+(?:our|the)\s+(?:warehouse|depot|"
                r"facility|building)|picked\s+up\s+by\s+the\s+(?:carrier|courier)|handed\s+(?:over\s+)?to\s+(?:the\s+)?"
                r"(?:carrier|courier|dhl|ups|dpd|hermes|gls|fedex|usps|post|postal\s+service|royal\s+mail)|"
-               r"with\s+(?:the\s+)?(?:courier|carrier|dhl|ups|dpd|hermes|gls|fedex|usps|postal\s+service|royal\s+mail)",
+               r"with\s+(?:the\s+)?(?:courier|carrier|dhl|ups|dpd|hermes|gls|fedex|usps|postal\s+service|royal\s+mail)|"
+               r"on\s+(?:the|a|its)\s+(?:delivery\s+)?(?:truck|van|lorry)|(?:loaded|put)\s+on(?:to)?\s+(?:the|a)\s+"
+               r"(?:delivery\s+)?(?:truck|van|lorry)",
     "delivered": r"delivered|arrived", "cancelled": r"cancell?ed|voided",
     "refunded": r"refunded",
     "paid": r"(?:fully\s+)?paid(?:\s+in\s+full)?",
@@ -395,6 +397,7 @@ def _prev_word(sent: str, a: int) -> str:
 # a sentence without one of these words states no status (one cheap pass before ~40 patterns)
 _STATUS_CUE = ("ship", "dispatch", "sent", "post", "mail", "transit", "way", "deliver", "arriv", "cancel", "void",
                "refund", "paid", "pay", "left", "picked", "handed", "courier", "carrier", "route", "signed", "dropped",
+               "truck", "van", "lorry",
                "gone", "went", "versand", "versend", "verschick", "abgeschickt", "unterwegs", "zustell", "zugestellt",
                "geliefert", "angekommen", "eingetroffen", "storn", "annull", "erstatt", "zurück", "zahlung", "betrag",
                "bezahlt", "überweisung", "befinde", "lager", "raus", "status", "pending", "await", "wait", "wartet",
@@ -1023,12 +1026,24 @@ NO_CHARGE_RES = [
         + _NOT_CHARGED_END),
     _rx(r"\bmake\s+sure\s+(?:that\s+)?you(?:'re|\s+are|\s+aren't|\s+won't\s+be)\s+(?:not\s+)?(?:charged|billed)\b"
         + _NOT_CHARGED_END),
+    # "we won't charge you for it", "I'm not going to bill your card"
+    _rx(r"\b(?:we|i)(?:\s+will\s+not|\s+won't|\s+wouldn't|\s+shall\s+not|\s+don't|\s+do\s+not|(?:'re|\s+are|'m|\s+am)\s+not"
+        r"\s+going\s+to)\s+(?:be\s+)?(?:charg(?:e|ing)|bill(?:ing)?)\s+(?:you|your\s+(?:card|account))\b" + _NOT_CHARGED_END),
+    # "there will be no charge", "there won't be any cost for you", "no charge, of course"
+    _rx(r"(?:\bthere\s+(?:will\s+be|is|'s|'ll\s+be)\s+no\s+(?:extra\s+|additional\s+|further\s+)?(?:charge|cost|fee)s?\b|"
+        r"\bthere\s+(?:won't|will\s+not)\s+be\s+any\s+(?:extra\s+|additional\s+|further\s+)?(?:charge|cost|fee)s?\b|"
+        r"^\W{0,3}(?:and\s+)?no\s+(?:extra\s+|additional\s+)?(?:charge|cost)s?\s*(?:,\s*of\s+course|for\s+you|to\s+you)\b)"
+        r"(?!\s+(?:so\s+far|at\s+the\s+moment|right\s+now|for\s+now))" + _NOT_CHARGED_END),
+    # "es fallen keine Kosten für Sie an", "Ihnen entstehen keine Kosten"
+    _rx(r"\b(?:es\s+)?fallen\s+(?:für\s+(?:sie|dich)\s+)?(?:dafür\s+)?keine\s+(?:weiteren\s+|zusätzlichen\s+)?kosten\s+"
+        r"(?:für\s+(?:sie|dich)\s+)?an\b|\b(?:ihnen|dir)\s+entstehen\s+(?:dafür\s+)?keine\s+(?:weiteren\s+|zusätzlichen\s+)?"
+        r"kosten\b"),
     _rx(r"\b(?:wir\s+berechnen\s+(?:ihnen|dir)\s+(?:dafür\s+)?nichts|(?:es\s+)?entstehen\s+(?:ihnen|dir)\s+(?:dafür\s+)?"
         r"keine\s+(?:weiteren\s+|zusätzlichen\s+)?kosten|(?:sie|du)\s+(?:zahlen|zahlst)\s+(?:dafür\s+)?nichts|"
         r"(?:sie|du)\s+(?:müssen|musst)\s+(?:dafür\s+)?nichts\s+(?:mehr\s+)?(?:zahlen|bezahlen))\b"
         + _NOT_CHARGED_END),
 ]
-_NO_CHARGE_CUE = ("charge", "bill", "pay", "kosten", "nichts")
+_NO_CHARGE_CUE = ("charge", "bill", "pay", "kosten", "nichts", "cost", "fee")
 
 
 def _promise_claims(sent: str) -> Iterable[tuple[int, str]]:
