@@ -902,6 +902,11 @@ PROMISE_RES = [
         r"(?:money|amount|payment|purchase\s+price|price|cost|total|fee)s?|[€$£]?\d[\d.,]{0,9}\s?(?:[€$£]|eur|euros?|"
         r"dollars?)?)\s+back\b"),
     _rx(r"(?:^|[:-])\W{0,3}(?:fully\s+)?(?:refunded|reimbursed|credited)(?:\s+in\s+full)?\s*(?:[.!]|$)"),
+    # something given free: "you'll get a new manual for free", "Sie bekommen die Handbücher kostenlos"
+    _rx(r"\byou(?:'ll|\s+will|'re\s+getting|\s+are\s+getting|\s+get|\s+receive)\s+(?:get\s+|receive\s+|be\s+sent\s+)?"
+        r"(?:\S{1,20}\s+){0,4}?(?:for\s+free|free\s+of\s+charge|at\s+no\s+(?:extra\s+|additional\s+)?(?:cost|charge)|free)\b|"
+        r"\b(?:sie|du)\s+(?:bekommen|erhalten|bekommst|erhältst)\s+(?:\S{1,25}\s+){0,4}?(?:kostenlos|gratis|umsonst|"
+        r"ohne\s+(?:zusätzliche\s+|weitere\s+)?kosten)\b"),
     _rx(rf"\b{_NOUN}\b[^.!?\n]{{0,40}}?\b(?:went\s+(?:out|through)|cleared|landed)\b"),
     _rx(r"\b(?:payment|money|amount|funds|total|purchase\s+price|sum)\s+(?:will\s+be|is|should\s+be|'ll\s+be)\s+(?:\w+\s+)?"
         r"back\s+(?:on|in|to|into)\s+(?:your|the)\b"),
@@ -1046,6 +1051,16 @@ NO_CHARGE_RES = [
 _NO_CHARGE_CUE = ("charge", "bill", "pay", "kosten", "nichts", "cost", "fee")
 
 
+# "at no extra cost" says what is promised, not that it is not: its "no" is no hedge
+_NO_COST_RE = _rx(r"\bat\s+no\s+(?:extra\s+|additional\s+|further\s+)?(?:cost|charge)s?\b")
+
+
+def _hedged(said: str) -> bool:
+    if _NO_COST_RE.may_match(said):
+        said = _NO_COST_RE.get().sub(" ", said)
+    return HEDGE_NEG.search(said) is not None
+
+
 def _promise_claims(sent: str) -> Iterable[tuple[int, str]]:
     low = sent.lower()
     if not any(w in low for w in _PROMISE_CUE + _NO_CHARGE_CUE):
@@ -1055,7 +1070,7 @@ def _promise_claims(sent: str) -> Iterable[tuple[int, str]]:
             if '"' in sent and _their_words(sent, m.start()):
                 continue
             before, said, after = clause_of(sent, m.start(), m.end())
-            if _PROMISE_PRE_HEDGE.search(_asserted(before[-80:])) or HEDGE_NEG.search(said) or \
+            if _PROMISE_PRE_HEDGE.search(_asserted(before[-80:])) or _hedged(said) or \
                     _PROMISE_POST_HEDGE.search(after[:60]):
                 continue
             yield m.start(), m.group(0)
