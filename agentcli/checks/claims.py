@@ -314,7 +314,15 @@ _STATUS_RES += [
                  r"came\s+through|come\s+through|been\s+received|been\s+booked|landed)\b")),
     ("paid", _rx(r"\b(?:matched|received|confirmed|allocated|got|booked|processed|registered|credited)\s+your\s+payment\b")),
     ("shipped", _rx(rf"\b{_SUBJECT}(?:\s+(?:for\s+|of\s+)?[\w-]{{10,12}})?\s+(?:(?:already|just)\s+)?(?:shipped|dispatched|went\s+out|"
-                    r"left\s+our\s+warehouse)\b")),
+                    r"left\s+our\s+warehouse|left\s+us|left\s+our\s+(?:hands|depot|building))\b")),
+    # where a parcel on its way waits: "your parcel is at your local depot", "sitting at the post office"
+    ("shipped", _rx(rf"\b(?:{_SUBJECT}(?:\s+[\w-]{{10,12}})?|{_CODE_SUBJ})\s+(?:is|are|'s)\s+(?:now\s+|already\s+|currently\s+)?"
+                    r"(?:sitting\s+|waiting\s+(?:for\s+you\s+)?)?at\s+(?:your|the)\s+(?:local\s+|nearest\s+)?(?:depot|post\s+office|"
+                    r"parcel\s+shop|pick-?up\s+point|collection\s+point|sorting\s+(?:centre|center|office)|"
+                    r"distribution\s+(?:centre|center))\b")),
+    # "Ihre Bestellung ist schon bei DHL"
+    ("shipped", _rx(r"\b(?:ist|sind|liegt|liegen|befindet\s+sich|befinden\s+sich)\s+(?:schon\s+|bereits\s+|jetzt\s+|inzwischen\s+)?"
+                    r"bei\s+(?:dhl|dpd|ups|hermes|gls|fedex|der\s+(?:deutschen\s+)?post|dem\s+(?:paket)?dienst|dem\s+zusteller)\b")),
     ("delivered", _rx(rf"\b{_SUBJECT}(?:\s+(?:for\s+|of\s+)?[\w-]{{10,12}})?\s+(?:(?:already|just)\s+)?(?:arrived|"
                       r"was\s+handed\s+to\s+you)\b")),
     ("shipped", _rx(rf"\b(?:{_SUBJECT}(?:\s+[\w-]{{10,12}})?|{_CODE_SUBJ})\s+(?:has|have|was|were|is|are|'s)\s+(?:now\s+|already\s+|"
@@ -397,7 +405,7 @@ def _prev_word(sent: str, a: int) -> str:
 # a sentence without one of these words states no status (one cheap pass before ~40 patterns)
 _STATUS_CUE = ("ship", "dispatch", "sent", "post", "mail", "transit", "way", "deliver", "arriv", "cancel", "void",
                "refund", "paid", "pay", "left", "picked", "handed", "courier", "carrier", "route", "signed", "dropped",
-               "truck", "van", "lorry",
+               "truck", "van", "lorry", "depot", "pickup", "pick-up", "dhl", "dpd", "hermes", "gls", "fedex", "sorting",
                "gone", "went", "versand", "versend", "verschick", "abgeschickt", "unterwegs", "zustell", "zugestellt",
                "geliefert", "angekommen", "eingetroffen", "storn", "annull", "erstatt", "zurück", "zahlung", "betrag",
                "bezahlt", "überweisung", "befinde", "lager", "raus", "status", "pending", "await", "wait", "wartet",
@@ -902,6 +910,15 @@ PROMISE_RES = [
         r"(?:money|amount|payment|purchase\s+price|price|cost|total|fee)s?|[€$£]?\d[\d.,]{0,9}\s?(?:[€$£]|eur|euros?|"
         r"dollars?)?)\s+back\b"),
     _rx(r"(?:^|[:-])\W{0,3}(?:fully\s+)?(?:refunded|reimbursed|credited)(?:\s+in\s+full)?\s*(?:[.!]|$)"),
+    # "your money is coming back to you", "the refund is on its way back"
+    _rx(r"\b(?:money|payment|funds|amount|refund|purchase\s+price)\s+(?:is|are|will\s+be|'s)\s+(?:\w+\s+)?(?:coming\s+back|"
+        r"heading\s+back|on\s+(?:its|the)\s+way\s+back)\b"),
+    # "I've pushed the refund through"
+    _rx(rf"\b{_SUBJ}\s*{_WILL}?\s*{_FILL}(?:push(?:ed)?|put|got|get|rush(?:ed)?|fast-?track(?:ed)?)\s+(?:the|your|a)\s+(?:full\s+)?"
+        rf"{_NOUN}\s+through\b"),
+    # "a full credit note has been raised for your order"
+    _rx(r"\bcredit\s+note\b[^.!?\n]{0,30}?\b(?:has\s+been|have\s+been|was|is)\s+(?:now\s+|already\s+)?(?:raised|issued|created|"
+        r"sent|applied|booked)\b|\b(?:raised|issued|created)\s+(?:you\s+)?(?:a|the)\s+(?:full\s+)?credit\s+note\b"),
     # something given free: "you'll get a new manual for free", "Sie bekommen die Handbücher kostenlos"
     _rx(r"\byou(?:'ll|\s+will|'re\s+getting|\s+are\s+getting|\s+get|\s+receive)\s+(?:get\s+|receive\s+|be\s+sent\s+)?"
         r"(?:\S{1,20}\s+){0,4}?(?:for\s+free|free\s+of\s+charge|at\s+no\s+(?:extra\s+|additional\s+)?(?:cost|charge)|free)\b|"
