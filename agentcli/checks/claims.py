@@ -463,8 +463,8 @@ def _status_claims(sent: str) -> Iterable[tuple[int, str]]:
 
 
 # ----------------------------------------------------------------------------- license
-_LIC = (r"(?:licen[cs]e(?:\s+key)?s?|(?:activation|product|serial|registration)\s+(?:key|code)s?|"
-        r"lizenz(?:schlüssel|code|key)?|aktivierungs(?:schlüssel|code)|produktschlüssel)")
+_LIC = (r"(?:licen[cs]e(?:\s+(?:key|number|code))?s?|(?:activation|product|serial|registration)\s+(?:key|code|number)s?|"
+        r"lizenz(?:schlüssel|code|key|nummer)?|aktivierungs(?:schlüssel|code)|produktschlüssel|seriennummer)")
 _LIC_OF = r"(?:\s+(?:for|of|für)\s+(?:your\s+|the\s+|ihre\s+|die\s+)?(?:order\s+|bestellung\s+)?[\w-]{1,14})?"
 _LIC_RES = [
     _rx(rf"\b{_LIC}{_LIC_OF}\s+{_AUX}(?:issued|sent|emailed|e-mailed|mailed|generated|activated|ready|available|delivered|"
@@ -496,7 +496,7 @@ _LIC_RES = [
 ]
 
 
-_LIC_CUE = ("licen", "lizenz", "key", "schlüssel", "code")
+_LIC_CUE = ("licen", "lizenz", "key", "schlüssel", "code", "number", "nummer")
 
 
 def _license_claims(sent: str) -> Iterable[tuple[int, bool]]:
@@ -703,7 +703,8 @@ _DATE_WHAT = (
     ("delivery", _rx(r"deliver|arriv|expected|estimated|\beta\b|reach|\bdue\b|\bby\b|liefer|zustell|zugestellt|"
                      r"ankommen|ankunft|eintreff|trifft|voraussichtlich|erwartet|liefertermin|zustellung|\bkommt\b|\bkommen\b|"
                      r"\bshows?\s+up\b|\bland(?:s|ing)?\b|\bget\s+to\s+you\b|\bwith\s+you\b|\bbei\s+ihnen\b|"
-                     r"\bat\s+your\s+door\b")),
+                     r"\bat\s+your\s+door\b|\b(?:have|get|receive|expect)\s+(?:it|them)\b|\bexpect\s+(?:the|your)\s+"
+                     r"(?:parcel|package|order|delivery|shipment)\b|\bbe\s+there\b|\bin\s+your\s+hands\b")),
     ("placed", _rx(r"placed|\bordered\b|order\s+date|purchas|bought|made\s+on|submitted|bestellt|aufgegeben|"
                    r"bestelldatum|gekauft|bestellung\s+vom|\border\s+(?:of|from|dated)\s+(?:the\s+)?$")),
     ("ship", _rx(r"shipped|dispatched|sent\s+out|posted|versandt|versendet|verschickt|abgeschickt")),
@@ -720,7 +721,7 @@ _THEIR_DATE_RE = _rx(r"\b(?:your\s+(?:message|e-?mail|mail|letter|request|enquir
                      r"ihre[rmn]?\s+(?:nachricht|e-?mail|mail|anfrage|schreiben|anruf|beschwerde)|you\s+(?:wrote|"
                      r"contacted\s+us|called|emailed|e-mailed)|sie\s+(?:schrieben|haben\s+uns\s+geschrieben))\s+"
                      r"(?:of|from|on|dated|vom|am|von)?\s*(?:the\s+)?$")
-_DAY_ONLY_CTX = _rx(r"deliver|arriv|\bdue\b|\beta\b|expected|estimated|liefer|zustell|ankomm|ankunft|eintreff|trifft|\bkommt\b|"
+_DAY_ONLY_CTX = _rx(r"\b(?:have|get|receive|expect)\s+(?:it|them)\b|\bbe\s+there\b|deliver|arriv|\bdue\b|\beta\b|expected|estimated|liefer|zustell|ankomm|ankunft|eintreff|trifft|\bkommt\b|"
                     r"reach|\bland|with\s+you|bei\s+ihnen|placed|ordered|order\s+date|purchas|bought|bestellt|"
                     r"aufgegeben|gekauft|shipped|dispatched|versandt|versendet|verschickt|refund|erstatt")
 
