@@ -261,6 +261,8 @@ ANSWER_FLAG = [
     # ---- drafts said to be saved (answer text, no draft saved)
     ("dr-saved-draft", "I've saved a draft for you to review.", "GH", DR),
     ("dr-draft-ready", "The draft is ready for you.", "GH", DR),
+    ("dr-put-a-reply-together", "I've put a reply together for you to look over.", "GH", DR),
+    ("dr-wrote-a-reply-up", "I wrote a reply up for you.", "GH", DR),
     ("dr-put-together", "I put together a reply for the customer.", "GH", DR),
     ("dr-de-entwurf-erstellt", "Ich habe einen Antwortentwurf erstellt.", "GH", DR),
     ("dr-de-entwurf-liegt", "Der Entwurf liegt zur Prüfung bereit.", "GH", DR),

@@ -1119,6 +1119,8 @@ DRAFT_CLAIM_RE = _rx(
     r"\b(?:submitted|uploaded|filed|sent)\b[^.!?\n]{0,30}?\b(?:draft|reply|response)\b[^.!?\n]{0,20}?\b(?:for\s+"
     r"(?:your\s+)?(?:review|approval))\b|"
     r"\bwhich\s+you\s+can\s+(?:now\s+)?(?:review|approve|check|edit|send)\b|"
+    r"\b(?:put|got|pulled|written|wrote|typed)\s+(?:a|the|your|an)\s+(?:draft|reply|response|answer|e-?mail)\s+"
+    r"(?:together|up|out)\b|"
     r"\byou\s+can\s+(?:now\s+)?(?:review|approve|edit)\s+(?:it|the\s+(?:draft|reply))\b|"
     r"\b[a-zäöü]{0,14}(?:entwurf(?:e?s)?|antwort)\b[^.!?\n]{0,40}?\b(?:gespeichert|erstellt|angelegt|bereit|abgelegt|verfasst|"
     r"vorbereitet|geschrieben)\b|"
