@@ -320,6 +320,11 @@ _STATUS_RES += [
                     r"(?:sitting\s+|waiting\s+(?:for\s+you\s+)?)?at\s+(?:your|the)\s+(?:local\s+|nearest\s+)?(?:depot|post\s+office|"
                     r"parcel\s+shop|pick-?up\s+point|collection\s+point|sorting\s+(?:centre|center|office)|"
                     r"distribution\s+(?:centre|center))\b")),
+    # in the customer's locker or letterbox: "Das Paket liegt in Ihrer Packstation", "it's in your parcel locker"
+    ("delivered", _rx(r"\b(?:liegt|liegen|ist|sind|befindet\s+sich|befinden\s+sich)\s+(?:bereits\s+|schon\s+|jetzt\s+)?"
+                      r"(?:in|an)\s+(?:ihrer|deiner|ihrem|deinem)\s+(?:packstation|postfiliale|filiale|paketbox|paketshop|"
+                      r"briefkasten)\b|\b(?:is|are|'s)\s+(?:now\s+|already\s+)?(?:waiting\s+(?:for\s+you\s+)?)?in\s+"
+                      r"your\s+(?:parcel\s+)?(?:locker|letterbox|letter\s+box)\b")),
     # "Ihre Bestellung ist schon bei DHL"
     ("shipped", _rx(r"\b(?:ist|sind|liegt|liegen|befindet\s+sich|befinden\s+sich)\s+(?:schon\s+|bereits\s+|jetzt\s+|inzwischen\s+)?"
                     r"bei\s+(?:dhl|dpd|ups|hermes|gls|fedex|der\s+(?:deutschen\s+)?post|dem\s+(?:paket)?dienst|dem\s+zusteller)\b")),
@@ -405,7 +410,8 @@ def _prev_word(sent: str, a: int) -> str:
 # a sentence without one of these words states no status (one cheap pass before ~40 patterns)
 _STATUS_CUE = ("ship", "dispatch", "sent", "post", "mail", "transit", "way", "deliver", "arriv", "cancel", "void",
                "refund", "paid", "pay", "left", "picked", "handed", "courier", "carrier", "route", "signed", "dropped",
-               "truck", "van", "lorry", "depot", "pickup", "pick-up", "dhl", "dpd", "hermes", "gls", "fedex", "sorting",
+               "truck", "van", "lorry", "packstation", "postfiliale", "paketbox", "paketshop", "briefkasten", "locker",
+               "letterbox", "letter box", "depot", "pickup", "pick-up", "dhl", "dpd", "hermes", "gls", "fedex", "sorting",
                "gone", "went", "versand", "versend", "verschick", "abgeschickt", "unterwegs", "zustell", "zugestellt",
                "geliefert", "angekommen", "eingetroffen", "storn", "annull", "erstatt", "zurück", "zahlung", "betrag",
                "bezahlt", "überweisung", "befinde", "lager", "raus", "status", "pending", "await", "wait", "wartet",
@@ -473,6 +479,8 @@ _LIC_RES = [
     _rx(rf"\b{_LIC}{_LIC_OF}\s{{0,2}}(?:is|:|ist|lautet)\s{{0,2}}[\"']?(?:[a-z0-9]{{4,6}}-){{2,5}}[a-z0-9]{{4,6}}\b"),
     _rx(rf"\byou\s*(?:can\s+now|'ll\s+find|will\s+find|can\s+find)\s+(?:activate|use|download|redeem|find)?\s*(?:your|the)\s+"
         rf"{_LIC}(?:{_LIC_OF}\s+in\s+your\s+(?:inbox|e-?mail|account|mailbox))?"),
+    _rx(rf"\b{_LIC}{_LIC_OF}\s+(?:ist|liegt|befindet\s+sich)\s+(?:bereits\s+|schon\s+|jetzt\s+|nun\s+)?in\s+ihrem\s+"
+        r"(?:postfach|e-?mail-postfach|konto|kundenkonto|posteingang)\b"),
     _rx(rf"\b{_LIC}{_LIC_OF}\s+finden\s+sie\s+(?:jetzt\s+|nun\s+|bereits\s+)?in\s+ihrem\s+(?:postfach|e-?mail-postfach|konto|"
         r"kundenkonto|posteingang)"),
     _rx(rf"\b{_LIC}{_LIC_OF}\s+(?:is|are|ist|sind)\s+(?:still\s+|noch\s+)?(?P<neg>pending|outstanding|on\s+hold|ausstehend|"
