@@ -281,6 +281,17 @@ def hedged(before: str, after: str = "", said: str = "", lead: bool = False) -> 
 
 
 _LEAD_COND_RE = _rx(rf"^\W{{0,3}}(?:{_COND})\b")  # "Once the payment is matched, the license is issued."
+_PART_RE = re.compile(r"[;:]|\s[-\u2013\u2014]\s")
+
+
+def _lead_at(sent: str, p: int) -> bool:
+    """Does the part of SENT holding P (after its last ";" or ":") begin with a condition?
+    "... not yet matched; once it is, your license is issued" is as conditional as a sentence
+    that begins with "Once"."""
+    cut = 0
+    for m in _PART_RE.finditer(sent, max(0, p - REACH), p):
+        cut = m.end()
+    return bool(cut) and _LEAD_COND_RE.search(sent[cut:p]) is not None
 
 
 # ----------------------------------------------------------------------------- statuses
@@ -447,7 +458,8 @@ def _status_claims(sent: str) -> Iterable[tuple[int, str]]:
             if pw in _PREP or pw in _SKIP_SUBJECT or (st == "paid" and pw in _PERSON and "payment" not in m.group(0).lower()):
                 continue
             before, said, after = clause_of(sent, m.start(), m.end())
-            if (not neg and HEDGE_NEG.search(before[-12:])) or hedged(before, after, said, lead):
+            if (not neg and HEDGE_NEG.search(before[-12:])) or \
+                    hedged(before, after, said, lead or _lead_at(sent, m.start())):
                 continue
             if _SYMPATHY_RE.search(before[-60:]):
                 continue  # "I'm sorry the parcel arrived damaged": the customer's news, not our claim
@@ -517,7 +529,7 @@ def _license_claims(sent: str) -> Iterable[tuple[int, bool]]:
             neg = bool(m.groupdict().get("neg")) or bool(
                 re.search(r"(?:\bnot|n't|\bnever|\bnicht)\s+(?:yet\s+)?(?:been\s+)?$", sent[max(0, m.start() - 20):m.start()]))
             before, said, after = clause_of(sent, m.start(), m.end())
-            if not hedged(before, after, said, lead):
+            if not hedged(before, after, said, lead or _lead_at(sent, m.start())):
                 yield m.start(), not neg
 
 
@@ -1064,7 +1076,8 @@ NO_CHARGE_RES = [
     _rx(r"(?:\bthere\s+(?:will\s+be|is|'s|'ll\s+be)\s+no\s+(?:extra\s+|additional\s+|further\s+)?(?:charge|cost|fee)s?\b|"
         r"\bthere\s+(?:won't|will\s+not)\s+be\s+any\s+(?:extra\s+|additional\s+|further\s+)?(?:charge|cost|fee)s?\b|"
         r"^\W{0,3}(?:and\s+)?no\s+(?:extra\s+|additional\s+)?(?:charge|cost)s?\s*(?:,\s*of\s+course|for\s+you|to\s+you)\b)"
-        r"(?!\s+(?:so\s+far|at\s+the\s+moment|right\s+now|for\s+now))" + _NOT_CHARGED_END),
+        r"(?!\s+(?:so\s+far|at\s+the\s+moment|right\s+now|for\s+now|beyond|other\s+than|except|apart\s+from|besides|"
+        r"on\s+top\s+of))" + _NOT_CHARGED_END),
     # "es fallen keine Kosten für Sie an", "Ihnen entstehen keine Kosten"
     _rx(r"\b(?:es\s+)?fallen\s+(?:für\s+(?:sie|dich)\s+)?(?:dafür\s+)?keine\s+(?:weiteren\s+|zusätzlichen\s+)?kosten\s+"
         r"(?:für\s+(?:sie|dich)\s+)?an\b|\b(?:ihnen|dir)\s+entstehen\s+(?:dafür\s+)?keine\s+(?:weiteren\s+|zusätzlichen\s+)?"
