@@ -277,7 +277,12 @@ def hedged(before: str, after: str = "", said: str = "", lead: bool = False) -> 
     if _HEDGE_BEFORE.search(before) or HEDGE_REPORT.search(after):
         return True
     general = bool(_PRESENT_RE.search(said) or not _PAST_RE.search(said))
-    return general and bool(lead or HEDGE_COND.search(after[:40]))
+    return general and bool(lead or HEDGE_COND.search(after[:40]) or _GENERIC_REASON.search(before[-40:]))
+
+
+# how things work, given as a reason: "nothing has shipped because the license is sent by email"
+# (present tense, a generic "the", not "your")
+_GENERIC_REASON = _rx(r"\b(?:because|since|as|weil|da)\s+(?:the|a|an|der|die|das|ein|eine)\s+$")
 
 
 _LEAD_COND_RE = _rx(rf"^\W{{0,3}}(?:{_COND})\b")  # "Once the payment is matched, the license is issued."
