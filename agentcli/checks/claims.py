@@ -799,6 +799,14 @@ MONEY_RE = _lazy(
     r"(?:(?P<cur1>[€$£]|eur|usd|gbp)\s?(?P<a1>\d{1,6}(?:[.,]\d{3})*(?:[.,]\d{1,2})?)(?![\d])|"
     r"(?<![\w.,])(?P<a2>\d{1,6}(?:[.,]\d{3})*(?:[.,]\d{1,2})?)(?:[.,]-{1,2})?\s?(?P<cur2>[€$£]|eur\b|euros?\b|usd\b|"
     r"dollars?\b|gbp\b|pounds?\b|cents?\b|bucks\b))", re.I)
+# an amount without its currency after a word that prices something: "the manual was 12.50", "it
+# came to 40.00", "kostet 15,00" (two decimals: a version "12.5" or a count is no price)
+BARE_PRICE_RE = _rx(r"\b(?:costs?|costed|was|were|is|are|came\s+to|comes\s+to|come\s+to|totall?ed|priced\s+at|"
+                    r"kostet|kostete|kosteten|betrug|beträgt|macht|machte)\s+(?:only\s+|just\s+|nur\s+|a\s+total\s+of\s+)?"
+                    r"(?<![\w.,])(?P<a>\d{1,5}[.,]\d{2})(?![\d%/:]|[.,-]\d|\s?(?:[€$£%]|eur|euro|usd|dollar|gbp|pound|cent|"
+                    r"percent|prozent|kg|cm|mm|gb|mb|x\b|uhr|am\b|pm\b|h\b))")
+_PRICE_CTX_RE = _rx(r"\b(?:price[sd]?|cost|costs|total|paid|charged?|amount|preis|kost|kostet|kostete|betrag|summe|"
+                    r"gesamt|bezahlt|came\s+to|comes\s+to)")
 _EN_UNITS = "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen " \
             "seventeen eighteen nineteen".split()
 _EN_TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()
@@ -1290,6 +1298,12 @@ def extract(text: str, known: Known) -> tuple[list[Claim], bool]:
             cents = money_cents(m.group("a1") or m.group("a2"), m.group("cur1") or m.group("cur2"))
             if cents is not None:
                 add("price", m.start(), cents)
+        if BARE_PRICE_RE.may_match(sent) and (_PRICE_CTX_RE.search(sent) or
+                                              any(_label_re(x).search(sent) for x in known.item_labels)):
+            for m in BARE_PRICE_RE.finditer(sent):
+                cents = money_cents(m.group("a"), "eur")
+                if cents is not None:
+                    add("price", m.start("a"), cents)
         if len(out) >= MAX_CLAIMS:
             return out[:MAX_CLAIMS], False
     return out, complete

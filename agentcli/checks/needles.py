@@ -42,6 +42,7 @@ NEEDLES: dict[str, tuple[str, ...]] = {
     '2dfb3ce9d3accab1': ('briefkasten', 'etter', 'filiale', 'ocker', 'packstation', 'paketbox', 'paketshop'),
     '2eeac73d885ea166': ('bekommen', 'bekommst', 'erhalten', 'erhältst'),
     '3087526445f07be2': ('after', 'handle', 'organi', 'sort', 'take', 'took'),
+    '3ccd1d9010c2a406': ('amount', 'betrag', 'bezahlt', 'came', 'charge', 'comes', 'cost', 'gesamt', 'kost', 'paid', 'preis', 'price', 'summe', 'total'),
     '3e81084cfb90f8cc': ('accepted', 'angenommen', 'approved', 'bewilligt', 'erstattung', 'genehmigt', 'granted', 'stattgegeben'),
     '3f25e716245557fb': ('geliefert', 'zugestellt'),
     '3f7d73ae5c37466f': ('betrag', 'geld', 'kaufpreis', 'summe'),
