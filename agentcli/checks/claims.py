@@ -805,6 +805,11 @@ BARE_PRICE_RE = _rx(r"\b(?:costs?|costed|was|were|is|are|came\s+to|comes\s+to|co
                     r"kostet|kostete|kosteten|betrug|beträgt|macht|machte)\s+(?:only\s+|just\s+|nur\s+|a\s+total\s+of\s+)?"
                     r"(?<![\w.,])(?P<a>\d{1,5}[.,]\d{2})(?![\d%/:]|[.,-]\d|\s?(?:[€$£%]|eur|euro|usd|dollar|gbp|pound|cent|"
                     r"percent|prozent|kg|cm|mm|gb|mb|x\b|uhr|am\b|pm\b|h\b))")
+# the customer's own account of an amount, before it in the sentence
+_THEIR_AMOUNT_RE = _rx(r"\b(?:you|the\s+customer|they|sie|du)\s+(?:wrote|said|say|mention(?:ed|s)?|told\s+us|reported|"
+                       r"claim(?:ed|s)?|think|believe|schreiben|schrieben|schreibst|sagen|sagten|sagst|meinen|erwähnen|"
+                       r"erwähnten)\b|\b(?:according\s+to\s+you|laut\s+ihrer\s+nachricht|your\s+(?:message|e-?mail|bank)\s+"
+                       r"(?:says|said|shows?))\b")
 _PRICE_CTX_RE = _rx(r"\b(?:price[sd]?|cost|costs|total|paid|charged?|amount|preis|kost|kostet|kostete|betrag|summe|"
                     r"gesamt|bezahlt|came\s+to|comes\s+to)")
 _EN_UNITS = "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen " \
@@ -1290,19 +1295,25 @@ def extract(text: str, known: Known) -> tuple[list[Claim], bool]:
                         add("quantity", hit.start(), n, what=label)
         for m in PRODUCT_RE.finditer(sent):
             add("product", m.start(1), " ".join(m.group(1).split()))
+        def theirs(p: int) -> bool:  # "you wrote that you were charged 45 EUR": their amount, not ours
+            lo = max(0, p - 80)
+            for cut in _PART_RE.finditer(sent, lo, p):
+                lo = cut.end()
+            return _THEIR_AMOUNT_RE.search(sent, lo, p) is not None
+
         for m in (WORD_MONEY_RE.finditer(sent) if _WORD_MONEY_CUE.search(sent) else ()):
             n = words_number(m.group(1))
-            if n:
+            if n and not theirs(m.start()):
                 add("price", m.start(), n * 100)
         for m in MONEY_RE.finditer(sent):
             cents = money_cents(m.group("a1") or m.group("a2"), m.group("cur1") or m.group("cur2"))
-            if cents is not None:
+            if cents is not None and not theirs(m.start()):
                 add("price", m.start(), cents)
         if BARE_PRICE_RE.may_match(sent) and (_PRICE_CTX_RE.search(sent) or
                                               any(_label_re(x).search(sent) for x in known.item_labels)):
             for m in BARE_PRICE_RE.finditer(sent):
                 cents = money_cents(m.group("a"), "eur")
-                if cents is not None:
+                if cents is not None and not theirs(m.start()):
                     add("price", m.start("a"), cents)
         if len(out) >= MAX_CLAIMS:
             return out[:MAX_CLAIMS], False
