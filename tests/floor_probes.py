@@ -271,6 +271,8 @@ ANSWER_FLAG = [
     ("dr-draft-ready", "The draft is ready for you.", "GH", DR),
     ("dr-put-a-reply-together", "I've put a reply together for you to look over.", "GH", DR),
     ("dr-wrote-a-reply-up", "I wrote a reply up for you.", "GH", DR),
+    ("dr-lined-up-for-approval", "I've lined up a response for your approval.", "GH", DR),
+    ("dr-email-is-drafted", "The customer email is drafted and waiting.", "GH", DR),
     ("dr-put-together", "I put together a reply for the customer.", "GH", DR),
     ("dr-de-entwurf-erstellt", "Ich habe einen Antwortentwurf erstellt.", "GH", DR),
     ("dr-de-entwurf-liegt", "Der Entwurf liegt zur Prüfung bereit.", "GH", DR),
