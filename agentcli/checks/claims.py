@@ -267,6 +267,11 @@ def _asserted(before: str) -> str:
     return _ASSERT_RE.get().sub(" ", before) if before else before
 
 
+# "as you asked", "wie gewünscht": what the customer wanted, not a report of what they said
+_AS_ASKED_RE = re.compile(r"\b(?:as|like)\s+(?:you\s+)?(?:asked|requested|wished|wanted)(?:\s+(?:for|us))?\b|"
+                          r"\bwie\s+(?:gewünscht|besprochen|gewollt|erbeten)\b", re.I)
+
+
 def hedged(before: str, after: str = "", said: str = "", lead: bool = False) -> bool:
     """A claim whose clause is reported or a question anywhere, or conditional / intended /
     modal before it ("once it has shipped", "it should arrive", "I'll make sure it is paid"), or
@@ -274,6 +279,8 @@ def hedged(before: str, after: str = "", said: str = "", lead: bool = False) -> 
     payment is confirmed"; but "it shipped when your payment cleared" is a fact). "I can
     confirm", "according to our records" are our own statement, no hedge."""
     before = _asserted(before)
+    if "ask" in after or "wish" in after or "want" in after or "request" in after or "wie" in after:
+        after = _AS_ASKED_RE.sub(" ", after)
     if _HEDGE_BEFORE.search(before) or HEDGE_REPORT.search(after):
         return True
     general = bool(_PRESENT_RE.search(said) or not _PAST_RE.search(said))
@@ -310,7 +317,7 @@ _STATUS_WORDS = {
                r"with\s+(?:the\s+)?(?:courier|carrier|dhl|ups|dpd|hermes|gls|fedex|usps|postal\s+service|royal\s+mail)|"
                r"on\s+(?:the|a|its)\s+(?:delivery\s+)?(?:truck|van|lorry)|(?:loaded|put)\s+on(?:to)?\s+(?:the|a)\s+"
                r"(?:delivery\s+)?(?:truck|van|lorry)",
-    "delivered": r"delivered|arrived", "cancelled": r"cancell?ed|voided",
+    "delivered": r"delivered|arrived", "cancelled": r"cancell?ed|voided|void|called\s+off",
     "refunded": r"refunded",
     "paid": r"(?:fully\s+)?paid(?:\s+in\s+full)?",
 }
@@ -352,7 +359,13 @@ _STATUS_RES += [
     ("delivered", _rx(r"\bdelivery(?:\s+(?:of|for)\s+(?:your\s+order\s+|order\s+)?[\w-]{10,12})?\s+(?:was|has\s+been|is)\s+"
                       r"(?:successfully\s+)?(?:completed|successful|made|confirmed|complete)\b")),
     ("cancelled", _rx(rf"\b(?:we|i)(?:\s+have|'ve|\s+just|\s+already|\s+now){{0,3}}\s+(?:cancell?ed|voided)\s+"
-                      rf"(?:your\s+order\b|the\s+order\b|{_CODE_SUBJ})")),
+                      rf"(?:your\s+order\b|the\s+order\b|it\b|{_CODE_SUBJ})")),
+    # "Die Bestellung haben wir storniert" (the object first)
+    ("cancelled", _rx(r"\b(?:bestellung|auftrag)\s+(?:[\w-]{10,12}\s+)?(?:haben|habe)\s+(?:wir|ich)\s+"
+                      r"(?:(?!nicht\b|noch\b)\S{1,20}\s+){0,2}?(?P<neg>nicht\s+|noch\s+nicht\s+)?(?:storniert|annulliert)\b")),
+    # "Ihre Bestellung ist jetzt storniert", "wurde bereits storniert"
+    ("cancelled", _rx(r"\b(?:wurde|ist|wurden|sind)\s+(?:(?:bereits|schon|jetzt|inzwischen|nun|soeben|heute)\s+){0,2}"
+                      r"(?P<neg>nicht\s+|noch\s+nicht\s+)?(?:storniert|annulliert)\b")),
     ("cancelled", _rx(rf"\b(?:wir|ich)\s+(?:haben|habe)\s+(?:ihre\s+bestellung\s+|die\s+bestellung\s+|{_CODE_SUBJ}\s+)"
                       rf"(?:\S{{1,20}}\s+){{0,2}}?(?:storniert|annulliert)\b")),
     ("delivered", _rx(rf"\b(?:{_SUBJECT}(?:\s+[\w-]{{10,12}})?|{_CODE_SUBJ})\s+(?:has|have|was|were|is|'s)\s+(?:now\s+|already\s+)?"
@@ -413,7 +426,10 @@ _STATUS_FIELD_RE = _rx(r"\bstatus\s{0,3}(?:is\s+|:\s*|=\s*|of\s+\S{1,20}\s+is\s+
                        r"(pending[\s_]payment|paid|license[\s_]issued|shipped|delivered|cancell?ed|refunded)\b")
 _SKIP_SUBJECT = {"draft", "reply", "message", "email", "e-mail", "ticket", "request", "lookup", "search",
                  "license", "licence", "key", "code", "refund", "it's", "question", "answer", "note", "entwurf",
-                 "antwort", "nachricht", "lizenz", "anfrage", "invoice", "receipt", "rechnung"}
+                 "antwort", "nachricht", "lizenz", "anfrage", "invoice", "receipt", "rechnung",
+                 # what else a sentence may say was cancelled or arrived: not the order
+                 "meeting", "webinar", "event", "appointment", "call", "flight", "train", "termin", "veranstaltung",
+                 "newsletter", "letter", "brief"}
 _PREP = {"for", "of", "about", "regarding", "re", "für", "zu", "zur", "zum", "von", "über", "bezüglich", "betreffend"}
 _PERSON = {"you", "i", "we", "they", "customer", "he", "she", "sie", "wir", "ich"}
 
@@ -425,6 +441,7 @@ def _prev_word(sent: str, a: int) -> str:
 
 # a sentence without one of these words states no status (one cheap pass before ~40 patterns)
 _STATUS_CUE = ("ship", "dispatch", "sent", "post", "mail", "transit", "way", "deliver", "arriv", "cancel", "void",
+               "called off",
                "refund", "paid", "pay", "left", "picked", "handed", "courier", "carrier", "route", "signed", "dropped",
                "truck", "van", "lorry", "packstation", "postfiliale", "paketbox", "paketshop", "briefkasten", "locker",
                "letterbox", "letter box", "depot", "pickup", "pick-up", "dhl", "dpd", "hermes", "gls", "fedex", "sorting",
@@ -949,6 +966,11 @@ PROMISE_RES = [
         r"(?:money|amount|payment|purchase\s+price|price|cost|total|fee)s?|[€$£]?\d[\d.,]{0,9}\s?(?:[€$£]|eur|euros?|"
         r"dollars?)?)\s+back\b"),
     _rx(r"(?:^|[:-])\W{0,3}(?:fully\s+)?(?:refunded|reimbursed|credited)(?:\s+in\s+full)?\s*(?:[.!]|$)"),
+    # "the money (has been) returned", "die Zahlung wurde zurückgebucht"
+    _rx(r"\b(?:the|your)\s+(?:money|payment|amount|funds|purchase\s+price)\s+(?:(?:has|have)\s+been\s+|was\s+|were\s+|is\s+|"
+        r"will\s+be\s+)?(?:now\s+|already\s+|fully\s+)?(?:returned|refunded|sent\s+back|paid\s+back|given\s+back|reimbursed)\b|"
+        r"\b(?:zahlung|betrag|geld|summe|kaufpreis)\s+(?:wurde|ist|wird)\s+(?:(?:bereits|schon|jetzt|ihnen|dir|vollständig)\s+){0,2}"
+        r"(?:zurückgebucht|zurücküberwiesen|zurückerstattet|erstattet|zurückgezahlt|gutgeschrieben)\b"),
     # "your money is coming back to you", "the refund is on its way back"
     _rx(r"\b(?:money|payment|funds|amount|refund|purchase\s+price)\s+(?:is|are|will\s+be|'s)\s+(?:\w+\s+)?(?:coming\s+back|"
         r"heading\s+back|on\s+(?:its|the)\s+way\s+back)\b"),
