@@ -368,9 +368,19 @@ _STATUS_RES += [
                       r"(?P<neg>nicht\s+|noch\s+nicht\s+)?(?:storniert|annulliert)\b")),
     ("cancelled", _rx(rf"\b(?:wir|ich)\s+(?:haben|habe)\s+(?:ihre\s+bestellung\s+|die\s+bestellung\s+|{_CODE_SUBJ}\s+)"
                       rf"(?:\S{{1,20}}\s+){{0,2}}?(?:storniert|annulliert)\b")),
-    ("delivered", _rx(rf"\b(?:{_SUBJECT}(?:\s+[\w-]{{10,12}})?|{_CODE_SUBJ})\s+(?:has|have|was|were|is|'s)\s+(?:now\s+|already\s+)?"
+    ("delivered", _rx(rf"\b(?:{_SUBJECT}(?:\s+[\w-]{{10,12}})?|{_CODE_SUBJ})(?:\s+(?:has|have|was|were|is)|'s)\s+(?:now\s+|already\s+)?"
                       r"(?:been\s+)?(?:signed\s+for|dropped\s+off|left\s+(?:at|with)\s+(?:your|the)\s+(?:door|neighbou?r|"
-                      r"address|mailbox|reception))\b")),
+                      r"address|mailbox|reception)|dropped\s+(?:off\s+)?(?:at|outside)\s+your\s+(?:front\s+|back\s+)?(?:door|"
+                      r"doorstep|porch|address))\b")),
+    # the courier's act, the order reaching the customer, the parcel at their door, their neighbour
+    ("delivered", _rx(r"\b(?:courier|driver|carrier|postman|postwoman|dhl|ups|dpd|hermes|gls|fedex)\s+(?:has\s+|had\s+|just\s+)?"
+                      r"(?:left|dropped|delivered|handed)\s+(?:it|them|the\s+(?:parcel|package|order)|your\s+(?:parcel|package|order))"
+                      r"\s+(?:with|at|to|outside)\b")),
+    ("delivered", _rx(rf"\b(?:{_SUBJECT}(?:\s+[\w-]{{10,12}})?|{_CODE_SUBJ})\s+(?:(?:has|have|had)\s+)?(?:already\s+|just\s+)?"
+                      r"(?:reached|got\s+to)\s+you\b|\b(?:parcel|package|order|shipment|it)\s+(?:is|are|'s)\s+(?:now\s+|already\s+)?"
+                      r"(?:at|outside|on)\s+your\s+(?:front\s+|back\s+)?(?:door|doorstep|porch)\b")),
+    ("delivered", _rx(r"\b(?:nachbar|nachbarin|nachbarn)\s+(?:hat|haben)\s+(?:das\s+paket|die\s+sendung|ihre\s+bestellung|es)\s+"
+                      r"(?:(?!nicht\b)\S{1,20}\s+){0,2}?(?:angenommen|entgegengenommen)\b")),
     ("shipped", _rx(rf"\b(?:we|i)(?:\s+have|'ve|\s+just|\s+already|\s+now){{0,3}}\s+(?:shipped|dispatched|sent\s+out|"
                     rf"posted|mailed)\s+(?:your\s+order\b|the\s+order\b|your\s+parcel\b|the\s+parcel\b|{_CODE_SUBJ})")),
     ("shipped", _rx(rf"\b(?:wir|ich)\s+(?:haben|habe)\s+(?:ihre\s+bestellung\s+|die\s+bestellung\s+|ihr\s+paket\s+|das\s+paket\s+|"
@@ -441,7 +451,7 @@ def _prev_word(sent: str, a: int) -> str:
 
 # a sentence without one of these words states no status (one cheap pass before ~40 patterns)
 _STATUS_CUE = ("ship", "dispatch", "sent", "post", "mail", "transit", "way", "deliver", "arriv", "cancel", "void",
-               "called off",
+               "called off", "reached", "got to", "door", "nachbar", "angenommen",
                "refund", "paid", "pay", "left", "picked", "handed", "courier", "carrier", "route", "signed", "dropped",
                "truck", "van", "lorry", "packstation", "postfiliale", "paketbox", "paketshop", "briefkasten", "locker",
                "letterbox", "letter box", "depot", "pickup", "pick-up", "dhl", "dpd", "hermes", "gls", "fedex", "sorting",
