@@ -360,6 +360,13 @@ _STATUS_RES += [
                       r"(?:successfully\s+)?(?:completed|successful|made|confirmed|complete)\b")),
     ("cancelled", _rx(rf"\b(?:we|i)(?:\s+have|'ve|\s+just|\s+already|\s+now){{0,3}}\s+(?:cancell?ed|voided)\s+"
                       rf"(?:your\s+order\b|the\s+order\b|it\b|{_CODE_SUBJ})")),
+    # the invoice settled, a transfer booked to the order, "All paid!", "Geld ... der Bestellung zugeordnet"
+    ("paid", _rx(r"\b(?:invoice|bill|balance|rechnung)\s+(?:is|was|has\s+been|ist|wurde)\s+(?:now\s+|already\s+|fully\s+|bereits\s+|"
+                 r"vollständig\s+|schon\s+)?(?:settled|paid(?:\s+in\s+full)?|cleared|beglichen|bezahlt)\b|"
+                 r"\b(?:payment|transfer|money|funds)\s+(?:has\s+been|was|is)\s+(?:now\s+)?(?:booked|allocated|assigned|applied|"
+                 r"matched)\s+(?:to|against)\s+(?:the|your)\s+order\b|^\W{0,3}(?:all|fully)\s+paid\b|"
+                 r"\b(?:zahlung|geld|überweisung|betrag)\b(?:(?!nicht\b|noch\b|kein)[^.!?\n]){0,40}?\b(?:der\s+bestellung\s+|ihrer\s+"
+                 r"bestellung\s+)zugeordnet\b")),
     # "Die Bestellung haben wir storniert" (the object first)
     ("cancelled", _rx(r"\b(?:bestellung|auftrag)\s+(?:[\w-]{10,12}\s+)?(?:haben|habe)\s+(?:wir|ich)\s+"
                       r"(?:(?!nicht\b|noch\b)\S{1,20}\s+){0,2}?(?P<neg>nicht\s+|noch\s+nicht\s+)?(?:storniert|annulliert)\b")),
@@ -451,7 +458,8 @@ def _prev_word(sent: str, a: int) -> str:
 
 # a sentence without one of these words states no status (one cheap pass before ~40 patterns)
 _STATUS_CUE = ("ship", "dispatch", "sent", "post", "mail", "transit", "way", "deliver", "arriv", "cancel", "void",
-               "called off", "reached", "got to", "door", "nachbar", "angenommen",
+               "called off", "reached", "got to", "door", "nachbar", "angenommen", "settled", "rechnung", "invoice",
+               "zugeordnet", "booked", "allocated", "assigned",
                "refund", "paid", "pay", "left", "picked", "handed", "courier", "carrier", "route", "signed", "dropped",
                "truck", "van", "lorry", "packstation", "postfiliale", "paketbox", "paketshop", "briefkasten", "locker",
                "letterbox", "letter box", "depot", "pickup", "pick-up", "dhl", "dpd", "hermes", "gls", "fedex", "sorting",

@@ -163,6 +163,7 @@ NEEDLES: dict[str, tuple[str, ...]] = {
     'f5bf0b0955b9453e': ('compensate', 'credit', 'refund', 'reimburse', 'repay'),
     'f698281f20f0db9d': ('abgeschlossen', 'akzeptiert', 'angewiesen', 'ausgelöst', 'ausgestellt', 'ausgezahlt', 'bearbeitet', 'bestätigt', 'bewilligt', 'durchgeführt', 'erfolgen', 'erteilt', 'freigegeben', 'genehmigt', 'geschickt', 'gesendet', 'gewährt', 'gutgeschrieben', 'stattgegeben', 'veranlasst', 'versandt', 'verschickt', 'zugesandt', 'zugestellt', 'überwiesen'),
     'f776d8f237de9292': ('billed', 'charged', 'have', 'need'),
+    'fa3fef759ac6070d': ('allocated', 'applied', 'assigned', 'balance', 'bestellung', 'bill', 'booked', 'invoice', 'matched', 'paid', 'rechnung'),
     'fc20208779734a0c': ('compensate', 'credit', 'refund', 'reimburse', 'replace'),
     'fc24751b5bbb060e': ('according', 'believe', 'claim', 'erwähnen', 'erwähnten', 'meinen', 'mention', 'nachricht', 'reported', 'sagen', 'sagst', 'sagten', 'said', 'say', 'schreiben', 'schreibst', 'schrieben', 'think', 'told', 'wrote', 'your'),
     'fd549797ae092265': ('through',),
