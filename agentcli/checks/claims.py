@@ -549,14 +549,30 @@ _LIC_RES = [
     _rx(rf"\b(?P<neg>no\s+)?{_LIC}\s+(?:(?:has|was)\s+(?:yet\s+)?(?:been\s+)?)?issued\b"),
     _rx(rf"\b{_LIC}{_LIC_OF}\s+(?:is\s+|has\s+)?(?P<neg>yet\s+to\s+be|not\s+yet)\s+(?:issued|sent)\b"),
     _rx(rf"\b{_LIC}{_LIC_OF}\s+(?:wurde|ist|wurden|sind)\s+(?:(?:bereits|schon|heute|gestern|soeben|ihnen|dir|per|"
-        r"e-?mail|mail|an|ihre|e-?mail-adresse|erfolgreich)\s+){0,4}(?P<neg>nicht\s+|noch\s+nicht\s+)?"
+        r"e-?mail|mail|an|ihre|e-?mail-adresse|erfolgreich|jetzt|nun)\s+){0,4}(?P<neg>nicht\s+|noch\s+nicht\s+)?"
         r"(?:ausgestellt|verschickt|versendet|versandt|erstellt|zugeschickt|gesendet|zugestellt|gemailt|übermittelt|"
         r"aktiviert|freigeschaltet|aktiv)\b"),
     _rx(rf"\b(?P<neg>(?:noch\s+)?keine(?:n)?)\s+{_LIC}\b"),
+    # the license as something the customer can use now: "You can now activate it", "Sie können ... ab sofort nutzen"
+    _rx(r"\byou\s+can\s+(?:now\s+)?(?:activate|unlock)\s+(?:it|the\s+(?:software|program|app|product|license|licence)|"
+        r"your\s+(?:software|program|app|product|license|licence|copy))\b|\byou\s+can\s+(?:now\s+)?(?:start\s+)?(?:use|using)\s+"
+        r"(?:the\s+software|your\s+(?:software|license|licence|copy))\b|\byou\s+can\s+(?:activate|unlock|use)\s+(?:\S{1,20}\s+){1,3}?"
+        r"(?:now|right\s+away|immediately|straight\s+away)\b"),
+    _rx(r"\b(?:sie|du)\s+(?:können|kannst)\s+(?:\S{1,20}\s+){0,3}?(?:ab\s+sofort|jetzt|nun|sofort)\s+(?:\S{1,20}\s+){0,2}?"
+        r"(?:nutzen|aktivieren|verwenden|freischalten|benutzen)\b"),
+    # a key given as such, an account unlocked, the activation mail sent, "the key we sent"
+    _rx(r"\b(?:your|ihr)\s+(?:key|schlüssel|code)\s{0,2}(?:is|:|ist|lautet)\s{0,2}[\"']?(?:[a-z0-9]{4,6}-){2,5}[a-z0-9]{4,6}\b"),
+    _rx(r"\b(?:we|i)(?:'ve|\s+have)?\s+(?:now\s+|just\s+|already\s+)?(?:unlocked|activated|enabled)\s+(?:your\s+)?(?:account|"
+        r"access|license|licence|product|software|copy)\b"),
+    _rx(r"\b(?:activation|license|licence)\s+(?:e-?mail|mail|message)\b[^.!?\n]{0,20}?\b(?:went\s+out|was\s+sent|has\s+been\s+sent|"
+        r"is\s+on\s+its\s+way|is\s+in\s+your\s+inbox|arrived|has\s+gone\s+out)\b"),
+    _rx(r"\b(?:the|your)\s+(?:key|code|licen[cs]e(?:\s+key)?)\s+(?:we|i)(?:'ve|\s+have)?\s+(?:just\s+)?(?:sent|emailed|e-mailed|"
+        r"mailed|gave\s+you)\b"),
 ]
 
 
-_LIC_CUE = ("licen", "lizenz", "key", "schlüssel", "code", "number", "nummer")
+_LIC_CUE = ("licen", "lizenz", "key", "schlüssel", "code", "number", "nummer", "activat", "unlock", "nutzen", "aktivier",
+            "verwenden", "freischalt", "benutzen", "software", "enabled")
 
 
 def _license_claims(sent: str) -> Iterable[tuple[int, bool]]:
