@@ -67,6 +67,8 @@ _DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
 
 
 def _num(v: Any, hi: float = 1e12) -> float | None:
+    if v is None:  # a header not sent (most of them, every answer): no exception to raise
+        return None
     try:
         x = float(str(v).strip()[:40])
     except (TypeError, ValueError):
@@ -132,9 +134,11 @@ def read_limits(headers: Any) -> dict[str, tuple[float, float, float]]:
         for pre, get in ((f"anthropic-ratelimit-{dim}-", lambda p, k: f"{p}{k}"),
                          ("x-ratelimit-", lambda p, k, d=dim: f"{p}{k}-{d}")):
             lim = _num(headers.get(get(pre, "limit")))
+            if not lim:  # without a limit the others say nothing: not looked up
+                continue
             rem = _num(headers.get(get(pre, "remaining")))
             reset = parse_reset(headers.get(get(pre, "reset")))
-            if lim and rem is not None and reset is not None:
+            if rem is not None and reset is not None:
                 out[dim] = (lim, min(rem, lim), reset)
                 break
     return out
