@@ -260,8 +260,8 @@ class TraceRenderer:
             out = cap.get()
         except Exception:  # noqa: BLE001 - RecursionError and the like: plain text instead
             return None
-        words = sum(ch.isalnum() for ch in text)
-        kept = sum(ch.isalnum() for ch in clean_for_terminal(out))
+        words = sum(map(str.isalnum, text))  # characters, counted in C
+        kept = sum(map(str.isalnum, clean_for_terminal(out)))
         return out if kept * 2 >= words else None
 
     # -- the consumer -------------------------------------------------------------------
