@@ -415,6 +415,15 @@ FLAG += [
     ("pr7-de-euro-first", "ORD-20261234 hat EUR 45,00 gekostet.", "ORD", PR),
 ]
 
+FLAG += [
+    # ---- round eight (written before the fixes: 12 of 14 missed; the O-for-zero codes were caught)
+    ("l8-subscription-active", "Your subscription is active now.", "GH", LI),
+    ("l8-de-abo-aktiv", "Ihr Abo ist jetzt aktiv.", "GH", LI),
+    ("l8-subscription-activated", "Your PhotoFlux Pro subscription has been activated.", "GH", LI),
+    ("s8-if-you-were-wondering", "Your order has shipped, if you were wondering.", "GH", ST),
+    ("s8-o-for-zero", "Order ORD-2O261234 has been delivered.", "ORD", ST),
+]
+
 # still missed, by design for now: "N of the <items>" is a part, not the count ("one of the manuals is
 # damaged" is not a claim that the order holds one), so it is not read as a quantity.
 KNOWN_MISSES = [
@@ -569,15 +578,22 @@ CLEAN = [
     ("c-accent-kept", "Your order GH56JK78MN is waiting for payment; the café voucher offer has ended, sorry.", "GH"),
     ("c-turkish-place-name", "Your parcel for GH56JK78MN will leave our İzmir warehouse once the payment is matched.", "GH"),
     ("c2-half", "About 1/2 of our customers ask this; ORD-20261234 is due on 3 December.", "ORD"),
+    # a condition after a comma still conditions the claim
+    ("c8-sub-once", "Your subscription will be active once the payment is matched.", "GH"),
+    ("c8-de-abo-sobald", "Ihr Abo ist aktiv, sobald die Zahlung zugeordnet ist.", "GH"),
+    ("c8-comma-once", "Your license is active, once the payment is matched.", "GH"),
+    ("c8-de-comma-sobald", "Ihre Lizenz ist ausgestellt, sobald die Zahlung zugeordnet ist.", "GH"),
 ]
 
 
 def _run(text, k, where="draft"):
+    """TEXT checked against the lookups of K: one key, or several as "GH+ORD" (a ticket of two orders)."""
     from tests.test_checks import lookup, run
-    q = f"Hi, about my order {lookup(k)['result']['order_code']}?"
+    lookups = [lookup(x) for x in k.split("+")]
+    q = f"Hi, about my order {' and '.join(x['result']['order_code'] for x in lookups)}?"
     if where == "draft":
-        return run(draft="Hello,\n\n" + text + "\n\nBest regards,\nSupport", lookups=[lookup(k)], question=q)
-    return run(answer=text, lookups=[lookup(k)], question=q)
+        return run(draft="Hello,\n\n" + text + "\n\nBest regards,\nSupport", lookups=lookups, question=q)
+    return run(answer=text, lookups=lookups, question=q)
 
 
 if __name__ == "__main__":

@@ -223,11 +223,18 @@ def clause_of(sent: str, a: int, b: int) -> tuple[str, str, str]:
             _BOUNDS.clear()
         _BOUNDS[sent] = bounds
     lo, hi = max(0, a - REACH), min(len(sent), b + 60)
-    for s, e in bounds:
+    for i, (s, e) in enumerate(bounds):
         if e <= a:
             lo = max(lo, e)
         elif s >= b:
-            hi = min(hi, s)
+            # a condition after a comma is still the claim's: "the license is active, once the
+            # payment is matched" / "ist aktiv, sobald ..." (the clause after it, up to its end)
+            # (not "..., if you were wondering": that one reports nothing and hedges nothing)
+            nxt = bounds[i + 1][0] if i + 1 < len(bounds) else len(sent)
+            if sent[s] == "," and _COND_AFTER_RE.match(sent, e) and not HEDGE_REPORT.search(sent[e:nxt]):
+                hi = min(len(sent), b + 60, nxt)
+            else:
+                hi = min(hi, s)
             break
     return sent[lo:a], sent[a:b], sent[b:hi]
 
@@ -245,6 +252,7 @@ _INTENT = (r"will|would|should|could|can|may|might|shall|must|'ll|'d|going\s+to|
 _NEG = r"not|n't|never|no|cannot|unable|nothing|nicht|kein|keine|keinen|noch\s+nicht|nie"
 HEDGE_REPORT = _rx(rf"\b(?:{_REPORT})\b|\?")
 HEDGE_COND = _rx(rf"\b(?:{_COND})\b")
+_COND_AFTER_RE = _rx(rf"\s{{0,3}}(?:{_COND})\b")
 HEDGE_INTENT = _rx(rf"(?:\b(?:{_INTENT})\b|'ll\b|'d\b)")
 HEDGE_NEG = _rx(rf"(?:\b(?:{_NEG})\b|n't\b)")
 _HEDGE_BEFORE = _rx(rf"\b(?:{_REPORT}|{_COND}|{_INTENT})\b|'ll\b|'d\b|\?")  # the three above, in one pass
@@ -521,8 +529,10 @@ def _status_claims(sent: str) -> Iterable[tuple[int, str]]:
 
 
 # ----------------------------------------------------------------------------- license
+# what the order's license is called, a subscription (an "Abo") included: "your subscription is active"
 _LIC = (r"(?:licen[cs]e(?:\s+(?:key|number|code))?s?|(?:activation|product|serial|registration)\s+(?:key|code|number)s?|"
-        r"lizenz(?:schlüssel|code|key|nummer)?|aktivierungs(?:schlüssel|code)|produktschlüssel|seriennummer)")
+        r"lizenz(?:schlüssel|code|key|nummer)?|aktivierungs(?:schlüssel|code)|produktschlüssel|seriennummer|"
+        r"subscriptions?|abos?|abonnements?)")
 _LIC_OF = r"(?:\s+(?:for|of|für)\s+(?:your\s+|the\s+|ihre\s+|die\s+)?(?:order\s+|bestellung\s+)?[\w-]{1,14})?"
 _LIC_RES = [
     _rx(rf"\b{_LIC}{_LIC_OF}\s+{_AUX}(?:issued|sent|emailed|e-mailed|mailed|generated|activated|ready|available|delivered|"
@@ -571,7 +581,7 @@ _LIC_RES = [
 ]
 
 
-_LIC_CUE = ("licen", "lizenz", "key", "schlüssel", "code", "number", "nummer", "activat", "unlock", "nutzen", "aktivier",
+_LIC_CUE = ("licen", "lizenz", "subscri", "abo", "key", "schlüssel", "code", "number", "nummer", "activat", "unlock", "nutzen", "aktivier",
             "verwenden", "freischalt", "benutzen", "software", "enabled")
 
 
