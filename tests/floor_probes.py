@@ -422,6 +422,13 @@ FLAG += [
     ("l8-subscription-activated", "Your PhotoFlux Pro subscription has been activated.", "GH", LI),
     ("s8-if-you-were-wondering", "Your order has shipped, if you were wondering.", "GH", ST),
     ("s8-o-for-zero", "Order ORD-2O261234 has been delivered.", "ORD", ST),
+    # a claim about every order of a two-order ticket: true only if true of each
+    ("s8-both-shipped", "Both of your orders have shipped.", "GH+ORD", ST),
+    ("s8-all-on-their-way", "All your orders are on their way.", "GH+ORD", ST),
+    ("s8-de-beide-versandt", "Beide Bestellungen wurden versandt.", "GH+ORD", ST),
+    ("s8-both-codes-shipped", "Both GH56JK78MN and ORD-20261234 have shipped.", "GH+ORD", ST),
+    ("s8-de-sowohl-als-auch", "Sowohl GH56JK78MN als auch ORD-20261234 sind unterwegs.", "GH+ORD", ST),
+    ("l8-all-licenses-issued", "All of your licenses have been issued.", "GH+ORD", LI),
 ]
 
 # still missed, by design for now: "N of the <items>" is a part, not the count ("one of the manuals is
@@ -583,6 +590,12 @@ CLEAN = [
     ("c8-de-abo-sobald", "Ihr Abo ist aktiv, sobald die Zahlung zugeordnet ist.", "GH"),
     ("c8-comma-once", "Your license is active, once the payment is matched.", "GH"),
     ("c8-de-comma-sobald", "Ihre Lizenz ist ausgestellt, sobald die Zahlung zugeordnet ist.", "GH"),
+    # of one of two orders, or "both" in another clause
+    ("c8-one-of-two-shipped", "One of your orders has shipped: ORD-20261234.", "GH+ORD"),
+    ("c8-each-its-own", "ORD-20261234 has shipped; GH56JK78MN is still waiting for its payment to be matched.", "GH+ORD"),
+    ("c8-both-other-clause", "GH56JK78MN is waiting for payment, but both of your orders were placed in November.", "GH+ORD"),
+    ("c8-both-then-colon", "Both of your orders are in our system: ORD-20261234 has shipped and GH56JK78MN is waiting "
+     "for payment.", "GH+ORD"),
 ]
 
 

@@ -76,6 +76,7 @@ class Claim:
     example: bool = False        # order: written as an example ("for example ...")
     hedged: bool = False         # date: conditional, reported or modal (checked only as a date)
     source: str = "floor"        # floor | model
+    every: bool = False          # status, license: said of every order ("both of your orders have shipped")
 
 
 def one_line(s: Any, n: int = 300) -> str:
@@ -319,7 +320,7 @@ _ADV = r"(?:(?:already|now|just|also|still|since|successfully|recently|finally|t
 _AUX = (rf"(?:has|have|had|is|are|was|were|got|'s)(?P<neg>n't|\s+not|\s+never)?\s+{_ADV}(?:been\s+)?{_ADV}")
 _STATUS_WORDS = {
     "shipped": r"shipped|dispatched|sent\s+out|sent\s+off|posted|mailed|handed\s+(?:over\s+)?to\s+the\s+carrier|"
-               r"in\s+transit|on\s+(?:its|the)\s+way|out\s+for\s+delivery|left\s+(?:our|the)\s+(?:warehouse|depot|"
+               r"in\s+transit|on\s+(?:its|the|their)\s+way|out\s+for\s+delivery|left\s+(?:our|the)\s+(?:warehouse|depot|"
                r"facility|building)|picked\s+up\s+by\s+the\s+(?:carrier|courier)|handed\s+(?:over\s+)?to\s+(?:the\s+)?"
                r"(?:carrier|courier|dhl|ups|dpd|hermes|gls|fedex|usps|post|postal\s+service|royal\s+mail)|"
                r"with\s+(?:the\s+)?(?:courier|carrier|dhl|ups|dpd|hermes|gls|fedex|usps|postal\s+service|royal\s+mail)|"
@@ -526,6 +527,16 @@ def _status_claims(sent: str) -> Iterable[tuple[int, str]]:
         yield m.start(), _HEADLINE_WORD.get(w, w)
     for m in _STATUS_FIELD_RE.finditer(sent):
         yield m.start(), re.sub(r"[\s_]+", "_", m.group(1).lower()).replace("canceled", "cancelled")
+
+
+# a claim about every order of the ticket: "both of your orders have shipped", "beide Bestellungen
+# wurden versandt", "all your orders are on their way" -- true only if true of each one
+EVERY_ORDER_RE = _rx(r"\b(?:both|all|each|every)\s+(?:of\s+)?(?:your\s+|the\s+|my\s+|these\s+|those\s+)?"
+                     r"(?:two\s+|three\s+)?(?:orders?|parcels|packages|shipments|purchases|licen[cs]es)\b|"
+                     r"\bboth\s+(?:of\s+them|orders)\b|\b(?:beide|alle|sämtliche)n?\s+(?:ihrer\s+|ihre\s+|der\s+|die\s+)?"
+                     r"(?:zwei\s+|drei\s+)?(?:bestellungen|pakete|sendungen|lizenzen)\b|\bjede\s+(?:ihrer\s+)?bestellungen?\b")
+
+BOTH_RE = _rx(r"\b(?:both|beide|sowohl)\b")  # "both GH56JK78MN and ORD-20261234 have shipped"
 
 
 # ----------------------------------------------------------------------------- license
@@ -1324,10 +1335,22 @@ def extract(text: str, known: Known) -> tuple[list[Claim], bool]:
         def add(kind: str, p: int, value: Any, **kw: Any) -> None:
             out.append(Claim(kind, value, sent, a + p, order=kw.pop("order", owner(p)), quoted=quoted(p), **kw))
 
+        quantified = len(code_at) >= 2 and BOTH_RE.search(sent) is not None or EVERY_ORDER_RE.search(sent) is not None
+
+        def every(p: int) -> bool:
+            """Is the claim at P said of every order (in its own clause: "GH56JK78MN is waiting for
+            payment, but both were placed in November" says nothing of both being waiting)?"""
+            if not quantified:
+                return False
+            before, said, after = clause_of(sent, p, p + 1)
+            clause = before + said + after
+            return EVERY_ORDER_RE.search(clause) is not None or (
+                BOTH_RE.search(clause) is not None and len(codes_in(clause)) >= 2)
+
         for p, st in _status_claims(sent):
-            add("status", p, st)
+            add("status", p, st, every=every(p))
         for p, v in _license_claims(sent):
-            add("license", p, v)
+            add("license", p, v, every=every(p))
         for p in _not_found_claims(sent):
             add("not_found", p, True)
         prev_end = 0

@@ -300,9 +300,9 @@ class _Run:
             elif c.kind == "status" and isinstance(c.value, str) and c.value.startswith(NOT):
                 self.negated_status(label, c, ev)
             elif c.kind == "status":
-                status.setdefault((c.sentence, c.order), (set(), c))[0].add(c.value)
+                status.setdefault((c.sentence, None if c.every else c.order), (set(), c))[0].add(c.value)
             elif c.kind == "license":
-                lic.setdefault((c.sentence, c.order), (set(), c))[0].add(bool(c.value))
+                lic.setdefault((c.sentence, None if c.every else c.order), (set(), c))[0].add(bool(c.value))
             elif c.kind == "not_found":
                 self.not_found(label, c, ev)
             elif c.kind == "date":
@@ -328,22 +328,44 @@ class _Run:
                 elif not tok and not t.saved:
                     self.add("unknown_draft_id", ERROR, "the answer says a reply was drafted or saved, but no "
                              "draft was saved", **ev)
+        def fits(st: Any, sts: set) -> bool:
+            a = st if isinstance(st, str) else ""
+            return any(a in COMPAT.get(s, ()) or a not in COMPAT for s in sts)
+
         for (sentence, code), (sts, c) in status.items():
             ev = dict(sentence=sentence, where=where)
             rs = self.judge(label, code, "a status", ev)
-            stat = [r.get("status") if isinstance(r.get("status"), str) else "" for r in rs or []]
-            if rs and not any(a in COMPAT.get(s, ()) or a not in COMPAT for a in stat for s in sts):
+            if not rs:
+                continue
+            if c.every:  # "both of your orders have shipped": each one must fit
+                bad = [r for r in self._every(c, rs) if not fits(r.get("status"), sts)]
+                if bad:
+                    self.add("status_mismatch", ERROR, f"{label} says every order is {'/'.join(sorted(sts))}, but "
+                             f"the lookup says {one_line(bad[0].get('order_code'), 20)} is "
+                             f"{one_line(bad[0].get('status'), 30)}", code=bad[0].get("order_code"), result=bad[0], **ev)
+            elif not any(fits(r.get("status"), sts) for r in rs):
                 self.add("status_mismatch", ERROR, f"{label} says {code or 'the order'} is "
                          f"{'/'.join(sorted(sts))}, but the lookup says {one_line(rs[0].get('status'), 30)}",
                          code=code, result=rs[0], **ev)
         for (sentence, code), (vs, c) in lic.items():
             ev = dict(sentence=sentence, where=where)
             rs = self.judge(label, code, "the license state", ev)
-            flags = [bool(r["license_issued"]) for r in rs or [] if isinstance(r.get("license_issued"), (bool, int))]
-            if flags and not any(f in vs for f in flags):
+            known = [r for r in (self._every(c, rs) if c.every and rs else rs or [])
+                     if isinstance(r.get("license_issued"), (bool, int))]
+            bad = [r for r in known if bool(r["license_issued"]) not in vs]
+            if known and (bad if c.every else len(bad) == len(known)):
                 said = "issued" if True in vs else "not issued"
-                self.add("license_mismatch", ERROR, f"{label} says the license of {code or 'the order'} is "
-                         f"{said}, but the lookup says license_issued={flags[0]}", code=code, result=rs[0], **ev)
+                whose = "every order" if c.every else (code or "the order")
+                self.add("license_mismatch", ERROR, f"{label} says the license of {whose} is {said}, but the "
+                         f"lookup says license_issued={bool(bad[0]['license_issued'])}"
+                         + (f" for {one_line(bad[0].get('order_code'), 20)}" if c.every else ""),
+                         code=bad[0].get("order_code") if c.every else code, result=bad[0], **ev)
+
+    def _every(self, c: Claim, rs: list) -> list:
+        """The orders a claim about every order is about: those named in its sentence, when it
+        names two or more ("both GH56JK78MN and ORD-20261234 have shipped"), else every order found."""
+        named = [self.t.found[x] for _, x, _ in codes_in(c.sentence) if x in self.t.found]
+        return named if len(named) >= 2 else rs
 
     def negated_status(self, label: str, c: Claim, ev: dict) -> None:
         """"has not shipped yet" said of an order the lookup says has shipped (or delivered)."""

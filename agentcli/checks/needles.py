@@ -7,10 +7,10 @@ fails until the file is made again.
 
 NEEDLES: dict[str, tuple[str, ...]] = {
     '021837f5e39f9ce3': ('buche', 'erstatte', 'schicken', 'schreibe', 'senden', 'tausche', 'zahle', 'überweise'),
+    '0244695db47dd1b6': ('bestellunge', 'both', 'licen', 'lizenzen', 'order', 'packages', 'pakete', 'parcels', 'purchases', 'sendungen', 'shipments'),
     '0282ca2445320f68': ('payment',),
     '03c1a7ec323244ca': ('abgeschickt', 'dispatched', 'posted', 'sent', 'shipped', 'versandt', 'verschickt', 'versendet'),
     '03ca321d73565e7d': ('ausgezahlt', 'auszahlen', 'entschädigen', 'entschädigt', 'erstatten', 'erstattet', 'gutgeschrieben', 'gutschreiben', 'zurückbuchen', 'zurückgebucht', 'zurückgezahlt', 'zurückzahlen', 'zurücküberwiesen', 'überweisen'),
-    '05cb7a75057f0c33': ('building', 'carrier', 'delivery', 'depot', 'dispatched', 'facility', 'handed', 'loaded', 'lorry', 'mailed', 'picked', 'posted', 'put', 'sent', 'shipped', 'transit', 'truck', 'van', 'warehouse', 'way', 'with'),
     '06c97a90e544df6a': ('paid',),
     '07d97c06de4cd190': ('ihrem',),
     '0837de83fa2ba06b': ('exchange', 'replace', 'swap'),
@@ -40,6 +40,7 @@ NEEDLES: dict[str, tuple[str, ...]] = {
     '2939fbee1c77ff49': ('erstattung', 'refund'),
     '297750636e3a6f45': ('amount', 'funds', 'money', 'payment', 'purchase', 'refund'),
     '2c3636f066d1a881': ('ihr', 'your'),
+    '2cdbcea10dba8b3b': ('building', 'carrier', 'delivery', 'depot', 'dispatched', 'facility', 'handed', 'loaded', 'lorry', 'mailed', 'picked', 'posted', 'put', 'sent', 'shipped', 'transit', 'truck', 'van', 'warehouse', 'way', 'with'),
     '2d8519eff7ff3d10': ('erstattet', 'zurück', 'überwiesen'),
     '2dfb3ce9d3accab1': ('briefkasten', 'etter', 'filiale', 'ocker', 'packstation', 'paketbox', 'paketshop'),
     '2eeac73d885ea166': ('bekommen', 'bekommst', 'erhalten', 'erhältst'),
@@ -118,6 +119,7 @@ NEEDLES: dict[str, tuple[str, ...]] = {
     'afc64b4296e95a0c': ('Bestellung', 'estellt', 'mfasst', 'nclude', 'nthält', 'ontain', 'order', 'ought', 'purchase', 'rdered', 'urchased'),
     'b20b588866c1da2b': ('betrag', 'zahlung', 'überweisung'),
     'b3a642c20a2b7a8f': ('ausgezahlt', 'erstattet', 'gutgeschrieben', 'zurückgebucht', 'zurückgeschickt', 'zurückgesendet', 'zurückgezahlt', 'zurücküberwiesen'),
+    'b5d2218b7b59bc15': ('beide', 'both', 'sowohl'),
     'b6aca32f0dec230e': ('keine',),
     'b7f78722b475c6eb': ('abo', 'activation', 'aktivierungs', 'licen', 'lizenz', 'product', 'produktschlüssel', 'registration', 'serial', 'seriennummer', 'subscription'),
     'b866253f9237a08f': ('berechnen', 'entstehen', 'nichts'),
