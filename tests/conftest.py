@@ -108,11 +108,12 @@ def _one_system_ca() -> str | None:
 
 
 def pytest_xdist_auto_num_workers(config):
-    # `-n auto`: one worker more than the cores. A third of the suite's wall time is waiting
-    # (timeouts, Retry-After pauses, servers, child processes starting), so with one worker a
-    # core the cores idle meanwhile: on two cores 2 workers took 173-212 s, 3 took 152 s and 4
-    # 148 s for the same ~250 s of CPU (the CPU is then the bound). `--maxprocesses` caps it.
-    return (os.cpu_count() or 1) + 1
+    # `-n auto`: two workers a core. Much of the suite's wall time is waiting (timeouts,
+    # Retry-After pauses, the signal grace period, servers, child processes starting), so with
+    # one worker a core the cores idle meanwhile. On two cores (2026-12-03, ~2,300 tests, ~100 s
+    # of CPU): 3 workers took 64-70 s, 4 took 59-62 s (the CPU is then the bound; each worker
+    # also collects the whole suite, ~2.5 s of CPU). `--maxprocesses` caps it.
+    return 2 * (os.cpu_count() or 1)
 
 
 def pytest_collection_modifyitems(session, config, items):
