@@ -21,6 +21,10 @@ from agentcli.drafts.store import DraftStore
 
 from .conftest import agentcli_exe
 
+# A long file (terminals of every width, each a process):
+# started among the first (tests/conftest.py).
+pytestmark = pytest.mark.long
+
 GUARD_S = 20  # a hang guard only
 SIZES = [40, 60, 80, 100, 101, 160, 200]
 ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|\x1b[()][0-9A-Za-z]|\x1b[=>]")
