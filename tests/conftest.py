@@ -108,23 +108,33 @@ def _one_system_ca() -> str | None:
 
 
 def pytest_xdist_auto_num_workers(config):
-    # `-n auto`: one worker more than the cores. A third of the suite's wall time is waiting
-    # (timeouts, Retry-After pauses, servers, child processes starting), so with one worker a
-    # core the cores idle meanwhile: on two cores 2 workers took 173-212 s, 3 took 152 s and 4
-    # 148 s for the same ~250 s of CPU (the CPU is then the bound). `--maxprocesses` caps it.
-    return (os.cpu_count() or 1) + 1
+    # `-n auto`: two workers a core. Much of the suite's wall time is waiting (timeouts,
+    # Retry-After pauses, the signal grace period, servers, child processes starting), so with
+    # one worker a core the cores idle meanwhile. On two cores (2026-12-03, ~2,300 tests, ~100 s
+    # of CPU): 3 workers took 64-70 s, 4 took 59-62 s (the CPU is then the bound; each worker
+    # also collects the whole suite, ~2.5 s of CPU). `--maxprocesses` caps it.
+    return 2 * (os.cpu_count() or 1)
+
+
+LONG_WEIGHT = 5  # a `long` file is started as a file of this many `slow` tests more
 
 
 def pytest_collection_modifyitems(session, config, items):
-    """Files with the most ``slow`` tests first, each file's own order kept. The two xdist
-    workers take whole files (``--dist loadfile``) in this order: the long ones start at once
-    and the many short ones fill in at the end, instead of one long file starting last while
-    the other worker has nothing left (xdist's own reordering, by number of tests, is off)."""
-    slow: dict[Path, int] = {}
+    """Files with the most ``slow`` tests first (a ``long`` file as if it had LONG_WEIGHT more),
+    each file's own order kept. The workers take whole files (``--dist loadfile``) in this
+    order: the long ones start at once and the many short ones fill in at the end, instead of
+    one long file starting last while the others have nothing left (xdist's own reordering, by
+    number of tests, is off). ``long`` is for the files of seconds that have few or no ``slow``
+    tests (Retry-After pauses, timeouts): in collection order, test_ratelimit (~13 s) started
+    among the last files, and the run waited for it on one worker."""
+    long = {item.path for item in items if item.get_closest_marker("long") is not None}
+    weight = dict.fromkeys((item.path for item in items), 0)
+    for path in long:
+        weight[path] = LONG_WEIGHT
     for item in items:
-        slow[item.path] = slow.get(item.path, 0) + (item.get_closest_marker("slow") is not None)
-    first_seen = {path: i for i, path in enumerate(dict.fromkeys(item.path for item in items))}
-    items.sort(key=lambda item: (-slow[item.path], first_seen[item.path]))
+        weight[item.path] += item.get_closest_marker("slow") is not None
+    first_seen = {path: i for i, path in enumerate(weight)}
+    items.sort(key=lambda item: (-weight[item.path], first_seen[item.path]))
 
 
 _SCRUB = ("ANTHROPIC_", "OPENAI_", "AGENTCLI_", "PG")

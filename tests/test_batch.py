@@ -26,6 +26,10 @@ from agentcli.testing.fake_anthropic import error, message, text, tool_results, 
 
 from .conftest import user_texts
 
+# A long file (batches killed and resumed, concurrency):
+# started among the first (tests/conftest.py).
+pytestmark = pytest.mark.long
+
 TEST_KEY = "sk-ant-test-0123456789abcdefSECRET"  # the key conftest's anthropic_env sets
 
 

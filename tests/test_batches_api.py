@@ -216,25 +216,58 @@ def _module_env(base: Path, demo_db: Path, fake) -> dict[str, str]:
 
 
 KILLS = [(mode, when) for mode in ("agent", "workflow") for when in ("after_submit", "inside_create")]
+PROGRESS_COLS = [40, 80, 160]
+
+
+def _drain(terms) -> None:
+    """Read what each Term's child has written so far, without waiting (a child whose terminal
+    is full would wait for its reader)."""
+    import pexpect
+
+    for t in terms:
+        try:
+            while True:
+                data = t.child.read_nonblocking(65536, timeout=0)
+                t.raw += data
+                t.stream.feed(data)
+        except (pexpect.TIMEOUT, pexpect.EOF):
+            pass
 
 
 @pytest.fixture(scope="module")
-def killed_then_resumed(tmp_path_factory, demo_db):
-    """For each (mode, when) of KILLS: a real ``batch --via batches`` of five questions, against
-    a fake API of its own, killed (SIGKILL) between a batch's submission and its results
-    (``after_submit``) or inside the create, before it learnt the batch's id
-    (``inside_create``); then ``--resume`` (in this process). The four processes run at once:
-    their starts and their waits for the kill point overlap.
-    -> {(mode, when): (creates at the kill, the resume's CompletedProcess, the fake, output)}"""
+def batch_processes(tmp_path_factory, demo_db):
+    """The module's real ``batch --via batches`` processes, started together so that their
+    starts (each imports the SDK) and their waits (for a kill point, for the rounds) overlap:
+
+    - for each (mode, when) of KILLS: five questions against a fake API of its own, killed
+      (SIGKILL) between a batch's submission and its results (``after_submit``) or inside the
+      create, before it learnt the batch's id (``inside_create``); then ``--resume`` (in this
+      process);
+    - six questions on a terminal of each width of PROGRESS_COLS (one fake API, each its own
+      home, drafts and batches), read to their end.
+
+    -> ({(mode, when): (creates at the kill, the resume's CompletedProcess, the fake, output)},
+        {cols: (Term with .status, output file)})"""
     import contextlib
 
     from agentcli.testing.fake_anthropic import FakeAnthropic
 
     from .conftest import run_in_process
+    from .test_screens import Term
 
-    runs = {}
+    runs, progress = {}, {}
     with contextlib.ExitStack() as stack:
         try:
+            shared = stack.enter_context(FakeAnthropic())
+            shared.handler = scenario()  # the same for every progress process (it keeps no state)
+            shared.batch_delay = 0.6
+            for cols in PROGRESS_COLS:
+                base = tmp_path_factory.mktemp(f"progress{cols}")
+                env = _module_env(base, demo_db, shared)  # (Term sets COLUMNS to the width)
+                qs, out = base / "q.jsonl", base / "o.jsonl"
+                qs.write_text(lines(6))
+                progress[cols] = (Term(["batch", str(qs), "--via", "batches", "-o", str(out)], env, cols), out)
+            terms = [t for t, _ in progress.values()]
             for mode, when in KILLS:
                 fake = stack.enter_context(FakeAnthropic())
                 fake.handler = scenario()
@@ -251,26 +284,45 @@ def killed_then_resumed(tmp_path_factory, demo_db):
                 runs[mode, when] = (proc, fake, env, qs, out)
             for (mode, when), (proc, fake, env, qs, out) in runs.items():
                 if when == "after_submit":
-                    _wait_for(lambda: _state_batches(out), "a batch id in the state file")
+                    _wait_for(lambda: _drain(terms) or _state_batches(out), "a batch id in the state file")
                 else:
-                    _wait_for(lambda: fake.batches.creates, "a create")
-                    time.sleep(0.2)
+                    # the batch exists and the fake holds the create's answer: the process
+                    # waits inside the create
+                    _wait_for(lambda: _drain(terms) or (fake.batches.creates and fake.batches.batches),
+                              "a create held")
                 proc.send_signal(signal.SIGKILL)
                 proc.wait(timeout=30)
+            killed = {}
+            for key, (proc, fake, env, qs, out) in runs.items():
+                at_kill = len(fake.batches.creates)
+                fake.batches.create_delay = 0.0
+                fake.batches.end_now()
+                fake.batch_delay = 0.05
+                p = run_in_process(["batch", str(qs), "--via", "batches", "--resume", "-o", str(out)], env)
+                killed[key] = (at_kill, p, fake, out)
+                _drain(terms)
+            for t in terms:  # read in turn: a child waits on its full terminal at worst
+                t.pump(until=b"round 1")
+            for t in terms:
+                t.status = t.finish()
         finally:
             for proc, *_ in runs.values():
                 if proc.poll() is None:
                     proc.kill()
                 proc.communicate(timeout=30)
-        results = {}
-        for key, (proc, fake, env, qs, out) in runs.items():
-            at_kill = len(fake.batches.creates)
-            fake.batches.create_delay = 0.0
-            fake.batches.end_now()
-            fake.batch_delay = 0.05
-            p = run_in_process(["batch", str(qs), "--via", "batches", "--resume", "-o", str(out)], env)
-            results[key] = (at_kill, p, fake, out)
-    return results
+            for t, _ in progress.values():
+                t.child.close(force=True)
+    return killed, progress
+
+
+@pytest.fixture(scope="module")
+def killed_then_resumed(batch_processes):
+    return batch_processes[0]
+
+
+@pytest.fixture(scope="module")
+def progress_runs(batch_processes):
+    return batch_processes[1]
 
 
 @pytest.mark.slow
@@ -292,39 +344,6 @@ def test_sigkill_then_resume_never_pays_twice(killed_then_resumed, when, mode):
     assert len(fake_anthropic.batches.creates) == rounds
     assert "5 from earlier batches" in p.err
     assert not state_path(out).exists()
-
-
-PROGRESS_COLS = [40, 80, 160]
-
-
-@pytest.fixture(scope="module")
-def progress_runs(tmp_path_factory, demo_db):
-    """``batch --via batches`` of six questions on a terminal of each width of PROGRESS_COLS:
-    the three processes run at once (one fake API, each its own home, drafts and batches), so
-    their waits for the rounds overlap. -> {cols: (Term, output file)}"""
-    from agentcli.testing.fake_anthropic import FakeAnthropic
-
-    from .test_screens import Term
-
-    with FakeAnthropic() as fake:
-        fake.handler = scenario()  # the same for every process (it keeps no state)
-        fake.batch_delay = 0.6
-        runs = {}
-        try:
-            for cols in PROGRESS_COLS:
-                base = tmp_path_factory.mktemp(f"progress{cols}")
-                env = _module_env(base, demo_db, fake)  # (Term sets COLUMNS to the width)
-                qs, out = base / "q.jsonl", base / "o.jsonl"
-                qs.write_text(lines(6))
-                runs[cols] = (Term(["batch", str(qs), "--via", "batches", "-o", str(out)], env, cols), out)
-            for t, _ in runs.values():  # read in turn: a child waits on its full terminal at worst
-                t.pump(until=b"round 1")
-            for t, _ in runs.values():
-                t.status = t.finish()
-        finally:
-            for t, _ in runs.values():
-                t.child.close(force=True)
-    return runs
 
 
 @pytest.mark.slow

@@ -26,6 +26,10 @@ from agentcli.drafts.store import DraftStore
 
 from .pg import fresh_database
 
+# A long file (processes racing for claims, follow waits):
+# started among the first (tests/conftest.py).
+pytestmark = pytest.mark.long
+
 Q = "Hi, where is my order ORD-20261234? Thanks"
 VOLATILE = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?\+00:00")
 

@@ -22,6 +22,10 @@ from agentcli.helpdesk.push import Pusher
 from agentcli.helpdesk.send import Sender
 from agentcli.testing.fake_helpdesk import FAKES, Fault
 
+# A long file (helpdesk answers cut at their timeouts, Retry-After waited out):
+# started among the first (tests/conftest.py).
+pytestmark = pytest.mark.long
+
 NAMES = list(FAKES)
 TICKETS = {"zendesk": ("1042", "1043"), "front": ("cnv_1042", "cnv_1043"),
            "helpscout": ("1042", "1043"), "freshdesk": ("1042", "1043")}

@@ -17,6 +17,10 @@ from agentcli.providers import bounds
 from agentcli.testing import fake_anthropic as fa
 from agentcli.testing import fake_openai as fo
 
+# A long file (streams and responses cut at their timeouts):
+# started among the first (tests/conftest.py).
+pytestmark = pytest.mark.long
+
 
 def ask_once(provider: str, question: str, **overrides):
     async def go():

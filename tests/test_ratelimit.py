@@ -20,6 +20,10 @@ from agentcli.testing import fake_anthropic as fa
 from agentcli.testing import fake_openai as fo
 from agentcli.testing.limits import Limits
 
+# A long file (Retry-After pauses of a second and more, paced fan-outs):
+# started among the first (tests/conftest.py).
+pytestmark = pytest.mark.long
+
 
 def _run_batch(n: int, concurrency: int, retries: int = 0):
     from agentcli.app import App

@@ -37,6 +37,10 @@ from agentcli.tools import READ_ONLY, Tool, default_registry
 
 from .conftest import user_texts
 
+# A long file (the REPL on terminals, cancelled turns):
+# started among the first (tests/conftest.py).
+pytestmark = pytest.mark.long
+
 GUARD_S = 20  # a hang guard only; nothing here asserts on time
 
 

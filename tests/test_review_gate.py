@@ -30,6 +30,9 @@ from agentcli.sessions.log import read_events
 from .conftest import agentcli_exe, run_in_process
 from .test_team_folder import team  # noqa: F401 - the two-user fixture
 
+# A long file (held locks waited for): started among the first (tests/conftest.py).
+pytestmark = pytest.mark.long
+
 GUARD_S = 20  # a hang guard only
 PROMISE = "Hello Ana,\n\nyour order ORD-20261234 has shipped. We will refund you in full within 3 days."
 LOOKUP = {"input": {"order_code": "ORD-20261234"}, "is_error": False,

@@ -21,6 +21,10 @@ from agentcli.drafts.store import DraftStore
 
 from .conftest import agentcli_exe
 
+# A long file (terminals of every width, each a process):
+# started among the first (tests/conftest.py).
+pytestmark = pytest.mark.long
+
 GUARD_S = 20  # a hang guard only
 SIZES = [40, 60, 80, 100, 101, 160, 200]
 ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|\x1b[()][0-9A-Za-z]|\x1b[=>]")
@@ -198,10 +202,13 @@ def test_review_screen_keeps_its_status_line_on_a_24_row_terminal(cli_env, queue
     t = Term(["review"], {**cli_env, "AGENTCLI_REVIEWER": "kim"}, cols)
     try:
         t.pump(screen="draft 1 of 5")
-        t.pump(screen="quit")
+        # the screen is drawn a line at a time, the keys last, "[space] more" after "[q] quit"
+        # (on a line of its own when the keys wrap): waiting for "quit" alone read the screen
+        # before its last line under load. A reply that does not page never shows it (a failure).
+        t.pump(screen="[space] more")
         first = t.text()
         assert first.splitlines()[0].startswith("draft 1 of 5"), first  # nothing scrolled away
-        assert "more" in first and "Paragraph 39" not in first  # the text pages
+        assert "quit" in first and "Paragraph 39" not in first  # the text pages
         t.send(" ")
         t.pump(screen="lines")
         t.send("a")

@@ -46,10 +46,27 @@ def _sessions(home: Path) -> int:
     return len(list(d.glob("*.jsonl"))) if d.exists() else 0
 
 
+def _in_pipe_write(pid: int) -> bool | None:
+    """Whether a thread of process PID sleeps in a write to a pipe or FIFO (the kernel's wait
+    channel, /proc/PID/task/*/wchan), or None where the kernel does not tell (no wchan)."""
+    told = False
+    for wchan in Path(f"/proc/{pid}/task").glob("*/wchan"):
+        try:
+            where = wchan.read_text().strip()
+        except OSError:
+            continue
+        if where and where != "0":
+            told = True
+            if "pipe_write" in where:
+                return True
+    return False if told else None
+
+
 def _wait_until_stalled(procs: dict[str, subprocess.Popen], counts: dict, *, at_least: dict) -> None:
     """Until, for each process, ``counts[name]()`` (work done so far) is at least
-    ``at_least[name]`` and has not grown for a second: each process is blocked on its output.
-    The processes run at once and are watched together: their second of silence is one."""
+    ``at_least[name]`` and the process is blocked on its output: a thread of it sleeps in a
+    write to the pipe or FIFO nobody reads (where the kernel does not say so, the work has not
+    grown for a second). The processes run at once and are watched together."""
     give_up = time.monotonic() + GUARD_S
     last = {name: -1 for name in procs}
     since = {name: time.monotonic() for name in procs}
@@ -62,9 +79,12 @@ def _wait_until_stalled(procs: dict[str, subprocess.Popen], counts: dict, *, at_
             n = counts[name]()
             if n != last[name]:
                 last[name], since[name] = n, time.monotonic()
-            elif n >= at_least[name] and time.monotonic() - since[name] > 1.0:
+            if n < at_least[name]:
+                continue
+            blocked = _in_pipe_write(procs[name].pid)
+            if blocked or (blocked is None and time.monotonic() - since[name] > 1.0):
                 waiting.discard(name)
-        time.sleep(0.1)
+        time.sleep(0.05)
 
 
 def _finish(proc: subprocess.Popen, sig: int) -> int:
@@ -375,8 +395,8 @@ def test_a_command_without_an_event_loop_exits_with_the_signals_code(cli_env, dr
         proc = subprocess.Popen([agentcli_exe(), "drafts", "list"], env=cli_env,
                                 stdin=subprocess.DEVNULL, stdout=w, stderr=subprocess.PIPE)
         select.select([r], [], [], GUARD_S)  # it is writing: its handlers are in place
-        time.sleep(0.3)
-        assert proc.poll() is None, proc.stderr.read()  # blocked: the pipe holds one page
+        _wait_until_stalled({"drafts list": proc}, {"drafts list": lambda: 1},
+                            at_least={"drafts list": 1})  # blocked: the pipe holds one page
         rc = _finish(proc, sig)
         err = proc.stderr.read().decode()
     finally:

@@ -27,6 +27,10 @@ from agentcli.tools import ToolDeps, default_registry, run_tool
 
 from .conftest import agentcli_exe
 
+# A long file (slow and locked lookups cut at their timeouts):
+# started among the first (tests/conftest.py).
+pytestmark = pytest.mark.long
+
 SLOW_VIEW = ("CREATE VIEW orders AS SELECT o.* FROM orders_data o, "
              "(WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 1000000000) "
              "SELECT max(x) FROM c) AS slow")
