@@ -861,6 +861,70 @@ QTY_BEFORE_RE = _rx(rf"(?<![\w.:/-])(\d{{1,4}}|{_QTY})\s{{0,2}}(?:\u00d7|x|\*)?\
                     r"exemplare?)\s+(?:of\s+)?)?(?:the\s+|der\s+|des\s+)?(?:\w{1,12}\s+)?$")
 # "Printed manual x3", "printed manual, quantity 2", "Handbuch (Menge: 2)"
 QTY_AFTER_RE = _rx(r"\s{0,2}[(,:-]?\s{0,2}(?:\u00d7|x|\*|qty\.?|quantity|menge|anzahl|stückzahl)\s{0,2}[:=]?\s{0,2}(\d{1,4})\b")
+# Items named in other words than the order's ("two USB sticks" for one "Hardware license key
+# (USB)", "drei Handbücher", "a USB hub" in an order without one): a count, up to three words,
+# then a product noun of this list, in a sentence that says what the order holds. Nouns of one
+# group name the same kind of thing; a noun of no item's group is an item the order does not have.
+_ITEM_GROUPS = {
+    "key": "key keys stick sticks dongle dongles token tokens schlüssel",
+    "manual": "manual manuals handbook handbooks guide guides booklet booklets handbuch handbücher anleitung "
+              "anleitungen broschüre broschüren",
+    "cable": "cable cables cord cords kabel",
+    "case": "case cases sleeve sleeves cover covers pouch pouches hülle hüllen etui etuis tasche taschen",
+    "hub": "hub hubs", "adapter": "adapter adapters adaptor adaptors",
+    "charger": "charger chargers ladegerät ladegeräte netzteil netzteile",
+    "shirt": "shirt shirts t-shirt t-shirts tee tees hoodie hoodies",
+    "mug": "mug mugs cup cups tasse tassen becher", "sticker": "sticker stickers aufkleber",
+    "poster": "poster posters", "pen": "pen pens stift stifte kugelschreiber",
+    "book": "book books buch bücher", "disc": "dvd dvds cd cds disc discs disk disks",
+    "mouse": "mouse mice maus mäuse", "keyboard": "keyboard keyboards tastatur tastaturen",
+    "headset": "headset headsets headphones kopfhörer", "speaker": "speaker speakers lautsprecher",
+    "battery": "battery batteries akku akkus batterie batterien", "drive": "drive drives laufwerk laufwerke",
+}
+# words that end an item's description: "3 days for the manual" counts days, not manuals
+_ITEM_GLUE = (r"(?:for|the|with|and|or|of|in|to|from|on|at|by|per|than|days?|weeks?|hours?|times|und|oder|mit|für|von|"
+              r"zu|im|der|die|das|den|dem|des|tage?n?|wochen?|stunden?|mal)")
+ITEM_GROUP = {w: g for g, ws in _ITEM_GROUPS.items() for w in ws.split()}
+_HEADS = "|".join(sorted((re.escape(w) for w in ITEM_GROUP), key=len, reverse=True))
+COUNTED_ITEM_RE = _rx(rf"(?<![\w.,:/-])(?P<q>\d{{1,4}}|{_QTY})\s{{1,2}}(?:x\s{{1,2}}|\u00d7\s{{0,2}})?"
+                      rf"(?P<mods>(?:(?!{_ITEM_GLUE}\b)[^\W\d_][\w-]{{0,19}}\s{{1,2}}){{0,3}}?)(?P<pre>[^\W\d_]{{1,12}}-)?(?P<h>{_HEADS})(?![\w-])")
+# the sentence says what the order holds (or held, or will bring)
+ITEM_HOLD_RE = _rx(r"\b(?:contains?|containing|includes?|included|including|consists?\s+of|ordered|bought|purchased|"
+                   r"(?:came|comes|ships|shipped)\s+with|packed|in\s+(?:the|your)\s+(?:package|parcel|box|order|shipment)|"
+                   r"receive|received|get|got|find|inside|enthält|enthalten|beinhaltet|bestellt|gekauft|umfasst|geliefert|"
+                   r"erhalten|bekommen|im\s+paket|in\s+ihrer\s+bestellung)\b|\u00d7")
+
+
+def _label_group(label: str) -> str:
+    head = re.findall(r"[^\W\d_]+", label.partition("(")[0].lower())
+    word = head[-1] if head else ""
+    return ITEM_GROUP.get(word, word)
+
+
+def _counted_items(sent: str, labels: tuple[str, ...]) -> Iterable[tuple[int, int, str, str | None]]:
+    """(position, count, the words, the order's item they name or None) of the items SENT counts
+    in words other than the order's own names (those are read by their names)."""
+    if not ITEM_HOLD_RE.search(sent):
+        return
+    groups: dict[str, str] = {}
+    for label in labels:
+        groups.setdefault(_label_group(label), label)
+    for m in COUNTED_ITEM_RE.finditer(sent):
+        if any(_label_re(x).search(sent, m.start("mods"), m.end()) for x in labels):
+            continue  # named as in the order: the names' own reading counts it
+        before, _, after = clause_of(sent, m.start(), m.end())
+        if HEDGE_COND.search(before) or HEDGE_REPORT.search(before) or HEDGE_NEG.search(before[-25:]) or \
+                HEDGE_NEG.search(after[:30]):
+            continue  # "if you ordered two", "you wrote that you got two", "doesn't include a hub", "... ist nicht enthalten"
+        w = " ".join(m.group("q").lower().split())
+        n = int(w) if w.isdigit() else WORDNUM.get(w)
+        if n is None:
+            continue
+        head = m.group("h").lower()
+        what = " ".join((m.group("mods") + (m.group("pre") or "") + m.group("h")).split())
+        yield m.start(), n, what, groups.get(ITEM_GROUP[head])
+
+
 # a product named as in the order: "includes a PhotoFlux Team license" (capitalised words before a product noun)
 PRODUCT_RE = _lazy(
     r"\b(?:[Cc]ontains?|[Ii]ncludes?|[Oo]rdered|[Bb]ought|[Pp]urchased|[Ee]nthält|[Bb]estellt|[Uu]mfasst|"
@@ -1385,6 +1449,12 @@ def extract(text: str, known: Known) -> tuple[list[Claim], bool]:
                     n = int(w) if w.isdigit() else WORDNUM.get(w)
                     if n is not None:
                         add("quantity", hit.start(), n, what=label)
+        if known.item_labels:
+            for p, n, what, label in _counted_items(sent, known.item_labels):
+                if label is not None:
+                    add("quantity", p, n, what=label)
+                else:
+                    add("item", p, what)
         for m in PRODUCT_RE.finditer(sent):
             add("product", m.start(1), " ".join(m.group(1).split()))
         def theirs(p: int) -> bool:  # "you wrote that you were charged 45 EUR": their amount, not ours
