@@ -65,33 +65,88 @@ def _keys_kept() -> "object | None":
         termios.tcsetattr(fd, termios.TCSANOW, new)
     except (ImportError, OSError, ValueError):
         return None
+    return (termios, fd, old)  # put back by main on the way out, a signal's way included
+
+
+class _Stopped(BaseException):
+    """SIGTERM or SIGHUP while the modules load (before a command's own handlers are in place,
+    or after they are gone). A BaseException: no ``except Exception`` on the way swallows it."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+_SAID = {"SIGTERM": "terminated (SIGTERM)", "SIGHUP": "hung up (SIGHUP)"}
+
+
+def _obey_while_loading() -> None:
+    """From the first instant, SIGTERM and SIGHUP end the run as they do a command (one line,
+    exit 128 + the signal), not a process killed in the middle of an import; Ctrl-C is
+    Python's own KeyboardInterrupt, answered in :func:`main`. A signal ignored from the start
+    (``nohup``) stays ignored. The commands put their own handlers over these while they run."""
     import signal
 
-    def terminated(signum: int, frame: object) -> None:  # killed while loading: echo back on
-        try:
-            termios.tcsetattr(fd, termios.TCSANOW, old)
-        finally:
-            signal.signal(signum, signal.SIG_DFL)
-            os.kill(os.getpid(), signum)
+    def stop(signum: int, frame: object) -> None:
+        raise _Stopped(signum)
 
-    signal.signal(signal.SIGTERM, terminated)  # the commands install their own when they run
-    return (termios, fd, old)
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        try:
+            if signal.getsignal(sig) == signal.SIG_IGN:
+                continue
+            signal.signal(sig, stop)
+        except (ValueError, OSError):  # not the main thread (agentcli run from a thread)
+            return
+
+
+def _say_and_exit(what: str, code: int) -> None:
+    """The one line for a signal outside a command's body, then exit ``code``. The terminal may
+    be gone (SIGHUP): the line is said if it can be, and a stream that cannot be flushed any
+    more is pointed at /dev/null, so the interpreter's last flush does not change the code."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:
+                stream.flush()
+        except (OSError, ValueError):
+            try:
+                os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
+            except (OSError, ValueError, AttributeError):
+                pass
+    try:
+        if sys.stderr is not None:
+            sys.stderr.write(f"agentcli: {what}\n")
+            sys.stderr.flush()
+    except (OSError, ValueError):
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stderr.fileno())
+        except (OSError, ValueError, AttributeError):
+            pass
+    sys.exit(code)
 
 
 def main() -> None:
     text = _stored_help()
     if text is None:
-        kept = _keys_kept()
+        _obey_while_loading()
+        kept = None
         try:
+            kept = _keys_kept()
             from .cli import main as typer_main
 
             typer_main()
+        except KeyboardInterrupt:  # Ctrl-C while the modules load, before typer runs
+            _say_and_exit("interrupted", 130)
+        except _Stopped as s:
+            import signal
+
+            _say_and_exit(_SAID.get(signal.Signals(s.signum).name, f"signal {s.signum}"),
+                          128 + s.signum)
         finally:
             if kept is not None:
                 termios, fd, old = kept
                 try:
                     termios.tcsetattr(fd, termios.TCSANOW, old)
-                except (OSError, ValueError):
+                except (OSError, ValueError, termios.error):  # the terminal is gone (SIGHUP)
                     pass
         return
     if sys.stdout is None:  # started with stdout closed: nowhere to print (typer is silent too)

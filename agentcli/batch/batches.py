@@ -62,6 +62,7 @@ from ..errors import ModelAPIError, UsageError
 from ..providers.base import ModelTurn
 from ..providers.pricing import BATCH_DISCOUNT, estimate_cost
 from ..providers.retry import Attempts
+from ..signals import signals_held
 from .input import Item, id_key
 
 MAX_REQUESTS = 100_000           # requests one batch may hold (the API's limit)
@@ -182,19 +183,20 @@ class BatchState:
 
     def _write(self, raw: bytes) -> None:
         folder = self.path.parent
-        fd, tmp = tempfile.mkstemp(prefix="." + self.path.name + ".", dir=folder)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(raw)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, self.path)
-        except BaseException:
+        with signals_held():  # the state is replaced or left as it was, never a temp file left
+            fd, tmp = tempfile.mkstemp(prefix="." + self.path.name + ".", dir=folder)
             try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+                with os.fdopen(fd, "wb") as f:
+                    f.write(raw)
+                    f.flush()
+                    os.fsync(f.fileno())
+                os.replace(tmp, self.path)
+            except BaseException:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+                raise
         try:
             dfd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
             try:

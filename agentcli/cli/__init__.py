@@ -18,6 +18,7 @@ import typer
 from typer.core import TyperGroup
 
 from .. import __version__
+from ..errors import EXIT_INTERRUPTED
 from ..redact import clean_for_terminal
 from ..stdio import isatty, silence_stdout
 from .common import fail
@@ -63,8 +64,13 @@ class _Group(TyperGroup):
 
 @contextmanager
 def _cleaned_usage_errors() -> Iterator[None]:
+    """Usage errors cleaned (above); and a Ctrl-C outside a command's body (while the command
+    line is parsed, or while ``get_command`` imports a command's module) says so and exits 130
+    like one inside it (typer would exit 130 without a word)."""
     try:
         yield
+    except KeyboardInterrupt:
+        raise fail("interrupted", EXIT_INTERRUPTED) from None
     except Exception as e:  # click's exceptions are not public in typer: recognised by shape
         if isinstance(getattr(e, "message", None), str) and hasattr(e, "show"):
             e.message = clean_for_terminal(e.message)
@@ -132,7 +138,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return _exit(code, argv)
     except KeyboardInterrupt:
         sys.stderr.write("agentcli: interrupted\n")
-        return _exit(130, argv)
+        return _exit(EXIT_INTERRUPTED, argv)
     except BrokenPipeError:  # typer writing help or usage into a pipe whose reader went away
         silence_stdout()
         return _exit(1, argv)

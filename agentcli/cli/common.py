@@ -4,9 +4,11 @@ Imports here stay light (typer, the standard library): every command loads this 
 """
 
 import asyncio
+import errno
 import inspect
 import os
 import signal
+import stat
 import sys
 import threading
 from datetime import datetime
@@ -76,13 +78,67 @@ def fail(message: str, code: int) -> "typer.Exit":
     return typer.Exit(code)
 
 
+def stopped(signum: int, line: str) -> "typer.Exit":
+    """A stopping signal's line and the Exit to raise (its code). After SIGHUP the terminal
+    may be gone (a write to it fails): the line is said if it can be, and what is still
+    buffered for a terminal that is gone is dropped, so the interpreter's last flush cannot
+    turn the exit code into 120; output to a file or a pipe is flushed, never dropped."""
+    code = _STOPS[signum][0] if signum in _STOPS else 128 + signum
+    try:
+        error_line(line)
+    except (OSError, ValueError):
+        pass
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:
+                stream.flush()
+        except (OSError, ValueError):
+            try:
+                os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
+            except (OSError, ValueError, AttributeError):
+                pass
+    return typer.Exit(code)
+
+
 EXIT_TERMINATED = 143  # 128 + SIGTERM, what a shell reports for a process killed by it
+EXIT_HUNG_UP = 129  # 128 + SIGHUP: the terminal closed (a window shut, an ssh link dropped)
 GRACE_S = 5.0  # after SIGTERM / Ctrl-C, the seconds a command has to stop on its own terms
 
 
 class _Terminated(BaseException):
-    """SIGTERM arrived while a command body ran (a supervisor, ``timeout``, a cron limit). A
-    BaseException, as KeyboardInterrupt: no ``except Exception`` in a command swallows it."""
+    """SIGTERM (a supervisor, ``timeout``, a cron limit) or SIGHUP (the terminal closed) arrived
+    while a command body ran. A BaseException, as KeyboardInterrupt: no ``except Exception`` in
+    a command swallows it."""
+
+    def __init__(self, signum: int = signal.SIGTERM) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _on_a_terminal() -> bool:
+    """A standard stream is a terminal (a character device: once hung up, ``isatty`` says no)."""
+    for stream in (sys.stdin, sys.stdout, sys.stderr):
+        try:
+            if stat.S_ISCHR(os.fstat(stream.fileno()).st_mode):
+                return True
+        except (OSError, ValueError, AttributeError):
+            continue
+    return False
+
+
+def hup_ignored() -> bool:
+    """SIGHUP is ignored (``nohup agentcli batch ...``): it stays ignored."""
+    return signal.getsignal(signal.SIGHUP) == signal.SIG_IGN
+
+
+# what each stopping signal says and exits with (the interrupt's are EXIT_INTERRUPTED's)
+_STOPS = {signal.SIGTERM: (EXIT_TERMINATED, "terminated (SIGTERM)"),
+          signal.SIGHUP: (EXIT_HUNG_UP, "hung up (SIGHUP)")}
+
+
+def _stop_line(signum: int, blocked: bool = False) -> str:
+    said = _STOPS[signum][1]
+    return f"{said}{' while the output was blocked' if blocked else ''}; what was finished is kept"
 
 
 class _Watchdog:
@@ -133,7 +189,8 @@ def _write_fd(fd: int, data: bytes) -> None:
 
 async def _stop_on_sigterm(coro: Any) -> Any:
     """Await ``coro``; SIGTERM cancels it the way Ctrl-C does (in-flight calls are cancelled, the
-    history is repaired, logs and records already written are kept), then exits 143.
+    history is repaired, logs and records already written are kept), then exits 143; SIGHUP
+    does the same and exits 129.
 
     The handlers are the interpreter's (``signal.signal``), not the event loop's: they run in
     the main thread even while it is blocked in a write (the write is interrupted, the handler
@@ -142,11 +199,11 @@ async def _stop_on_sigterm(coro: Any) -> Any:
 
     loop = asyncio.get_running_loop()
     task = asyncio.current_task()
-    hit: list[bool] = []
+    hit: list[int] = []
 
     def on_term(signum: int, frame: Any) -> None:
-        hit.append(True)
-        _Watchdog.start(EXIT_TERMINATED, _TERM_LINE)
+        hit.append(signum)
+        _Watchdog.start(_STOPS[signum][0], _stop_line(signum, blocked=True))
         if task is not None:
             loop.call_soon_threadsafe(task.cancel)
 
@@ -154,6 +211,7 @@ async def _stop_on_sigterm(coro: Any) -> Any:
         previous_term = signal.signal(signal.SIGTERM, on_term)
     except (ValueError, OSError):  # not the main thread
         return await coro
+    previous_hup = None if hup_ignored() else signal.signal(signal.SIGHUP, on_term)
     previous_int = signal.getsignal(signal.SIGINT)  # asyncio.run's own (it cancels the task)
 
     def on_int(signum: int, frame: Any) -> None:
@@ -168,29 +226,39 @@ async def _stop_on_sigterm(coro: Any) -> Any:
         result = await coro
     except asyncio.CancelledError:
         if hit:
-            raise _Terminated() from None
+            raise _Terminated(hit[0]) from None
         raise
     finally:
         signal.signal(signal.SIGTERM, previous_term)
+        if previous_hup is not None:
+            signal.signal(signal.SIGHUP, previous_hup)
         if signal.getsignal(signal.SIGINT) is on_int:  # the REPL may have put its own back
             signal.signal(signal.SIGINT, previous_int)
     if hit:  # the body caught the cancellation and finished on its own terms
-        raise _Terminated()
+        raise _Terminated(hit[0])
     return result
 
 
-_TERM_LINE = "terminated (SIGTERM) while the output was blocked; what was finished is kept"
 _INT_LINE = "interrupted while the output was blocked; what was finished is kept"
 
 
 def _obey_signals() -> dict[int, Any]:
     """For a command body that is not a coroutine: SIGTERM ends it as Ctrl-C does (exit 143,
-    not a process killed by a signal), and either starts the :class:`_Watchdog` (a write to a
-    full pipe, or the last flush at exit, must not hold the process). The previous handlers."""
+    not a process killed by a signal), SIGHUP too (exit 129), and each starts the
+    :class:`_Watchdog` (a write to a full pipe, or the last flush at exit, must not hold the
+    process). The previous handlers."""
+
+    stopping: list[int] = []
 
     def on_term(signum: int, frame: Any) -> None:
-        _Watchdog.start(EXIT_TERMINATED, _TERM_LINE)
-        raise _Terminated()
+        # once: a second SIGTERM / SIGHUP (a closing terminal sends SIGHUP more than once)
+        # must not cut short the clean-up the first one started (a review's claim let go, a
+        # temporary copy removed); the watchdog still ends a clean-up that hangs
+        if stopping:
+            return
+        stopping.append(signum)
+        _Watchdog.start(_STOPS[signum][0], _stop_line(signum, blocked=True))
+        raise _Terminated(signum)
 
     def on_int(signum: int, frame: Any) -> None:
         _Watchdog.start(EXIT_INTERRUPTED, _INT_LINE)
@@ -198,9 +266,12 @@ def _obey_signals() -> dict[int, Any]:
 
     previous: dict[int, Any] = {}
     try:
-        for sig, handler in ((signal.SIGTERM, on_term), (signal.SIGINT, on_int)):
+        for sig, handler in ((signal.SIGTERM, on_term), (signal.SIGHUP, on_term),
+                             (signal.SIGINT, on_int)):
             if sig == signal.SIGINT and signal.getsignal(sig) is not signal.default_int_handler:
                 continue  # Ctrl-C is someone else's (an embedding program's)
+            if sig == signal.SIGHUP and hup_ignored():
+                continue  # started under nohup: a closing terminal is not to stop it
             previous[sig] = signal.signal(sig, handler)
     except ValueError:  # not the main thread
         pass
@@ -208,7 +279,8 @@ def _obey_signals() -> dict[int, Any]:
 
 
 def run(fn: Callable[[], Any]) -> Any:
-    """Run a command body: AgentcliError -> one line + its exit code; Ctrl-C -> 130; SIGTERM -> 143."""
+    """Run a command body: AgentcliError -> one line + its exit code; Ctrl-C -> 130; SIGTERM ->
+    143; SIGHUP -> 129."""
     previous = _obey_signals()
     try:
         return _run(fn, previous)
@@ -231,8 +303,8 @@ def _run(fn: Callable[[], Any], previous: dict[int, Any]) -> Any:
         raise fail(e.message, e.exit_code) from None
     except KeyboardInterrupt:
         raise fail("interrupted", EXIT_INTERRUPTED) from None
-    except _Terminated:
-        raise fail("terminated (SIGTERM); what was finished is kept", EXIT_TERMINATED) from None
+    except _Terminated as t:
+        raise stopped(t.signum, _stop_line(t.signum)) from None
     except BrokenPipeError:
         # The reader went away (e.g. `| head`): stop quietly, as Unix tools do.
         silence_stdout()
@@ -240,6 +312,10 @@ def _run(fn: Callable[[], Any], previous: dict[int, Any]) -> Any:
     except (typer.Exit, SystemExit):
         raise
     except OSError as e:  # the system's, not ours: a full disk under stdout, a vanished file
+        if e.errno == errno.EIO and _on_a_terminal():
+            # the terminal hung up (its window closed): its SIGHUP is on the way, often just
+            # after the I/O error it causes; the same end as SIGHUP's
+            raise stopped(signal.SIGHUP, _stop_line(signal.SIGHUP)) from None
         where = f"cannot use {e.filename}" if e.filename else "cannot write the output"
         raise fail(f"{where} ({e.strerror or e})", 1) from None
     except Exception as e:  # a bug: one line, never a traceback

@@ -39,6 +39,7 @@ from ..helpdesk import FORMATS, HELPDESKS
 from ..helpdesk.export import Planned, exported_to, plan
 from ..helpdesk.rules import check_base_url
 from ..redact import add_secret, one_line
+from ..signals import signals_held
 from ..stdio import isatty
 from .common import err_console, json_line, lock_notice, out_console, say_err, warn
 from .layout import print_lines, wrapped
@@ -85,21 +86,23 @@ def _write_output(path: Path, lines: list[str]) -> None:
     """All the lines into ``path`` at once (a temp file beside it, then renamed: a reader never
     sees half an export; owner-only, it holds customers' replies)."""
     where = path.parent if str(path.parent) else Path(".")
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=".export-", dir=where)
-    except OSError as e:
-        raise UsageError(f"--output {one_line(str(path), 200)}: cannot write there "
-                         f"({e.strerror or e})") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write("".join(line + "\n" for line in lines))
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    data = "".join(line + "\n" for line in lines)
+    with signals_held():  # the export is in place or not begun: never a temporary file left
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=".export-", dir=where)
+        except OSError as e:
+            raise UsageError(f"--output {one_line(str(path), 200)}: cannot write there "
+                             f"({e.strerror or e})") from None
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
 
 
 def export_body(store: Any, fmt: str, ids: list[str], filters: tuple, *, status: str | None,

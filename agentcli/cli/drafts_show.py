@@ -46,6 +46,7 @@ from ..drafts.store import DraftChanged, require_version
 from ..errors import AgentcliError, ConfigError, UsageError
 from ..helpdesk import HELPDESKS
 from ..redact import clean_for_terminal, one_line
+from ..signals import signals_held
 from ..stdio import isatty
 from ..vocab import Outcome, ToolName, records
 from .common import dump_json, err_console, format_time, lock_notice, out_console, warn
@@ -367,11 +368,17 @@ def editor_command() -> list[str]:
 def edit_text(text: str, name: str) -> str:
     """Open ``text`` in the person's editor (a private temporary file) and return the result."""
     cmd = editor_command()
-    with tempfile.TemporaryDirectory(prefix="agentcli-edit-") as tmp:
-        path = Path(tmp) / f"{name}.txt"
-        path.write_text(text, encoding="utf-8", errors="surrogateescape")
+    # The copy is made and removed with signals held (a signal meanwhile takes effect after),
+    # so no instant leaves the draft's text behind; while the editor runs, run_editor stops it
+    # on SIGTERM / SIGHUP and the copy is removed on the way out.
+    tmp: str | None = None
+    try:
+        with signals_held():  # a signal that came meanwhile is raised at its end: in this try
+            tmp = tempfile.mkdtemp(prefix="agentcli-edit-")
+            path = Path(tmp) / f"{name}.txt"
+            path.write_text(text, encoding="utf-8", errors="surrogateescape")
         try:
-            rc = run_editor([*cmd, str(path)])  # SIGTERM/SIGHUP stop it; the copy goes with tmp
+            rc = run_editor([*cmd, str(path)])
         except OSError as e:
             raise ConfigError(f"cannot start the editor {cmd[0]!r} ({e.strerror}); set $VISUAL or "
                               "$EDITOR") from None
@@ -382,6 +389,10 @@ def edit_text(text: str, name: str) -> str:
         except OSError as e:
             raise UsageError(f"cannot read the edited text back ({e.strerror}); the draft is "
                              "unchanged") from None
+    finally:
+        if tmp is not None:
+            with signals_held():
+                shutil.rmtree(tmp, ignore_errors=True)
 
 
 def keep_aside(text: str, did: str) -> Path | None:

@@ -4,8 +4,8 @@ While the editor runs, agentcli waits for it. Ctrl-C and Ctrl-\\ are the editor'
 Ctrl-C to cancel a command; agentcli ignores both meanwhile, as git does). SIGTERM or SIGHUP
 (a supervisor, the terminal closing) stop the editor (SIGTERM, then SIGKILL if it has not
 ended within :data:`STOP_S`), put the terminal back as it was, and end the command with
-:class:`EditorStopped`: its ``with tempfile.TemporaryDirectory()`` then removes the temporary
-copy of the draft on the way out, and the one line says so (exit 128 + the signal).
+:class:`EditorStopped`: ``drafts_show.edit_text`` then removes the temporary copy of the
+draft on the way out, and the one line says so (exit 128 + the signal).
 """
 
 from __future__ import annotations

@@ -20,6 +20,7 @@ from prompt_toolkit.keys import Keys
 
 from ..config import state_dir
 from ..redact import redact
+from ..signals import signals_held
 
 
 def history_file() -> Path:
@@ -52,17 +53,18 @@ def trim_history_file(path: Path, keep: int = HISTORY_LIMIT) -> int:
     if len(starts) <= keep:
         return 0
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "wb") as f:
-            f.write(data[starts[-keep]:] if keep > 0 else b"")
-        os.replace(tmp, path)
-    except OSError:
+    with signals_held():  # the history is replaced or left as it was: never a .tmp left beside it
         try:
-            tmp.unlink()
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "wb") as f:
+                f.write(data[starts[-keep]:] if keep > 0 else b"")
+            os.replace(tmp, path)
         except OSError:
-            pass
-        return 0
+            try:
+                tmp.unlink()
+            except OSError:
+                pass
+            return 0
     return len(starts) - keep
 
 

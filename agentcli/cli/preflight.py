@@ -39,6 +39,7 @@ from ..loop import SYSTEM_PROMPT
 from ..providers import make_provider
 from ..providers.endpoint import endpoint_problems, key_problem
 from ..redact import one_line
+from ..signals import signals_held
 from ..stores import open_store
 from ..tools import default_registry
 from .common import provider_chosen
@@ -66,8 +67,14 @@ def _shown(path: Any) -> str:
 
 
 def folder_check(name: str, path: Path, fix: str) -> Check:
-    """Can files be created in PATH? Tried: create (the folder if need be) + a probe file, remove."""
-    path = Path(path)
+    """Can files be created in PATH? Tried: create (the folder if need be) + a probe file, remove.
+    Signals are held meanwhile: the probe file and the folders made for it are removed whatever
+    comes (a Ctrl-C, SIGTERM or SIGHUP takes effect after)."""
+    with signals_held():
+        return _folder_check(name, Path(path), fix)
+
+
+def _folder_check(name: str, path: Path, fix: str) -> Check:
     created: list[Path] = []
     try:
         p = path

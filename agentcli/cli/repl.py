@@ -577,7 +577,7 @@ def _no_echo(interactive: bool) -> Any:
     def restore() -> None:
         try:
             termios.tcsetattr(fd, termios.TCSANOW, old)
-        except (OSError, ValueError):
+        except (OSError, ValueError, termios.error):  # the terminal is gone (hung up)
             pass
 
     return restore

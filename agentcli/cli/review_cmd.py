@@ -230,12 +230,13 @@ class Review:
         return None
 
     def _release(self) -> None:
-        did, self.claimed = self.claimed, None
+        did = self.claimed
         if did is not None:
             try:
                 self.store.release(did, self.me)
             except (UsageError, OSError):
                 pass  # it expires on its own
+            self.claimed = None  # once let go (a signal before this: let go again, a no-op)
 
     def _wait_for_more(self, fd: int) -> bool:
         """--follow at the end of the queue: wait for new drafts (bounded waits, a key or a
@@ -298,7 +299,13 @@ class Review:
         except KeyboardInterrupt:  # Ctrl-C at the keys: the review ends, with its summary
             code = EXIT_INTERRUPTED
         finally:
-            self._release()
+            try:
+                self._release()
+            except BaseException:
+                # a signal as the clean-up began (a closing terminal's SIGHUP comes just after
+                # the I/O error it caused): the claim is let go all the same, then it goes on
+                self._release()
+                raise
             if previous is not None:
                 signal.signal(signal.SIGWINCH, previous)
         self.c.print()

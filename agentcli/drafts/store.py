@@ -41,6 +41,7 @@ from typing import Any, Callable, Iterator
 
 from ..errors import UsageError
 from ..redact import redact, redact_obj
+from ..signals import signals_held
 from ..vocab import parse_time
 from .base import (
     _NAME_CLEAN,
@@ -253,6 +254,9 @@ class DraftStore:
         os.fchmod(fd, mode)  # after chown (which may clear mode bits); umask plays no part
 
     def _write_temp(self, content: str) -> str:
+        """A temporary file in the folder holding ``content`` (fsynced): its name, for the
+        caller to rename into place or remove. Callers hold the signals (``_locked`` does) from
+        here until the file is renamed or removed."""
         data = content.encode("utf-8", "surrogateescape")
         if len(data) > MAX_FILE_BYTES:
             raise UsageError(f"the draft would be larger than {MAX_FILE_BYTES} bytes")
@@ -269,16 +273,21 @@ class DraftStore:
             raise
         return tmp
 
+    def _replace(self, path: Path, content: str) -> None:
+        """Replace ``path`` with ``content`` atomically (callers hold the lock): written whole
+        beside it, then renamed; the temporary file is removed when the rename fails."""
+        tmp = self._write_temp(content)
+        try:
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+
     def _rewrite(self, d: Draft) -> None:
         """Replace a draft's file atomically (callers hold the lock)."""
         with self._writing():
-            tmp = self._write_temp(render(d.meta, d.text))
-            try:
-                os.replace(tmp, d.path)
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
-                raise
+            self._replace(d.path, render(d.meta, d.text))
         _fsync_dir(self.dir)
 
     def _load(self, path: Path) -> Draft:
@@ -345,20 +354,24 @@ class DraftStore:
                         with contextlib.suppress(Exception):  # a notice never breaks a save
                             self.on_wait(self._holder_of(fd))
                     time.sleep(0.02)
-            if writable:  # who holds it, for a teammate who waits (best effort)
-                with contextlib.suppress(OSError):
-                    os.ftruncate(fd, 0)
-                    os.pwrite(fd, _holder(), 0)
-            try:
-                if writable:
-                    self._check_index()
-                yield
-            finally:
-                if writable:
-                    self._write_state()
+            # Held from here to the release: a save (the new draft, the indexes, the ticket's
+            # older drafts superseded) is done whole or not begun, and no temporary file of it
+            # is left behind; a Ctrl-C, SIGTERM or SIGHUP meanwhile takes effect after.
+            with signals_held():
+                if writable:  # who holds it, for a teammate who waits (best effort)
                     with contextlib.suppress(OSError):
                         os.ftruncate(fd, 0)
-                fcntl.flock(fd, fcntl.LOCK_UN)
+                        os.pwrite(fd, _holder(), 0)
+                try:
+                    if writable:
+                        self._check_index()
+                    yield
+                finally:
+                    if writable:
+                        self._write_state()
+                        with contextlib.suppress(OSError):
+                            os.ftruncate(fd, 0)
+                    fcntl.flock(fd, fcntl.LOCK_UN)
         finally:
             os.close(fd)
 
@@ -438,20 +451,21 @@ class DraftStore:
         finally:
             os.close(fd)
         try:
-            tmp = self._write_temp("probe\n")
-            try:
-                st = os.stat(tmp)
-                os.replace(tmp, tmp + ".replaced")  # drafts are rewritten by rename
-                tmp += ".replaced"
-                # drafts are read back and the folder listed (a write-only 0333 folder takes
-                # the write and refuses both)
-                with open(tmp, "rb") as f:
-                    f.read()
-                if os.path.basename(tmp) not in os.listdir(self.dir):
-                    raise OSError(errno.EIO, "a file written there is not in its listing")
-            finally:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
+            with signals_held():  # the probe file is removed, whatever comes meanwhile
+                tmp = self._write_temp("probe\n")
+                try:
+                    st = os.stat(tmp)
+                    os.replace(tmp, tmp + ".replaced")  # drafts are rewritten by rename
+                    tmp += ".replaced"
+                    # drafts are read back and the folder listed (a write-only 0333 folder
+                    # takes the write and refuses both)
+                    with open(tmp, "rb") as f:
+                        f.read()
+                    if os.path.basename(tmp) not in os.listdir(self.dir):
+                        raise OSError(errno.EIO, "a file written there is not in its listing")
+                finally:
+                    with contextlib.suppress(OSError):
+                        os.unlink(tmp)
             mode, gid = self._sharing()
             if gid is not None and st.st_gid != gid:
                 grp = _group_name(gid)
@@ -595,8 +609,7 @@ class DraftStore:
             # the index is in created order (the first page reads its end): written whole again
             merged = sorted({e[1]: e for e in entries + added}.values())
             with contextlib.suppress(OSError, UsageError):
-                tmp = self._write_temp("".join(f"{c}\t{i}\t{k}\n" for c, i, k in merged))
-                os.replace(tmp, self.dir / self.INDEX)
+                self._replace(self.dir / self.INDEX, "".join(f"{c}\t{i}\t{k}\n" for c, i, k in merged))
 
     def _index_entries(self) -> list[tuple[str, str, str]]:
         """(created_at, id, ticket key) of every indexed draft, in the order written."""
@@ -812,8 +825,7 @@ class DraftStore:
                    "who": redact(who), "holder": claim_holder(), "expires_at": until}
             with self._writing():
                 self._subdir(".claims")
-                tmp = self._write_temp(json.dumps(rec))
-                os.replace(tmp, path)
+                self._replace(path, json.dumps(rec))
         return None
 
     def claim_next(self, who: str, ttl_s: float = CLAIM_TTL_S) -> Draft | None:

@@ -16,6 +16,7 @@ from datetime import date, timedelta
 from pathlib import Path
 
 from ..errors import ConfigError, UsageError
+from ..signals import signals_held
 from .records import STATUSES
 
 SCHEMA_SQL = """
@@ -172,9 +173,10 @@ def init_sqlite(path: Path, orders: int = 300, *, force: bool = False) -> int:
 
 
 def _build(path: Path, tmp: Path, orders: int) -> int:
-    conn = sqlite3.connect(tmp)
+    conn = None
     done = False
     try:
+        conn = sqlite3.connect(tmp)  # inside the try: a Ctrl-C just after it removes the file too
         conn.execute("PRAGMA journal_mode = OFF")
         conn.execute("PRAGMA synchronous = OFF")
         conn.executescript(SCHEMA_SQL)
@@ -205,14 +207,19 @@ def _build(path: Path, tmp: Path, orders: int) -> int:
         conn.commit()
         done = True
     finally:
-        conn.close()
-        if not done:
-            tmp.unlink(missing_ok=True)
-    try:
-        tmp.replace(path)
-    except OSError as e:  # it changed into a directory meanwhile, or the folder is read-only
-        tmp.unlink(missing_ok=True)
-        raise ConfigError(f"cannot replace {path}: {e.strerror or e}") from None
+        # from here the database is renamed into place or removed, whatever signal comes (it
+        # takes effect after): no half-built .tmp file is left beside it
+        with signals_held():
+            if conn is not None:
+                conn.close()
+            if not done:
+                tmp.unlink(missing_ok=True)
+            else:
+                try:
+                    tmp.replace(path)
+                except OSError as e:  # it became a directory meanwhile, or a read-only folder
+                    tmp.unlink(missing_ok=True)
+                    raise ConfigError(f"cannot replace {path}: {e.strerror or e}") from None
     return count
 
 
