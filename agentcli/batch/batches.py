@@ -62,7 +62,7 @@ from ..errors import ModelAPIError, UsageError
 from ..providers.base import ModelTurn
 from ..providers.pricing import BATCH_DISCOUNT, estimate_cost
 from ..providers.retry import Attempts
-from ..signals import signals_held
+from ..errors import signals_held
 from .input import Item, id_key
 
 MAX_REQUESTS = 100_000           # requests one batch may hold (the API's limit)

@@ -46,7 +46,7 @@ from ..drafts.store import DraftChanged, require_version
 from ..errors import AgentcliError, ConfigError, UsageError
 from ..helpdesk import HELPDESKS
 from ..redact import clean_for_terminal, one_line
-from ..signals import signals_held
+from ..errors import signals_held
 from ..stdio import isatty
 from ..vocab import Outcome, ToolName, records
 from .common import dump_json, err_console, format_time, lock_notice, out_console, warn

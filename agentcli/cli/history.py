@@ -20,7 +20,7 @@ from prompt_toolkit.keys import Keys
 
 from ..config import state_dir
 from ..redact import redact
-from ..signals import signals_held
+from ..errors import signals_held
 
 
 def history_file() -> Path:

@@ -39,7 +39,7 @@ from ..loop import SYSTEM_PROMPT
 from ..providers import make_provider
 from ..providers.endpoint import endpoint_problems, key_problem
 from ..redact import one_line
-from ..signals import signals_held
+from ..errors import signals_held
 from ..stores import open_store
 from ..tools import default_registry
 from .common import provider_chosen

@@ -41,7 +41,7 @@ from typing import Any, Callable, Iterator
 
 from ..errors import UsageError
 from ..redact import redact, redact_obj
-from ..signals import signals_held
+from ..errors import signals_held
 from ..vocab import parse_time
 from .base import (
     _NAME_CLEAN,

@@ -16,7 +16,7 @@ from datetime import date, timedelta
 from pathlib import Path
 
 from ..errors import ConfigError, UsageError
-from ..signals import signals_held
+from ..errors import signals_held
 from .records import STATUSES
 
 SCHEMA_SQL = """
