@@ -15,7 +15,6 @@ import asyncio
 import dataclasses
 import functools
 import os
-import queue
 import threading
 import weakref
 from typing import Any, Callable, Iterable
@@ -59,52 +58,10 @@ def _ticket_event(d: dict[str, Any], sid: str) -> Event | None:
     return None
 
 
-class _DaemonWorkers:
-    """Daemon threads that run one job at a time and wait up to ``IDLE_S`` for the next one: a
-    question's checks reuse an idle thread instead of starting one (``Thread.start`` holds the
-    event loop until the new thread runs, a large part of a fast question's own cost). As many
-    threads as jobs at once (a batch's tickets check side by side, as with a thread each); the
-    process never waits for one at exit."""
-
-    IDLE_S = 30.0
-
-    def __init__(self) -> None:
-        self._jobs: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
-        self._lock = threading.Lock()
-        self._idle = 0  # threads waiting for a job that no submitted job has claimed yet
-
-    def submit(self, job: Callable[[], None]) -> None:
-        with self._lock:
-            if self._idle > 0:
-                self._idle -= 1
-                self._jobs.put(job)
-                return
-        threading.Thread(target=self._work, args=(job,), name="agentcli-checks", daemon=True).start()
-
-    def _work(self, job: Callable[[], None]) -> None:
-        while True:
-            job()
-            job = None  # type: ignore[assignment]  # nothing of a finished job is held while idle
-            with self._lock:
-                self._idle += 1
-            while job is None:
-                try:
-                    job = self._jobs.get(timeout=self.IDLE_S)
-                except queue.Empty:
-                    with self._lock:
-                        if self._idle > 0:  # more idle threads than jobs on their way: leave
-                            self._idle -= 1
-                            return
-                    # every idle thread is claimed: a job is on its way, this one may be it
-
-
-_WORKERS = _DaemonWorkers()
-
-
 def _in_daemon_thread(fn: Callable[[], Any]) -> "asyncio.Future[Any]":
-    """``fn()`` in a daemon thread (an idle one reused, else one of its own), as a future of the
-    running loop: the loop goes on meanwhile, and the process never waits for the thread at
-    exit (a signal is acted on at once; the checks bound their own time anyway)."""
+    """``fn()`` in a daemon thread of its own, as a future of the running loop: the loop goes on
+    meanwhile, and the process never waits for the thread at exit (a signal is acted on at once;
+    the checks bound their own time anyway)."""
     loop = asyncio.get_running_loop()
     fut: asyncio.Future[Any] = loop.create_future()
 
@@ -122,7 +79,7 @@ def _in_daemon_thread(fn: Callable[[], Any]) -> "asyncio.Future[Any]":
         except RuntimeError:
             pass  # the loop closed meanwhile: nobody waits for the result any more
 
-    _WORKERS.submit(work)
+    threading.Thread(target=work, name="agentcli-checks", daemon=True).start()
     return fut
 
 
