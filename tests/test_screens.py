@@ -302,11 +302,15 @@ def test_show_text_on_a_terminal_ends_its_line(cli_env, queue):
     assert t.raw.endswith(b"No final newline here\r\n")
 
 
-def test_review_is_drawn_again_when_the_terminal_is_resized(cli_env, queue):
+@pytest.mark.parametrize("when", ["drawn", "drawing"])
+def test_review_is_drawn_again_when_the_terminal_is_resized(cli_env, queue, when):
+    """Resized once the screen is drawn, or as soon as its first line is out (often while it is
+    still being drawn: a resize then was lost, and the screen stayed as wide as before)."""
     t = Term(["review"], cli_env, 100, sized_by_env=False)
     try:
         t.pump(screen="draft 1 of 5")
-        t.pump(screen="quit")
+        if when == "drawn":
+            t.pump(screen="quit")
         mark = len(t.raw)
         t.child.setwinsize(24, 50)  # the window made narrower: SIGWINCH
         t.screen.resize(24, 50)

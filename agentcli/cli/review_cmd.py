@@ -284,11 +284,12 @@ class Review:
                          "; nothing to review", highlight=False, markup=False)
             return 0
         code = 0
-        self.waiting = False
+        self.waiting = self.resize_pending = False
 
         def resized(signum: int, frame: Any) -> None:
             if self.waiting:  # only while a key is awaited: a screen is never drawn half
                 raise _Resized()
+            self.resize_pending = True  # mid-draw: drawn again once the screen is done
 
         try:
             previous = signal.signal(signal.SIGWINCH, resized)
@@ -345,9 +346,12 @@ class Review:
             if did in self.done and self.status is None:
                 self.say(f"(you {self.done[did]} it in this review)", "dim")
             status = self.status
+            self.resize_pending = False  # the draw below reads the size as it is now
             more = self.screen.draw(i + 1, len(self.ids), d, note, status, KEYS)
             try:
                 self.waiting = True
+                if self.resize_pending:  # the window changed while it was drawn: draw it again
+                    raise _Resized()
                 key = read_key(fd)
             except _Resized:  # drawn again for the new size, the last result still shown
                 continue
