@@ -16,7 +16,7 @@ import os
 import sys
 
 from ._help_text import HELP
-from .stdio import silence_stdout
+from .stdio import flush_or_drop, silence_stdout
 
 # Set (to anything) to always render the help through typer; the tests and --write-help use it.
 TYPER_HELP_ENV = "_AGENTCLI_TYPER_HELP"
@@ -103,15 +103,7 @@ def _say_and_exit(what: str, code: int) -> None:
     """The one line for a signal outside a command's body, then exit ``code``. The terminal may
     be gone (SIGHUP): the line is said if it can be, and a stream that cannot be flushed any
     more is pointed at /dev/null, so the interpreter's last flush does not change the code."""
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            if stream is not None:
-                stream.flush()
-        except (OSError, ValueError):
-            try:
-                os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
-            except (OSError, ValueError, AttributeError):
-                pass
+    flush_or_drop()
     try:
         if sys.stderr is not None:
             sys.stderr.write(f"agentcli: {what}\n")

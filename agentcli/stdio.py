@@ -21,3 +21,18 @@ def silence_stdout() -> None:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     except (OSError, AttributeError, ValueError):
         pass
+
+
+def flush_or_drop() -> None:
+    """Flush stdout and stderr; a stream that cannot be flushed any more (its terminal is gone:
+    SIGHUP) is pointed at /dev/null, so the interpreter's last flush cannot turn the exit code
+    into 120. Output to a file or a pipe is flushed, never dropped."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:
+                stream.flush()
+        except (OSError, ValueError):
+            try:
+                os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
+            except (OSError, ValueError, AttributeError):
+                pass

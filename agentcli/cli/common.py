@@ -21,7 +21,7 @@ from rich.text import Text
 from ..config import source_of
 from ..errors import EXIT_INTERRUPTED, AgentcliError, UsageError
 from ..redact import clean_for_terminal, json_dumps, one_line, redact_obj
-from ..stdio import isatty, silence_stdout
+from ..stdio import flush_or_drop, isatty, silence_stdout
 from ..vocab import MAX_QUESTION_CHARS, check_question
 from .layout import print_lines, wrapped
 
@@ -88,15 +88,7 @@ def stopped(signum: int, line: str) -> "typer.Exit":
         error_line(line)
     except (OSError, ValueError):
         pass
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            if stream is not None:
-                stream.flush()
-        except (OSError, ValueError):
-            try:
-                os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
-            except (OSError, ValueError, AttributeError):
-                pass
+    flush_or_drop()
     return typer.Exit(code)
 
 
