@@ -447,6 +447,20 @@ FLAG += [
     ("i9-de-drei-anleitungen", "Sie haben drei Anleitungen bestellt.", "ORD", IT),
     ("i9-hoodie", "You got a hoodie and the key in one box.", "ORD", IT),
     ("i9-wireless-mouse", "ORD-20261234 contains a wireless mouse.", "ORD", IT),
+    # ---- round ten, prices and dates (12 of 12 caught; 1 false alarm of 8: a counterfactual price)
+    ("pr10-total-was", "The total for ORD-20261234 was €45.", "ORD", PR),
+    ("pr10-you-paid", "You paid 50 EUR for the order.", "ORD", PR),
+    ("pr10-manual-cost", "The printed manual cost 20.00 EUR.", "ORD", PR),
+    ("pr10-de-gesamtsumme", "Die Gesamtsumme Ihrer Bestellung beträgt 55,00 €.", "ORD", PR),
+    ("pr10-usd-came-to", "Your order came to $42.50 in total.", "ORD", PR),
+    ("pr10-words", "You were charged forty-five euros.", "ORD", PR),
+    ("pr10-de-bezahlt", "Sie haben 60 Euro bezahlt.", "ORD", PR),
+    ("pr10-would-be-fine", "The total was 45 EUR, which would be fine.", "ORD", PR),
+    ("d10-arrive-friday", "It will arrive on Friday, 5 December.", "ORD", DA),
+    ("d10-de-zustellung", "Die Zustellung erfolgt am 7. Dezember.", "ORD", DA),
+    ("d10-placed-on", "You placed the order on 20 November.", "ORD", DA),
+    ("d10-iso", "Estimated delivery: 2026-12-09.", "ORD", DA),
+    ("d10-us-slashes", "Expected delivery is 12/08/2026.", "ORD", DA),
 ]
 
 # still missed, by design for now: "N of the <items>" is a part, not the count ("one of the manuals is
@@ -627,6 +641,16 @@ CLEAN = [
     ("c9-email", "You'll receive an email with the tracking link for the key.", "ORD"),
     ("c9-de-keine-tasse", "Eine Tasse ist nicht in Ihrer Bestellung enthalten.", "ORD"),
     ("c9-what-ordered", "You ordered the hardware key and the printed manual.", "ORD"),
+    ("c10-total", "The total for ORD-20261234 was 40.00 EUR.", "ORD"),
+    ("c10-de-summe", "Die Gesamtsumme beträgt 40,00 €.", "ORD"),
+    ("c10-items", "The USB key was 25.00 EUR and the manual 15.00 EUR.", "ORD"),
+    ("c10-arrive", "It should arrive on 3 December.", "ORD"),
+    ("c10-de-geplant", "Die Lieferung ist für den 3. Dezember geplant.", "ORD"),
+    ("c10-placed", "You placed it on 18 November.", "ORD"),
+    ("c10-would-have-cost", "Express shipping would have cost 10 EUR more, but you chose standard.", "ORD"),
+    ("c10-would-cost", "It would cost 45 EUR to upgrade.", "ORD"),
+    ("c10-de-haette", "Ihre Bestellung hätte mit Expressversand 50 € gekostet.", "ORD"),
+    ("c10-reply-by", "Please reply by 10 December if it has not arrived.", "ORD"),
     ("c8-both-then-colon", "Both of your orders are in our system: ORD-20261234 has shipped and GH56JK78MN is waiting "
      "for payment.", "GH+ORD"),
 ]

@@ -946,6 +946,7 @@ _THEIR_AMOUNT_RE = _rx(r"\b(?:you|the\s+customer|they|sie|du)\s+(?:wrote|said|sa
                        r"claim(?:ed|s)?|think|believe|schreiben|schrieben|schreibst|sagen|sagten|sagst|meinen|erwähnen|"
                        r"erwähnten)\b|\b(?:according\s+to\s+you|laut\s+ihrer\s+nachricht|your\s+(?:message|e-?mail|bank)\s+"
                        r"(?:says|said|shows?))\b")
+_WOULD_AMOUNT_RE = _rx(r"\b(?:would|could|might|würde|würden|hätte|hätten|wäre|wären|könnte|könnten)\b")
 _PRICE_CTX_RE = _rx(r"\b(?:price[sd]?|cost|costs|total|paid|charged?|amount|preis|kost|kostet|kostete|betrag|summe|"
                     r"gesamt|bezahlt|came\s+to|comes\s+to)")
 _EN_UNITS = "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen " \
@@ -1461,7 +1462,8 @@ def extract(text: str, known: Known) -> tuple[list[Claim], bool]:
             lo = max(0, p - 80)
             for cut in _PART_RE.finditer(sent, lo, p):
                 lo = cut.end()
-            return _THEIR_AMOUNT_RE.search(sent, lo, p) is not None
+            # ... or a price that is not the order's: "express shipping would have cost 10 EUR more"
+            return _THEIR_AMOUNT_RE.search(sent, lo, p) is not None or _WOULD_AMOUNT_RE.search(sent, lo, p) is not None
 
         for m in (WORD_MONEY_RE.finditer(sent) if _WORD_MONEY_CUE.search(sent) else ()):
             n = words_number(m.group(1))

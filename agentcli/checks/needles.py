@@ -141,6 +141,7 @@ NEEDLES: dict[str, tuple[str, ...]] = {
     'cd8e9f29cbaf338d': ('status',),
     'ceed61ba6bd0a9c0': ('colleague', 'decide', 'eligible', 'entscheiden', 'geprüft', 'kein', 'look', 'möglich', "n't", 'never', 'nicht', 'not', 'possible', 'prüfen', 'review', 'supervisor', 'whether'),
     'd0a2d650da936497': ('apr', 'aug', 'dec', 'dez', 'feb', 'jaenner', 'jan', 'jul', 'jun', 'jänner', 'maerz', 'mai', 'mar', 'may', 'märz', 'nov', 'oct', 'okt', 'sep'),
+    'd2341f2a3e7c003f': ('could', 'hätte', 'könnte', 'might', 'would', 'wäre', 'würde'),
     'd33efce500f9334a': ('ausgezahlt', 'erstattet', 'gutgeschrieben', 'zurückgebucht', 'zurückgezahlt', 'zurücküberwiesen'),
     'd34bb1da3a2e15d7': ('arrived', 'delivered'),
     'd3e250231095affe': ('bei',),
