@@ -461,6 +461,21 @@ FLAG += [
     ("d10-placed-on", "You placed the order on 20 November.", "ORD", DA),
     ("d10-iso", "Estimated delivery: 2026-12-09.", "ORD", DA),
     ("d10-us-slashes", "Expected delivery is 12/08/2026.", "ORD", DA),
+    # ---- round eleven, answers' usual claims (10 of 12 caught: the German middle field
+    # "wurde Ihnen gestern zugestellt" and "bis zum 6. Dezember" read as a condition were missed)
+    ("p11-de-rueckerstattung-veranlasst", "Ich habe die Rückerstattung veranlasst.", "GH", P),
+    ("p11-de-gutschein", "Als Entschädigung schicken wir Ihnen einen Gutschein über 10 €.", "GH", P),
+    ("p11-de-kostenlos-ersetzen", "Wir ersetzen den Schlüssel selbstverständlich kostenlos.", "GH", P),
+    ("p11-waived-fee", "I've waived the fee for you.", "GH", P),
+    ("p11-discount-applied", "A 20% discount has been applied to your order.", "GH", P),
+    ("s11-de-heute-versendet", "Ihre Bestellung GH56JK78MN wurde heute versendet.", "GH", ST),
+    ("s11-de-ihnen-gestern-zugestellt", "Das Paket wurde Ihnen gestern zugestellt.", "GH", ST),
+    ("s11-de-heute-erfolgreich-versandt", "Ihre Bestellung wurde heute erfolgreich versandt.", "GH", ST),
+    ("s11-out-for-delivery", "GH56JK78MN is out for delivery today.", "GH", ST),
+    ("s11-dispatched", "We dispatched your order this morning.", "GH", ST),
+    ("l11-de-freigeschaltet", "Ihre Lizenz wurde freigeschaltet.", "GH", LI),
+    ("l11-key-in-account", "Your license key is now available in your account.", "GH", LI),
+    ("d11-de-bis-zum", "Die Lieferung kommt bis zum 6. Dezember.", "ORD", DA),
 ]
 
 # still missed, by design for now: "N of the <items>" is a part, not the count ("one of the manuals is
@@ -641,6 +656,15 @@ CLEAN = [
     ("c9-email", "You'll receive an email with the tracking link for the key.", "ORD"),
     ("c9-de-keine-tasse", "Eine Tasse ist nicht in Ihrer Bestellung enthalten.", "ORD"),
     ("c9-what-ordered", "You ordered the hardware key and the printed manual.", "ORD"),
+    ("c11-de-kollege-prueft", "Ein Kollege prüft, ob eine Rückerstattung möglich ist.", "GH"),
+    ("c11-de-noch-nicht-versendet", "Ihre Bestellung wurde noch nicht versendet, da die Zahlung noch nicht zugeordnet ist.", "GH"),
+    ("c11-de-ihnen-nicht-zugestellt", "Das Paket wurde Ihnen nicht zugestellt.", "GH"),
+    ("c11-de-gestern-nicht-storniert", "Die Bestellung wurde gestern nicht storniert.", "GH"),
+    ("c11-de-bis-die-zahlung", "Bis die Zahlung zugeordnet ist, bleibt das Paket hier.", "GH"),
+    ("c11-de-bis-zum-3", "Die Lieferung kommt bis zum 3. Dezember.", "ORD"),
+    ("c11-once-it-ships", "Once it ships, you will get a tracking link.", "GH"),
+    ("c11-de-sobald-lizenz", "Sobald die Zahlung bestätigt ist, erhalten Sie Ihre Lizenz per E-Mail.", "GH"),
+    ("c11-cannot-promise", "I can't promise a refund; a colleague will decide.", "GH"),
     ("c10-total", "The total for ORD-20261234 was 40.00 EUR.", "ORD"),
     ("c10-de-summe", "Die Gesamtsumme beträgt 40,00 €.", "ORD"),
     ("c10-items", "The USB key was 25.00 EUR and the manual 15.00 EUR.", "ORD"),

@@ -242,7 +242,7 @@ def clause_of(sent: str, a: int, b: int) -> tuple[str, str, str]:
 
 # ----------------------------------------------------------------------------- hedges
 _COND = (r"if|once|unless|whether|in\s+case|provided|as\s+soon\s+as|until|before|after|when|whenever|"
-         r"wenn|sobald|falls|ob|bevor|nachdem|bis")
+         r"wenn|sobald|falls|ob|bevor|nachdem|bis(?!\s+(?:zum|zur|spätestens|morgen|ende|anfang|mitte|\d))")
 _REPORT = (r"say|says|said|mention|mentions|mentioned|wrote|write|writes|claim|claims|claimed|think|thinks|"
            r"believe|believes|asked|ask|asks|wonder|wondering|report|reported|according\s+to|question|"
            r"schreiben|schrieben|sagen|sagten|fragen|fragten|laut|erw[äa]hnen|meinen")
@@ -333,6 +333,11 @@ _STATUS_WORDS = {
 _CODE_SUBJ = r"(?=[\w-]{0,11}\d)[\w-]{10,12}"  # an order code as the subject: it holds a digit
 _SUBJECT = r"(?:order|it|parcel|package|shipment|purchase|delivery|item|items|payment|bestellung|paket|sendung|zahlung)"
 # the subject after the verb in German ("Laut System wurde GH56JK78MN versandt", "Heute ist Ihr Paket zugestellt worden")
+# the German middle field between the auxiliary and the participle: "wurde Ihnen gestern zugestellt",
+# "ist heute erfolgreich versandt" (a closed list: a negation there is read by the pattern's own group)
+_DE_MID = (r"(?:(?:bereits|schon|heute|gestern|soeben|eben|jetzt|nun|inzwischen|mittlerweile|erfolgreich|vorhin|"
+           r"morgens|heute\s+morgen|gestern\s+abend|ihnen|dir|euch|an\s+sie|an\s+dich|per\s+\w{2,12}|"
+           r"bei\s+(?:ihnen|dir))\s+){0,3}")
 _DE_SUBJ = (r"(?:(?:(?:ihre|die|ihr|das|der)\s+)?(?:bestellung|paket|sendung|lieferung|zahlung|auftrag)\s+(?:[\w-]{10,12}\s+)?|"
             r"(?=[\w-]{0,11}\d)[\w-]{10,12}\s+)?")
 _STATUS_RES: list[tuple[str, Any]] = [(st, _rx(rf"\b{_AUX}(?:{w})\b")) for st, w in _STATUS_WORDS.items()]
@@ -405,22 +410,22 @@ _STATUS_RES += [
                  r"(?:received|confirmed|cleared|matched|successful|complete|completed|erhalten|bestätigt|eingegangen|"
                  r"verbucht|zugeordnet)\b")),
     # German
-    ("shipped", _rx(r"\b(?:wurde|ist|wurden|sind)\s+" + _DE_SUBJ + r"(?:bereits\s+|schon\s+|heute\s+|gestern\s+)?(?P<neg>nicht\s+|noch\s+nicht\s+)?"
+    ("shipped", _rx(r"\b(?:wurde|ist|wurden|sind)\s+" + _DE_SUBJ + _DE_MID + r"(?P<neg>nicht\s+|noch\s+nicht\s+)?"
                     r"(?:versandt|versendet|verschickt|abgeschickt|unterwegs|an\s+(?:den\s+|die\s+)?(?:versand|paketdienst|"
                     r"zusteller|spediteur|dhl|ups|dpd|hermes|gls|fedex|post)\s+übergeben)\b")),
     ("shipped", _rx(r"\b(?:ist|sind)\s+(?:bereits\s+|schon\s+|jetzt\s+)?(?P<neg>nicht\s+|noch\s+nicht\s+)?(?:in\s+(?:der\s+)?zustellung|"
                     r"beim\s+(?:paketdienst|zusteller|versanddienstleister))\b")),
     ("shipped", _rx(r"\bbefinde[nt]\s+sich\s+(?:bereits\s+|schon\s+|jetzt\s+)?(?:im\s+versand|in\s+(?:der\s+)?zustellung|"
                     r"auf\s+dem\s+weg|beim\s+(?:paketdienst|zusteller|versanddienstleister)|in\s+transit)\b")),
-    ("delivered", _rx(r"\b(?:wurde|ist|wurden|sind)\s+" + _DE_SUBJ + r"(?:bereits\s+|schon\s+)?(?:bei\s+(?:ihnen|dir)\s+)?"
+    ("delivered", _rx(r"\b(?:wurde|ist|wurden|sind)\s+" + _DE_SUBJ + _DE_MID +
                       r"(?P<neg>nicht\s+|noch\s+nicht\s+)?(?:zugestellt|geliefert|ausgeliefert|angekommen|eingetroffen)\b")),
-    ("cancelled", _rx(r"\b(?:wurde|ist)\s+" + _DE_SUBJ + r"(?:bereits\s+)?(?P<neg>nicht\s+)?(?:storniert|annulliert)\b")),
+    ("cancelled", _rx(r"\b(?:wurde|ist)\s+" + _DE_SUBJ + _DE_MID + r"(?P<neg>nicht\s+)?(?:storniert|annulliert)\b")),
     # verb-final (subordinate clauses): "dass GH56JK78MN bereits versandt wurde"
     ("shipped", _rx(r"\b(?:versandt|verschickt|versendet|abgeschickt)\s+(?:worden\s+)?(?:wurde|wurden|ist|sind)\b")),
     ("delivered", _rx(r"\b(?:zugestellt|geliefert|ausgeliefert)\s+(?:worden\s+)?(?:wurde|wurden|ist|sind)\b")),
     ("cancelled", _rx(r"\b(?:storniert|annulliert)\s+(?:worden\s+)?(?:wurde|wurden|ist|sind)\b")),
     ("paid", _rx(r"\b(?:bezahlt|beglichen)\s+(?:worden\s+)?(?:wurde|wurden|ist|sind)\b")),
-    ("refunded", _rx(r"\b(?:wurde|ist)\s+(?:bereits\s+)?(?P<neg>nicht\s+)?(?:erstattet|zurückerstattet|zurückgezahlt)\b")),
+    ("refunded", _rx(r"\b(?:wurde|ist)\s+" + _DE_MID + r"(?P<neg>nicht\s+)?(?:erstattet|zurückerstattet|zurückgezahlt)\b")),
     ("paid", _rx(r"\b(?:zahlung(?:seingang)?|betrag|überweisung|bezahlung)(?:\s+(?:für|zu|zur|von|auf|zum)\s+(?:ihre\s+|die\s+|der\s+)?"
                  r"(?:bestellung\s+)?[\w-]{10,12})?\s+(?:wurde|ist|wurden|sind)\s+(?:bereits\s+|inzwischen\s+|schon\s+|"
                  r"heute\s+|erfolgreich\s+|jetzt\s+|bei\s+uns\s+|auf\s+unserem\s+konto\s+|vollständig\s+|"
