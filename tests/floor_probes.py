@@ -476,6 +476,22 @@ FLAG += [
     ("l11-de-freigeschaltet", "Ihre Lizenz wurde freigeschaltet.", "GH", LI),
     ("l11-key-in-account", "Your license key is now available in your account.", "GH", LI),
     ("d11-de-bis-zum", "Die Lieferung kommt bis zum 6. Dezember.", "ORD", DA),
+    # ---- round twelve, two-order tickets and counts (7 of 12 caught; two misses left: "should be
+    # sitting on your doorstep now" is hedged by its "should", and prices swapped between the
+    # items are each a price of the order)
+    ("s12-delivered-to-you", "It has been delivered to you already.", "ORD", ST),
+    ("s12-payment-went-through", "Your payment went through and the order is being packed.", "GH", ST),
+    ("s12-we-cancelled-both", "We cancelled both orders.", "GH+ORD", ST),
+    ("s12-we-cancelled-your-orders", "We cancelled your orders.", "GH+ORD", ST),
+    ("s12-de-beide-bezahlt", "Beide Bestellungen sind bezahlt.", "GH+ORD", ST),
+    ("l12-licenses-for-both", "The licenses for both orders have been sent.", "GH+ORD", LI),
+    ("i12-three-items", "Your order has three items: the key, the manual and a cable.", "ORD", IT),
+    ("i12-de-drei-artikeln", "Ihre Bestellung besteht aus drei Artikeln.", "ORD", IT),
+    ("i12-you-ordered-three-items", "You ordered three items.", "ORD", IT),
+    ("i12-de-zwei-kabel", "Im Paket liegen zwei Kabel.", "ORD", IT),
+    ("p12-refunded-both", "I've refunded both orders.", "GH+ORD", P),
+    ("d12-both-arrive", "Both orders arrive on 8 December.", "GH+ORD", DA),
+    ("s12-arrived-safely", "Glad to hear it arrived safely!", "ORD", ST),
 ]
 
 # still missed, by design for now: "N of the <items>" is a part, not the count ("one of the manuals is
@@ -656,6 +672,15 @@ CLEAN = [
     ("c9-email", "You'll receive an email with the tracking link for the key.", "ORD"),
     ("c9-de-keine-tasse", "Eine Tasse ist nicht in Ihrer Bestellung enthalten.", "ORD"),
     ("c9-what-ordered", "You ordered the hardware key and the printed manual.", "ORD"),
+    ("c12-both-placed", "Both of your orders were placed in November.", "GH+ORD"),
+    ("c12-both-in-system", "I can see both orders in our system.", "GH+ORD"),
+    ("c12-each-status", "GH56JK78MN is waiting for payment and ORD-20261234 is on its way.", "GH+ORD"),
+    ("c12-two-items", "Your order has two items: the key and the manual.", "ORD"),
+    ("c12-de-zwei-artikel", "Ihre Bestellung umfasst zwei Artikel.", "ORD"),
+    ("c12-looked-up-both", "I looked up both orders for you.", "GH+ORD"),
+    ("c12-if-three-items", "If your order has three items, one is missing.", "ORD"),
+    ("c12-shop-products", "We have 40 products in the shop.", "ORD"),
+    ("c12-not-cancelled", "We have not cancelled your orders.", "GH+ORD"),
     ("c11-de-kollege-prueft", "Ein Kollege prüft, ob eine Rückerstattung möglich ist.", "GH"),
     ("c11-de-noch-nicht-versendet", "Ihre Bestellung wurde noch nicht versendet, da die Zahlung noch nicht zugeordnet ist.", "GH"),
     ("c11-de-ihnen-nicht-zugestellt", "Das Paket wurde Ihnen nicht zugestellt.", "GH"),

@@ -63,7 +63,7 @@ class Claim:
     """One fact a text states. ``value`` by kind: status -> a status word; not_found -> True;
     license -> bool; date -> frozenset of (year or None, month, day); frame -> the words;
     item -> a SKU or a product's words; product -> a product's name as written; quantity -> int
-    (``what``: the item); price -> cents;
+    (``what``: the item); item_count -> int (items the order holds); price -> cents;
     promise -> the promise's words; order -> the code; draft -> a draft id or "" (a reply
     said to be drafted)."""
     kind: str
@@ -373,7 +373,8 @@ _STATUS_RES += [
     ("delivered", _rx(r"\bdelivery(?:\s+(?:of|for)\s+(?:your\s+order\s+|order\s+)?[\w-]{10,12})?\s+(?:was|has\s+been|is)\s+"
                       r"(?:successfully\s+)?(?:completed|successful|made|confirmed|complete)\b")),
     ("cancelled", _rx(rf"\b(?:we|i)(?:\s+have|'ve|\s+just|\s+already|\s+now){{0,3}}\s+(?:cancell?ed|voided)\s+"
-                      rf"(?:your\s+order\b|the\s+order\b|it\b|{_CODE_SUBJ})")),
+                      rf"(?:your\s+orders?\b|the\s+orders?\b|it\b|(?:both|all|each)\s+(?:of\s+)?(?:your\s+|the\s+)?"
+                      rf"orders\b|{_CODE_SUBJ})")),
     # the invoice settled, a transfer booked to the order, "All paid!", "Geld ... der Bestellung zugeordnet"
     ("paid", _rx(r"\b(?:invoice|bill|balance|rechnung)\s+(?:is|was|has\s+been|ist|wurde)\s+(?:now\s+|already\s+|fully\s+|bereits\s+|"
                  r"vollständig\s+|schon\s+)?(?:settled|paid(?:\s+in\s+full)?|cleared|beglichen|bezahlt)\b|"
@@ -549,7 +550,8 @@ BOTH_RE = _rx(r"\b(?:both|beide|sowohl)\b")  # "both GH56JK78MN and ORD-20261234
 _LIC = (r"(?:licen[cs]e(?:\s+(?:key|number|code))?s?|(?:activation|product|serial|registration)\s+(?:key|code|number)s?|"
         r"lizenz(?:schlüssel|code|key|nummer)?|aktivierungs(?:schlüssel|code)|produktschlüssel|seriennummer|"
         r"subscriptions?|abos?|abonnements?)")
-_LIC_OF = r"(?:\s+(?:for|of|für)\s+(?:your\s+|the\s+|ihre\s+|die\s+)?(?:order\s+|bestellung\s+)?[\w-]{1,14})?"
+_LIC_OF = (r"(?:\s+(?:for|of|für)\s+(?:(?:your\s+|the\s+|ihre\s+|die\s+)?(?:order\s+|bestellung\s+)?[\w-]{1,14}|"
+           r"(?:both|all|each|beide|alle)\s+(?:of\s+)?(?:your\s+|the\s+|ihre\s+)?(?:orders|bestellungen)))?")
 _LIC_RES = [
     _rx(rf"\b{_LIC}{_LIC_OF}\s+{_AUX}(?:issued|sent|emailed|e-mailed|mailed|generated|activated|ready|available|delivered|"
         r"attached|enclosed|included\s+below|below|on\s+(?:its|the)\s+way|in\s+your\s+inbox|forwarded|resent|re-sent|"
@@ -898,6 +900,14 @@ ITEM_HOLD_RE = _rx(r"\b(?:contains?|containing|includes?|included|including|cons
                    r"(?:came|comes|ships|shipped)\s+with|packed|in\s+(?:the|your)\s+(?:package|parcel|box|order|shipment)|"
                    r"receive|received|get|got|find|inside|enthält|enthalten|beinhaltet|bestellt|gekauft|umfasst|geliefert|"
                    r"erhalten|bekommen|im\s+paket|in\s+ihrer\s+bestellung)\b|\u00d7")
+
+
+# how many items the order holds: "your order has three items", "Ihre Bestellung umfasst zwei Artikel"
+ITEM_COUNT_RE = _rx(rf"(?<![\w.,:/-])(?P<q>\d{{1,3}}|{_QTY})\s{{1,2}}(?:different\s+|separate\s+|verschiedene\s+)?"
+                    r"(?:line\s+)?(?:items|articles|products|positions|artikeln?|positionen|produkten?)\b")
+ITEM_COUNT_CTX_RE = _rx(r"\b(?:order|orders|bestellung|parcel|package|shipment|paket|sendung|it)\s+(?:[\w-]{10,12}\s+)?"
+                        r"(?:has|had|contains?|contained|includes?|included|consists\s+of|came\s+with|hat|umfasst|enthält|"
+                        r"enthielt|besteht\s+aus)\b|\b(?:ordered|bestellt)\b")
 
 
 def _label_group(label: str) -> str:
@@ -1455,6 +1465,14 @@ def extract(text: str, known: Known) -> tuple[list[Claim], bool]:
                     n = int(w) if w.isdigit() else WORDNUM.get(w)
                     if n is not None:
                         add("quantity", hit.start(), n, what=label)
+        if known.item_labels and ITEM_COUNT_CTX_RE.search(sent):
+            for m in ITEM_COUNT_RE.finditer(sent):  # "your order has three items"
+                w = " ".join(m.group("q").lower().split())
+                n = int(w) if w.isdigit() else WORDNUM.get(w)
+                before, _, after = clause_of(sent, m.start(), m.end())
+                if n is not None and n > 1 and not (HEDGE_COND.search(before) or HEDGE_REPORT.search(before)
+                                                    or HEDGE_NEG.search(before[-25:])):
+                    add("item_count", m.start(), n)
         if known.item_labels:
             for p, n, what, label in _counted_items(sent, known.item_labels):
                 if label is not None:

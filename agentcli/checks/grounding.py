@@ -315,6 +315,8 @@ class _Run:
                 self.promise(label, c, ev, is_answer)
             elif c.kind in ("item", "quantity", "price"):
                 self.item(label, c, ev)
+            elif c.kind == "item_count":
+                self.item_count(label, c, ev)
             elif c.kind == "product":
                 code = c.order
                 r = t.found.get(code) if code else (next(iter(t.found.values())) if len(t.found) == 1 else None)
@@ -484,6 +486,19 @@ class _Run:
         if c.source == "model":
             self.add("line_items_mismatch", ERROR, f"{label} says {n} of {one_line(what, 60)}, which is not "
                      f"among the line items of {code or 'the order'}", code=code, result=r, **ev)
+
+    def item_count(self, label: str, c: Claim, ev: dict) -> None:
+        """"Your order has three items": the number of its line items, or of its units."""
+        t, code = self.t, c.order
+        r = t.found.get(code) if code else (next(iter(t.found.values())) if len(t.found) == 1 else None)
+        items = _items(r) if r is not None else []
+        if not items:
+            return
+        units = sum(_int(li.get("quantity")) or 0 for li in items)
+        if c.value not in (len(items), units):
+            self.add("line_items_mismatch", ERROR, f"{label} says {code or 'the order'} holds {c.value} items, but "
+                     f"it has {len(items)} line item(s)" + (f" ({units} units)" if units != len(items) else ""),
+                     code=code, result=r, **ev)
 
     def _product(self, label: str, c: Claim, r: dict, ev: dict) -> bool:
         """A product the model layer read: True when it is the order's (product or a line item)."""
