@@ -58,11 +58,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, AsyncIterator
 
-from ..errors import ModelAPIError, UsageError
+from ..errors import ModelAPIError, UsageError, signals_held
 from ..providers.base import ModelTurn
 from ..providers.pricing import BATCH_DISCOUNT, estimate_cost
 from ..providers.retry import Attempts
-from ..errors import signals_held
 from .input import Item, id_key
 
 MAX_REQUESTS = 100_000           # requests one batch may hold (the API's limit)

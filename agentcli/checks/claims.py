@@ -332,12 +332,12 @@ _STATUS_WORDS = {
 }
 _CODE_SUBJ = r"(?=[\w-]{0,11}\d)[\w-]{10,12}"  # an order code as the subject: it holds a digit
 _SUBJECT = r"(?:order|it|parcel|package|shipment|purchase|delivery|item|items|payment|bestellung|paket|sendung|zahlung)"
-# the subject after the verb in German ("Laut System wurde GH56JK78MN versandt", "Heute ist Ihr Paket zugestellt worden")
 # the German middle field between the auxiliary and the participle: "wurde Ihnen gestern zugestellt",
 # "ist heute erfolgreich versandt" (a closed list: a negation there is read by the pattern's own group)
 _DE_MID = (r"(?:(?:bereits|schon|heute|gestern|soeben|eben|jetzt|nun|inzwischen|mittlerweile|erfolgreich|vorhin|"
            r"morgens|heute\s+morgen|gestern\s+abend|ihnen|dir|euch|an\s+sie|an\s+dich|per\s+\w{2,12}|"
            r"bei\s+(?:ihnen|dir))\s+){0,3}")
+# the subject after the verb in German ("Laut System wurde GH56JK78MN versandt", "Heute ist Ihr Paket zugestellt worden")
 _DE_SUBJ = (r"(?:(?:(?:ihre|die|ihr|das|der)\s+)?(?:bestellung|paket|sendung|lieferung|zahlung|auftrag)\s+(?:[\w-]{10,12}\s+)?|"
             r"(?=[\w-]{0,11}\d)[\w-]{10,12}\s+)?")
 _STATUS_RES: list[tuple[str, Any]] = [(st, _rx(rf"\b{_AUX}(?:{w})\b")) for st, w in _STATUS_WORDS.items()]

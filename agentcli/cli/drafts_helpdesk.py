@@ -34,12 +34,11 @@ from ..drafts.queue import (
     reviewer,
     select,
 )
-from ..errors import ConfigError, UsageError
+from ..errors import ConfigError, UsageError, signals_held
 from ..helpdesk import FORMATS, HELPDESKS
 from ..helpdesk.export import Planned, exported_to, plan
 from ..helpdesk.rules import check_base_url
 from ..redact import add_secret, one_line
-from ..errors import signals_held
 from ..stdio import isatty
 from .common import err_console, json_line, lock_notice, out_console, say_err, warn
 from .layout import print_lines, wrapped

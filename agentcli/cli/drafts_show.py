@@ -43,10 +43,9 @@ from ..drafts.queue import (
     select,
 )
 from ..drafts.store import DraftChanged, require_version
-from ..errors import AgentcliError, ConfigError, UsageError
+from ..errors import AgentcliError, ConfigError, UsageError, signals_held
 from ..helpdesk import HELPDESKS
 from ..redact import clean_for_terminal, one_line
-from ..errors import signals_held
 from ..stdio import isatty
 from ..vocab import Outcome, ToolName, records
 from .common import dump_json, err_console, format_time, lock_notice, out_console, warn

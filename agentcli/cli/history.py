@@ -19,8 +19,8 @@ from prompt_toolkit.key_binding import KeyBindings
 from prompt_toolkit.keys import Keys
 
 from ..config import state_dir
-from ..redact import redact
 from ..errors import signals_held
+from ..redact import redact
 
 
 def history_file() -> Path:

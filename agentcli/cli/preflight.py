@@ -34,12 +34,11 @@ from typing import Any
 
 from ..config import is_default_drafts_dir, sessions_dir
 from ..drafts.backends import open_drafts
-from ..errors import AgentcliError, ConfigError, ModelAPIError
+from ..errors import AgentcliError, ConfigError, ModelAPIError, signals_held
 from ..loop import SYSTEM_PROMPT
 from ..providers import make_provider
 from ..providers.endpoint import endpoint_problems, key_problem
 from ..redact import one_line
-from ..errors import signals_held
 from ..stores import open_store
 from ..tools import default_registry
 from .common import provider_chosen

@@ -39,9 +39,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from ..errors import UsageError
+from ..errors import UsageError, signals_held
 from ..redact import redact, redact_obj
-from ..errors import signals_held
 from ..vocab import parse_time
 from .base import (
     _NAME_CLEAN,

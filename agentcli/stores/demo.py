@@ -15,8 +15,7 @@ import stat
 from datetime import date, timedelta
 from pathlib import Path
 
-from ..errors import ConfigError, UsageError
-from ..errors import signals_held
+from ..errors import ConfigError, UsageError, signals_held
 from .records import STATUSES
 
 SCHEMA_SQL = """
