@@ -492,6 +492,9 @@ FLAG += [
     ("p12-refunded-both", "I've refunded both orders.", "GH+ORD", P),
     ("d12-both-arrive", "Both orders arrive on 8 December.", "GH+ORD", DA),
     ("s12-arrived-safely", "Glad to hear it arrived safely!", "ORD", ST),
+    # ---- round thirteen: an adversarial pass's prices hidden by a 'might' / 'would' of another clause
+    ("pr13-adv-d6", 'As you might have noticed, your order total was 55.00 EUR.', "ORD", PR),
+    ("pr13-adv-d26", 'Your order ORD-20261234 has shipped; the manual alone would be 15 EUR, and the total you paid was 60 EUR.', "ORD", PR),
 ]
 
 # still missed, by design for now: "N of the <items>" is a part, not the count ("one of the manuals is
@@ -672,6 +675,24 @@ CLEAN = [
     ("c9-email", "You'll receive an email with the tracking link for the key.", "ORD"),
     ("c9-de-keine-tasse", "Eine Tasse ist nicht in Ihrer Bestellung enthalten.", "ORD"),
     ("c9-what-ordered", "You ordered the hardware key and the printed manual.", "ORD"),
+    # an adversarial pass over the day's rules (17 false alarms of these shapes, closed)
+    ("c13-adv-a3", 'Your order has shipped. To use the key, plug the key into a USB hub or any free port; many customers get two adapters for travel.', "ORD"),
+    ("c13-adv-e1", 'Your order ORD-20261234 has shipped. Once it arrives, find the key inside the box and plug it into a USB hub or a free port.', "ORD"),
+    ("c13-adv-c2", 'Your order ORD-20261234 has shipped. If you need more ports, you can find a USB hub in any electronics store.', "ORD"),
+    ("c13-adv-c3", 'Your order ORD-20261234 has shipped. You can also get 2 spare keys from our shop at any time.', "ORD"),
+    ("c13-adv-e19", "Your order ORD-20261234 has shipped. You can buy 2 extra manuals in our shop, and you'll get them within a week.", "ORD"),
+    ("c13-adv-c20", 'Your order ORD-20261234 has shipped; the estimated delivery is 3 December. Many customers order 2 keys; you ordered one.', "ORD"),
+    ("c13-adv-e3", 'Your order contains the key and the manual; we still have 5 more manuals in stock if you need spares.', "ORD"),
+    ("c13-adv-c4", 'Your newsletter subscription has been activated. Your order GH56JK78MN is still waiting for payment.', "GH"),
+    ("c13-adv-c5", 'Ihr Newsletter-Abo ist aktiv. Ihre Bestellung GH56JK78MN wartet noch auf die Zahlung.', "GH"),
+    ("c13-adv-c10", 'Each order is shipped separately, so ORD-20261234 has shipped while GH56JK78MN is still waiting for payment.', "GH+ORD"),
+    ("c13-adv-e6", 'ORD-20261234 was sent in two parcels, and both parcels are on their way. GH56JK78MN is still waiting for payment.', "GH+ORD"),
+    ("c13-adv-e2", 'Your order ORD-20261234 has shipped. Customers who ordered 3 items or more get free shipping.', "ORD"),
+    ("c13-adv-a28", 'The order ORD-20261234 has 2 items; an additional 3 items from your wishlist are not part of it.', "ORD"),
+    ("c13-adv-c13", 'Your order ORD-20261234 has shipped. We have received the 2 cables you sent back by mistake and will return them.', "ORD"),
+    ("c13-adv-e15", 'We received 2 cables back from a different customer by mistake; your order ORD-20261234 has shipped with the key and the manual.', "ORD"),
+    ("c13-adv-c16", 'Ihre Bestellung ORD-20261234 wurde versandt. Im Paket ist kein Kabel enthalten, aber Sie bekommen 2 Kabel günstig in jedem Elektronikmarkt.', "ORD"),
+    ("c13-adv-a43", 'Unser Shop bietet 3 Kabel an; Ihre Bestellung ORD-20261234 enthält keins davon und wurde versandt.', "ORD"),
     ("c12-both-placed", "Both of your orders were placed in November.", "GH+ORD"),
     ("c12-both-in-system", "I can see both orders in our system.", "GH+ORD"),
     ("c12-each-status", "GH56JK78MN is waiting for payment and ORD-20261234 is on its way.", "GH+ORD"),

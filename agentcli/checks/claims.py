@@ -537,10 +537,13 @@ def _status_claims(sent: str) -> Iterable[tuple[int, str]]:
 
 # a claim about every order of the ticket: "both of your orders have shipped", "beide Bestellungen
 # wurden versandt", "all your orders are on their way" -- true only if true of each one
-EVERY_ORDER_RE = _rx(r"\b(?:both|all|each|every)\s+(?:of\s+)?(?:your\s+|the\s+|my\s+|these\s+|those\s+)?"
-                     r"(?:two\s+|three\s+)?(?:orders?|parcels|packages|shipments|purchases|licen[cs]es)\b|"
-                     r"\bboth\s+(?:of\s+them|orders)\b|\b(?:beide|alle|sämtliche)n?\s+(?:ihrer\s+|ihre\s+|der\s+|die\s+)?"
-                     r"(?:zwei\s+|drei\s+)?(?:bestellungen|pakete|sendungen|lizenzen)\b|\bjede\s+(?:ihrer\s+)?bestellungen?\b")
+# (plural orders with a determiner: "all orders are shipped by DHL" and "each order is shipped
+# separately" are policies, "both parcels" may be the parcels of one order)
+EVERY_ORDER_RE = _rx(r"\bboth\s+(?:of\s+)?(?:your\s+|the\s+|my\s+|these\s+|those\s+)?(?:orders|purchases|licen[cs]es)\b|"
+                     r"\b(?:all|each)\s+(?:of\s+)?(?:your|the|my|these|those)\s+(?:two\s+|three\s+)?(?:orders|purchases|"
+                     r"licen[cs]es)\b|\bboth\s+of\s+them\b|\bbeiden?\s+(?:ihrer\s+|ihre\s+|der\s+|die\s+)?"
+                     r"(?:bestellungen|lizenzen)\b|\b(?:alle|sämtliche)n?\s+(?:ihrer|ihre|diese)\s+(?:zwei\s+|drei\s+)?"
+                     r"(?:bestellungen|lizenzen)\b")
 
 BOTH_RE = _rx(r"\b(?:both|beide|sowohl)\b")  # "both GH56JK78MN and ORD-20261234 have shipped"
 
@@ -549,7 +552,7 @@ BOTH_RE = _rx(r"\b(?:both|beide|sowohl)\b")  # "both GH56JK78MN and ORD-20261234
 # what the order's license is called, a subscription (an "Abo") included: "your subscription is active"
 _LIC = (r"(?:licen[cs]e(?:\s+(?:key|number|code))?s?|(?:activation|product|serial|registration)\s+(?:key|code|number)s?|"
         r"lizenz(?:schlüssel|code|key|nummer)?|aktivierungs(?:schlüssel|code)|produktschlüssel|seriennummer|"
-        r"subscriptions?|abos?|abonnements?)")
+        r"(?<!newsletter\s)(?<!newsletter-)(?<!mailing\s)(?<!e-mail\s)(?:subscriptions?|abos?|abonnements?))")
 _LIC_OF = (r"(?:\s+(?:for|of|für)\s+(?:(?:your\s+|the\s+|ihre\s+|die\s+)?(?:order\s+|bestellung\s+)?[\w-]{1,14}|"
            r"(?:both|all|each|beide|alle)\s+(?:of\s+)?(?:your\s+|the\s+|ihre\s+)?(?:orders|bestellungen)))?")
 _LIC_RES = [
@@ -896,6 +899,11 @@ _HEADS = "|".join(sorted((re.escape(w) for w in ITEM_GROUP), key=len, reverse=Tr
 COUNTED_ITEM_RE = _rx(rf"(?<![\w.,:/-])(?P<q>\d{{1,4}}|{_QTY})\s{{1,2}}(?:x\s{{1,2}}|\u00d7\s{{0,2}})?"
                       rf"(?P<mods>(?:(?!{_ITEM_GLUE}\b)[^\W\d_][\w-]{{0,19}}\s{{1,2}}){{0,3}}?)(?P<pre>[^\W\d_]{{1,12}}-)?(?P<h>{_HEADS})(?![\w-])")
 # the sentence says what the order holds (or held, or will bring)
+# not the order's items: the shop's, other customers', what was sent back, what a customer may buy
+ITEM_ELSEWHERE_RE = _rx(r"\b(?:shop|store|stock|customers|wishlist|catalogu?e|sent\s+back|back\s+from|returned|"
+                        r"different\s+customer|markt|elektronikmarkt|lager|kunden|zurückgeschickt|zurückgesendet|"
+                        r"wunschliste|katalog)\b")
+_OFFER_RE = _rx(r"\b(?:can|could|may|might|kann|können|könnten)\b")
 ITEM_HOLD_RE = _rx(r"\b(?:contains?|containing|includes?|included|including|consists?\s+of|ordered|bought|purchased|"
                    r"(?:came|comes|ships|shipped)\s+with|packed|in\s+(?:the|your)\s+(?:package|parcel|box|order|shipment)|"
                    r"receive|received|get|got|find|inside|enthält|enthalten|beinhaltet|bestellt|gekauft|umfasst|geliefert|"
@@ -910,6 +918,9 @@ ITEM_COUNT_CTX_RE = _rx(r"\b(?:order|orders|bestellung|parcel|package|shipment|p
                         r"enthielt|besteht\s+aus)\b|\b(?:ordered|bestellt)\b")
 
 
+_INTO_RE = _rx(r"\b(?:into|onto|in|at|from|to|an|auf|aus|von)\s+$")  # "plug it into a USB hub"
+
+
 def _label_group(label: str) -> str:
     head = re.findall(r"[^\W\d_]+", label.partition("(")[0].lower())
     word = head[-1] if head else ""
@@ -919,7 +930,7 @@ def _label_group(label: str) -> str:
 def _counted_items(sent: str, labels: tuple[str, ...]) -> Iterable[tuple[int, int, str, str | None]]:
     """(position, count, the words, the order's item they name or None) of the items SENT counts
     in words other than the order's own names (those are read by their names)."""
-    if not ITEM_HOLD_RE.search(sent):
+    if not ITEM_HOLD_RE.search(sent) or ITEM_ELSEWHERE_RE.search(sent):
         return
     groups: dict[str, str] = {}
     for label in labels:
@@ -929,7 +940,7 @@ def _counted_items(sent: str, labels: tuple[str, ...]) -> Iterable[tuple[int, in
             continue  # named as in the order: the names' own reading counts it
         before, _, after = clause_of(sent, m.start(), m.end())
         if HEDGE_COND.search(before) or HEDGE_REPORT.search(before) or HEDGE_NEG.search(before[-25:]) or \
-                HEDGE_NEG.search(after[:30]):
+                HEDGE_NEG.search(after[:30]) or _OFFER_RE.search(before) or _INTO_RE.search(sent, 0, m.start()):
             continue  # "if you ordered two", "you wrote that you got two", "doesn't include a hub", "... ist nicht enthalten"
         w = " ".join(m.group("q").lower().split())
         n = int(w) if w.isdigit() else WORDNUM.get(w)
@@ -1471,7 +1482,8 @@ def extract(text: str, known: Known) -> tuple[list[Claim], bool]:
                 n = int(w) if w.isdigit() else WORDNUM.get(w)
                 before, _, after = clause_of(sent, m.start(), m.end())
                 if n is not None and n > 1 and not (HEDGE_COND.search(before) or HEDGE_REPORT.search(before)
-                                                    or HEDGE_NEG.search(before[-25:])):
+                                                    or HEDGE_NEG.search(before[-25:]) or HEDGE_NEG.search(after[:40])
+                                                    or ITEM_ELSEWHERE_RE.search(sent)):
                     add("item_count", m.start(), n)
         if known.item_labels:
             for p, n, what, label in _counted_items(sent, known.item_labels):
@@ -1486,7 +1498,8 @@ def extract(text: str, known: Known) -> tuple[list[Claim], bool]:
             for cut in _PART_RE.finditer(sent, lo, p):
                 lo = cut.end()
             # ... or a price that is not the order's: "express shipping would have cost 10 EUR more"
-            return _THEIR_AMOUNT_RE.search(sent, lo, p) is not None or _WOULD_AMOUNT_RE.search(sent, lo, p) is not None
+            return _THEIR_AMOUNT_RE.search(sent, lo, p) is not None or \
+                _WOULD_AMOUNT_RE.search(clause_of(sent, p, p + 1)[0]) is not None
 
         for m in (WORD_MONEY_RE.finditer(sent) if _WORD_MONEY_CUE.search(sent) else ()):
             n = words_number(m.group(1))
