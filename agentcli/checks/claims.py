@@ -173,7 +173,7 @@ def codes_in(text: str) -> list[tuple[int, str, str]]:
 _SPLIT_RE = _lazy(r"[.!?]+(?=[\s\"')\]]|$)|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
 _ABBR_RE = _lazy(r"\b(?:e\.g|i\.e|etc|approx|vs|no|nr|dr|mr|mrs|ms|st|jan|feb|mar|apr|jun|jul|aug|"
                       r"sep|sept|oct|nov|dec|z\.b|bzw|ca|usw|d\.h|u\.a)$", re.I)
-_DAY_RE = _lazy(r"(?<![\d.,/-])\d{1,2}$")
+_DAY_RE = _lazy(r"(?<![\d.,/-])(?:\d{1,2}\.)?\d{1,2}$")  # "24. Dezember", "bis 6.12. in der Hand"
 _CLAUSE_RE = _lazy(r"[,;:()]|\s-\s|\b(?:but|however|although|though|whereas|while|aber|jedoch|doch|"
                         r"obwohl|allerdings)\b", re.I)
 
@@ -196,9 +196,9 @@ def sentences(text: str) -> list[tuple[int, int]]:
     for m in _SPLIT_RE.finditer(text):
         if m.group(0)[0] == "." and m.end() - start < MAX_PIECE and (
                 _ABBR_RE.search(text, max(start, m.start() - 6), m.start())
-                or (_DAY_RE.search(text, max(start, m.start() - 3), m.start())
+                or (_DAY_RE.search(text, max(start, m.start() - 6), m.start())
                     and (_MONTH_NEXT_RE.match(text, m.end()) or _LOWER_NEXT_RE.match(text, m.end())))):
-            # "24. Dezember", "am 24. geliefert"
+            # "24. Dezember", "am 24. geliefert", "bis 6.12. in der Hand"
             continue
         add(start, m.end())
         start = m.end()
@@ -242,7 +242,7 @@ def clause_of(sent: str, a: int, b: int) -> tuple[str, str, str]:
 
 # ----------------------------------------------------------------------------- hedges
 _COND = (r"if|once|unless|whether|in\s+case|provided|as\s+soon\s+as|until|before|after|when|whenever|"
-         r"wenn|sobald|falls|ob|bevor|nachdem|bis(?!\s+(?:zum|zur|spätestens|morgen|ende|anfang|mitte|\d))")
+         r"wenn|sobald|falls|ob|bevor|nachdem|bis(?!\s+(?:zum|zur|spätestens|morgen|ende|anfang|mitte|\d)|\s*$)")
 _REPORT = (r"say|says|said|mention|mentions|mentioned|wrote|write|writes|claim|claims|claimed|think|thinks|"
            r"believe|believes|asked|ask|asks|wonder|wondering|report|reported|according\s+to|question|"
            r"schreiben|schrieben|sagen|sagten|fragen|fragten|laut|erw[äa]hnen|meinen")
@@ -316,7 +316,7 @@ def _lead_at(sent: str, p: int) -> bool:
 
 
 # ----------------------------------------------------------------------------- statuses
-_ADV = r"(?:(?:already|now|just|also|still|since|successfully|recently|finally|today|yesterday)\s+)?"
+_ADV = r"(?:(?:already|now|just|also|still|since|successfully|recently|finally|today|yesterday|both|all)\s+)?"
 _AUX = (rf"(?:has|have|had|is|are|was|were|got|'s)(?P<neg>n't|\s+not|\s+never)?\s+{_ADV}(?:been\s+)?{_ADV}")
 _STATUS_WORDS = {
     "shipped": r"shipped|dispatched|sent\s+out|sent\s+off|posted|mailed|handed\s+(?:over\s+)?to\s+the\s+carrier|"
@@ -335,7 +335,7 @@ _SUBJECT = r"(?:order|it|parcel|package|shipment|purchase|delivery|item|items|pa
 # the German middle field between the auxiliary and the participle: "wurde Ihnen gestern zugestellt",
 # "ist heute erfolgreich versandt" (a closed list: a negation there is read by the pattern's own group)
 _DE_MID = (r"(?:(?:bereits|schon|heute|gestern|soeben|eben|jetzt|nun|inzwischen|mittlerweile|erfolgreich|vorhin|"
-           r"morgens|heute\s+morgen|gestern\s+abend|ihnen|dir|euch|an\s+sie|an\s+dich|per\s+\w{2,12}|"
+           r"morgens|heute\s+morgen|gestern\s+abend|ihnen|dir|euch|an\s+sie|an\s+dich|per\s+\w{2,12}|beide|alle|"
            r"bei\s+(?:ihnen|dir))\s+){0,3}")
 # the subject after the verb in German ("Laut System wurde GH56JK78MN versandt", "Heute ist Ihr Paket zugestellt worden")
 _DE_SUBJ = (r"(?:(?:(?:ihre|die|ihr|das|der)\s+)?(?:bestellung|paket|sendung|lieferung|zahlung|auftrag)\s+(?:[\w-]{10,12}\s+)?|"
@@ -513,6 +513,10 @@ def _status_claims(sent: str) -> Iterable[tuple[int, str]]:
             if pw in _PREP or pw in _SKIP_SUBJECT or (st == "paid" and pw in _PERSON and "payment" not in m.group(0).lower()):
                 continue
             before, said, after = clause_of(sent, m.start(), m.end())
+            if not neg and _NONE_OF_RE.search(before):
+                if st not in CONTRADICTS:
+                    continue
+                neg = True  # "neither of your orders has shipped": not shipped, said of each
             if (not neg and HEDGE_NEG.search(before[-12:])) or \
                     hedged(before, after, said, lead or _lead_at(sent, m.start())):
                 continue
@@ -539,7 +543,16 @@ def _status_claims(sent: str) -> Iterable[tuple[int, str]]:
 # wurden versandt", "all your orders are on their way" -- true only if true of each one
 # (plural orders with a determiner: "all orders are shipped by DHL" and "each order is shipped
 # separately" are policies, "both parcels" may be the parcels of one order)
-EVERY_ORDER_RE = _rx(r"\bboth\s+(?:of\s+)?(?:your\s+|the\s+|my\s+|these\s+|those\s+)?(?:orders|purchases|licen[cs]es)\b|"
+# "neither of your orders has shipped", "none of the orders", "keine Ihrer Bestellungen": the status
+# after it is negated, and said of each order
+_NONE_OF_RE = _rx(r"\b(?:neither|none)\s+(?:of\s+)?(?:your|the|my|these|those)\s+(?:two\s+|three\s+)?(?:orders|purchases)\b|"
+                  r"\bkeine\s+(?:ihrer|der|dieser)\s+(?:beiden\s+|zwei\s+|drei\s+)?bestellungen\b")
+EVERY_ORDER_RE = _rx(r"\b(?:your|the|my|ihre|die)\s+(?:orders|purchases|bestellungen)\s+(?:have|are|were|had|sind|wurden|haben)\s+"
+                     r"(?:now\s+|jetzt\s+)?(?:all|both|beide|alle)\b|\b(?:neither|none)\s+(?:of\s+)?(?:your|the|my|these|those)\s+(?:two\s+|three\s+)?(?:orders|purchases)\b|"
+                     r"\bkeine\s+(?:ihrer|der|dieser)\s+(?:beiden\s+|zwei\s+|drei\s+)?bestellungen\b|"
+                     r"(?<!of\s)(?<!von\s)\b(?:your|the|my|these|those)\s+(?:two|three|four|2|3|4)\s+(?:orders|purchases)\b|"
+                     r"(?<!von\s)(?<!aus\s)\b(?:ihre|die|diese)\s+(?:zwei|drei|vier|2|3|4)\s+bestellungen\b|"
+                     r"\bboth\s+(?:of\s+)?(?:your\s+|the\s+|my\s+|these\s+|those\s+)?(?:orders|purchases|licen[cs]es)\b|"
                      r"\b(?:all|each)\s+(?:of\s+)?(?:your|the|my|these|those)\s+(?:two\s+|three\s+)?(?:orders|purchases|"
                      r"licen[cs]es)\b|\bboth\s+of\s+them\b|\bbeiden?\s+(?:ihrer\s+|ihre\s+|der\s+|die\s+)?"
                      r"(?:bestellungen|lizenzen)\b|\b(?:alle|sämtliche)n?\s+(?:ihrer|ihre|diese)\s+(?:zwei\s+|drei\s+)?"
@@ -551,7 +564,7 @@ BOTH_RE = _rx(r"\b(?:both|beide|sowohl)\b")  # "both GH56JK78MN and ORD-20261234
 # ----------------------------------------------------------------------------- license
 # what the order's license is called, a subscription (an "Abo") included: "your subscription is active"
 _LIC = (r"(?:licen[cs]e(?:\s+(?:key|number|code))?s?|(?:activation|product|serial|registration)\s+(?:key|code|number)s?|"
-        r"lizenz(?:schlüssel|code|key|nummer)?|aktivierungs(?:schlüssel|code)|produktschlüssel|seriennummer|"
+        r"lizenz(?:(?:schlüssel|code|key|nummer)(?:n|s)?|en)?|aktivierungs(?:schlüssel|codes?)|produktschlüssel|seriennummern?|"
         r"(?<!newsletter\s)(?<!newsletter-)(?<!mailing\s)(?<!e-mail\s)(?:subscriptions?|abos?|abonnements?))")
 _LIC_OF = (r"(?:\s+(?:for|of|für)\s+(?:(?:your\s+|the\s+|ihre\s+|die\s+)?(?:order\s+|bestellung\s+)?[\w-]{1,14}|"
            r"(?:both|all|each|beide|alle)\s+(?:of\s+)?(?:your\s+|the\s+|ihre\s+)?(?:orders|bestellungen)))?")
@@ -811,7 +824,8 @@ _DATE_WHAT = (
                      r"ankommen|ankunft|eintreff|trifft|voraussichtlich|erwartet|liefertermin|zustellung|\bkommt\b|\bkommen\b|"
                      r"\bshows?\s+up\b|\bland(?:s|ing)?\b|\bget\s+to\s+you\b|\bwith\s+you\b|\bbei\s+ihnen\b|"
                      r"\bat\s+your\s+door\b|\b(?:have|get|receive|expect)\s+(?:it|them)\b|\bexpect\s+(?:the|your)\s+"
-                     r"(?:parcel|package|order|delivery|shipment)\b|\bbe\s+there\b|\bin\s+your\s+hands\b")),
+                     r"(?:parcel|package|order|delivery|shipment)\b|\bbe\s+there\b|\bin\s+your\s+hands\b|"
+                     r"\bin\s+(?:der|den)\s+h(?:and|änden)\b")),
     ("placed", _rx(r"placed|\bordered\b|order\s+date|purchas|bought|made\s+on|submitted|bestellt|aufgegeben|"
                    r"bestelldatum|gekauft|bestellung\s+vom|\border\s+(?:of|from|dated)\s+(?:the\s+)?$")),
     ("ship", _rx(r"shipped|dispatched|sent\s+out|posted|versandt|versendet|verschickt|abgeschickt")),
@@ -830,7 +844,8 @@ _THEIR_DATE_RE = _rx(r"\b(?:your\s+(?:message|e-?mail|mail|letter|request|enquir
                      r"(?:of|from|on|dated|vom|am|von)?\s*(?:the\s+)?$")
 _DAY_ONLY_CTX = _rx(r"\b(?:have|get|receive|expect)\s+(?:it|them)\b|\bbe\s+there\b|deliver|arriv|\bdue\b|\beta\b|expected|estimated|liefer|zustell|ankomm|ankunft|eintreff|trifft|\bkommt\b|"
                     r"reach|\bland|with\s+you|bei\s+ihnen|placed|ordered|order\s+date|purchas|bought|bestellt|"
-                    r"aufgegeben|gekauft|shipped|dispatched|versandt|versendet|verschickt|refund|erstatt")
+                    r"aufgegeben|gekauft|shipped|dispatched|versandt|versendet|verschickt|refund|erstatt|"
+                    r"in\s+your\s+hands|in\s+(?:der|den)\s+h(?:and|änden)\b")
 
 
 def date_context(sent: str, a: int, b: int, lo: int = 0) -> str | None:
@@ -865,7 +880,8 @@ WORDNUM = {w: i for i, w in enumerate("zero one two three four five six seven ei
 WORDNUM.update({"a": 1, "an": 1, "single": 1, "a single": 1, "a dozen": 12, "dozen": 12, "a pair of": 2,
                 "a couple of": 2, "both": 2, "ein": 1, "eine": 1, "einen": 1, "eins": 1, "zwei": 2, "drei": 3,
                 "vier": 4, "fünf": 5, "sechs": 6, "sieben": 7, "acht": 8, "neun": 9, "zehn": 10, "elf": 11,
-                "zwölf": 12, "zwanzig": 20, "dutzend": 12, "ein dutzend": 12})
+                "zwölf": 12, "zwanzig": 20, "dutzend": 12, "ein dutzend": 12, "einen einzigen": 1, "ein einziges": 1,
+                "eine einzige": 1, "einzigen": 1, "einzige": 1})
 _QTY = "|".join(sorted((re.escape(w).replace(r"\ ", r"\s+") for w in WORDNUM), key=len, reverse=True))
 QTY_BEFORE_RE = _rx(rf"(?<![\w.:/-])(\d{{1,4}}|{_QTY})\s{{0,2}}(?:\u00d7|x|\*)?\s{{0,2}}(?:(?:copies|units|pieces|stück|"
                     r"exemplare?)\s+(?:of\s+)?)?(?:the\s+|der\s+|des\s+)?(?:\w{1,12}\s+)?$")
@@ -880,7 +896,7 @@ _ITEM_GROUPS = {
     "manual": "manual manuals handbook handbooks guide guides booklet booklets handbuch handbücher anleitung "
               "anleitungen broschüre broschüren",
     "cable": "cable cables cord cords kabel",
-    "case": "case cases sleeve sleeves cover covers pouch pouches hülle hüllen etui etuis tasche taschen",
+    "case": "case cases sleeve sleeves cover covers pouch pouches bag bags hülle hüllen etui etuis tasche taschen",
     "hub": "hub hubs", "adapter": "adapter adapters adaptor adaptors",
     "charger": "charger chargers ladegerät ladegeräte netzteil netzteile",
     "shirt": "shirt shirts t-shirt t-shirts tee tees hoodie hoodies",
@@ -896,8 +912,13 @@ _ITEM_GLUE = (r"(?:for|the|with|and|or|of|in|to|from|on|at|by|per|than|days?|wee
               r"zu|im|der|die|das|den|dem|des|tage?n?|wochen?|stunden?|mal)")
 ITEM_GROUP = {w: g for g, ws in _ITEM_GROUPS.items() for w in ws.split()}
 _HEADS = "|".join(sorted((re.escape(w) for w in ITEM_GROUP), key=len, reverse=True))
-COUNTED_ITEM_RE = _rx(rf"(?<![\w.,:/-])(?P<q>\d{{1,4}}|{_QTY})\s{{1,2}}(?:x\s{{1,2}}|\u00d7\s{{0,2}})?"
+COUNTED_ITEM_RE = _rx(rf"(?<![\w.,:/-])(?P<q>\d{{1,4}}|{_QTY})(?:(?<=\d)[x\u00d7]\s{{1,2}}|\s{{1,2}}(?:x\s{{1,2}}|\u00d7\s{{0,2}})?)"
                       rf"(?P<mods>(?:(?!{_ITEM_GLUE}\b)[^\W\d_][\w-]{{0,19}}\s{{1,2}}){{0,3}}?)(?P<pre>[^\W\d_]{{1,12}}-)?(?P<h>{_HEADS})(?![\w-])")
+COUNTED_AFTER_RE = _rx(rf"(?<![\w-])(?P<mods>(?:(?!{_ITEM_GLUE}\b)[^\W\d_][\w-]{{0,19}}\s{{1,2}}){{0,3}}?)(?P<pre>[^\W\d_]{{1,12}}-)?"
+                       rf"(?P<h>{_HEADS})\s{{0,2}}[x\u00d7*]\s{{0,2}}(?P<q>\d{{1,4}})\b")
+# the item is the subject that holds the things counted: "the manual has 3 guides inside"
+_ITEM_SUBJECT_RE = _rx(rf"\b(?:{_HEADS})\s+(?:itself\s+)?(?:has|have|had|contains?|includes?|holds?|comes\s+with|hat|enthält|"
+                       r"umfasst)\s+$")
 # the sentence says what the order holds (or held, or will bring)
 # not the order's items: the shop's, other customers', what was sent back, what a customer may buy
 ITEM_ELSEWHERE_RE = _rx(r"\b(?:shop|store|stock|customers|wishlist|catalogu?e|sent\s+back|back\s+from|returned|"
@@ -905,23 +926,39 @@ ITEM_ELSEWHERE_RE = _rx(r"\b(?:shop|store|stock|customers|wishlist|catalogu?e|se
                         r"wunschliste|katalog)\b")
 _OFFER_RE = _rx(r"\b(?:can|could|may|might|kann|können|könnten)\b")
 ITEM_HOLD_RE = _rx(r"\b(?:contains?|containing|includes?|included|including|consists?\s+of|ordered|bought|purchased|"
-                   r"(?:came|comes|ships|shipped)\s+with|packed|in\s+(?:the|your)\s+(?:package|parcel|box|order|shipment)|"
-                   r"receive|received|get|got|find|inside|enthält|enthalten|beinhaltet|bestellt|gekauft|umfasst|geliefert|"
+                   r"(?:came|comes|ships|shipped)\s+with|packed|in\s+(?:the|your)\s+(?:package|parcel|box|order|shipment)|holds?|held|"
+                   r"befinde[nt]\s+sich|in\s+(?:ihrem|ihrer|dem|der)\s+(?:paket|sendung|bestellung|lieferung)|"
+                   r"receive|received|get|got|find|inside|contents|inhalt|lieferumfang|enthält|enthalten|beinhaltet|bestellt|gekauft|umfasst|geliefert|"
                    r"erhalten|bekommen|im\s+paket|in\s+ihrer\s+bestellung)\b|\u00d7")
 
 
 # how many items the order holds: "your order has three items", "Ihre Bestellung umfasst zwei Artikel"
 ITEM_COUNT_RE = _rx(rf"(?<![\w.,:/-])(?P<q>\d{{1,3}}|{_QTY})\s{{1,2}}(?:different\s+|separate\s+|verschiedene\s+)?"
-                    r"(?:line\s+)?(?:items|articles|products|positions|artikeln?|positionen|produkten?)\b")
+                    r"(?:line\s+)?(?:items?|articles?|products?|positions?|artikeln?|positionen|produkten?)\b"
+                    r"(?!\s+(?:is\s+|are\s+|was\s+|were\s+)?(?:missing|left|damaged|broken|faulty|defective|out\s+of\s+stock|"
+                    r"back-?ordered|on\s+back-?order|still\s+to\s+come|to\s+follow|fehlt|fehlen|beschädigt|defekt)\b)")
 ITEM_COUNT_CTX_RE = _rx(r"\b(?:order|orders|bestellung|parcel|package|shipment|paket|sendung|it)\s+(?:[\w-]{10,12}\s+)?"
-                        r"(?:has|had|contains?|contained|includes?|included|consists\s+of|came\s+with|hat|umfasst|enthält|"
-                        r"enthielt|besteht\s+aus)\b|\b(?:ordered|bestellt)\b")
+                        r"(?:has|had|holds?|held|contains?|contained|includes?|included|consists\s+of|came\s+with|hat|umfasst|enthält|"
+                        r"enthielt|besteht\s+aus)\b|\b(?:ordered|bestellt)\b|"
+                        # "there are three items in your order", "In Ihrem Paket befinden sich drei Artikel"
+                        r"\bin\s+(?:your|the|this|ihrer|ihrem|der|dem|dieser|diesem)\s+(?:order|parcel|package|box|shipment|"
+                        r"bestellung|paket|sendung|lieferung)\b|"
+                        # "your 3 items have shipped", "all 4 items of your order", "Ihre drei Artikel"
+                        rf"\b(?:your|ihre)\s+(?:{_QTY}|\d{{1,3}})\s+(?:items|articles|artikel)\b|"
+                        rf"\b(?:all|alle)\s+(?:{_QTY}|\d{{1,3}})\s+(?:items|articles|artikel)\s+(?:of|in|from|ihrer|aus)\s+"
+                        r"(?:your\s+order|ihrer\s+bestellung|bestellung)\b")
 
 
+# a count of each parcel, not of the order: "each parcel holds one item"
+_EACH_RE = _rx(r"\b(?:each|every|per|jede[rsnm]?|pro)\s+(?:order|parcel|package|box|shipment|bestellung|paket|sendung)\s+"
+               r"(?:[\w-]+\s+){0,2}$")
+_ONE = frozenset({"1", "one", "single", "a single", "einen einzigen", "ein einziges", "eine einzige", "einzigen", "einzige"})
+_WHICH_RE = _rx(r"\s{1,2}(?:that|which|der|die|das|welche[rs]?)\b")  # "one item that ships apart": which one, not how many
+_AND_RE = _rx(r"[^,;.]{0,40}?\s(?:and|und|as\s+well\s+as|sowie)\s")
 _INTO_RE = _rx(r"\b(?:into|onto|in|at|from|to|an|auf|aus|von)\s+$")  # "plug it into a USB hub"
 
 
-def _label_group(label: str) -> str:
+def label_group(label: str) -> str:
     head = re.findall(r"[^\W\d_]+", label.partition("(")[0].lower())
     word = head[-1] if head else ""
     return ITEM_GROUP.get(word, word)
@@ -934,14 +971,19 @@ def _counted_items(sent: str, labels: tuple[str, ...]) -> Iterable[tuple[int, in
         return
     groups: dict[str, str] = {}
     for label in labels:
-        groups.setdefault(_label_group(label), label)
-    for m in COUNTED_ITEM_RE.finditer(sent):
-        if any(_label_re(x).search(sent, m.start("mods"), m.end()) for x in labels):
+        groups.setdefault(label_group(label), label)
+    hits = list(COUNTED_ITEM_RE.finditer(sent))
+    if "x" in sent or "\u00d7" in sent or "*" in sent:
+        hits += COUNTED_AFTER_RE.finditer(sent)
+    for m in hits:
+        if any(_label_re(x).search(sent, m.start("mods"), m.end("h")) for x in labels):
             continue  # named as in the order: the names' own reading counts it
         before, _, after = clause_of(sent, m.start(), m.end())
         if HEDGE_COND.search(before) or HEDGE_REPORT.search(before) or HEDGE_NEG.search(before[-25:]) or \
-                HEDGE_NEG.search(after[:30]) or _OFFER_RE.search(before) or _INTO_RE.search(sent, 0, m.start()):
-            continue  # "if you ordered two", "you wrote that you got two", "doesn't include a hub", "... ist nicht enthalten"
+                HEDGE_NEG.search(after[:30]) or _OFFER_RE.search(before) or _INTO_RE.search(sent, 0, m.start()) or \
+                _ITEM_SUBJECT_RE.search(before[-40:]):
+            continue  # "if you ordered two", "you wrote that you got two", "doesn't include a hub", "... ist nicht enthalten",
+            # "the manual has 3 guides inside"
         w = " ".join(m.group("q").lower().split())
         n = int(w) if w.isdigit() else WORDNUM.get(w)
         if n is None:
@@ -972,6 +1014,17 @@ _THEIR_AMOUNT_RE = _rx(r"\b(?:you|the\s+customer|they|sie|du)\s+(?:wrote|said|sa
                        r"claim(?:ed|s)?|think|believe|schreiben|schrieben|schreibst|sagen|sagten|sagst|meinen|erwähnen|"
                        r"erwähnten)\b|\b(?:according\s+to\s+you|laut\s+ihrer\s+nachricht|your\s+(?:message|e-?mail|bank)\s+"
                        r"(?:says|said|shows?))\b")
+# the item an amount is the price of, named just before it: "the USB key was 25.00 EUR and the
+# manual 15.00 EUR", "Der USB-Stick kostete 25,00 €" (not "the key and the manual cost 40.00",
+# not a total: those are the order's amounts, checked as such)
+_PRICED_ITEM_RE = _rx(rf"(?:(?P<mods>(?:[^\W\d_][\w-]{{0,19}}\s{{1,2}}){{0,2}}?)(?:[^\W\d_]{{1,12}}-)?(?P<h>{_HEADS})|(?P<sku>[A-Z]{{2,6}}-[A-Z0-9]{{1,8}}))"
+                      r"\s{0,2}(?:\([^()]{0,30}\)\s{0,2})?(?:(?:was|were|is|are|costs?|costed|came\s+to|comes\s+to|at|for|"
+                      r"kostete|kostet|kosten|kosteten|für|zu|je|each|itself|alone|allein)\s{1,3}){0,2}(?:[:=-]\s{0,3})?"
+                      r"(?:eur\s?|€\s?|\$\s?|usd\s?|£\s?)?$")
+_PRICE_JOINT_RE = _rx(r"\b(?:total|totals|totalled|together|combined|in\s+all|altogether|insgesamt|zusammen|gesamt|"
+                      r"summe|both|beide|beiden|plus|with|mit)\b|&|\+")
+COUNTED_HEAD_RE = _rx(rf"(?<![\w-])(?:{_HEADS})(?![\w-])")
+GROUP = "group:"  # a price's ``what``: an item named in other words, by its group ("group:key")
 _WOULD_AMOUNT_RE = _rx(r"\b(?:would|could|might|würde|würden|hätte|hätten|wäre|wären|könnte|könnten)\b")
 _PRICE_CTX_RE = _rx(r"\b(?:price[sd]?|cost|costs|total|paid|charged?|amount|preis|kost|kostet|kostete|betrag|summe|"
                     r"gesamt|bezahlt|came\s+to|comes\s+to)")
@@ -990,6 +1043,30 @@ WORD_MONEY_RE = _rx(rf"\b((?:(?:{_NW})(?:[-\s]|und|and\s)?){{1,6}})\s?(euros?|eu
 
 
 _WORD_MONEY_CUE = _rx(r"euro|eur\b|dollar|usd|pound|gbp|buck")
+
+
+def priced_item(sent: str, p: int, labels: tuple[str, ...]) -> str | None:
+    """The item whose price the amount at SENT[p] states, when it is named just before the
+    amount and alone ("the manual 15.00 EUR"): one of LABELS, or ``GROUP`` + the group of the
+    word that names it ("der USB-Stick kostete 25,00 €"); else None."""
+    if not labels:
+        return None
+    m = _PRICED_ITEM_RE.search(sent, max(0, p - 60), p)
+    if m is None:
+        return None
+    seg = clause_of(sent, m.start(), m.start() + 1)[0][-40:]
+    seg = re.split(r"\d", seg)[-1]  # after the amount before, if any: "was 15.00 EUR and the manual ..."
+    if _PRICE_JOINT_RE.search(seg + " " + m.group(0)) or COUNTED_HEAD_RE.search(seg) or \
+            any(_label_re(x).search(seg) for x in labels):
+        return None  # "the key and the manual cost 40.00", "the total for the key was ..."
+    if m.group("sku"):
+        named = [x for x in labels if x.lower() == m.group("sku").lower()]
+        return named[0] if named else None
+    span = sent[m.start():m.end("h")]
+    for x in labels:
+        if _label_re(x).search(span):
+            return x
+    return GROUP + ITEM_GROUP[m.group("h").lower()]
 
 
 def words_number(w: str) -> int | None:
@@ -1474,6 +1551,8 @@ def extract(text: str, known: Known) -> tuple[list[Claim], bool]:
                 if q:
                     w = " ".join(q.group(1).lower().split())
                     n = int(w) if w.isdigit() else WORDNUM.get(w)
+                    if w == "both" and _AND_RE.match(sent, hit.end()):
+                        continue  # "both the USB key and the manual": two items, one of each
                     if n is not None:
                         add("quantity", hit.start(), n, what=label)
         if known.item_labels and ITEM_COUNT_CTX_RE.search(sent):
@@ -1481,7 +1560,9 @@ def extract(text: str, known: Known) -> tuple[list[Claim], bool]:
                 w = " ".join(m.group("q").lower().split())
                 n = int(w) if w.isdigit() else WORDNUM.get(w)
                 before, _, after = clause_of(sent, m.start(), m.end())
-                if n is not None and n > 1 and not (HEDGE_COND.search(before) or HEDGE_REPORT.search(before)
+                one = w in _ONE and not _WHICH_RE.match(sent, m.end())
+                if n is not None and (n > 1 or one) and not (
+                        HEDGE_COND.search(before) or HEDGE_REPORT.search(before) or _EACH_RE.search(before[-40:])
                                                     or HEDGE_NEG.search(before[-25:]) or HEDGE_NEG.search(after[:40])
                                                     or ITEM_ELSEWHERE_RE.search(sent)):
                     add("item_count", m.start(), n)
@@ -1501,20 +1582,21 @@ def extract(text: str, known: Known) -> tuple[list[Claim], bool]:
             return _THEIR_AMOUNT_RE.search(sent, lo, p) is not None or \
                 _WOULD_AMOUNT_RE.search(clause_of(sent, p, p + 1)[0]) is not None
 
+        labels = known.item_labels
         for m in (WORD_MONEY_RE.finditer(sent) if _WORD_MONEY_CUE.search(sent) else ()):
             n = words_number(m.group(1))
             if n and not theirs(m.start()):
-                add("price", m.start(), n * 100)
+                add("price", m.start(), n * 100, what=priced_item(sent, m.start(), labels))
         for m in MONEY_RE.finditer(sent):
             cents = money_cents(m.group("a1") or m.group("a2"), m.group("cur1") or m.group("cur2"))
             if cents is not None and not theirs(m.start()):
-                add("price", m.start(), cents)
+                add("price", m.start(), cents, what=priced_item(sent, m.start(), labels))
         if BARE_PRICE_RE.may_match(sent) and (_PRICE_CTX_RE.search(sent) or
                                               any(_label_re(x).search(sent) for x in known.item_labels)):
             for m in BARE_PRICE_RE.finditer(sent):
                 cents = money_cents(m.group("a"), "eur")
                 if cents is not None and not theirs(m.start()):
-                    add("price", m.start("a"), cents)
+                    add("price", m.start("a"), cents, what=priced_item(sent, m.start("a"), labels))
         if len(out) >= MAX_CLAIMS:
             return out[:MAX_CLAIMS], False
     return out, complete
@@ -1548,8 +1630,8 @@ _SYMPATHY_RE = _rx(r"\b(?:sorry(?:\s+to\s+hear)?|thanks?\s+(?:you\s+)?for\s+lett
                    r"tut\s+(?:mir|uns)\s+(?:sehr\s+)?leid|danke\s+für\s+(?:ihren|den)\s+hinweis)\b[^.!?;:,]{0,40}$")
 # What a negated status must be said of (in its clause, before it): the order itself, by name
 # or code, or its payment; other things not shipped or not delivered are no claim about it.
-_NEG_SUBJECT_RE = _rx(r"\b(?:orders?|package|parcel|shipment|delivery|payment|bestellung|paket|sendung|"
-                      r"lieferung|zahlung|ware)\b")
+_NEG_SUBJECT_RE = _rx(r"\b(?:orders?|packages?|parcels?|shipments?|delivery|deliveries|payments?|bestellung(?:en)?|"
+                      r"pakete?|sendung(?:en)?|lieferung(?:en)?|zahlung(?:en)?|ware)\b")
 # A status said not to be (``NOT + status``: "has not shipped yet", "wurde noch nicht versandt"),
 # and the statuses of the lookup that make that false.
 NOT = "not:"

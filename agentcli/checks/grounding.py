@@ -72,6 +72,7 @@ from .claims import (
     FORMAT_EXAMPLES,
     FRAME_RE,
     FUTURE_RE,
+    GROUP,
     MAX_TEXT,
     MONEY_RE,
     Claim,
@@ -82,6 +83,7 @@ from .claims import (
     extract,
     find_dates,
     iso_date,
+    label_group,
     money_cents,
     one_line,
 )
@@ -372,12 +374,16 @@ class _Run:
     def negated_status(self, label: str, c: Claim, ev: dict) -> None:
         """"has not shipped yet" said of an order the lookup says has shipped (or delivered)."""
         st = c.value[len(NOT):]
-        rs = self.judge(label, c.order, "a status", ev)
+        rs = self.judge(label, None if c.every else c.order, "a status", ev)
+        if rs and c.every:  # "neither of your orders has shipped": false if any one has
+            rs = [r for r in self._every(c, rs) if r.get("status") in CONTRADICTS.get(st, ())]
         stat = [r.get("status") for r in rs or []]
         if rs and all(isinstance(x, str) and x in CONTRADICTS.get(st, ()) for x in stat):
-            self.add("status_mismatch", ERROR, f"{label} says {c.order or 'the order'} is not "
-                     f"{st.replace('_', ' ')}, but the lookup says {one_line(rs[0].get('status'), 30)}",
-                     code=c.order, result=rs[0], **ev)
+            code = rs[0].get("order_code") if c.every else c.order
+            whose = "no order" if c.every else f"{c.order or 'the order'} is not"
+            self.add("status_mismatch", ERROR, f"{label} says {whose} {st.replace('_', ' ')}, but the lookup "
+                     f"says {one_line(code, 20) + ' is ' if c.every else ''}{one_line(rs[0].get('status'), 30)}",
+                     code=code, result=rs[0], **ev)
 
     _codes_cache: set | None = None
 
@@ -459,6 +465,8 @@ class _Run:
             if c.value not in self.amounts:
                 self.add("price_mismatch", ERROR, f"{label} states an amount of {c.value / 100:.2f}, which no "
                          f"line item or tool result of {code or 'the order'} holds", code=code, result=r, **ev)
+            elif c.what and r is not None:  # "the manual 25.00 EUR": the price of that item
+                self._item_price(label, c, r, ev)
             return
         if r is None or not isinstance(r.get("line_items"), list):
             if c.kind == "item" and c.source == "model" and r is not None:
@@ -486,6 +494,23 @@ class _Run:
         if c.source == "model":
             self.add("line_items_mismatch", ERROR, f"{label} says {n} of {one_line(what, 60)}, which is not "
                      f"among the line items of {code or 'the order'}", code=code, result=r, **ev)
+
+    def _item_price(self, label: str, c: Claim, r: dict, ev: dict) -> None:
+        """"The manual was 25.00 EUR": the amount must be that line item's unit price or its
+        line total (an item named in other words: the one line item of its group, if one)."""
+        what, items = str(c.what), _items(r)
+        if what.startswith(GROUP):
+            group = what[len(GROUP):]
+            items = [li for li in items if group in {label_group(str(li.get(k) or "")) for k in ("name", "sku")}]
+            if len(items) != 1:
+                return
+        else:
+            items = [li for li in items if key(what) in (key(str(li.get("name") or "")), key(str(li.get("sku") or "")))]
+        for li in items[:1]:
+            p, q = _int(li.get("unit_price_cents")), _int(li.get("quantity"))
+            if p is not None and c.value not in (p, p * (q if q is not None else 1)):
+                self.add("price_mismatch", ERROR, f"{label} says {one_line(li.get('name') or what, 60)} costs "
+                         f"{c.value / 100:.2f}, but its line item says {p / 100:.2f}", code=c.order, result=r, **ev)
 
     def item_count(self, label: str, c: Claim, ev: dict) -> None:
         """"Your order has three items": the number of its line items, or of its units."""
