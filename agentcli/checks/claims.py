@@ -316,7 +316,7 @@ def _lead_at(sent: str, p: int) -> bool:
 
 
 # ----------------------------------------------------------------------------- statuses
-_ADV = r"(?:(?:already|now|just|also|still|since|successfully|recently|finally|today|yesterday|both|all)\s+)?"
+_ADV = r"(?:(?:already|now|just|also|still|since|successfully|recently|finally|today|yesterday|both|all|each)\s+)?"
 _AUX = (rf"(?:has|have|had|is|are|was|were|got|'s)(?P<neg>n't|\s+not|\s+never)?\s+{_ADV}(?:been\s+)?{_ADV}")
 _STATUS_WORDS = {
     "shipped": r"shipped|dispatched|sent\s+out|sent\s+off|posted|mailed|handed\s+(?:over\s+)?to\s+the\s+carrier|"
@@ -331,11 +331,11 @@ _STATUS_WORDS = {
     "paid": r"(?:fully\s+)?paid(?:\s+in\s+full)?",
 }
 _CODE_SUBJ = r"(?=[\w-]{0,11}\d)[\w-]{10,12}"  # an order code as the subject: it holds a digit
-_SUBJECT = r"(?:order|it|parcel|package|shipment|purchase|delivery|item|items|payment|bestellung|paket|sendung|zahlung)"
+_SUBJECT = r"(?:order|orders|it|parcel|parcels|package|packages|shipment|purchase|delivery|item|items|payment|bestellung|paket|sendung|zahlung)"
 # the German middle field between the auxiliary and the participle: "wurde Ihnen gestern zugestellt",
 # "ist heute erfolgreich versandt" (a closed list: a negation there is read by the pattern's own group)
 _DE_MID = (r"(?:(?:bereits|schon|heute|gestern|soeben|eben|jetzt|nun|inzwischen|mittlerweile|erfolgreich|vorhin|"
-           r"morgens|heute\s+morgen|gestern\s+abend|ihnen|dir|euch|an\s+sie|an\s+dich|per\s+\w{2,12}|beide|alle|"
+           r"morgens|heute\s+morgen|gestern\s+abend|ihnen|dir|euch|an\s+sie|an\s+dich|per\s+\w{2,12}|beide|alle|bisher|bislang|"
            r"bei\s+(?:ihnen|dir))\s+){0,3}")
 # the subject after the verb in German ("Laut System wurde GH56JK78MN versandt", "Heute ist Ihr Paket zugestellt worden")
 _DE_SUBJ = (r"(?:(?:(?:ihre|die|ihr|das|der)\s+)?(?:bestellung|paket|sendung|lieferung|zahlung|auftrag)\s+(?:[\w-]{10,12}\s+)?|"
@@ -350,7 +350,7 @@ _STATUS_RES += [
                  r"(?:has\s+|have\s+)?(?:(?:already|just|now|finally)\s+)?(?:cleared|went\s+through|gone\s+through|arrived|"
                  r"came\s+through|come\s+through|been\s+received|been\s+booked|landed)\b")),
     ("paid", _rx(r"\b(?:matched|received|confirmed|allocated|got|booked|processed|registered|credited)\s+your\s+payment\b")),
-    ("shipped", _rx(rf"\b{_SUBJECT}(?:\s+(?:for\s+|of\s+)?[\w-]{{10,12}})?\s+(?:(?:already|just)\s+)?(?:shipped|dispatched|went\s+out|"
+    ("shipped", _rx(rf"\b{_SUBJECT}(?:\s+(?:for\s+|of\s+)?[\w-]{{10,12}})?\s+(?:(?:already|just|both|all|each)\s+)?(?:shipped|dispatched|went\s+out|"
                     r"left\s+our\s+warehouse|left\s+us|left\s+our\s+(?:hands|depot|building))\b")),
     # where a parcel on its way waits: "your parcel is at your local depot", "sitting at the post office"
     ("shipped", _rx(rf"\b(?:{_SUBJECT}(?:\s+[\w-]{{10,12}})?|{_CODE_SUBJ})\s+(?:is|are|'s)\s+(?:now\s+|already\s+|currently\s+)?"
@@ -514,8 +514,8 @@ def _status_claims(sent: str) -> Iterable[tuple[int, str]]:
                 continue
             before, said, after = clause_of(sent, m.start(), m.end())
             if not neg and _NONE_OF_RE.search(before):
-                if st not in CONTRADICTS:
-                    continue
+                if st not in CONTRADICTS or not _NONE_TAIL_RE.match(after):
+                    continue  # not "neither of your orders has shipped to the wrong address"
                 neg = True  # "neither of your orders has shipped": not shipped, said of each
             if (not neg and HEDGE_NEG.search(before[-12:])) or \
                     hedged(before, after, said, lead or _lead_at(sent, m.start())):
@@ -545,17 +545,22 @@ def _status_claims(sent: str) -> Iterable[tuple[int, str]]:
 # separately" are policies, "both parcels" may be the parcels of one order)
 # "neither of your orders has shipped", "none of the orders", "keine Ihrer Bestellungen": the status
 # after it is negated, and said of each order
-_NONE_OF_RE = _rx(r"\b(?:neither|none)\s+(?:of\s+)?(?:your|the|my|these|those)\s+(?:two\s+|three\s+)?(?:orders|purchases)\b|"
-                  r"\bkeine\s+(?:ihrer|der|dieser)\s+(?:beiden\s+|zwei\s+|drei\s+)?bestellungen\b")
-EVERY_ORDER_RE = _rx(r"\b(?:your|the|my|ihre|die)\s+(?:orders|purchases|bestellungen)\s+(?:have|are|were|had|sind|wurden|haben)\s+"
-                     r"(?:now\s+|jetzt\s+)?(?:all|both|beide|alle)\b|\b(?:neither|none)\s+(?:of\s+)?(?:your|the|my|these|those)\s+(?:two\s+|three\s+)?(?:orders|purchases)\b|"
-                     r"\bkeine\s+(?:ihrer|der|dieser)\s+(?:beiden\s+|zwei\s+|drei\s+)?bestellungen\b|"
-                     r"(?<!of\s)(?<!von\s)\b(?:your|the|my|these|those)\s+(?:two|three|four|2|3|4)\s+(?:orders|purchases)\b|"
-                     r"(?<!von\s)(?<!aus\s)\b(?:ihre|die|diese)\s+(?:zwei|drei|vier|2|3|4)\s+bestellungen\b|"
+_NONE_OF_RE = _rx(r"\b(?:neither|none|not\s+one|not\s+a\s+single\s+one)\s+(?:of\s+)?(?:your|the|my|these|those)\s+(?:two\s+|three\s+)?"
+                  r"(?:orders|purchases)\b|\bneither\s+order\b|\bkeine\s+(?:ihrer|der|dieser)\s+(?:beiden\s+|zwei\s+|drei\s+)?"
+                  r"bestellungen\b")
+_NONE_TAIL_RE = _rx(r"\s*(?:(?:yet|so\s+far|already|today|yesterday|this\s+week|noch|bisher|bislang|jetzt|heute)\b\s*)*[\s.!)\"']*$")
+EVERY_ORDER_RE = _rx(r"\b(?:your|the|my|ihre|die)\s+(?:orders|purchases|bestellungen)\s+(?:(?:have|are|were|had|sind|wurden|haben)\s+)?"
+                     r"(?:now\s+|jetzt\s+)?(?:all|both|each|beide|alle)\b|"
+                     r"\b(?:neither|none|not\s+one|not\s+a\s+single\s+one)\s+(?:of\s+)?(?:your|the|my|these|those)\s+(?:two\s+|three\s+)?"
+                     r"(?:orders|purchases)\b|\bneither\s+order\b|\bkeine\s+(?:ihrer|der|dieser)\s+(?:beiden\s+|zwei\s+|drei\s+)?"
+                     r"bestellungen\b|"
+                     r"(?<!of\s)(?<!von\s)(?<!between\s)(?<!among\s)(?<!from\s)\b(?:your|the|my|these|those)\s+"
+                     r"(?:two|three|four|2|3|4)\s+(?:orders|purchases)\b|"
+                     r"(?<!von\s)(?<!aus\s)(?<!zwischen\s)\b(?:ihre|die|diese)\s+(?:zwei|drei|vier|2|3|4)\s+bestellungen\b|"
                      r"\bboth\s+(?:of\s+)?(?:your\s+|the\s+|my\s+|these\s+|those\s+)?(?:orders|purchases|licen[cs]es)\b|"
-                     r"\b(?:all|each)\s+(?:of\s+)?(?:your|the|my|these|those)\s+(?:two\s+|three\s+)?(?:orders|purchases|"
-                     r"licen[cs]es)\b|\bboth\s+of\s+them\b|\bbeiden?\s+(?:ihrer\s+|ihre\s+|der\s+|die\s+)?"
-                     r"(?:bestellungen|lizenzen)\b|\b(?:alle|sämtliche)n?\s+(?:ihrer|ihre|diese)\s+(?:zwei\s+|drei\s+)?"
+                     r"(?<!not\s)\b(?:all|each)\s+(?:of\s+)?(?:your|the|my|these|those)\s+(?:two\s+|three\s+)?(?:orders|purchases|"
+                     r"licen[cs]es)\b|\bboth\s+of\s+them\b|(?<!ihrer\s)(?<!ihren\s)(?<!einer\s)\bbeiden?\s+(?:ihrer\s+|ihre\s+|der\s+|die\s+)?"
+                     r"(?:bestellungen|lizenzen)\b|(?<!nicht\s)\b(?:alle|sämtliche)n?\s+(?:ihrer|ihre|diese)\s+(?:zwei\s+|drei\s+)?"
                      r"(?:bestellungen|lizenzen)\b")
 
 BOTH_RE = _rx(r"\b(?:both|beide|sowohl)\b")  # "both GH56JK78MN and ORD-20261234 have shipped"
@@ -619,13 +624,20 @@ _LIC_CUE = ("licen", "lizenz", "subscri", "abo", "key", "schlüssel", "code", "n
             "verwenden", "freischalt", "benutzen", "software", "enabled")
 
 
+# licenses in general, in the present: "Licenses are issued by email", "Lizenzen werden per E-Mail verschickt"
+_GENERIC_LIC_RE = _rx(r"^\W{0,3}(?:licen[cs]es|licen[cs]e\s+keys|lizenzen|lizenzschlüssel)\s+(?:are|get|werden)\s+")
+
+
 def _license_claims(sent: str) -> Iterable[tuple[int, bool]]:
     low = sent.lower()
     if not any(w in low for w in _LIC_CUE):
         return
     lead = _LEAD_COND_RE.search(sent) is not None
+    generic = _GENERIC_LIC_RE.search(sent)
     for rx in _LIC_RES:
         for m in rx.finditer(sent):
+            if generic and generic.start() <= m.start() < generic.end():
+                continue  # "Licenses are issued by email": how it works
             neg = bool(m.groupdict().get("neg")) or bool(
                 re.search(r"(?:\bnot|n't|\bnever|\bnicht)\s+(?:yet\s+)?(?:been\s+)?$", sent[max(0, m.start() - 20):m.start()]))
             before, said, after = clause_of(sent, m.start(), m.end())
@@ -835,6 +847,7 @@ _DATE_WHAT = (
 
 # what the customer is asked to do by a day: "please reply by the 10th if the parcel has not arrived" dates the reply
 _ASK_BY_RE = _rx(r"\b(?:reply|respond|answer|write\s+(?:to\s+us|back)|get\s+back\s+to\s+us|let\s+us\s+know|contact\s+us|"
+                 r"get\s+back\s+to\s+you|contact\s+you|(?:wir|ich)\s+(?:melden|melde)\s+(?:uns|mich)|"
                  r"call\s+us|tell\s+us|antworten\s+sie|melden\s+sie\s+sich|schreiben\s+sie\s+uns|rückmeldung)\s+"
                  r"(?:\S{1,20}\s+){0,4}$")
 # the date of the customer's own message: "your message of 28 November", "Ihre Nachricht vom 28.11."
@@ -918,10 +931,13 @@ COUNTED_AFTER_RE = _rx(rf"(?<![\w-])(?P<mods>(?:(?!{_ITEM_GLUE}\b)[^\W\d_][\w-]{
                        rf"(?P<h>{_HEADS})\s{{0,2}}[x\u00d7*]\s{{0,2}}(?P<q>\d{{1,4}})\b")
 # the item is the subject that holds the things counted: "the manual has 3 guides inside"
 _ITEM_SUBJECT_RE = _rx(rf"\b(?:{_HEADS})\s+(?:itself\s+)?(?:has|have|had|contains?|includes?|holds?|comes\s+with|hat|enthält|"
-                       r"umfasst)\s+$")
+                       r"umfasst)\s+$|\b(?:inside|in|within|im|in\s+der|in\s+dem)\s+(?:the\s+|your\s+|this\s+)?(?:[\w-]+\s+)?"
+                       rf"(?:{_HEADS})\b|\b(?:which|that|welche[rs]?)\s+\w+")
 # the sentence says what the order holds (or held, or will bring)
 # not the order's items: the shop's, other customers', what was sent back, what a customer may buy
-ITEM_ELSEWHERE_RE = _rx(r"\b(?:shop|store|stock|customers|wishlist|catalogu?e|sent\s+back|back\s+from|returned|"
+ITEM_ELSEWHERE_RE = _rx(r"\b(?:shop|store|stock|customers|wishlist|catalogu?e|sent\s+back|back\s+from|returned|website|"
+                        r"web\s+site|online|help\s+cent(?:re|er)|knowledge\s+base|webseite|internetseite|range|basket|"
+                        r"saved\s+for\s+later|warenkorb|sortiment|"
                         r"different\s+customer|markt|elektronikmarkt|lager|kunden|zurückgeschickt|zurückgesendet|"
                         r"wunschliste|katalog)\b")
 _OFFER_RE = _rx(r"\b(?:can|could|may|might|kann|können|könnten)\b")
@@ -937,23 +953,56 @@ ITEM_COUNT_RE = _rx(rf"(?<![\w.,:/-])(?P<q>\d{{1,3}}|{_QTY})\s{{1,2}}(?:differen
                     r"(?:line\s+)?(?:items?|articles?|products?|positions?|artikeln?|positionen|produkten?)\b"
                     r"(?!\s+(?:is\s+|are\s+|was\s+|were\s+)?(?:missing|left|damaged|broken|faulty|defective|out\s+of\s+stock|"
                     r"back-?ordered|on\s+back-?order|still\s+to\s+come|to\s+follow|fehlt|fehlen|beschädigt|defekt)\b)")
-ITEM_COUNT_CTX_RE = _rx(r"\b(?:order|orders|bestellung|parcel|package|shipment|paket|sendung|it)\s+(?:[\w-]{10,12}\s+)?"
-                        r"(?:has|had|holds?|held|contains?|contained|includes?|included|consists\s+of|came\s+with|hat|umfasst|enthält|"
-                        r"enthielt|besteht\s+aus)\b|\b(?:ordered|bestellt)\b|"
-                        # "there are three items in your order", "In Ihrem Paket befinden sich drei Artikel"
-                        r"\bin\s+(?:your|the|this|ihrer|ihrem|der|dem|dieser|diesem)\s+(?:order|parcel|package|box|shipment|"
-                        r"bestellung|paket|sendung|lieferung)\b|"
-                        # "your 3 items have shipped", "all 4 items of your order", "Ihre drei Artikel"
-                        rf"\b(?:your|ihre)\s+(?:{_QTY}|\d{{1,3}})\s+(?:items|articles|artikel)\b|"
-                        rf"\b(?:all|alle)\s+(?:{_QTY}|\d{{1,3}})\s+(?:items|articles|artikel)\s+(?:of|in|from|ihrer|aus)\s+"
-                        r"(?:your\s+order|ihrer\s+bestellung|bestellung)\b")
+# what makes such a count the order's: it follows the order and a verb of holding ("your order
+# has three items", "ORD-20261234 contains 2 items", "Ihre Bestellung besteht aus drei Artikeln",
+# "your order of one item"), the customer's or our act ("you ordered three items", "we shipped 3
+# items", "Sie haben zwei Artikel bestellt"), a possessive ("your 3 items", "Ihre drei Artikel"),
+# "all N items of your order", or "there are N items in your order" / "In Ihrem Paket befinden
+# sich drei Artikel". A count elsewhere in the sentence is not ("free shipping starts at 3 items").
+_COUNT_Q = r"(?:(?:just|only|exactly|a\s+total\s+of|in\s+total|insgesamt|nur|genau|all|alle)\s+)?$"
+_COUNT_LEAD_RE = _rx(
+    r"(?:\b(?:your|the|this|that|ihre|die|diese|ihr|das|dieses)\s+(?:order|parcel|package|shipment|box|purchase|bestellung|"
+    r"paket|sendung|lieferung|auftrag)(?:\s+[\w-]{10,12})?|\b(?=[\w-]{0,11}\d)[\w-]{10,12}|\bit)\s+"
+    r"(?:(?:now|still|only|just|also|nur)\s+)?(?:has|had|holds?|held|contains?|contained|includes?|included|consists\s+of|"
+    r"(?:is|was)\s+made\s+up\s+of|came\s+with|comes\s+with|hat|hatte|umfasst|umfasste|enthält|enthielt|beinhaltet|"
+    r"besteht\s+aus|bestand\s+aus|of|with|mit)\s+" + _COUNT_Q + "|"
+    r"\b(?:you|we|i)\s+(?:have\s+|'ve\s+|had\s+)?(?:ordered|bought|purchased|shipped|sent|delivered|packed)\s+"
+    r"(?:(?:to\s+)?you\s+)?" + _COUNT_Q + "|"
+    r"\b(?:your|ihre)\s+" + _COUNT_Q)
+_COUNT_LEAD_VERB_LAST_RE = _rx(r"\b(?:sie|wir|ich)\s+(?:haben|hatten|habe)\s+(?:ihnen\s+)?" + _COUNT_Q)
+_COUNT_VERB_LAST_RE = _rx(r"\s+(?:bei\s+uns\s+)?(?:bestellt|gekauft|geschickt|gesendet|verschickt|versandt|versendet|"
+                          r"geliefert|erhalten|bekommen)\b")
+_COUNT_ALL_RE = _rx(r"\b(?:all|alle)\s+$")
+_COUNT_OF_ORDER_RE = _rx(r"\s+(?:of|in|from|aus)\s+(?:your|ihrer|der)\s+(?:order|bestellung)\b|\s+ihrer\s+bestellung\b")
+_COUNT_THERE_RE = _rx(r"\b(?:there\s+(?:are|were|is)|es\s+(?:sind|waren|ist)|befinde[nt]\s+sich|sind|liegen|are)\s+" + _COUNT_Q)
+_IN_ORDER_RE = _rx(r"\bin\s+(?:your|the|this|ihrer|ihrem|der|dem|dieser|diesem)\s+(?:order|parcel|package|box|shipment|"
+                   r"bestellung|paket|sendung|lieferung)\b")
+_COUNT_IS_IN_RE = _rx(r"\s+(?:is|are|was|were|ist|sind|war|waren|befinde[nt]\s+sich)\s+(?:now\s+|jetzt\s+)?in\s+(?:your|ihrer|ihrem)\s+"
+                     r"(?:order|parcel|package|box|bestellung|paket|sendung)\b")
+ITEM_COUNT_ADJ_RE = _rx(rf"\b(?:your|the|this)\s+(?P<q>\d{{1,2}}|{_QTY})-(?:item|article|product)\s+(?:order|parcel|package)\b")
+
+
+def count_is_the_orders(sent: str, a: int, b: int) -> bool:
+    """Is the count of items at SENT[a:b] ("three items") said of the order (see above)?"""
+    lo = max(0, a - 80)
+    if _COUNT_LEAD_RE.search(sent, lo, a) or _COUNT_IS_IN_RE.match(sent, b):
+        return True
+    if _COUNT_LEAD_VERB_LAST_RE.search(sent, lo, a) and _COUNT_VERB_LAST_RE.match(sent, b):
+        return True
+    if _COUNT_ALL_RE.search(sent, lo, a):
+        return _COUNT_OF_ORDER_RE.match(sent, b) is not None
+    if _COUNT_THERE_RE.search(sent, lo, a):
+        before, _, after = clause_of(sent, a, b)
+        return _IN_ORDER_RE.match(after.lstrip()) is not None or _IN_ORDER_RE.search(before) is not None or \
+            _IN_ORDER_RE.match(sent, b + 1) is not None
+    return False
 
 
 # a count of each parcel, not of the order: "each parcel holds one item"
 _EACH_RE = _rx(r"\b(?:each|every|per|jede[rsnm]?|pro)\s+(?:order|parcel|package|box|shipment|bestellung|paket|sendung)\s+"
                r"(?:[\w-]+\s+){0,2}$")
 _ONE = frozenset({"1", "one", "single", "a single", "einen einzigen", "ein einziges", "eine einzige", "einzigen", "einzige"})
-_WHICH_RE = _rx(r"\s{1,2}(?:that|which|der|die|das|welche[rs]?)\b")  # "one item that ships apart": which one, not how many
+_WHICH_RE = _rx(r"\b(?:that|which|der|die|das|welche[rs]?)\b")  # "one item, the key, that needs ...": which one, not how many
 _AND_RE = _rx(r"[^,;.]{0,40}?\s(?:and|und|as\s+well\s+as|sowie)\s")
 _INTO_RE = _rx(r"\b(?:into|onto|in|at|from|to|an|auf|aus|von)\s+$")  # "plug it into a USB hub"
 
@@ -978,6 +1027,12 @@ def _counted_items(sent: str, labels: tuple[str, ...]) -> Iterable[tuple[int, in
     for m in hits:
         if any(_label_re(x).search(sent, m.start("mods"), m.end("h")) for x in labels):
             continue  # named as in the order: the names' own reading counts it
+        semi = sent.rfind(";", 0, m.start())
+        end = sent.find(";", m.end())
+        if not ITEM_HOLD_RE.search(sent, semi + 1, end if end >= 0 else len(sent)):
+            continue  # "your order contains the key; a USB-C adapter is handy": another part of the sentence
+        if m.group("q").lower() == "both" and _AND_RE.match(sent, m.end("h")):
+            continue  # "both key and manual are included": one of each
         before, _, after = clause_of(sent, m.start(), m.end())
         if HEDGE_COND.search(before) or HEDGE_REPORT.search(before) or HEDGE_NEG.search(before[-25:]) or \
                 HEDGE_NEG.search(after[:30]) or _OFFER_RE.search(before) or _INTO_RE.search(sent, 0, m.start()) or \
@@ -1017,13 +1072,21 @@ _THEIR_AMOUNT_RE = _rx(r"\b(?:you|the\s+customer|they|sie|du)\s+(?:wrote|said|sa
 # the item an amount is the price of, named just before it: "the USB key was 25.00 EUR and the
 # manual 15.00 EUR", "Der USB-Stick kostete 25,00 €" (not "the key and the manual cost 40.00",
 # not a total: those are the order's amounts, checked as such)
-_PRICED_ITEM_RE = _rx(rf"(?:(?P<mods>(?:[^\W\d_][\w-]{{0,19}}\s{{1,2}}){{0,2}}?)(?:[^\W\d_]{{1,12}}-)?(?P<h>{_HEADS})|(?P<sku>[A-Z]{{2,6}}-[A-Z0-9]{{1,8}}))"
-                      r"\s{0,2}(?:\([^()]{0,30}\)\s{0,2})?(?:(?:was|were|is|are|costs?|costed|came\s+to|comes\s+to|at|for|"
-                      r"kostete|kostet|kosten|kosteten|für|zu|je|each|itself|alone|allein)\s{1,3}){0,2}(?:[:=-]\s{0,3})?"
+_PRICE_VERB = (r"(?:(?:was|were|is|are|costs?|costed|came\s+to|comes\s+to|came\s+in\s+at|at|for|hat|kostete|kostet|kosten|"
+               r"kosteten|für|zu|je|each|itself|alone|allein|only|just|nur|priced\s+at|'s\s+price\s+(?:was|is)|"
+               r"price\s+(?:was|is)|preis\s+(?:war|ist|betrug|beträgt))\s{1,3}){0,3}")
+_PRICED_ITEM_RE = _rx(rf"(?:(?P<mods>(?:(?!{_ITEM_GLUE}\b|samt\b|plus\b|sowie\b)[^\W\d_][\w-]{{0,19}}\s{{1,2}}){{0,2}}?)"
+                      rf"(?:[^\W\d_]{{1,12}}-)?(?P<h>{_HEADS})|(?P<sku>[A-Z]{{2,6}}-[A-Z0-9]{{1,8}}))(?:'s)?"
+                      rf"\s{{0,2}}(?:\([^()]{{0,30}}\)\s{{0,2}})?{_PRICE_VERB}(?:[:=(\u2013\u2014-]\s{{0,3}})?"
                       r"(?:eur\s?|€\s?|\$\s?|usd\s?|£\s?)?$")
-_PRICE_JOINT_RE = _rx(r"\b(?:total|totals|totalled|together|combined|in\s+all|altogether|insgesamt|zusammen|gesamt|"
-                      r"summe|both|beide|beiden|plus|with|mit)\b|&|\+")
-COUNTED_HEAD_RE = _rx(rf"(?<![\w-])(?:{_HEADS})(?![\w-])")
+# "you paid 15.00 EUR for the key", "25,00 € für das Handbuch": the item after the amount
+_PRICE_FOR_RE = _rx(rf"[^\s\d]{{0,6}}\s{{0,3}}(?:eur|euros?|€|usd|dollars?|\$)?\s{{0,3}}(?:for|für)\s+(?:the|your|den|das|die|ihr|ihren)\s+"
+                    rf"(?P<mods>(?:(?!{_ITEM_GLUE}\b)[^\W\d_][\w-]{{0,19}}\s{{1,2}}){{0,2}}?)(?:[^\W\d_]{{1,12}}-)?(?P<h>{_HEADS})(?![\w-])")
+_AMOUNT_RE = _lazy(r"[\d.,\s]{0,16}")
+_TRAIL_RE = _lazy(r"[^;,\d]{0,40}")  # what follows an amount up to the next one: "... 40.00 EUR in total"
+_PRICE_JOINT_RE = _rx(r"\b(?:total|totals|totalled|together|combined|in\s+all|altogether|overall|insgesamt|zusammen|"
+                      r"gesamt\w*|\w*summe|both|beide|beiden|plus|with|mit|samt|sowie|make|makes|macht|ergibt)\b|&|\+")
+COUNTED_HEAD_RE = _rx(rf"(?<!\w)(?:{_HEADS})(?!\w)")
 GROUP = "group:"  # a price's ``what``: an item named in other words, by its group ("group:key")
 _WOULD_AMOUNT_RE = _rx(r"\b(?:would|could|might|würde|würden|hätte|hätten|wäre|wären|könnte|könnten)\b")
 _PRICE_CTX_RE = _rx(r"\b(?:price[sd]?|cost|costs|total|paid|charged?|amount|preis|kost|kostet|kostete|betrag|summe|"
@@ -1046,23 +1109,31 @@ _WORD_MONEY_CUE = _rx(r"euro|eur\b|dollar|usd|pound|gbp|buck")
 
 
 def priced_item(sent: str, p: int, labels: tuple[str, ...]) -> str | None:
-    """The item whose price the amount at SENT[p] states, when it is named just before the
-    amount and alone ("the manual 15.00 EUR"): one of LABELS, or ``GROUP`` + the group of the
-    word that names it ("der USB-Stick kostete 25,00 €"); else None."""
+    """The item whose price the amount at SENT[p] states, when it is named alone just before
+    the amount ("the manual 15.00 EUR", "Der USB-Stick kostete nur 15,00 €") or just after it
+    ("15.00 EUR for the key"): one of LABELS, or ``GROUP`` + the group of the word that names
+    it; None when nothing is named so, or the amount is a total ("the key and the manual cost
+    40.00", "... 40.00 EUR in total")."""
     if not labels:
         return None
     m = _PRICED_ITEM_RE.search(sent, max(0, p - 60), p)
-    if m is None:
+    if m is not None:
+        lead, between = clause_of(sent, m.start(), m.start() + 1)[0][-40:], sent[m.start():p]
+        trail = _TRAIL_RE.match(sent, _AMOUNT_RE.match(sent, p).end()).group(0)
+    else:
+        m = _PRICE_FOR_RE.match(sent, _AMOUNT_RE.match(sent, p).end())
+        if m is None:
+            return None
+        lead, between, trail = clause_of(sent, p, p + 1)[0][-40:], sent[p:m.start("h")], ""
+    lead = re.split(r"\d", lead)[-1]  # after the amount before it, if any: "was 15.00 EUR and the manual ..."
+    if _PRICE_JOINT_RE.search(f"{lead} {between} {trail}") or COUNTED_HEAD_RE.search(lead) or \
+            any(_label_re(x).search(lead) for x in labels):
         return None
-    seg = clause_of(sent, m.start(), m.start() + 1)[0][-40:]
-    seg = re.split(r"\d", seg)[-1]  # after the amount before, if any: "was 15.00 EUR and the manual ..."
-    if _PRICE_JOINT_RE.search(seg + " " + m.group(0)) or COUNTED_HEAD_RE.search(seg) or \
-            any(_label_re(x).search(seg) for x in labels):
-        return None  # "the key and the manual cost 40.00", "the total for the key was ..."
-    if m.group("sku"):
-        named = [x for x in labels if x.lower() == m.group("sku").lower()]
+    sku = m.groupdict().get("sku")
+    if sku:
+        named = [x for x in labels if x.lower() == sku.lower()]
         return named[0] if named else None
-    span = sent[m.start():m.end("h")]
+    span = sent[m.start("mods"):m.end("h")]
     for x in labels:
         if _label_re(x).search(span):
             return x
@@ -1512,8 +1583,11 @@ def extract(text: str, known: Known) -> tuple[list[Claim], bool]:
                 return False
             before, said, after = clause_of(sent, p, p + 1)
             clause = before + said + after
-            return EVERY_ORDER_RE.search(clause) is not None or (
-                BOTH_RE.search(clause) is not None and len(codes_in(clause)) >= 2)
+            lo = p - len(before)
+            for m in EVERY_ORDER_RE.finditer(sent, lo, p + len(said) + len(after)):
+                if m.end() > p or not any(m.end() <= q < p for q, _ in code_at):
+                    return True  # not "I looked up both orders and ORD-20261234 has shipped"
+            return BOTH_RE.search(clause) is not None and len(codes_in(clause)) >= 2
 
         for p, st in _status_claims(sent):
             add("status", p, st, every=every(p))
@@ -1542,8 +1616,9 @@ def extract(text: str, known: Known) -> tuple[list[Claim], bool]:
             add("promise", p, v)
         if ITEM_CTX_RE.search(sent):
             for m in SKU_RE.finditer(sent):
-                if not m.group(0).startswith("ORD-"):
-                    add("item", m.start(), m.group(0))
+                semi, end = sent.rfind(";", 0, m.start()), sent.find(";", m.end())
+                if not m.group(0).startswith("ORD-") and ITEM_CTX_RE.search(sent, semi + 1, end if end >= 0 else len(sent)):
+                    add("item", m.start(), m.group(0))  # not "...; a USB-C adapter is handy": another part
         for label in known.item_labels:
             for hit in _label_re(label).finditer(sent):
                 q = QTY_BEFORE_RE.search(sent, max(0, hit.start() - 30), hit.start()) or \
@@ -1555,17 +1630,20 @@ def extract(text: str, known: Known) -> tuple[list[Claim], bool]:
                         continue  # "both the USB key and the manual": two items, one of each
                     if n is not None:
                         add("quantity", hit.start(), n, what=label)
-        if known.item_labels and ITEM_COUNT_CTX_RE.search(sent):
-            for m in ITEM_COUNT_RE.finditer(sent):  # "your order has three items"
-                w = " ".join(m.group("q").lower().split())
+        if known.item_labels:
+            counts = [(m.start(), m.end(), m.group("q")) for m in ITEM_COUNT_RE.finditer(sent)
+                      if count_is_the_orders(sent, m.start(), m.end())]
+            counts += [(m.start(), m.end(), m.group("q")) for m in ITEM_COUNT_ADJ_RE.finditer(sent)]
+            for ca, cb, q in counts:  # "your order has three items"
+                w = " ".join(q.lower().split())
                 n = int(w) if w.isdigit() else WORDNUM.get(w)
-                before, _, after = clause_of(sent, m.start(), m.end())
-                one = w in _ONE and not _WHICH_RE.match(sent, m.end())
+                before, _, after = clause_of(sent, ca, cb)
+                one = w in _ONE and not _WHICH_RE.search(sent, cb, cb + 40)
                 if n is not None and (n > 1 or one) and not (
                         HEDGE_COND.search(before) or HEDGE_REPORT.search(before) or _EACH_RE.search(before[-40:])
-                                                    or HEDGE_NEG.search(before[-25:]) or HEDGE_NEG.search(after[:40])
-                                                    or ITEM_ELSEWHERE_RE.search(sent)):
-                    add("item_count", m.start(), n)
+                        or HEDGE_NEG.search(before[-25:]) or HEDGE_NEG.search(after[:40])
+                        or ITEM_ELSEWHERE_RE.search(sent)):
+                    add("item_count", ca, n)
         if known.item_labels:
             for p, n, what, label in _counted_items(sent, known.item_labels):
                 if label is not None:
