@@ -15,6 +15,7 @@ import asyncio
 import dataclasses
 import functools
 import os
+import queue
 import threading
 import weakref
 from typing import Any, Callable, Iterable
@@ -58,10 +59,56 @@ def _ticket_event(d: dict[str, Any], sid: str) -> Event | None:
     return None
 
 
+class _CheckThreads:
+    """Daemon threads that run the checks, kept for the next check when they are done.
+
+    A thread started for a check waits for the GIL for about as long as the check itself takes
+    (measured: 3.9 ms of wall for 1.5 ms of work, against 1.5 ms handed to a waiting thread), and
+    a question waits for its checks. A thread still busy (a check past its budget) is simply not
+    idle: the next check gets another thread, never a queue behind it. Daemon threads: the
+    process never waits for one at exit. After a ``fork`` the child has none of the parent's
+    threads, so it forgets the idle ones (``os.register_at_fork``) and starts its own."""
+
+    MAX_IDLE = 4
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._idle: list[queue.SimpleQueue] = []
+        os.register_at_fork(after_in_child=self._forget)
+
+    def _forget(self) -> None:
+        self._lock = threading.Lock()
+        self._idle = []
+
+    def submit(self, job: Callable[[], Callable[[], None]]) -> None:
+        """Run ``job()`` in a thread; it returns what hands its result over (called once the
+        thread is idle again, so the next check finds it)."""
+        with self._lock:
+            inbox = self._idle.pop() if self._idle else None
+        if inbox is None:
+            inbox = queue.SimpleQueue()
+            threading.Thread(target=self._serve, args=(inbox,), name="agentcli-checks", daemon=True).start()
+        inbox.put(job)
+
+    def _serve(self, inbox: "queue.SimpleQueue") -> None:
+        while True:
+            hand_over = inbox.get()()
+            with self._lock:
+                keep = len(self._idle) < self.MAX_IDLE
+                if keep:
+                    self._idle.append(inbox)
+            hand_over()
+            if not keep:
+                return
+
+
+_CHECK_THREADS = _CheckThreads()
+
+
 def _in_daemon_thread(fn: Callable[[], Any]) -> "asyncio.Future[Any]":
-    """``fn()`` in a daemon thread of its own, as a future of the running loop: the loop goes on
-    meanwhile, and the process never waits for the thread at exit (a signal is acted on at once;
-    the checks bound their own time anyway)."""
+    """``fn()`` in a daemon thread (``_CheckThreads``), as a future of the running loop: the loop
+    goes on meanwhile, and the process never waits for the thread at exit (a signal is acted on
+    at once; the checks bound their own time anyway)."""
     loop = asyncio.get_running_loop()
     fut: asyncio.Future[Any] = loop.create_future()
 
@@ -69,17 +116,20 @@ def _in_daemon_thread(fn: Callable[[], Any]) -> "asyncio.Future[Any]":
         if not fut.done():
             fut.set_result(value) if ok else fut.set_exception(value)
 
-    def work() -> None:
+    def work() -> Callable[[], None]:
         try:
             value, ok = fn(), True
         except BaseException as e:  # noqa: BLE001 - handed to the awaiting task, raised there
             value, ok = e, False
-        try:
-            loop.call_soon_threadsafe(settle, ok, value)
-        except RuntimeError:
-            pass  # the loop closed meanwhile: nobody waits for the result any more
 
-    threading.Thread(target=work, name="agentcli-checks", daemon=True).start()
+        def hand_over() -> None:
+            try:
+                loop.call_soon_threadsafe(settle, ok, value)
+            except RuntimeError:
+                pass  # the loop closed meanwhile: nobody waits for the result any more
+        return hand_over
+
+    _CHECK_THREADS.submit(work)
     return fut
 
 

@@ -245,6 +245,63 @@ def test_the_checks_run_off_the_event_loop(cli_env):
     assert checked.layers == ["floor"]
 
 
+def _quick_check() -> set:
+    """The kinds of one short check through App.check_report (its own loop)."""
+    from agentcli.app import App
+    from agentcli.config import resolve
+    from agentcli.ticket import Ticket
+
+    async def go():
+        app = App.open(resolve(provider="offline"))
+        t = Ticket("s-2")
+        t.questions.append("where is GH56JK78MN")
+        try:
+            return await asyncio.wait_for(app.check_report(t, "We will refund you in full."), 20)
+        finally:
+            await app.aclose()
+
+    return {f["kind"] for f in asyncio.run(go()).findings}
+
+
+def test_a_check_stuck_in_its_thread_does_not_hold_the_next_one(cli_env):
+    """The check threads are kept for the next check; one still busy (past its budget) is not
+    idle, so the next check gets a thread of its own instead of waiting behind it."""
+    import threading
+
+    from agentcli.app import _in_daemon_thread
+
+    assert "forbidden_promise" in _quick_check()  # a thread is idle now
+    release = threading.Event()
+
+    async def stick() -> None:
+        fut = _in_daemon_thread(lambda: release.wait(30))
+        await asyncio.sleep(0.05)  # it holds the idle thread
+        assert not fut.done()
+
+    try:
+        asyncio.run(stick())
+        assert "forbidden_promise" in _quick_check()  # within its 20 s bound, not after the stuck one
+    finally:
+        release.set()
+
+
+def test_after_a_fork_the_child_runs_its_checks_in_threads_of_its_own(cli_env):
+    """The parent's idle check threads do not exist in a forked child (the team-folder users):
+    the child must not hand its check to one of them (it would wait past its budget)."""
+    import os
+
+    assert "forbidden_promise" in _quick_check()  # the parent keeps an idle thread
+    pid = os.fork()
+    if pid == 0:  # the child: one check, its result as the exit code
+        code = 1
+        try:
+            code = 0 if "forbidden_promise" in _quick_check() else 3
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+
+
 
 _json = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=30),
                      lambda c: st.lists(c, max_size=4) | st.dictionaries(st.text(max_size=10), c, max_size=5),
