@@ -545,15 +545,16 @@ def _status_claims(sent: str) -> Iterable[tuple[int, str]]:
 # separately" are policies, "both parcels" may be the parcels of one order)
 # "neither of your orders has shipped", "none of the orders", "keine Ihrer Bestellungen": the status
 # after it is negated, and said of each order
-_NONE_OF_RE = _rx(r"\b(?:neither|none|not\s+one|not\s+a\s+single\s+one)\s+(?:of\s+)?(?:your|the|my|these|those)\s+(?:two\s+|three\s+)?"
-                  r"(?:orders|purchases)\b|\bneither\s+order\b|\bkeine\s+(?:ihrer|der|dieser)\s+(?:beiden\s+|zwei\s+|drei\s+)?"
-                  r"bestellungen\b")
-_NONE_TAIL_RE = _rx(r"\s*(?:(?:yet|so\s+far|already|today|yesterday|this\s+week|noch|bisher|bislang|jetzt|heute)\b\s*)*[\s.!)\"']*$")
+_NONE_OF = (r"\b(?:neither|none|not\s+one|not\s+a\s+single\s+one)\s+(?:of\s+)?(?:your|the|my|these|those)\s+(?:two\s+|three\s+)?"
+            r"(?:orders|purchases)\b|\bneither\s+order\b|\bkeine\s+(?:ihrer|der|dieser)\s+(?:beiden\s+|zwei\s+|drei\s+)?"
+            r"bestellungen\b|\b(?:neither|none)\s+of\s+(?:them|the\s+two|both)\b|\bneither\b(?=\s+(?:has|have|was|were|is|are|had)\b|\s*$)|"
+            r"\bneither\s+(?=[\w-]{0,11}\d)[\w-]{10,12}\s+nor\s+(?=[\w-]{0,11}\d)[\w-]{10,12}\b|"
+            r"\bweder\s+(?=[\w-]{0,11}\d)[\w-]{10,12}\s+noch\s+(?=[\w-]{0,11}\d)[\w-]{10,12}\b")
+_NONE_OF_RE = _rx(_NONE_OF)
+_NONE_TAIL_RE = _rx(r"\s*(?:(?:yet|for|in\s+full|so\s+far|already|today|yesterday|this\s+week|noch|bisher|bislang|jetzt|heute)\b\s*)*[\s.!)\"']*$")
 EVERY_ORDER_RE = _rx(r"\b(?:your|the|my|ihre|die)\s+(?:orders|purchases|bestellungen)\s+(?:(?:have|are|were|had|sind|wurden|haben)\s+)?"
                      r"(?:now\s+|jetzt\s+)?(?:all|both|each|beide|alle)\b|"
-                     r"\b(?:neither|none|not\s+one|not\s+a\s+single\s+one)\s+(?:of\s+)?(?:your|the|my|these|those)\s+(?:two\s+|three\s+)?"
-                     r"(?:orders|purchases)\b|\bneither\s+order\b|\bkeine\s+(?:ihrer|der|dieser)\s+(?:beiden\s+|zwei\s+|drei\s+)?"
-                     r"bestellungen\b|"
+                     + _NONE_OF + "|"
                      r"(?<!of\s)(?<!von\s)(?<!between\s)(?<!among\s)(?<!from\s)\b(?:your|the|my|these|those)\s+"
                      r"(?:two|three|four|2|3|4)\s+(?:orders|purchases)\b|"
                      r"(?<!von\s)(?<!aus\s)(?<!zwischen\s)\b(?:ihre|die|diese)\s+(?:zwei|drei|vier|2|3|4)\s+bestellungen\b|"
@@ -580,7 +581,7 @@ _LIC_RES = [
     _rx(rf"\b{_LIC}{_LIC_OF}\s{{0,2}}(?:is|:|ist|lautet)\s{{0,2}}[\"']?(?:[a-z0-9]{{4,6}}-){{2,5}}[a-z0-9]{{4,6}}\b"),
     _rx(rf"\byou\s*(?:can\s+now|'ll\s+find|will\s+find|can\s+find)\s+(?:activate|use|download|redeem|find)?\s*(?:your|the)\s+"
         rf"{_LIC}(?:{_LIC_OF}\s+in\s+your\s+(?:inbox|e-?mail|account|mailbox))?"),
-    _rx(rf"\b{_LIC}{_LIC_OF}\s+(?:ist|liegt|befindet\s+sich)\s+(?:bereits\s+|schon\s+|jetzt\s+|nun\s+)?in\s+ihrem\s+"
+    _rx(rf"\b{_LIC}{_LIC_OF}\s+(?:ist|liegt|befindet\s+sich|sind|liegen|befinden\s+sich)\s+(?:bereits\s+|schon\s+|jetzt\s+|nun\s+)?in\s+ihrem\s+"
         r"(?:postfach|e-?mail-postfach|konto|kundenkonto|posteingang)\b"),
     _rx(rf"\b{_LIC}{_LIC_OF}\s+finden\s+sie\s+(?:jetzt\s+|nun\s+|bereits\s+)?in\s+ihrem\s+(?:postfach|e-?mail-postfach|konto|"
         r"kundenkonto|posteingang)"),
@@ -837,7 +838,8 @@ _DATE_WHAT = (
                      r"\bshows?\s+up\b|\bland(?:s|ing)?\b|\bget\s+to\s+you\b|\bwith\s+you\b|\bbei\s+ihnen\b|"
                      r"\bat\s+your\s+door\b|\b(?:have|get|receive|expect)\s+(?:it|them)\b|\bexpect\s+(?:the|your)\s+"
                      r"(?:parcel|package|order|delivery|shipment)\b|\bbe\s+there\b|\bin\s+your\s+hands\b|"
-                     r"\bin\s+(?:der|den)\s+h(?:and|änden)\b")),
+                     r"\bin\s+(?:der|den)\s+h(?:and|änden)\b|\b(?:haben|erhalten|bekommen)\s+sie\s+(?:das|ihr|die|ihre)\s+"
+                     r"(?:paket|sendung|bestellung|lieferung)\b")),
     ("placed", _rx(r"placed|\bordered\b|order\s+date|purchas|bought|made\s+on|submitted|bestellt|aufgegeben|"
                    r"bestelldatum|gekauft|bestellung\s+vom|\border\s+(?:of|from|dated)\s+(?:the\s+)?$")),
     ("ship", _rx(r"shipped|dispatched|sent\s+out|posted|versandt|versendet|verschickt|abgeschickt")),
@@ -861,15 +863,19 @@ _DAY_ONLY_CTX = _rx(r"\b(?:have|get|receive|expect)\s+(?:it|them)\b|\bbe\s+there
                     r"in\s+your\s+hands|in\s+(?:der|den)\s+h(?:and|änden)\b")
 
 
+_NEW_CLAUSE_RE = _lazy(r",\s{0,2}(?!Ihnen\b)[A-ZÄÖÜ]")  # ", Ihre Lieferung ...", not ", bei Ihnen"
+
+
 def date_context(sent: str, a: int, b: int, lo: int = 0) -> str | None:
     """What the date at SENT[a:b] dates: the nearest cue before it (after ``lo``, the end of
-    the date before), else the nearest after it within a few words (not past a semicolon: "closed
-    on Christmas Day; it is due on 3 December" does not date the delivery with Christmas)."""
+    the date before), else the nearest after it within a few words (not past a semicolon or a new
+    clause: "closed on Christmas Day; it is due on 3 December" does not date the delivery with
+    Christmas, nor "Die Aktion läuft bis 6. Dezember, Ihre Lieferung kommt ..." the delivery)."""
     before = [(m.end(), k) for k, rx in _DATE_WHAT for m in rx.finditer(sent, max(lo, a - 50), a)]
     if before:
         return max(before)[1]
-    semi = sent.find(";", b, b + 30)
-    end = semi if semi >= 0 else b + 30
+    semi, new = sent.find(";", b, b + 30), _NEW_CLAUSE_RE.search(sent, b, b + 30)
+    end = min(semi if semi >= 0 else b + 30, new.start() if new else b + 30)  # "bis 6. Dezember, Ihre Lieferung ..."
     after = [(m.start(), k) for k, rx in _DATE_WHAT for m in rx.finditer(sent, b, end)]
     return min(after)[1] if after else None
 
@@ -932,7 +938,10 @@ COUNTED_AFTER_RE = _rx(rf"(?<![\w-])(?P<mods>(?:(?!{_ITEM_GLUE}\b)[^\W\d_][\w-]{
 # the item is the subject that holds the things counted: "the manual has 3 guides inside"
 _ITEM_SUBJECT_RE = _rx(rf"\b(?:{_HEADS})\s+(?:itself\s+)?(?:has|have|had|contains?|includes?|holds?|comes\s+with|hat|enthält|"
                        r"umfasst)\s+$|\b(?:inside|in|within|im|in\s+der|in\s+dem)\s+(?:the\s+|your\s+|this\s+)?(?:[\w-]+\s+)?"
-                       rf"(?:{_HEADS})\b|\b(?:which|that|welche[rs]?)\s+\w+")
+                       rf"(?:{_HEADS})\b")
+# a relative clause about something else: "the manual, which covers 3 different keys" (after a
+# comma: "I can confirm that your parcel contains ..." is no relative clause)
+_RELATIVE_RE = _rx(r"^\W{0,3}(?:which|that|who|welche[rs]?)\s+\w+")
 # the sentence says what the order holds (or held, or will bring)
 # not the order's items: the shop's, other customers', what was sent back, what a customer may buy
 ITEM_ELSEWHERE_RE = _rx(r"\b(?:shop|store|stock|customers|wishlist|catalogu?e|sent\s+back|back\s+from|returned|website|"
@@ -942,7 +951,8 @@ ITEM_ELSEWHERE_RE = _rx(r"\b(?:shop|store|stock|customers|wishlist|catalogu?e|se
                         r"wunschliste|katalog)\b")
 _OFFER_RE = _rx(r"\b(?:can|could|may|might|kann|können|könnten)\b")
 ITEM_HOLD_RE = _rx(r"\b(?:contains?|containing|includes?|included|including|consists?\s+of|ordered|bought|purchased|"
-                   r"(?:came|comes|ships|shipped)\s+with|packed|in\s+(?:the|your)\s+(?:package|parcel|box|order|shipment)|holds?|held|"
+                   r"(?:came|comes|ships|shipped)\s+with|packed|along\s+with|together\s+with|zusammen\s+mit|"
+                   r"(?:order|parcel|package|box|shipment|bestellung|paket)\s+(?:[\w-]{10,12}\s+)?(?:has|had|hat)|in\s+(?:the|your)\s+(?:package|parcel|box|order|shipment)|holds?|held|"
                    r"befinde[nt]\s+sich|in\s+(?:ihrem|ihrer|dem|der)\s+(?:paket|sendung|bestellung|lieferung)|"
                    r"receive|received|get|got|find|inside|contents|inhalt|lieferumfang|enthält|enthalten|beinhaltet|bestellt|gekauft|umfasst|geliefert|"
                    r"erhalten|bekommen|im\s+paket|in\s+ihrer\s+bestellung)\b|\u00d7")
@@ -1034,9 +1044,12 @@ def _counted_items(sent: str, labels: tuple[str, ...]) -> Iterable[tuple[int, in
         if m.group("q").lower() == "both" and _AND_RE.match(sent, m.end("h")):
             continue  # "both key and manual are included": one of each
         before, _, after = clause_of(sent, m.start(), m.end())
+        relative = _RELATIVE_RE.search(before) is not None and sent[:m.start() - len(before)].rstrip().endswith(",")
+        before = _asserted(before)  # "I can confirm that your parcel contains two USB sticks": no offer
         if HEDGE_COND.search(before) or HEDGE_REPORT.search(before) or HEDGE_NEG.search(before[-25:]) or \
-                HEDGE_NEG.search(after[:30]) or _OFFER_RE.search(before) or _INTO_RE.search(sent, 0, m.start()) or \
-                _ITEM_SUBJECT_RE.search(before[-40:]):
+                HEDGE_NEG.search(after[:30]) or _OFFER_RE.search(before) or _OFFER_RE.search(after[:40]) or \
+                _INTO_RE.search(sent, 0, m.start()) or \
+                _ITEM_SUBJECT_RE.search(before[-40:]) or relative:
             continue  # "if you ordered two", "you wrote that you got two", "doesn't include a hub", "... ist nicht enthalten",
             # "the manual has 3 guides inside"
         w = " ".join(m.group("q").lower().split())
@@ -1074,7 +1087,8 @@ _THEIR_AMOUNT_RE = _rx(r"\b(?:you|the\s+customer|they|sie|du)\s+(?:wrote|said|sa
 # not a total: those are the order's amounts, checked as such)
 _PRICE_VERB = (r"(?:(?:was|were|is|are|costs?|costed|came\s+to|comes\s+to|came\s+in\s+at|at|for|hat|kostete|kostet|kosten|"
                r"kosteten|für|zu|je|each|itself|alone|allein|only|just|nur|priced\s+at|'s\s+price\s+(?:was|is)|"
-               r"price\s+(?:was|is)|preis\s+(?:war|ist|betrug|beträgt))\s{1,3}){0,3}")
+               r"price\s+(?:was|is)|preis\s+(?:war|ist|betrug|beträgt)|you\s+paid|we\s+charged|cost\s+you|haben\s+(?:wir|sie)|"
+               r"hat\s+(?:sie|uns))\s{1,3}){0,3}")
 _PRICED_ITEM_RE = _rx(rf"(?:(?P<mods>(?:(?!{_ITEM_GLUE}\b|samt\b|plus\b|sowie\b)[^\W\d_][\w-]{{0,19}}\s{{1,2}}){{0,2}}?)"
                       rf"(?:[^\W\d_]{{1,12}}-)?(?P<h>{_HEADS})|(?P<sku>[A-Z]{{2,6}}-[A-Z0-9]{{1,8}}))(?:'s)?"
                       rf"\s{{0,2}}(?:\([^()]{{0,30}}\)\s{{0,2}})?{_PRICE_VERB}(?:[:=(\u2013\u2014-]\s{{0,3}})?"
@@ -1088,6 +1102,11 @@ _PRICE_JOINT_RE = _rx(r"\b(?:total|totals|totalled|together|combined|in\s+all|al
                       r"gesamt\w*|\w*summe|both|beide|beiden|plus|with|mit|samt|sowie|make|makes|macht|ergibt)\b|&|\+")
 COUNTED_HEAD_RE = _rx(rf"(?<!\w)(?:{_HEADS})(?!\w)")
 GROUP = "group:"  # a price's ``what``: an item named in other words, by its group ("group:key")
+# a difference of two prices, not a price: "10.00 EUR more expensive than the manual", "differ by 10.00 EUR"
+_DIFF_BEFORE_RE = _rx(r"\b(?:differ(?:s|ence)?(?:\s+in\s+price)?\s+(?:by|of)|difference\b[^.;]{0,30}?\b(?:is|was|of)|"
+                      r"(?:unterscheiden|unterschied)\w*\b[^.;]{0,30}?\b(?:um|von|beträgt|ist))\s+(?:eur\s?|€\s?|\$\s?)?$")
+_DIFF_AFTER_RE = _rx(r"\s{0,2}(?:eur|euros?|€|usd|dollars?|\$)?\s{0,2}(?:more|less|cheaper|dearer|higher|lower|mehr|weniger|"
+                     r"teurer|günstiger|billiger)\b")
 _WOULD_AMOUNT_RE = _rx(r"\b(?:would|could|might|würde|würden|hätte|hätten|wäre|wären|könnte|könnten)\b")
 _PRICE_CTX_RE = _rx(r"\b(?:price[sd]?|cost|costs|total|paid|charged?|amount|preis|kost|kostet|kostete|betrag|summe|"
                     r"gesamt|bezahlt|came\s+to|comes\s+to)")
@@ -1658,7 +1677,9 @@ def extract(text: str, known: Known) -> tuple[list[Claim], bool]:
                 lo = cut.end()
             # ... or a price that is not the order's: "express shipping would have cost 10 EUR more"
             return _THEIR_AMOUNT_RE.search(sent, lo, p) is not None or \
-                _WOULD_AMOUNT_RE.search(clause_of(sent, p, p + 1)[0]) is not None
+                _WOULD_AMOUNT_RE.search(clause_of(sent, p, p + 1)[0]) is not None or \
+                _DIFF_BEFORE_RE.search(sent, lo, p) is not None or \
+                _DIFF_AFTER_RE.match(sent, _AMOUNT_RE.match(sent, p).end()) is not None
 
         labels = known.item_labels
         for m in (WORD_MONEY_RE.finditer(sent) if _WORD_MONEY_CUE.search(sent) else ()):
