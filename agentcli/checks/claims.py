@@ -1017,6 +1017,12 @@ _AND_RE = _rx(r"[^,;.]{0,40}?\s(?:and|und|as\s+well\s+as|sowie)\s")
 _INTO_RE = _rx(r"\b(?:into|onto|in|at|from|to|an|auf|aus|von)\s+$")  # "plug it into a USB hub"
 
 
+def part_of(sent: str, a: int, b: int) -> tuple[int, int]:
+    """(start, end) of the part of SENT between semicolons that holds SENT[a:b]."""
+    end = sent.find(";", b)
+    return sent.rfind(";", 0, a) + 1, end if end >= 0 else len(sent)
+
+
 def label_group(label: str) -> str:
     head = re.findall(r"[^\W\d_]+", label.partition("(")[0].lower())
     word = head[-1] if head else ""
@@ -1037,9 +1043,7 @@ def _counted_items(sent: str, labels: tuple[str, ...]) -> Iterable[tuple[int, in
     for m in hits:
         if any(_label_re(x).search(sent, m.start("mods"), m.end("h")) for x in labels):
             continue  # named as in the order: the names' own reading counts it
-        semi = sent.rfind(";", 0, m.start())
-        end = sent.find(";", m.end())
-        if not ITEM_HOLD_RE.search(sent, semi + 1, end if end >= 0 else len(sent)):
+        if not ITEM_HOLD_RE.search(sent, *part_of(sent, m.start(), m.end())):
             continue  # "your order contains the key; a USB-C adapter is handy": another part of the sentence
         if m.group("q").lower() == "both" and _AND_RE.match(sent, m.end("h")):
             continue  # "both key and manual are included": one of each
@@ -1635,8 +1639,7 @@ def extract(text: str, known: Known) -> tuple[list[Claim], bool]:
             add("promise", p, v)
         if ITEM_CTX_RE.search(sent):
             for m in SKU_RE.finditer(sent):
-                semi, end = sent.rfind(";", 0, m.start()), sent.find(";", m.end())
-                if not m.group(0).startswith("ORD-") and ITEM_CTX_RE.search(sent, semi + 1, end if end >= 0 else len(sent)):
+                if not m.group(0).startswith("ORD-") and ITEM_CTX_RE.search(sent, *part_of(sent, m.start(), m.end())):
                     add("item", m.start(), m.group(0))  # not "...; a USB-C adapter is handy": another part
         for label in known.item_labels:
             for hit in _label_re(label).finditer(sent):

@@ -506,11 +506,13 @@ class _Run:
                 return
         else:
             items = [li for li in items if key(what) in (key(str(li.get("name") or "")), key(str(li.get("sku") or "")))]
-        for li in items[:1]:
-            p, q = _int(li.get("unit_price_cents")), _int(li.get("quantity"))
-            if p is not None and c.value not in (p, p * (q if q is not None else 1)):
-                self.add("price_mismatch", ERROR, f"{label} says {one_line(li.get('name') or what, 60)} costs "
-                         f"{c.value / 100:.2f}, but its line item says {p / 100:.2f}", code=c.order, result=r, **ev)
+        if not items:
+            return
+        li = items[0]
+        p, q = _int(li.get("unit_price_cents")), _int(li.get("quantity"))
+        if p is not None and c.value not in (p, p * (q if q is not None else 1)):
+            self.add("price_mismatch", ERROR, f"{label} says {one_line(li.get('name') or what, 60)} costs "
+                     f"{c.value / 100:.2f}, but its line item says {p / 100:.2f}", code=c.order, result=r, **ev)
 
     def item_count(self, label: str, c: Claim, ev: dict) -> None:
         """"Your order has three items": the number of its line items, or of its units."""
