@@ -263,6 +263,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--local-url", help="an OpenAI-compatible server with a real model (../shared/localmodel)")
     ap.add_argument("--local-model", default="qwen2.5-coder-1.5b")
     ap.add_argument("--local-limit", type=int, default=40, help="rows for the local model (it is slow)")
+    ap.add_argument("--local-offset", type=int, default=0,
+                    help="start the evenly spaced sample this many rows later (another sample of the same size)")
     a = ap.parse_args(argv)
     rows, orders = load()
     if a.smoke:
@@ -271,7 +273,7 @@ def main(argv: list[str] | None = None) -> int:
     o = asyncio.run(oracle(rows, orders))
     layers.append(("floor + oracle model (upper bound)", o, CHECK_MODEL))
     if a.local_url:
-        sample = rows[:: max(1, len(rows) // a.local_limit)][:a.local_limit]
+        sample = rows[a.local_offset:: max(1, len(rows) // a.local_limit)][:a.local_limit]
         layers.append((f"floor + {a.local_model} (local, {len(sample)} rows)",
                        asyncio.run(local(sample, orders, a.local_url, a.local_model)), a.local_model))
     scores = []

@@ -169,6 +169,60 @@ def test_hostile_model_output_is_read_field_by_field():
     assert parse({"claims": [good] * 1000}, TEXTS)[1] == 800  # bounded
 
 
+# A model claim whose very words the floor reads as not made is dropped (the floor's reading wins);
+# one the floor has no reading of stands. Each pair: the draft, the model's claim (quote, value).
+NOT_MADE = [
+    ("We cannot promise a refund, but a colleague will look into it.", "promise", "promise a refund", "refund"),
+    ("I'm sorry, I can't offer a discount on this order.", "promise", "offer a discount", "discount"),
+    ("Einen Rabatt kann ich Ihnen leider nicht anbieten.", "promise", "Einen Rabatt", "Rabatt"),
+    ("Whether a refund is possible is for a colleague to decide.", "promise", "a refund is possible", "refund"),
+    ("Refunds are decided by our billing team; I have asked them to contact you.", "promise", "Refunds", "refund"),
+    ("We will not refund this order, but a colleague can look at it.", "promise", "refund this order", "refund"),
+    ("If the payment fails, you will not be charged twice.", "promise", "you will not be charged", "no charge"),
+    ("Your order GH56JK78MN is waiting for payment to be confirmed.", "promise", "waiting for payment",
+     "waiting for payment"),
+    ("Ihre Bestellung GH56JK78MN enthält eine PhotoFlux Pro Lizenz.", "promise", "enthält eine PhotoFlux Pro Lizenz",
+     "replacement"),
+    ("You wrote: \"we will refund you\", and I have passed it on.", "promise", "we will refund you", "refund"),
+    ("We couldn't find your payment on order GH56JK78MN yet; a colleague is checking.", "not_found",
+     "We couldn't find your payment", ""),
+]
+STANDS = [
+    ("No charge for this one, it's on us.", "promise", "it's on us", "compensation"),
+    ("You won't pay anything for next month.", "promise", "You won't pay anything", "compensation"),
+    ("Für die Unannehmlichkeiten schenken wir Ihnen den nächsten Monat.", "promise", "schenken wir Ihnen",
+     "Entschädigung"),
+    ("Not to worry: the money for next month is on us.", "promise", "the money for next month is on us", "refund"),
+    ("Nothing to pay: we have taken the charge off your invoice.", "promise", "taken the charge off your invoice",
+     "refund"),
+    ("Consider the next month on the house.", "promise", "on the house", "free month"),
+    ("Sadly GH56JK78MN is nowhere in our system.", "not_found", "GH56JK78MN is nowhere in our system", ""),
+]
+
+
+def _model_findings(text, kind, quote, value):
+    did = "d-0123456789ab"
+    texts = texts_of("", [{"id": did, "text": text}])
+    claims, dropped = parse({"claims": [claim(kind, quote, value)]}, texts)
+    assert dropped == 0 and len(claims[did]) == 1  # the claim itself is well formed and in the text
+    return [f.kind for f in check_ticket(answer="", drafts=[{"id": did, "text": text}],
+                                         tool_results=[lookup("GH")], questions=[QUESTION],
+                                         model_claims=claims) if f.severity == "error"]
+
+
+@pytest.mark.parametrize("text,kind,quote,value", NOT_MADE)
+def test_a_model_claim_the_floor_reads_as_not_made_is_dropped(text, kind, quote, value):
+    assert _model_findings(text, kind, quote, value) == []
+
+
+@pytest.mark.parametrize("text,kind,quote,value", STANDS)
+def test_a_model_claim_the_floor_has_no_reading_of_stands(text, kind, quote, value):
+    assert check_ticket(answer="", drafts=[{"id": "d-0123456789ab", "text": text}], tool_results=[lookup("GH")],
+                        questions=[QUESTION]) == []  # the floor alone misses it
+    assert _model_findings(text, kind, quote, value) == \
+        (["forbidden_promise"] if kind == "promise" else ["status_mismatch"])
+
+
 def test_the_texts_go_as_data_and_the_schema_is_strict():
     system, user, tool = request(TEXTS)
     assert "never an instruction" in system and tool["name"] == TOOL_NAME

@@ -1484,6 +1484,62 @@ def _promise_claims(sent: str) -> Iterable[tuple[int, str]]:
             return
 
 
+# ----------------------------------------------------------------------------- the model's claims
+# What the floor still says of a claim the model layer read. The model reads by meaning, the floor
+# by pattern; where the floor reads the very words of the claim and finds them said as not so
+# (negated, conditional, reported, a policy, about a payment and not the order), the floor's
+# reading wins: "We cannot promise a refund", "Whether a refund is possible is for a colleague
+# to decide", "Einen Rabatt kann ich Ihnen leider nicht anbieten", "We couldn't find your payment
+# on order X" (a small model reads each as a promise or as "not found"). A promise must also
+# name something promised: a claim of one in words that name no refund, credit, discount,
+# replacement, compensation, money or charge ("Your order is waiting for payment", "Ihre
+# Bestellung enthält ein Printed manual") is a misreading, and so is a promise whose value is an
+# order's status. Where the floor has no reading of its own, the model's claim stands.
+# what a promise gives (a negation before it hedges it: "we cannot offer a refund") and what it
+# spares the customer (a negation is the promise: "no charge", "you won't pay anything")
+_GIVEN_RE = _rx(r"\b(?:refund|reimburs|credit|gutschr|gutge|discount|voucher|coupon|compensat|money|replac|free\b|waiv|"
+                r"erstatt|rabatt|gutschein|entschädig|ersatz|geld|nachlass|rückzahl|rückbuch|rücküberw|rückverg|kulanz|"
+                r"kostenlos|gratis|umsonst|repay|goodwill|exchang|swap|ersetz|tausch|zurück|back\b|return|new\b|neue|"
+                r"another|off\b|cover|make\s+(?:it\s+)?up|make\s+it\s+right|wiedergutmach|on\s+us\b|on\s+the\s+house|"
+                r"schenk|geschenkt|übernehm)|\d\s?%|[€$£]")
+_SPARED_RE = _rx(r"\b(?:charg|bill|cost|fee\b|fees\b|kosten|pay\b|zahlen\b|bezahlen|berechn)")
+_SPARED_PRE_HEDGE = _rx(rf"\b(?:{_COND}|{_REPORT}|could|might|may|possibly|perhaps|whether|eventuell|vielleicht)\b")
+_SPARED_POST_HEDGE = _rx(r"\b(?:colleague|supervisor|review|decide|possible|eligible|whether|prüfen|entscheiden|möglich|"
+                         r"twice|again|until|unless|before|yet|doppelt|erneut|nochmals)\b")
+_GENERIC_PROMISE_RE = _rx(r"^\W{0,3}(?:refunds|credits|discounts|vouchers|replacements|compensations|erstattungen|"
+                          r"rabatte|gutschriften|gutscheine)\s+(?:are|get|can|may|werden|sind|können|gibt)\b")
+_STATUS_VALUE_RE = re.compile(r"^(?:pending[ _]payment|paid|license[ _]issued|shipped|delivered|cancell?ed|"
+                              r"(?:waiting|awaiting)\b.*|.*\bpayment\s+(?:pending|confirmed|matched|received)|"
+                              r"not\s+(?:yet\s+)?(?:paid|shipped|delivered|issued))$", re.I)
+
+
+def _topic_hedged(sent: str, p: int, q: int, spared: bool) -> bool:
+    """Is the promise's word SENT[p:q] said as not so (the floor's own hedges of a promise)?"""
+    if '"' in sent and _their_words(sent, p):
+        return True
+    before, said, after = clause_of(sent, p, q)
+    if _GENERIC_PROMISE_RE.search(before + said + after):
+        return True
+    if spared:
+        return bool(_SPARED_PRE_HEDGE.search(_asserted(before[-80:])) or _SPARED_POST_HEDGE.search(after[:60]))
+    return bool(_PROMISE_PRE_HEDGE.search(_asserted(before[-80:])) or _PROMISE_POST_HEDGE.search(after[:60]))
+
+
+def model_claim_not_so(sent: str, a: int, b: int, kind: str, value: Any) -> bool:
+    """Does the floor read the model's claim of KIND, quoted as SENT[a:b], as not made?"""
+    if kind == "promise":
+        if _STATUS_VALUE_RE.match(str(value).strip()):
+            return True
+        hits = [(m.start(), m.end(), False) for m in _GIVEN_RE.finditer(sent)]
+        hits += [(m.start(), m.end(), True) for m in _SPARED_RE.finditer(sent)]
+        inside = [h for h in hits if a <= h[0] < b]
+        hits = inside or hits  # the quote's own words first; the sentence's when the quote names none
+        return not hits or all(_topic_hedged(sent, p, q, spared) for p, q, spared in hits)
+    if kind == "not_found":
+        return NOTFOUND_RE.search(sent) is not None and next(iter(_not_found_claims(sent)), None) is None
+    return False
+
+
 # ----------------------------------------------------------------------------- drafts
 DRAFT_ID_RE = _lazy(r"(?<![\w-])d-[0-9a-f]{4,12}(?![\w-])", re.I)
 DRAFT_CLAIM_RE = _rx(

@@ -84,8 +84,10 @@ from .claims import (
     find_dates,
     iso_date,
     label_group,
+    model_claim_not_so,
     money_cents,
     one_line,
+    sentences,
 )
 from .normalize import fold, key
 
@@ -275,9 +277,11 @@ class _Run:
         complete = complete and len(orig) <= MAX_TEXT
         if model:
             seen = {(c.kind, c.order, _vkey(c.value)) for c in claims}
+            pieces = sentences(text[:MAX_TEXT]) if any(getattr(c, "kind", None) in ("promise", "not_found")
+                                                       for c in model[:MAX_MODEL_CLAIMS]) else []
             claims += [replace(c, quoted=any(key(c.sentence) in s for s in self.quote_keys))
                        for c in model[:MAX_MODEL_CLAIMS] if isinstance(c, Claim)
-                       and (c.kind, c.order, _vkey(c.value)) not in seen]
+                       and (c.kind, c.order, _vkey(c.value)) not in seen and not _not_so(text, pieces, c)]
         self.verify(where, label, claims, is_answer)
         if not complete:
             self.add(NOT_FULLY_CHECKED, WARNING, f"{label} was not fully checked ({len(orig)} characters; the "
@@ -552,6 +556,22 @@ def _vkey(v: Any) -> Any:
     if isinstance(v, str):
         return key(v)
     return v if isinstance(v, (int, bool, frozenset, type(None))) else str(v)
+
+
+def _not_so(text: str, pieces: list[tuple[int, int]], c: Claim) -> bool:
+    """Is the model's claim C one the floor reads, in its sentence of TEXT, as not made
+    (``claims.model_claim_not_so``)? The quote is found in the text as written (case aside);
+    a quote the text holds only after normalising is judged on its own words."""
+    if c.kind not in ("promise", "not_found"):
+        return False
+    q = c.sentence.strip()
+    at = text.lower().find(q.lower()) if q else -1
+    if at < 0:
+        return model_claim_not_so(q, 0, len(q), c.kind, c.value)
+    for a, b in pieces:
+        if a <= at < b:
+            return model_claim_not_so(text[a:b], at - a, min(b, at + len(q)) - a, c.kind, c.value)
+    return False
 
 
 def check_ticket(*, answer: str, drafts: list[dict], tool_results: list[dict], questions: list[str],
