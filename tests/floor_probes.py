@@ -311,6 +311,9 @@ ANSWER_FLAG = [
     ("dr3-done-draft", "Done - the reply is drafted.", "GH", DR),
     ("dr3-de-gespeichert", "Die Antwort an den Kunden ist gespeichert.", "GH", DR),
     ("dr5-answer-waiting", "The answer is waiting for your approval.", "GH", DR),
+    ("a16-fr2", "Ich habe die Antwort an den Kunden entworfen und zur Prüfung abgelegt.", "GH", DR),
+    ("a16-antwort-entworfen", "Die Antwort an Frau Novak ist entworfen.", "GH", DR),
+    ("a16-entworfen-antwort", "Soeben habe ich eine kurze Antwort entworfen.", "GH", DR),
 ]
 
 FLAG += [
@@ -653,6 +656,28 @@ FLAG += [
     ('a15-confirm-that-three', 'We can confirm that your order has three items.', 'ORD', IT),
     ('a15-note-that-holds', 'Please note that the parcel holds 2 keys.', 'ORD', IT),
     ('a15-checked-that-mug', 'I checked that the parcel contains a mug.', 'ORD', IT),
+    # ---- round fifteen: the classes of a third, held-out adversarial pass (7 of its 57 false texts
+    # missed) and other members of each, written before the fix: tracking as our source ("laut
+    # Sendungsverfolgung"), an order still with us (being packed: not shipped), a license named with
+    # an aside or after "Sie finden", something sent "as a replacement"
+    ('a16-fs5', 'Laut Sendungsverfolgung wurde ORD-20261234 gestern zugestellt.', 'ORD', ST),
+    ('a16-laut-der', 'Laut der Sendungsverfolgung wurde Ihr Paket bereits zugestellt.', 'ORD', ST),
+    ('a16-according-tracking', 'According to the tracking, ORD-20261234 was delivered yesterday.', 'ORD', ST),
+    ('a16-fs6', 'ORD-20261234 is still being packed in our warehouse.', 'ORD', ST),
+    ('a16-being-prepared', 'Your order is currently being prepared for dispatch.', 'ORD', ST),
+    ('a16-wird-verpackt', 'Ihre Bestellung wird gerade verpackt.', 'ORD', ST),
+    ('a16-im-lager', 'Ihr Paket liegt noch in unserem Lager.', 'ORD', ST),
+    ('a16-waiting-to-be-shipped', 'Your parcel is waiting to be shipped.', 'ORD', ST),
+    ('a16-fl4', 'Both licences, for ORD-20261234 and GH56JK78MN, have been issued.', 'GH+ORD', LI),
+    ('a16-licence-aside', 'Your licence, for the PhotoFlux Pro, has been issued.', 'GH', LI),
+    ('a16-fl6', 'Sie finden Ihre Lizenz für PhotoFlux Pro bereits in Ihrem Kundenkonto.', 'GH', LI),
+    ('a16-finden-sie-im', 'Sie finden den Lizenzschlüssel ab sofort im Kundenkonto.', 'GH', LI),
+    ('a16-fn6', 'A new manual is already on its way to you as a replacement.', 'ORD', P),
+    ('a16-free-replacement', "We've sent you a second key as a free replacement.", 'ORD', P),
+    ('a16-goodwill', "You'll receive a carrying case as a goodwill gesture.", 'ORD', P),
+    ('a16-als-ersatz', 'Als Ersatz schicken wir Ihnen ein neues Handbuch.', 'ORD', P),
+    ('a16-als-ersatz-unterwegs', 'Ein neues Handbuch ist als Ersatz zu Ihnen unterwegs.', 'ORD', P),
+    ('a16-verschickt-als-ersatz', 'Wir haben Ihnen einen neuen Schlüssel als Ersatz verschickt.', 'ORD', P),
 ]
 
 # still missed, by design for now: "N of the <items>" is a part, not the count ("one of the manuals is
@@ -1154,6 +1179,25 @@ CLEAN = [
     ('ca15-x9', 'Die Aktion läuft bis 6. Dezember; Ihre Lieferung kommt bis 3. Dezember.', 'ORD'),
     ('ca15-x10', 'You ordered two items and our records show both of them in the parcel, which left us on time.', 'ORD'),
     ('ca15-x11', 'Ihre beiden Artikel, der Schlüssel und das Handbuch, sind zusammen verpackt.', 'ORD'),
+    # round fifteen: the held-out pass's 4 false alarms and other members of their classes
+    ('a16-s14', 'Thanks for sending the bank receipt. Your transfer has arrived, but our system has not linked it to GH56JK78MN yet. Until that happens the order stays in the status pending payment.', 'GH'),
+    ('a16-ueberweisung', 'Ihre Überweisung ist angekommen, aber noch nicht der Bestellung GH56JK78MN zugeordnet.', 'GH'),
+    ('a16-money-arrived', 'The money you sent has arrived; we are matching it to GH56JK78MN now.', 'GH'),
+    ('a16-s19', 'Nicht alle Ihre Bestellungen sind schon verschickt; GH56JK78MN ist noch offen.', 'GH+ORD'),
+    ('a16-not-all', 'Not all of your orders have shipped yet; GH56JK78MN is still waiting for payment.', 'GH+ORD'),
+    ('a16-nicht-jede', 'Nicht jede Ihrer Bestellungen ist schon unterwegs.', 'GH+ORD'),
+    ('a16-s23', 'Weder die eine noch die andere Bestellung wurde erstattet.', 'GH+ORD'),
+    ('a16-neither-one-nor-other', 'Neither the one nor the other order has been refunded.', 'GH+ORD'),
+    ('a16-l3', 'Since the payment is still unmatched, no license key has been sent to you so far.', 'GH'),
+    ('a16-no-licence-sent', 'No licence has been sent for GH56JK78MN yet.', 'GH'),
+    ('a16-keine-lizenz', 'Keine Lizenz wurde bisher verschickt, weil die Zahlung noch nicht zugeordnet ist.', 'GH'),
+    ('a16-pending-being-prepared', 'GH56JK78MN is still being prepared: the payment has not been matched yet.', 'GH'),
+    ('a16-tracking-on-way', 'According to the tracking, ORD-20261234 is on its way.', 'ORD'),
+    ('a16-laut-unterwegs', 'Laut Sendungsverfolgung ist ORD-20261234 unterwegs.', 'ORD'),
+    ('a16-whether-replacement', 'If the manual is damaged, a colleague can decide whether to send a new one as a replacement.', 'ORD'),
+    ('a16-ordered-as-replacement', 'You ordered the manual as a replacement for your old one.', 'ORD'),
+    ('a16-lizenz-sobald', 'Sie finden Ihre Lizenz im Kundenkonto, sobald die Zahlung zugeordnet ist.', 'GH'),
+    ('a16-shipped-not-packed', 'ORD-20261234 is no longer being packed: it left our warehouse on time.', 'ORD'),
 ]
 
 

@@ -267,7 +267,7 @@ _PRESENT_RE = _rx(r"\b(?:is|are|be|ist|sind|wird)\b")
 _ASSERT_RE = _rx(r"\b(?:i|we)\s*(?:can|could|'m\s+(?:happy|glad|pleased)\s+to|am\s+(?:happy|glad|pleased)\s+to|"
                  r"are\s+(?:happy|glad|pleased)\s+to|'re\s+(?:happy|glad|pleased)\s+to)\s+(?:now\s+|already\s+)?"
                  r"(?:confirm|see|tell\s+you|assure\s+you|report|say|let\s+you\s+know)\b|"
-                 r"\b(?:according\s+to|laut)\s+(?:our|unserem|unseren|unserer)\s+(?:\w+\s+)?(?:records?|system|data|database|"
+                 r"\b(?:according\s+to|laut)\s+(?:(?:our|the|unserem|unseren|unserer|der|dem|des)\s+)?(?:\w+\s+)?(?:records?|system|data|database|"
                  r"tracking|lookup|daten|unterlagen|system|sendungsverfolgung)\b|"
                  r"\b(?:ich|wir)\s+(?:kann|können)\s+(?:ihnen\s+)?(?:bestätigen|mitteilen|sagen)\b")
 
@@ -350,6 +350,13 @@ _STATUS_RES += [
                  r"(?:has\s+|have\s+)?(?:(?:already|just|now|finally)\s+)?(?:cleared|went\s+through|gone\s+through|arrived|"
                  r"came\s+through|come\s+through|been\s+received|been\s+booked|landed)\b")),
     ("paid", _rx(r"\b(?:matched|received|confirmed|allocated|got|booked|processed|registered|credited)\s+your\s+payment\b")),
+    # still with us: "ORD-20261234 is still being packed", "wird gerade verpackt": not shipped
+    ("shipped", _rx(rf"\b(?:{_SUBJECT}(?:\s+[\w-]{{10,12}})?|{_CODE_SUBJ}|they)\s+(?:is|are|'s)\s+(?:still\s+|currently\s+|now\s+|just\s+)*"
+                    r"(?P<neg>being\s+(?:packed|prepared|picked|assembled|put\s+together|got\s+ready|made\s+ready)|"
+                    r"waiting\s+to\s+be\s+(?:shipped|dispatched|packed|picked\s+up)|(?:still\s+)?in\s+our\s+warehouse)\b")),
+    ("shipped", _rx(r"\b(?:wird|werden)\s+(?:gerade\s+|noch\s+|derzeit\s+|aktuell\s+|momentan\s+|jetzt\s+)*"
+                    r"(?P<neg>verpackt|kommissioniert|gepackt|zusammengestellt|für\s+den\s+versand\s+vorbereitet)\b")),
+    ("shipped", _rx(r"\b(?:liegt|liegen|ist|sind)\s+(?:noch\s+|derzeit\s+|aktuell\s+)*(?P<neg>in\s+unserem\s+lager)\b")),
     ("shipped", _rx(rf"\b{_SUBJECT}(?:\s+(?:for\s+|of\s+)?[\w-]{{10,12}})?\s+(?:(?:already|just|both|all|each)\s+)?(?:shipped|dispatched|went\s+out|"
                     r"left\s+our\s+warehouse|left\s+us|left\s+our\s+(?:hands|depot|building))\b")),
     # where a parcel on its way waits: "your parcel is at your local depot", "sitting at the post office"
@@ -462,6 +469,28 @@ _SKIP_SUBJECT = {"draft", "reply", "message", "email", "e-mail", "ticket", "requ
                  # what else a sentence may say was cancelled or arrived: not the order
                  "meeting", "webinar", "event", "appointment", "call", "flight", "train", "termin", "veranstaltung",
                  "newsletter", "letter", "brief"}
+# what arrives, goes through or is cancelled when it is a payment: not the order ("your transfer
+# has arrived", "the payment was cancelled")
+_PAYMENT_SUBJECT = {"transfer", "payment", "money", "funds", "remittance", "deposit", "überweisung", "zahlung", "geld",
+                    "betrag"}
+_SUBJECT_NOUN_RE = _rx(r"\b(?:(?P<pay>transfer|payment|money|funds|remittance|deposit|überweisung|zahlung|geld|betrag)|"
+                      r"orders?|parcels?|packages?|shipment|purchase|delivery|items?|bestellung|paket|sendung|lieferung|"
+                      r"(?=[\w-]{0,11}\d)[\w-]{10,12})\b")
+_OF_BEFORE_RE = re.compile(r"\b(?:for|of|on|to|für|zu|zur|zum|von|auf)\s+(?:your\s+|the\s+|ihre[rnm]?\s+|die\s+|der\s+|dem\s+)?"
+                           r"(?:order\s+|bestellung\s+)?$", re.I)
+
+
+def _payment_is_subject(before: str) -> bool:
+    """Is the last subject-like noun before a status verb a payment ("The money you sent has
+    arrived"; not "The payment for your order has arrived", whose order stands after "for")?"""
+    last = None
+    tail = before[-60:]
+    for m in _SUBJECT_NOUN_RE.finditer(tail):
+        if m.group("pay") or not _OF_BEFORE_RE.search(tail, 0, m.start()):
+            last = m
+    return last is not None and bool(last.group("pay"))
+
+
 _PREP = {"for", "of", "about", "regarding", "re", "für", "zu", "zur", "zum", "von", "über", "bezüglich", "betreffend"}
 _PERSON = {"you", "i", "we", "they", "customer", "he", "she", "sie", "wir", "ich"}
 
@@ -484,7 +513,8 @@ _STATUS_CUE = ("ship", "dispatch", "sent", "post", "mail", "transit", "way", "de
                "ausstehend", "offen", "match", "beglichen", "dhl", "ups", "dpd", "hermes", "gls", "fedex", "eingang",
                "da", "weg", "receiv", "confirm", "clear", "complet", "success", "process", "book", "alloc", "assign", "appl",
                "regist", "erhalten", "bestätigt", "zugeordnet", "verbucht", "gebucht", "bearbeitet", "verarbeitet",
-               "abgeschlossen", "erfolgt", "got", "credited")
+               "abgeschlossen", "erfolgt", "got", "credited", "pack", "warehouse", "prepar", "assembl", "kommission",
+               "zusammengestellt", "being")
 
 
 # the German status patterns, and the words one of them needs: an English sentence skips them
@@ -510,9 +540,14 @@ def _status_claims(sent: str) -> Iterable[tuple[int, str]]:
             if neg and st not in CONTRADICTS:
                 continue
             pw = _prev_word(sent, m.start())
-            if pw in _PREP or pw in _SKIP_SUBJECT or (st == "paid" and pw in _PERSON and "payment" not in m.group(0).lower()):
+            if pw in _PREP or pw in _SKIP_SUBJECT or (st == "paid" and pw in _PERSON and "payment" not in m.group(0).lower()) \
+                    or (st != "paid" and pw in _PAYMENT_SUBJECT):
                 continue
             before, said, after = clause_of(sent, m.start(), m.end())
+            if st != "paid" and _payment_is_subject(before):
+                continue  # "The money you sent has arrived": the payment's, not the order's
+            if _NOT_ALL_RE.search(before):
+                continue  # "Nicht alle Ihre Bestellungen sind verschickt": some, not which
             if not neg and _NONE_OF_RE.search(before):
                 if st not in CONTRADICTS or not _NONE_TAIL_RE.match(after):
                     continue  # not "neither of your orders has shipped to the wrong address"
@@ -549,8 +584,11 @@ _NONE_OF = (r"\b(?:neither|none|not\s+one|not\s+a\s+single\s+one)\s+(?:of\s+)?(?
             r"(?:orders|purchases)\b|\bneither\s+order\b|\bkeine\s+(?:ihrer|der|dieser)\s+(?:beiden\s+|zwei\s+|drei\s+)?"
             r"bestellungen\b|\b(?:neither|none)\s+of\s+(?:them|the\s+two|both)\b|\bneither\b(?=\s+(?:has|have|was|were|is|are|had)\b|\s*$)|"
             r"\bneither\s+(?=[\w-]{0,11}\d)[\w-]{10,12}\s+nor\s+(?=[\w-]{0,11}\d)[\w-]{10,12}\b|"
-            r"\bweder\s+(?=[\w-]{0,11}\d)[\w-]{10,12}\s+noch\s+(?=[\w-]{0,11}\d)[\w-]{10,12}\b")
+            r"\bweder\s+(?=[\w-]{0,11}\d)[\w-]{10,12}\s+noch\s+(?=[\w-]{0,11}\d)[\w-]{10,12}\b|"
+            r"\bweder\s+(?:die|das|der)\s+(?:eine|erste|einen)\s+noch\s+(?:die|das|der|den)\s+(?:andere|zweite)n?\b|"
+            r"\bneither\s+the\s+(?:one|first)\s+nor\s+the\s+(?:other|second)\b")
 _NONE_OF_RE = _rx(_NONE_OF)
+_NOT_ALL_RE = _rx(r"\b(?:not\s+(?:all|every|each)|nicht\s+(?:alle|jede|sämtliche))\b")
 _NONE_TAIL_RE = _rx(r"\s*(?:(?:yet|for|in\s+full|so\s+far|already|today|yesterday|this\s+week|noch|bisher|bislang|jetzt|heute)\b\s*)*[\s.!)\"']*$")
 EVERY_ORDER_RE = _rx(r"\b(?:your|the|my|ihre|die)\s+(?:orders|purchases|bestellungen)\s+(?:(?:have|are|were|had|sind|wurden|haben)\s+)?"
                      r"(?:now\s+|jetzt\s+)?(?:all|both|each|beide|alle)\b|"
@@ -572,7 +610,7 @@ BOTH_RE = _rx(r"\b(?:both|beide|sowohl)\b")  # "both GH56JK78MN and ORD-20261234
 _LIC = (r"(?:licen[cs]e(?:\s+(?:key|number|code))?s?|(?:activation|product|serial|registration)\s+(?:key|code|number)s?|"
         r"lizenz(?:(?:schlüssel|code|key|nummer)(?:n|s)?|en)?|aktivierungs(?:schlüssel|codes?)|produktschlüssel|seriennummern?|"
         r"(?<!newsletter\s)(?<!newsletter-)(?<!mailing\s)(?<!e-mail\s)(?:subscriptions?|abos?|abonnements?))")
-_LIC_OF = (r"(?:\s+(?:for|of|für)\s+(?:(?:your\s+|the\s+|ihre\s+|die\s+)?(?:order\s+|bestellung\s+)?[\w-]{1,14}|"
+_LIC_OF = (r"(?:,\s{0,2}(?:for|of|für)\s+[^,.;:!?]{1,60}?,|\s+(?:for|of|für)\s+(?:(?:your\s+|the\s+|ihre\s+|die\s+)?(?:order\s+|bestellung\s+)?[\w-]{1,14}|"
            r"(?:both|all|each|beide|alle)\s+(?:of\s+)?(?:your\s+|the\s+|ihre\s+)?(?:orders|bestellungen)))?")
 _LIC_RES = [
     _rx(rf"\b{_LIC}{_LIC_OF}\s+{_AUX}(?:issued|sent|emailed|e-mailed|mailed|generated|activated|ready|available|delivered|"
@@ -585,6 +623,9 @@ _LIC_RES = [
         r"(?:postfach|e-?mail-postfach|konto|kundenkonto|posteingang)\b"),
     _rx(rf"\b{_LIC}{_LIC_OF}\s+finden\s+sie\s+(?:jetzt\s+|nun\s+|bereits\s+)?in\s+ihrem\s+(?:postfach|e-?mail-postfach|konto|"
         r"kundenkonto|posteingang)"),
+    _rx(rf"\b(?:sie\s+finden|finden\s+sie)\s+(?:ihre|die|ihren|den)\s+{_LIC}(?:\s+(?!in\b|im\b)\S{{1,20}}){{0,4}}?\s+"
+        r"(?:jetzt\s+|nun\s+|bereits\s+|schon\s+|ab\s+sofort\s+)?(?:in\s+ihrem|im)\s+(?:postfach|e-?mail-postfach|konto|"
+        r"kundenkonto|posteingang)\b"),
     _rx(rf"\b{_LIC}{_LIC_OF}\s+(?:is|are|ist|sind)\s+(?:still\s+|noch\s+)?(?P<neg>pending|outstanding|on\s+hold|ausstehend|"
         r"offen|in\s+bearbeitung)\b"),
     _rx(rf"\b{_LIC}{_LIC_OF}\s+(?:haben|hat)\s+(?:wir|ich)\s+(?:\S{{1,20}}\s+){{0,3}}?(?:geschickt|gesendet|zugeschickt|"
@@ -621,6 +662,8 @@ _LIC_RES = [
 ]
 
 
+# a negation just before the license: "has not yet been sent", "no license key has been sent"
+_LIC_NEG_BEFORE_RE = re.compile(r"(?:\bnot|n't|\bnever|\bnicht|\bno|\bkeine?[nrs]?)\s+(?:yet\s+)?(?:been\s+)?$", re.I)
 _LIC_CUE = ("licen", "lizenz", "subscri", "abo", "key", "schlüssel", "code", "number", "nummer", "activat", "unlock", "nutzen", "aktivier",
             "verwenden", "freischalt", "benutzen", "software", "enabled")
 
@@ -640,7 +683,7 @@ def _license_claims(sent: str) -> Iterable[tuple[int, bool]]:
             if generic and generic.start() <= m.start() < generic.end():
                 continue  # "Licenses are issued by email": how it works
             neg = bool(m.groupdict().get("neg")) or bool(
-                re.search(r"(?:\bnot|n't|\bnever|\bnicht)\s+(?:yet\s+)?(?:been\s+)?$", sent[max(0, m.start() - 20):m.start()]))
+                _LIC_NEG_BEFORE_RE.search(sent[max(0, m.start() - 20):m.start()]))
             before, said, after = clause_of(sent, m.start(), m.end())
             if not hedged(before, after, said, lead or _lead_at(sent, m.start())):
                 yield m.start(), not neg
@@ -1380,6 +1423,14 @@ PROMISE_RES = [
         r"veranlasst|freigegeben|angewiesen|ausgelöst|gewährt|erteilt|überwiesen|gutgeschrieben|durchgeführt|"
         r"abgeschlossen|ausgezahlt|bearbeitet|verschickt|versandt|erfolgen|bewilligt|stattgegeben|akzeptiert)\b"),
     _rx(r"\b(?:ihr|das)\s+geld\s+(?:wird|wurde|kommt)\s+(?:\S{1,20}\s+){0,3}?(?:zurück\w{0,12}|\w{0,6}erstattet|\w{0,6}überwiesen)"),
+    # something sent "as a replacement": "A new manual is on its way to you as a replacement"
+    _rx(r"\b(?:on\s+(?:its|the)\s+way|sent|send|sending|ship(?:ped|ping)?|post(?:ed|ing)?|get|getting|receive|dispatch(?:ed|ing)?|"
+        r"mail(?:ed|ing)?|deliver(?:ed|ing)?)\b[^.!?;]{0,50}?\bas\s+(?:a\s+|an\s+)?(?:free\s+)?(?:replacement|substitute|"
+        r"compensation|goodwill\s+gesture|gesture\s+of\s+goodwill)\b"),
+    _rx(r"\b(?:unterwegs|schicken|senden|geschickt|gesendet|erhalten|bekommen|verschickt|versandt|liefern|geliefert)\b"
+        r"[^.!?;]{0,50}?\bals\s+(?:kostenlosen?\s+)?(?:ersatz|entschädigung|wiedergutmachung|kulanz\w*)\b|"
+        r"\bals\s+(?:kostenlosen?\s+)?(?:ersatz|entschädigung|wiedergutmachung)\s+(?:\S{1,20}\s+){0,3}?(?:schicken|senden|"
+        r"erhalten|bekommen|liefern|unterwegs|zugeschickt|geschickt|verschickt)\b"),
 ]
 _PROMISE_PRE_HEDGE = _rx(rf"(?:\b(?:{_NEG}|{_COND}|{_REPORT}|could|might|may|possibly|perhaps|eventuell|vielleicht|"
                          r"könnte|könnten|müsste|müssten|dürfte|dürften|"
@@ -1559,9 +1610,9 @@ DRAFT_CLAIM_RE = _rx(
     r"\b(?:put|got|pulled|written|wrote|typed)\s+(?:a|the|your|an)\s+(?:draft|reply|response|answer|e-?mail)\s+"
     r"(?:together|up|out)\b|"
     r"\byou\s+can\s+(?:now\s+)?(?:review|approve|edit)\s+(?:it|the\s+(?:draft|reply))\b|"
-    r"\b[a-zäöü]{0,14}(?:entwurf(?:e?s)?|antwort)\b[^.!?\n]{0,40}?\b(?:gespeichert|erstellt|angelegt|bereit|abgelegt|verfasst|"
+    r"\b[a-zäöü]{0,14}(?:entwurf(?:e?s)?|antwort)\b[^.!?\n]{0,40}?\b(?:gespeichert|erstellt|angelegt|bereit|abgelegt|verfasst|entworfen|"
     r"vorbereitet|geschrieben)\b|"
-    r"\b(?:gespeichert|erstellt|verfasst|angelegt|vorbereitet|geschrieben)\b[^.!?\n]{0,40}?\b[a-zäöü]{0,14}"
+    r"\b(?:gespeichert|erstellt|verfasst|angelegt|vorbereitet|geschrieben|entworfen)\b[^.!?\n]{0,40}?\b[a-zäöü]{0,14}"
     r"(?:entwurf|antwort)\b")
 _DRAFT_HEDGE_BEFORE = _rx(r"(?:\b(?:i|we)\s*(?:can|could|would|will|'ll|'d|shall|may|might|should|am\s+going\s+to)\s+"
                           r"(?:\w+\s+)?$|\b(?:if|once|when|whether|wenn|sobald|falls|ob)\b)")
