@@ -692,6 +692,8 @@ KNOWN_MISSES = [
     ('a14-fp11', 'The manual is the 25.00 EUR item.', 'ORD', PR),
     ('a14-fd1', 'Ihr Paket ist bis 6.12. da.', 'ORD', DA),
     ('a14-fd3', 'Sie erhalten das Paket bis spätestens 6.12.', 'ORD', DA),
+    # round fifteen's held-out pass: an item said to be absent ("there is no manual in it") is not read
+    ('a16-fi5', 'Your order is just the USB key; there is no manual in it.', 'ORD', IT),
 ]
 
 # (id, text, lookup) -- correct texts: must raise no error

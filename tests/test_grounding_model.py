@@ -186,6 +186,9 @@ NOT_MADE = [
     ("You wrote: \"we will refund you\", and I have passed it on.", "promise", "we will refund you", "refund"),
     ("We couldn't find your payment on order GH56JK78MN yet; a colleague is checking.", "not_found",
      "We couldn't find your payment", ""),
+    ("Wir konnten Ihre Zahlung zu GH56JK78MN noch nicht finden.", "not_found", "Zahlung zu GH56JK78MN noch nicht finden", ""),
+    ("A colleague will look into a refund for order GH56JK78MN.", "promise", "a refund for order GH56JK78MN", "refund"),
+    ("Wir prüfen gerade eine Gutschrift für Sie.", "promise", "eine Gutschrift für Sie", "Gutschrift"),
 ]
 STANDS = [
     ("No charge for this one, it's on us.", "promise", "it's on us", "compensation"),

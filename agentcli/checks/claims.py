@@ -1564,12 +1564,24 @@ _STATUS_VALUE_RE = re.compile(r"^(?:pending[ _]payment|paid|license[ _]issued|sh
                               r"not\s+(?:yet\s+)?(?:paid|shipped|delivered|issued))$", re.I)
 
 
+# someone is to look into it first: "A colleague will look into a refund", "wir prüfen eine Erstattung"
+_LOOKED_INTO_RE = _rx(r"\b(?:look(?:s|ing)?\s+into|check(?:s|ing)?(?:\s+on)?|review(?:s|ing)?|considering|assess(?:es|ing)?|"
+                      r"evaluat(?:e|es|ing)|examin(?:e|es|ing)|investigat(?:e|es|ing)|discuss(?:es|ing)?|"
+                      r"prüf(?:en|t)|geprüft|klären|klärt|entscheid(?:en|et))\b[^.!?;]{0,40}$")
+# what a "not found" may be said of that is not the order, when the sentence names no order
+_NOT_ORDER_NOUN_RE = _rx(r"\b(?:payment|transfer|transaction|invoice|receipt|tracking|licen[cs]e|zahlung|überweisung|"
+                         r"rechnung|lizenz|sendungsnummer)\b")
+_ORDER_NOUN_RE = _rx(r"\b(?:orders?|bestellung(?:en)?|auftrag|purchase)\b")
+
+
 def _topic_hedged(sent: str, p: int, q: int, spared: bool) -> bool:
     """Is the promise's word SENT[p:q] said as not so (the floor's own hedges of a promise)?"""
     if '"' in sent and _their_words(sent, p):
         return True
     before, said, after = clause_of(sent, p, q)
     if _GENERIC_PROMISE_RE.search(before + said + after):
+        return True
+    if _LOOKED_INTO_RE.search(_asserted(before[-80:])):
         return True
     if spared:
         return bool(_SPARED_PRE_HEDGE.search(_asserted(before[-80:])) or _SPARED_POST_HEDGE.search(after[:60]))
@@ -1587,6 +1599,8 @@ def model_claim_not_so(sent: str, a: int, b: int, kind: str, value: Any) -> bool
         hits = inside or hits  # the quote's own words first; the sentence's when the quote names none
         return not hits or all(_topic_hedged(sent, p, q, spared) for p, q, spared in hits)
     if kind == "not_found":
+        if _NOT_ORDER_NOUN_RE.search(sent) and not _ORDER_NOUN_RE.search(sent):
+            return True  # "Wir konnten Ihre Zahlung zu GH56JK78MN noch nicht finden"
         return NOTFOUND_RE.search(sent) is not None and next(iter(_not_found_claims(sent)), None) is None
     return False
 
