@@ -189,6 +189,11 @@ NOT_MADE = [
     ("Wir konnten Ihre Zahlung zu GH56JK78MN noch nicht finden.", "not_found", "Zahlung zu GH56JK78MN noch nicht finden", ""),
     ("A colleague will look into a refund for order GH56JK78MN.", "promise", "a refund for order GH56JK78MN", "refund"),
     ("Wir prüfen gerade eine Gutschrift für Sie.", "promise", "eine Gutschrift für Sie", "Gutschrift"),
+    ("Über eine Erstattung entscheidet ein Kollege.", "promise", "Über eine Erstattung", "credit"),
+    ("Whether you get a refund is up to our billing team.", "promise", "you get a refund", "refund"),
+    ("GH56JK78MN is waiting for payment. I did not save a draft: the lookup failed.", "not_found",
+     "the lookup failed", ""),
+    ("Die Abfrage ist fehlgeschlagen, bitte versuchen Sie es später.", "not_found", "Die Abfrage ist fehlgeschlagen", ""),
 ]
 STANDS = [
     ("No charge for this one, it's on us.", "promise", "it's on us", "compensation"),

@@ -1546,6 +1546,7 @@ def _promise_claims(sent: str) -> Iterable[tuple[int, str]]:
 # replacement, compensation, money or charge ("Your order is waiting for payment", "Ihre
 # Bestellung enthält ein Printed manual") is a misreading, and so is a promise whose value is an
 # order's status. Where the floor has no reading of its own, the model's claim stands.
+
 # what a promise gives (a negation before it hedges it: "we cannot offer a refund") and what it
 # spares the customer (a negation is the promise: "no charge", "you won't pay anything")
 _GIVEN_RE = _rx(r"\b(?:refund|reimburs|credit|gutschr|gutge|discount|voucher|coupon|compensat|money|replac|free\b|waiv|"
@@ -1572,6 +1573,14 @@ _LOOKED_INTO_RE = _rx(r"\b(?:look(?:s|ing)?\s+into|check(?:s|ing)?(?:\s+on)?|rev
 _NOT_ORDER_NOUN_RE = _rx(r"\b(?:payment|transfer|transaction|invoice|receipt|tracking|licen[cs]e|zahlung|überweisung|"
                          r"rechnung|lizenz|sendungsnummer)\b")
 _ORDER_NOUN_RE = _rx(r"\b(?:orders?|bestellung(?:en)?|auftrag|purchase)\b")
+# a lookup that failed is no order not found: "I did not save a draft: the lookup failed"
+_LOOKUP_FAILED_RE = _rx(r"\b(?:lookup|look-up|search|query|database|system|abfrage|suche|datenbank)\b[^.!?]{0,30}?\b(?:failed|"
+                        r"errored|timed\s+out|is\s+down|was\s+down|unavailable|did\s+not\s+answer|fehlgeschlagen|"
+                        r"nicht\s+erreichbar|ausgefallen)\b")
+_FOUND_WORD_RE = _rx(r"\b(?:find|found|locate|exist|exists|record|finden|gefunden|existiert)\b")
+# someone else decides: "Über eine Erstattung entscheidet ein Kollege"
+_OTHERS_DECIDE_RE = _rx(r"\b(?:entscheidet|entscheiden|kollegin|kollegen|kollege|decides|decided\s+by|up\s+to\s+(?:a|our|the)\s+"
+                        r"(?:colleague|team|manager|supervisor))\b")
 
 
 def _topic_hedged(sent: str, p: int, q: int, spared: bool) -> bool:
@@ -1581,7 +1590,7 @@ def _topic_hedged(sent: str, p: int, q: int, spared: bool) -> bool:
     before, said, after = clause_of(sent, p, q)
     if _GENERIC_PROMISE_RE.search(before + said + after):
         return True
-    if _LOOKED_INTO_RE.search(_asserted(before[-80:])):
+    if _LOOKED_INTO_RE.search(_asserted(before[-80:])) or _OTHERS_DECIDE_RE.search(after[:60]):
         return True
     if spared:
         return bool(_SPARED_PRE_HEDGE.search(_asserted(before[-80:])) or _SPARED_POST_HEDGE.search(after[:60]))
@@ -1601,6 +1610,8 @@ def model_claim_not_so(sent: str, a: int, b: int, kind: str, value: Any) -> bool
     if kind == "not_found":
         if _NOT_ORDER_NOUN_RE.search(sent) and not _ORDER_NOUN_RE.search(sent):
             return True  # "Wir konnten Ihre Zahlung zu GH56JK78MN noch nicht finden"
+        if _LOOKUP_FAILED_RE.search(sent) and not _FOUND_WORD_RE.search(sent):
+            return True  # "the lookup failed": not an answer of "not found"
         return NOTFOUND_RE.search(sent) is not None and next(iter(_not_found_claims(sent)), None) is None
     return False
 
