@@ -670,6 +670,7 @@ FLAG += [
     ('a16-waiting-to-be-shipped', 'Your parcel is waiting to be shipped.', 'ORD', ST),
     ('a16-fl4', 'Both licences, for ORD-20261234 and GH56JK78MN, have been issued.', 'GH+ORD', LI),
     ('a16-licence-aside', 'Your licence, for the PhotoFlux Pro, has been issued.', 'GH', LI),
+    ('a16-licences-aside-every', 'Your licences, for both orders, are active.', 'GH+ORD', LI),
     ('a16-fl6', 'Sie finden Ihre Lizenz für PhotoFlux Pro bereits in Ihrem Kundenkonto.', 'GH', LI),
     ('a16-finden-sie-im', 'Sie finden den Lizenzschlüssel ab sofort im Kundenkonto.', 'GH', LI),
     ('a16-fn6', 'A new manual is already on its way to you as a replacement.', 'ORD', P),

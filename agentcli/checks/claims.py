@@ -672,7 +672,7 @@ _LIC_CUE = ("licen", "lizenz", "subscri", "abo", "key", "schlüssel", "code", "n
 _GENERIC_LIC_RE = _rx(r"^\W{0,3}(?:licen[cs]es|licen[cs]e\s+keys|lizenzen|lizenzschlüssel)\s+(?:are|get|werden)\s+")
 
 
-def _license_claims(sent: str) -> Iterable[tuple[int, bool]]:
+def _license_claims(sent: str) -> Iterable[tuple[int, bool, int]]:
     low = sent.lower()
     if not any(w in low for w in _LIC_CUE):
         return
@@ -686,7 +686,7 @@ def _license_claims(sent: str) -> Iterable[tuple[int, bool]]:
                 _LIC_NEG_BEFORE_RE.search(sent[max(0, m.start() - 20):m.start()]))
             before, said, after = clause_of(sent, m.start(), m.end())
             if not hedged(before, after, said, lead or _lead_at(sent, m.start())):
-                yield m.start(), not neg
+                yield m.start(), not neg, m.end()
 
 
 # ----------------------------------------------------------------------------- not found
@@ -1731,12 +1731,12 @@ def extract(text: str, known: Known) -> tuple[list[Claim], bool]:
 
         quantified = len(code_at) >= 2 and BOTH_RE.search(sent) is not None or EVERY_ORDER_RE.search(sent) is not None
 
-        def every(p: int) -> bool:
+        def every(p: int, end: int | None = None) -> bool:
             """Is the claim at P said of every order (in its own clause: "GH56JK78MN is waiting for
             payment, but both were placed in November" says nothing of both being waiting)?"""
             if not quantified:
                 return False
-            before, said, after = clause_of(sent, p, p + 1)
+            before, said, after = clause_of(sent, p, end or p + 1)  # end: the claim's, past an aside in it
             clause = before + said + after
             lo = p - len(before)
             for m in EVERY_ORDER_RE.finditer(sent, lo, p + len(said) + len(after)):
@@ -1746,8 +1746,8 @@ def extract(text: str, known: Known) -> tuple[list[Claim], bool]:
 
         for p, st in _status_claims(sent):
             add("status", p, st, every=every(p))
-        for p, v in _license_claims(sent):
-            add("license", p, v, every=every(p))
+        for p, v, q in _license_claims(sent):
+            add("license", p, v, every=every(p, q))
         for p in _not_found_claims(sent):
             add("not_found", p, True)
         prev_end = 0
