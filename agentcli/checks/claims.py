@@ -1590,11 +1590,12 @@ def _topic_hedged(sent: str, p: int, q: int, spared: bool) -> bool:
     before, said, after = clause_of(sent, p, q)
     if _GENERIC_PROMISE_RE.search(before + said + after):
         return True
-    if _LOOKED_INTO_RE.search(_asserted(before[-80:])) or _OTHERS_DECIDE_RE.search(after[:60]):
+    ours, then = _asserted(before[-80:]), after[:60]
+    if _LOOKED_INTO_RE.search(ours) or _OTHERS_DECIDE_RE.search(then):
         return True
     if spared:
-        return bool(_SPARED_PRE_HEDGE.search(_asserted(before[-80:])) or _SPARED_POST_HEDGE.search(after[:60]))
-    return bool(_PROMISE_PRE_HEDGE.search(_asserted(before[-80:])) or _PROMISE_POST_HEDGE.search(after[:60]))
+        return bool(_SPARED_PRE_HEDGE.search(ours) or _SPARED_POST_HEDGE.search(then))
+    return bool(_PROMISE_PRE_HEDGE.search(ours) or _PROMISE_POST_HEDGE.search(then))
 
 
 def model_claim_not_so(sent: str, a: int, b: int, kind: str, value: Any) -> bool:
