@@ -13,7 +13,8 @@
 Tool failures are *not* exceptions that escape: the tool layer returns them as results with
 ``is_error: true`` (see ``agentcli.tools``). Interrupts are ``KeyboardInterrupt`` /
 ``asyncio.CancelledError`` and map to exit 130 in the CLI; SIGTERM to 143 and SIGHUP to 129.
-``signals_held()`` (below) holds those signals over the few lines where a temporary file exists.
+``signals_held()`` (below) holds those signals over the few lines where a temporary file exists;
+``write_temp`` and ``replace_file`` are those lines, for every file agentcli replaces whole.
 
 Every message here is meant to be shown as-is: one line, what went wrong and what to do, never
 a secret, a DSN password, SQL or a stack trace.
@@ -21,10 +22,14 @@ a secret, a DSN password, SQL or a stack trace.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import signal
+import tempfile
 import threading
 from contextlib import contextmanager
-from typing import Any, Iterator
+from pathlib import Path
+from typing import Any, Callable, Iterator, Optional
 
 EXIT_OK = 0
 EXIT_INCOMPLETE = 1
@@ -87,6 +92,9 @@ class IncompleteResponse(ModelAPIError):
 #             os.unlink(tmp)
 #             raise
 #
+# (``replace_file`` below is that block, and ``write_temp`` its first half for a caller that puts
+# the file in place another way, such as ``os.link``, which never overwrites.)
+#
 # Between ``mkstemp`` and the rename (or the removal) a temporary file exists that nothing else
 # would remove. A Ctrl-C, SIGTERM or SIGHUP that arrived there used to end the process right
 # there: a SIGHUP (no handler) killed it outright, and a handler's exception raised between
@@ -136,3 +144,56 @@ def signals_held() -> Iterator[None]:
             # the handler put back runs now, as if the signal had come this instant (default
             # action included: a SIGHUP nobody handles still ends the process)
             signal.raise_signal(sig)
+
+
+def write_temp(folder: Path | str, data: bytes, *, prefix: str, suffix: str = "",
+               on_fd: Optional[Callable[[int], None]] = None) -> str:
+    """A temporary file in FOLDER holding DATA, written and fsynced: its path, for the caller to
+    rename into place or remove (holding the signals from before this call until then). ON_FD
+    runs on the open file first (ownership, mode). The file is removed when anything here fails."""
+    fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=suffix, dir=folder)
+    try:
+        if on_fd is not None:
+            on_fd(fd)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return tmp
+
+
+def replace_file(path: Path, data: bytes, *, prefix: str, suffix: str = "",
+                 on_fd: Optional[Callable[[int], None]] = None, sync_folder: bool = True) -> None:
+    """PATH replaced by DATA whole or not at all: a temporary file beside it, fsynced, renamed over
+    it, with the signals held meanwhile, so a reader sees the old file or the new one and a signal
+    or failure at any instant leaves no temporary file. Then the folder is fsynced (the rename
+    itself survives a crash) unless SYNC_FOLDER is false. OSError goes to the caller."""
+    with signals_held():
+        tmp = write_temp(path.parent, data, prefix=prefix, suffix=suffix, on_fd=on_fd)
+        try:
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+    if sync_folder:
+        fsync_folder(path.parent)
+
+
+def fsync_folder(folder: Path | str) -> None:
+    """fsync a folder (a rename or link in it survives a crash); any failure is ignored: some
+    file systems cannot."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

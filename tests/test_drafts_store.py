@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import multiprocessing
+import os
 import shutil
 import sqlite3
 
@@ -138,3 +139,29 @@ def test_demo_database_has_every_status_and_the_spec_orders(tmp_path):
 def test_mask_dsn():
     assert mask_dsn("postgresql://app:s3cr%40t@db.example:5432/shop") == "postgresql://app:***@db.example:5432/shop"
     assert mask_dsn("postgresql://db/shop") == "postgresql://db/shop"
+
+
+# --------------------------------------------------------------- replace_file, every file's rewrite
+def test_replace_file_leaves_the_old_file_and_no_temporary_one_whatever_fails(tmp_path):
+    from agentcli.errors import replace_file
+
+    target = tmp_path / "state.json"
+    target.write_bytes(b"old")
+
+    def refuse(fd: int) -> None:  # the temporary file exists and is open: then the write fails
+        raise OSError(28, "No space left on device")
+
+    with pytest.raises(OSError):
+        replace_file(target, b"new", prefix=".state.", on_fd=refuse)
+    assert target.read_bytes() == b"old" and sorted(os.listdir(tmp_path)) == ["state.json"]
+
+    folder = tmp_path / "a-folder"  # the rename itself fails: a non-empty folder is in the way
+    folder.mkdir()
+    (folder / "x").write_bytes(b"")
+    with pytest.raises(OSError):
+        replace_file(folder, b"new", prefix=".state.")
+    assert sorted(os.listdir(tmp_path)) == ["a-folder", "state.json"]
+
+    replace_file(target, b"new", prefix=".state.")
+    assert target.read_bytes() == b"new" and sorted(os.listdir(tmp_path)) == ["a-folder", "state.json"]
+    assert target.stat().st_mode & 0o777 == 0o600  # mkstemp's mode: private until a caller widens it

@@ -52,13 +52,12 @@ import hashlib
 import json
 import os
 import re
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, AsyncIterator
 
-from ..errors import ModelAPIError, UsageError, signals_held
+from ..errors import ModelAPIError, UsageError, replace_file
 from ..providers.base import ModelTurn
 from ..providers.pricing import BATCH_DISCOUNT, estimate_cost
 from ..providers.retry import Attempts
@@ -181,29 +180,8 @@ class BatchState:
                              "the batches submitted so far are named in it") from None
 
     def _write(self, raw: bytes) -> None:
-        folder = self.path.parent
-        with signals_held():  # the state is replaced or left as it was, never a temp file left
-            fd, tmp = tempfile.mkstemp(prefix="." + self.path.name + ".", dir=folder)
-            try:
-                with os.fdopen(fd, "wb") as f:
-                    f.write(raw)
-                    f.flush()
-                    os.fsync(f.fileno())
-                os.replace(tmp, self.path)
-            except BaseException:
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
-                raise
-        try:
-            dfd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-            try:
-                os.fsync(dfd)
-            finally:
-                os.close(dfd)
-        except OSError:
-            pass
+        # the state is replaced or left as it was, never a temporary file left
+        replace_file(self.path, raw, prefix="." + self.path.name + ".")
 
     def remove(self) -> None:
         try:

@@ -15,10 +15,7 @@ line per draft (``--json``: one object per draft) and a summary on stderr; its e
 
 from __future__ import annotations
 
-import contextlib
-import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +31,7 @@ from ..drafts.queue import (
     reviewer,
     select,
 )
-from ..errors import ConfigError, UsageError, signals_held
+from ..errors import ConfigError, UsageError, replace_file
 from ..helpdesk import FORMATS, HELPDESKS
 from ..helpdesk.export import Planned, exported_to, plan
 from ..helpdesk.rules import check_base_url
@@ -84,24 +81,12 @@ def _skip_line(p: Planned) -> str:
 def _write_output(path: Path, lines: list[str]) -> None:
     """All the lines into ``path`` at once (a temp file beside it, then renamed: a reader never
     sees half an export; owner-only, it holds customers' replies)."""
-    where = path.parent if str(path.parent) else Path(".")
-    data = "".join(line + "\n" for line in lines)
-    with signals_held():  # the export is in place or not begun: never a temporary file left
-        try:
-            fd, tmp = tempfile.mkstemp(prefix=".export-", dir=where)
-        except OSError as e:
-            raise UsageError(f"--output {one_line(str(path), 200)}: cannot write there "
-                             f"({e.strerror or e})") from None
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+    data = "".join(line + "\n" for line in lines).encode("utf-8", "surrogateescape")
+    try:  # the export is in place or not begun: never a temporary file left
+        replace_file(path, data, prefix=".export-")
+    except OSError as e:
+        raise UsageError(f"--output {one_line(str(path), 200)}: cannot write there "
+                         f"({e.strerror or e})") from None
 
 
 def export_body(store: Any, fmt: str, ids: list[str], filters: tuple, *, status: str | None,

@@ -33,13 +33,12 @@ import secrets
 import socket
 import stat
 import sys
-import tempfile
 import time
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from ..errors import UsageError, signals_held
+from ..errors import UsageError, fsync_folder, replace_file, signals_held, write_temp
 from ..redact import redact, redact_obj
 from ..vocab import parse_time
 from .base import (
@@ -107,17 +106,7 @@ TAIL_CHUNK = 64 * 1024                            # the index is read backwards 
 STATE_VERSION = 2
 
 
-def _fsync_dir(directory: Path) -> None:
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+_fsync_dir = fsync_folder
 
 
 def _login() -> str:
@@ -252,36 +241,25 @@ class DraftStore:
                 os.fchown(fd, -1, gid)
         os.fchmod(fd, mode)  # after chown (which may clear mode bits); umask plays no part
 
+    @staticmethod
+    def _data(content: str) -> bytes:
+        data = content.encode("utf-8", "surrogateescape")
+        if len(data) > MAX_FILE_BYTES:
+            raise UsageError(f"the draft would be larger than {MAX_FILE_BYTES} bytes")
+        return data
+
     def _write_temp(self, content: str) -> str:
         """A temporary file in the folder holding ``content`` (fsynced): its name, for the
         caller to rename into place or remove. Callers hold the signals (``_locked`` does) from
         here until the file is renamed or removed."""
-        data = content.encode("utf-8", "surrogateescape")
-        if len(data) > MAX_FILE_BYTES:
-            raise UsageError(f"the draft would be larger than {MAX_FILE_BYTES} bytes")
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".md", dir=self.dir)
-        try:
-            self._own(fd)
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
-        return tmp
+        return write_temp(self.dir, self._data(content), prefix=".tmp-", suffix=".md", on_fd=self._own)
 
     def _replace(self, path: Path, content: str) -> None:
         """Replace ``path`` with ``content`` atomically (callers hold the lock): written whole
-        beside it, then renamed; the temporary file is removed when the rename fails."""
-        tmp = self._write_temp(content)
-        try:
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        beside it, then renamed; the temporary file is removed when the rename fails. The
+        folder's fsync is the caller's (some replace several files, then sync once)."""
+        replace_file(path, self._data(content), prefix=".tmp-", suffix=".md", on_fd=self._own,
+                     sync_folder=False)
 
     def _rewrite(self, d: Draft) -> None:
         """Replace a draft's file atomically (callers hold the lock)."""
