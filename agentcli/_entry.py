@@ -13,10 +13,11 @@ stale copy.
 """
 
 import os
+import signal
 import sys
 
 from ._help_text import HELP
-from .stdio import flush_or_drop, silence_stdout
+from .stdio import STOP_SAID, flush_or_drop, silence_stdout
 
 # Set (to anything) to always render the help through typer; the tests and --write-help use it.
 TYPER_HELP_ENV = "_AGENTCLI_TYPER_HELP"
@@ -77,15 +78,11 @@ class _Stopped(BaseException):
         self.signum = signum
 
 
-_SAID = {"SIGTERM": "terminated (SIGTERM)", "SIGHUP": "hung up (SIGHUP)"}
-
-
 def _obey_while_loading() -> None:
     """From the first instant, SIGTERM and SIGHUP end the run as they do a command (one line,
     exit 128 + the signal), not a process killed in the middle of an import; Ctrl-C is
     Python's own KeyboardInterrupt, answered in :func:`main`. A signal ignored from the start
     (``nohup``) stays ignored. The commands put their own handlers over these while they run."""
-    import signal
 
     def stop(signum: int, frame: object) -> None:
         raise _Stopped(signum)
@@ -129,10 +126,7 @@ def main() -> None:
         except KeyboardInterrupt:  # Ctrl-C while the modules load, before typer runs
             _say_and_exit("interrupted", 130)
         except _Stopped as s:
-            import signal
-
-            _say_and_exit(_SAID.get(signal.Signals(s.signum).name, f"signal {s.signum}"),
-                          128 + s.signum)
+            _say_and_exit(STOP_SAID.get(s.signum, f"signal {s.signum}"), 128 + s.signum)
         finally:
             if kept is not None:
                 termios, fd, old = kept

@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
+
+# What a stopping signal says on stderr, wherever it is obeyed: while the modules load
+# (``_entry``) or in a command (``cli.common``); its exit code is 128 + the signal's number.
+STOP_SAID = {signal.SIGTERM: "terminated (SIGTERM)", signal.SIGHUP: "hung up (SIGHUP)"}
 
 
 def isatty(stream: object) -> bool:

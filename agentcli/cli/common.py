@@ -21,7 +21,7 @@ from rich.text import Text
 from ..config import source_of
 from ..errors import EXIT_INTERRUPTED, AgentcliError, UsageError
 from ..redact import clean_for_terminal, json_dumps, one_line, redact_obj
-from ..stdio import flush_or_drop, isatty, silence_stdout
+from ..stdio import STOP_SAID, flush_or_drop, isatty, silence_stdout
 from ..vocab import MAX_QUESTION_CHARS, check_question
 from .layout import print_lines, wrapped
 
@@ -123,9 +123,9 @@ def hup_ignored() -> bool:
     return signal.getsignal(signal.SIGHUP) == signal.SIG_IGN
 
 
-# what each stopping signal says and exits with (the interrupt's are EXIT_INTERRUPTED's)
-_STOPS = {signal.SIGTERM: (EXIT_TERMINATED, "terminated (SIGTERM)"),
-          signal.SIGHUP: (EXIT_HUNG_UP, "hung up (SIGHUP)")}
+# what each stopping signal exits with and says (the interrupt's are EXIT_INTERRUPTED's)
+_STOPS = {signal.SIGTERM: (EXIT_TERMINATED, STOP_SAID[signal.SIGTERM]),
+          signal.SIGHUP: (EXIT_HUNG_UP, STOP_SAID[signal.SIGHUP])}
 
 
 def _stop_line(signum: int, blocked: bool = False) -> str:
