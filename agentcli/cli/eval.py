@@ -82,8 +82,6 @@ def _list_cases(suite: list, json_out: bool) -> int:
 
 async def _eval(suite: list, *, source: str, opts: ModelOptions, builtin: bool,
                 repeat: int) -> int:
-
-
     settings = opts.settings()
     # --customer / AGENTCLI_CUSTOMER only fill in cases that name no customer; each conversation
     # gets its case's customer explicitly, never the settings' one.
@@ -97,11 +95,13 @@ async def _eval(suite: list, *, source: str, opts: ModelOptions, builtin: bool,
         # or agentcli.toml included): only where --drafts-dir or --drafts-url says.
         tmp = tempfile.TemporaryDirectory(prefix="agentcli-eval-drafts-")
         settings = settings.with_(drafts_dir=Path(tmp.name), drafts_url=None)
-    preflight(settings, opts)
-    offline_notice(settings, opts)
-    application = App.open(settings)
+    application = None
     interrupted: BaseException | None = None
-    try:
+    try:  # the temporary drafts folder goes whatever fails, the checks before the run included
+        preflight(settings, opts)
+        offline_notice(settings, opts)
+        application = App.open(settings)
+
         def show_progress(n: int, total: int, rr: Any) -> None:
             word = "skip" if rr.score.skipped else "pass" if rr.passed else "FAIL"
             sys.stderr.write(f"\r[{n}/{total}] {rr.case.id}: {word}\x1b[K")
@@ -123,9 +123,12 @@ async def _eval(suite: list, *, source: str, opts: ModelOptions, builtin: bool,
         provider_name, model_name = application.provider.name, application.provider.model
         db_desc = application.db_description
     finally:
-        await application.aclose()
-        if tmp is not None:
-            tmp.cleanup()
+        try:
+            if application is not None:
+                await application.aclose()
+        finally:
+            if tmp is not None:
+                tmp.cleanup()
     summary = evals.summarise(per_case, repeat)
     api_failed = [r for runs in per_case for r in runs if r.api_error]
     code = 4 if (fatal or api_failed) else (1 if summary["failed"] else 0)
