@@ -16,12 +16,12 @@ from pathlib import Path
 import pytest
 
 from agentcli.drafts import store as drafts_mod
+from agentcli.drafts.queue import provenance
 from agentcli.drafts.store import DraftStore, parse, render
 from agentcli.errors import UsageError
 from agentcli.sessions.replay import list_sessions, open_session
-from agentcli.drafts.queue import provenance
-from agentcli.vocab import parse_since
 from agentcli.testing.fake_anthropic import message, text, text_block, tool_use_block
+from agentcli.vocab import parse_since
 
 from .conftest import TEST_KEY, agentcli_exe
 
@@ -412,8 +412,8 @@ def test_hand_edited_headers_are_damaged_drafts_not_crashes(cli, cli_env, drafts
         "d-00000000000d": '---\nid: "d-00000000000d"\nstatus: "approved"\ncreated_at: 7\n---\nx\n',
         "d-00000000000e": '---\nstatus: "approved"\n---\nx\n',
     }
-    for name, text in bad.items():
-        (drafts_dir / f"{name}.md").write_text(text)
+    for name, content in bad.items():
+        (drafts_dir / f"{name}.md").write_text(content)
     (drafts_dir / "d-00000000000f.md").mkdir()
     p = cli(["drafts", "list", "--json"], cli_env)
     assert p.returncode == 0, p.err
