@@ -190,6 +190,22 @@ FLAG = [
     ("o-other-spaced", "Order ORD 2026 9876 has shipped.", "GH", OR),
     ("o-other-fullwidth", "Your order \uff3a\uff3a\uff19\uff19\uff39\uff39\uff18\uff18\uff38\uff38 has shipped.", "GH", OR),
     ("o-other-zw", "Your order ZZ99" + ZW + "YY88XX has shipped.", "GH", OR),
+    # ---- promises as intent or eagerness (stop 38)
+    ("p-cant-wait-to-refund", "We can't wait to refund you.", "GH", P),
+    ("p-cannot-wait-free-replacement", "I cannot wait to send you a free replacement.", "GH", P),
+    ("p-want-to-refund", "We want to refund you.", "GH", P),
+    ("p-eager-to-refund", "We are eager to refund you.", "GH", P),
+    ("p-look-forward-to-refunding", "We look forward to refunding you.", "GH", P),
+    ("p-delighted-free-replacement", "We are delighted to send you a free replacement.", "GH", P),
+    ("p-thrilled-to-credit", "We're thrilled to credit your account.", "GH", P),
+    ("p-plan-to-reimburse", "We plan to reimburse you next week.", "GH", P),
+    ("p-love-to-discount", "I'd love to give you a discount of 10%.", "GH", P),
+    ("p-wish-but-not-deferred", "We'd love to refund you, but it will take a few days.", "GH", P),
+    ("p-de-kaum-erwarten", "Wir können es kaum erwarten, Ihnen den Betrag zu erstatten.", "GH", P),
+    ("p-de-freuen-uns-erstatten", "Wir freuen uns, Ihnen den Betrag zu erstatten.", "GH", P),
+    ("p-de-freuen-uns-ersatz", "Wir freuen uns, Ihnen einen kostenlosen Ersatz zu schicken.", "GH", P),
+    ("p-de-eine-freude-gutzuschreiben", "Es ist uns eine Freude, Ihnen den Betrag gutzuschreiben.", "GH", P),
+    ("p-de-freuen-uns-gutschein", "Wir freuen uns, Ihnen einen Gutschein anzubieten.", "GH", P),
 ]
 
 FLAG += [
@@ -1201,6 +1217,21 @@ CLEAN = [
     ('a16-ordered-as-replacement', 'You ordered the manual as a replacement for your old one.', 'ORD'),
     ('a16-lizenz-sobald', 'Sie finden Ihre Lizenz im Kundenkonto, sobald die Zahlung zugeordnet ist.', 'GH'),
     ('a16-shipped-not-packed', 'ORD-20261234 is no longer being packed: it left our warehouse on time.', 'ORD'),
+    # intent that is no promise, or a wish deferred to someone else (stop 38)
+    ('s38-dont-want-to-refund', "We don't want to refund you without checking first.", 'GH'),
+    ('s38-look-forward-hearing', 'We look forward to hearing from you.', 'GH'),
+    ('s38-cant-wait-longer', "We can't wait any longer, so we cannot refund you.", 'GH'),
+    ('s38-cant-wait-hear', "I can't wait to hear from you. We cannot offer a refund.", 'GH'),
+    ('s38-wish-could', 'We wish we could refund you, but we cannot.', 'GH'),
+    ('s38-love-but-billing', 'We would love to refund you, but that is for our billing team to decide.', 'GH'),
+    ('s38-like-but-colleague', "We'd like to refund you, but a colleague must decide.", 'GH'),
+    ('s38-happy-but-only', 'We would be happy to refund you, but only our billing team can decide that.', 'GH'),
+    ('s38-want-but-cannot-yet', 'We want to refund you, but we cannot do so yet.', 'GH'),
+    ('s38-plan-ship-once', 'We plan to ship your order once the payment is matched.', 'GH'),
+    ('s38-de-gern-aber-kollege', 'Wir würden Ihnen gern den Betrag erstatten, aber darüber entscheidet ein Kollege.', 'GH'),
+    ('s38-de-freuen-hoeren', 'Wir freuen uns, von Ihnen zu hören.', 'GH'),
+    ('s38-de-freuen-schicken-sobald', 'Wir freuen uns, Ihnen Ihre Bestellung zu schicken, sobald die Zahlung zugeordnet ist.', 'GH'),
+    ('s38-de-freuen-mitteilen', 'Wir freuen uns, Ihnen mitzuteilen, dass die Zahlung eingegangen ist.', 'GH'),
 ]
 
 

@@ -269,7 +269,10 @@ _ASSERT_RE = _rx(r"\b(?:i|we)\s*(?:can|could|'m\s+(?:happy|glad|pleased)\s+to|am
                  r"(?:confirm|see|tell\s+you|assure\s+you|report|say|let\s+you\s+know)\b|"
                  r"\b(?:according\s+to|laut)\s+(?:(?:our|the|unserem|unseren|unserer|der|dem|des)\s+)?(?:\w+\s+)?(?:records?|system|data|database|"
                  r"tracking|lookup|daten|unterlagen|system|sendungsverfolgung)\b|"
-                 r"\b(?:ich|wir)\s+(?:kann|können)\s+(?:ihnen\s+)?(?:bestätigen|mitteilen|sagen)\b")
+                 r"\b(?:ich|wir)\s+(?:kann|können)\s+(?:ihnen\s+)?(?:bestätigen|mitteilen|sagen)\b|"
+                 # eagerness, whose "can't" negates nothing: "We can't wait to refund you"
+                 r"\b(?:can(?:'t|not|\s+not)|could(?:n't|\s+not)|can\s+hardly|could\s+hardly)\s+wait\s+(?:to|for)\b|"
+                 r"\b(?:kann|können)\s+es\s+(?:kaum|gar\s+nicht)\s+erwarten\b")
 
 
 def _asserted(before: str) -> str:
@@ -1261,7 +1264,11 @@ _FILL = (r"(?:(?:(?:gone|went|go|going)\s+ahead\s+and|now|already|just|also|full
          r"kindly|gladly|happily|immediately|quickly|partially|since|then|meanwhile|indeed|this\s+morning|"
          r"[a-z]{3,14}ed\s+(?:and|&))\s+){0,3}")
 _WILL = (r"(?:will|'ll|shall|are\s+going\s+to|am\s+going\s+to|can|have|'ve|has|are|am|is|'re|'m|would\s+like\s+to|"
-         r"'d\s+like\s+to|(?:would|'d|are|am)\s+(?:be\s+)?(?:happy|glad|pleased)\s+to|just|already|now)")
+         r"'d\s+like\s+to|(?:would|'d|are|am)\s+(?:be\s+)?(?:happy|glad|pleased)\s+to|just|already|now|"
+         # intent and eagerness: "We want to refund you", "We can't wait to refund you", "we look forward to refunding you"
+         r"(?:want|wish|intend|plan)\s+to|(?:would|'d)\s+love\s+to|(?:have\s+|'ve\s+)?decided\s+to|"
+         r"(?:are|am|'re|'m)\s+(?:(?:so|very|really)\s+)?(?:eager|keen|delighted|thrilled|excited|ready|about|happy|glad|pleased)\s+to|"
+         r"(?:are\s+|am\s+|'re\s+|'m\s+)?look(?:ing)?\s+forward\s+to|can(?:'t|not|\s+not)\s+wait\s+to|can\s+hardly\s+wait\s+to)")
 PROMISE_RES = [
     _rx(rf"\b{_SUBJ}\s*{_WILL}?\s*(?:now\s+|already\s+|gladly\s+|happily\s+|also\s+|immediately\s+|just\s+)?"
         rf"(?:{_GIVE})\b[^.!?\n]{{0,40}}?\b{_NOUN}"),
@@ -1385,6 +1392,13 @@ PROMISE_RES = [
         r"ihren?\s+)?(?:\S{1,20}\s+){0,5}?(?:erstatten|erstattet|zurückerstatten|zurückerstattet|zurückzahlen|zurückgezahlt|"
         r"gutschreiben|gutgeschrieben|entschädigen|entschädigt|überweisen\s+zurück|zurückgebucht|zurückbuchen|"
         r"zurücküberwiesen|zurücküberweisen|rückerstattet|ausgezahlt|auszahlen)\b"),
+    # eagerness before an infinitive: "Wir freuen uns, Ihnen den Betrag zu erstatten", "Wir können es kaum
+    # erwarten, Ihnen einen kostenlosen Ersatz zu schicken", "Es ist uns eine Freude, ... gutzuschreiben"
+    _rx(rf"\b(?:(?:wir|ich)\s+(?:freuen\s+uns|freue\s+mich|(?:können|kann)\s+es\s+(?:kaum|gar\s+nicht)\s+erwarten)|"
+        rf"es\s+ist\s+(?:uns|mir)\s+eine\s+(?:große\s+)?freude)\s*,?\s+(?:\S{{1,20}}\s+){{0,6}}?"
+        rf"(?:zu\s+(?:erstatten|ersetzen|überweisen|entschädigen)|zurückzuerstatten|zurückzuzahlen|gutzuschreiben|"
+        rf"zurückzuüberweisen|auszuzahlen|zurückzubuchen|{_NOUN}\b(?:\s+\S{{1,20}}){{0,3}}?\s+(?:zu\s+(?:schicken|senden|"
+        rf"geben|gewähren|schenken|liefern|bieten)|anzubieten|zuzuschicken|zuzusenden))\b"),
     _rx(r"\b(?:betrag|kaufpreis|geld|summe|rechnungsbetrag)\s+(?:ist|wird|geht|kommt|läuft|fließt)\s+(?:\S{1,20}\s+){0,2}?"
         r"(?:unterwegs|auf\s+dem\s+weg|zurück|zu\s+ihnen\s+zurück)\b"),
     _rx(rf"\b(?:{_NOUN}|nachlass)\s+(?:ist|wird|wurde|läuft)\s+(?:bereits\s+|schon\s+|jetzt\s+)?(?:in\s+die\s+wege\s+geleitet|"
@@ -1502,10 +1516,25 @@ _NO_CHARGE_CUE = ("charge", "bill", "pay", "kosten", "nichts", "cost", "fee")
 _NO_COST_RE = _rx(r"\bat\s+no\s+(?:extra\s+|additional\s+|further\s+)?(?:cost|charge)s?\b")
 
 
+# eagerness, whose "can't" negates nothing: "We can't wait to refund you"
+_EAGER_RE = _rx(r"\b(?:can(?:'t|not|\s+not)|could(?:n't|\s+not))\s+wait\s+to\b")
+
+
 def _hedged(said: str) -> bool:
     if _NO_COST_RE.may_match(said):
         said = _NO_COST_RE.get().sub(" ", said)
+    if _EAGER_RE.may_match(said):
+        said = _EAGER_RE.get().sub(" ", said)
     return HEDGE_NEG.search(said) is not None
+
+
+# a wish, deferred in the same sentence: "We'd like to refund you, but a colleague must decide",
+# "Wir würden Ihnen gern den Betrag erstatten, aber darüber entscheidet ein Kollege"
+_WISH_RE = _rx(r"\b(?:would|'d)\s+(?:like|love)\s+to\b|\b(?:want|wish)\s+to\b|\b(?:would|'d)\s+be\s+(?:happy|glad|pleased)\s+to\b|"
+               r"\b(?:eager|keen)\s+to\b|\bmöchten\b|\bmöchte\b|\bwollen\b|\bwürden?\b[^.!?]{0,40}?\bgerne?\b")
+_BUT_DEFER_RE = _rx(r"\b(?:but|however|though|aber|jedoch|leider)\b[^.!?]{0,80}?(?:\b(?:not|never|cannot|nicht|kein\w*|"
+                    r"colleague\w*|supervisor|billing|decides?|decided|decision|approv\w*|review\w*|kolleg\w*|buchhaltung|"
+                    r"entscheid\w*|prüf\w*|only|nur)\b|n't)")
 
 
 def _promise_claims(sent: str) -> Iterable[tuple[int, str]]:
@@ -1519,6 +1548,8 @@ def _promise_claims(sent: str) -> Iterable[tuple[int, str]]:
             before, said, after = clause_of(sent, m.start(), m.end())
             if _PROMISE_PRE_HEDGE.search(_asserted(before[-80:])) or _hedged(said) or \
                     _PROMISE_POST_HEDGE.search(after[:60]):
+                continue
+            if _WISH_RE.search(sent[max(0, m.start() - 40):m.end()]) and _BUT_DEFER_RE.search(sent, m.end()):
                 continue
             yield m.start(), m.group(0)
             return  # one promise a sentence piece is enough
