@@ -46,8 +46,13 @@ DID = "d-5e7a11b0c0de"
 CHECK_MODEL = "claude-haiku-4-5"  # the oracle's prices: a cheap check model
 
 
-def load() -> tuple[list[dict], dict[str, dict]]:
-    rows = [json.loads(x) for x in (DATA / "grounding_set.jsonl").read_text().splitlines() if x.strip()]
+SAFE_DRAFT = "Hello,\n\nthank you for your patience; we are looking into your order.\n\nBest regards,\nSupport"
+
+
+def load(path: Path | None = None) -> tuple[list[dict], dict[str, dict]]:
+    """The labelled set (or another set of the same format, ``--set``) and its orders."""
+    path = path or DATA / "grounding_set.jsonl"
+    rows = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
     orders = json.loads((DATA / "grounding_orders.json").read_text())
     return rows, orders
 
@@ -66,17 +71,18 @@ def ticket(row: dict, orders: dict[str, dict]) -> dict[str, Any]:
         tools.append({"name": "get_order_status", "input": {"order_code": code}, "result": res, "is_error": err,
                       "outcome": outcome})
     drafts = []
-    answer = row["text"] if row["where"] == "answer" else ""
-    if row["where"] == "draft":
-        tools.append({"name": "draft_reply", "input": {"text": row["text"]}, "is_error": False, "outcome": "ok",
+    answer = row["text"] if row["where"] in ("answer", "answer+draft") else ""
+    if row["where"] in ("draft", "answer+draft"):  # answer+draft: the answer beside a harmless draft
+        text = row["text"] if row["where"] == "draft" else SAFE_DRAFT
+        tools.append({"name": "draft_reply", "input": {"text": text}, "is_error": False, "outcome": "ok",
                       "result": {"status": "pending_review", "draft_id": DID, "path": f"drafts/{DID}.md"}})
-        drafts = [{"id": DID, "text": row["text"]}]
+        drafts = [{"id": DID, "text": text}]
     return {"answer": answer, "drafts": drafts, "tool_results": tools, "questions": [row["question"]]}
 
 
 def judged(row: dict, findings: list) -> tuple[bool, bool]:
     """(the expected finding is there, any error-level finding is there) for the row's text."""
-    where = "answer" if row["where"] == "answer" else DID
+    where = DID if row["where"] == "draft" else "answer"
     errors = [f for f in findings if f.severity == "error" and f.evidence.get("where") in (where, "")]
     return any(f.kind == row["kind"] for f in errors), bool(errors)
 
@@ -265,19 +271,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--local-limit", type=int, default=40, help="rows for the local model (it is slow)")
     ap.add_argument("--local-offset", type=int, default=0,
                     help="start the evenly spaced sample this many rows later (another sample of the same size)")
+    ap.add_argument("--set", type=Path, help="score another set of the same format instead (JSONL; rows "
+                    "without gold claims leave the oracle out), e.g. bench/data/grounding_blind.jsonl")
     a = ap.parse_args(argv)
-    rows, orders = load()
+    rows, orders = load(a.set)
     if a.smoke:
         rows = rows[::12]
     layers: list[tuple[str, list[dict], str]] = [("floor", floor(rows, orders), "-")]
-    o = asyncio.run(oracle(rows, orders))
-    layers.append(("floor + oracle model (upper bound)", o, CHECK_MODEL))
+    if all("claims" in r for r in rows):
+        o = asyncio.run(oracle(rows, orders))
+        layers.append(("floor + oracle model (upper bound)", o, CHECK_MODEL))
     if a.local_url:
         sample = rows[a.local_offset:: max(1, len(rows) // a.local_limit)][:a.local_limit]
         layers.append((f"floor + {a.local_model} (local, {len(sample)} rows)",
                        asyncio.run(local(sample, orders, a.local_url, a.local_model)), a.local_model))
     scores = []
-    print("### Grounding checks on the labelled set (issue 23)\n")
+    print(f"### Grounding checks on {'the labelled set' if a.set is None else a.set.name} (issue 23)\n")
     print(f"{len(rows)} rows: {sum(r['false'] for r in rows)} false (an error-level finding due), "
           f"{sum(not r['false'] for r in rows)} true; English {sum(r['lang'] == 'en' for r in rows)}, "
           f"German {sum(r['lang'] == 'de' for r in rows)}\n")
