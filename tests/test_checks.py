@@ -34,7 +34,10 @@ PLANTED = {"found": True, "order_code": "ORD-20269999", "status": "shipped",
            "product": "Hardware license key (USB)", "placed_on": "2026-11-22", "estimated_delivery": "2026-12-01",
            "license_issued": True}
 INVALID = "'ORD-12345' is not a valid order code: use 10 letters/digits (e.g. GH56JK78MN) or ORD- followed by 8 digits (e.g. ORD-20261234)"
-RESULTS = {"GH": GH, "ORD": ORD, "DELIV": DELIV, "KL": KL, "RF": RF, "PLANTED": PLANTED}
+# pending_payment with no payment received yet: "we have received your payment" is false of it (and true of GH)
+AWAIT = {"found": True, "order_code": "AW12AW34AW", "status": "pending_payment", "status_detail": "awaiting payment",
+         "product": "PhotoFlux Pro license", "placed_on": "2026-11-29", "estimated_delivery": None, "license_issued": False}
+RESULTS = {"GH": GH, "ORD": ORD, "DELIV": DELIV, "KL": KL, "RF": RF, "PLANTED": PLANTED, "AWAIT": AWAIT}
 DID = "d-3f2a9c1b7e04"
 
 

@@ -194,6 +194,10 @@ NOT_MADE = [
     ("GH56JK78MN is waiting for payment. I did not save a draft: the lookup failed.", "not_found",
      "the lookup failed", ""),
     ("Die Abfrage ist fehlgeschlagen, bitte versuchen Sie es später.", "not_found", "Die Abfrage ist fehlgeschlagen", ""),
+    # "paid" where the floor reads a payment received, and GH's lookup says it was received
+    ("We have received your payment for GH56JK78MN.", "status", "We have received your payment for GH56JK78MN", "paid"),
+    ("Wir haben Ihre Überweisung erhalten; die Zuordnung steht noch aus.", "status", "Wir haben Ihre Überweisung erhalten",
+     "paid"),
 ]
 STANDS = [
     ("No charge for this one, it's on us.", "promise", "it's on us", "compensation"),
@@ -409,3 +413,14 @@ def test_the_check_call_is_priced_at_the_check_models_prices(cli, anthropic_env,
     want = estimate_cost("claude-sonnet-5-5", turns) + estimate_cost("claude-haiku-4-5", check)
     assert r["estimated_cost_usd"] == pytest.approx(want) and check["input_tokens"] == 1000
     assert r["estimated_cost_usd"] > estimate_cost("claude-sonnet-5-5", turns)
+
+
+def test_a_payment_received_is_still_false_of_an_order_awaiting_one():
+    """The finer reading (a payment received, not "paid") is checked against the lookup, not waved
+    through: AW12AW34AW is pending_payment with no payment received ("awaiting payment")."""
+    text = "We have received your payment for AW12AW34AW."
+    texts = texts_of("", [{"id": "d-0123456789ab", "text": text}])
+    claims, _ = parse({"claims": [claim("status", text.rstrip("."), "paid", order_code="AW12AW34AW")]}, texts)
+    found = check_ticket(answer="", drafts=[{"id": "d-0123456789ab", "text": text}], tool_results=[lookup("AWAIT")],
+                         questions=["Hi, about AW12AW34AW?"], model_claims=claims)
+    assert "status_mismatch" in [f.kind for f in found if f.severity == "error"]

@@ -392,6 +392,11 @@ _STATUS_RES += [
                  r"matched)\s+(?:to|against)\s+(?:the|your)\s+order\b|^\W{0,3}(?:all|fully)\s+paid\b|"
                  r"\b(?:zahlung|geld|überweisung|betrag)\b(?:(?!nicht\b|noch\b|kein)[^.!?\n]){0,40}?\b(?:der\s+bestellung\s+|ihrer\s+"
                  r"bestellung\s+)zugeordnet\b")),
+    # the order done with: "your order GH56JK78MN is complete", "Ihre Bestellung ist abgeschlossen"
+    ("paid", _rx(rf"\b(?:(?:order|orders|purchase|it)(?:\s+[\w-]{{10,12}})?|{_CODE_SUBJ})\s+(?:is|are|'s|has\s+been|was|were)\s+"
+                 r"(?:now\s+|fully\s+|already\s+|all\s+)?(?:complete|completed|fulfilled|finali[sz]ed)\b|"
+                 r"\b(?:bestellung|auftrag)\s+(?:[\w-]{10,12}\s+)?(?:ist|wurde)\s+(?:jetzt\s+|bereits\s+|nun\s+|vollständig\s+)?"
+                 r"(?:abgeschlossen|erledigt|abgewickelt)\b")),
     # "Die Bestellung haben wir storniert" (the object first)
     ("cancelled", _rx(r"\b(?:bestellung|auftrag)\s+(?:[\w-]{10,12}\s+)?(?:haben|habe)\s+(?:wir|ich)\s+"
                       r"(?:(?!nicht\b|noch\b)\S{1,20}\s+){0,2}?(?P<neg>nicht\s+|noch\s+nicht\s+)?(?:storniert|annulliert)\b")),
@@ -529,6 +534,15 @@ _DE_STATUS_CUE = ("wurde", "ist", "sind", "befinde", "ging", "geht", "haben", "h
                   "überweisung", "betrag", "raus", "lager", "erstattet")
 
 
+# A payment said to be received, not matched to the order: "We have received your payment", "Ihre
+# Überweisung ist eingegangen". True of a paid order, and of a pending_payment one whose lookup says
+# the payment was received (``status_detail``: "payment received, not yet matched to the order").
+RECEIVED = "payment_received"
+_RECEIVED_RE = _rx(r"\b(?:received|arrived|landed|come\s+in|came\s+in|eingegangen|erhalten|angekommen|eingetroffen)\b")
+_MATCHED_RE = _rx(r"\b(?:matched|confirmed|cleared|allocated|assigned|booked|applied|processed|settled|(?:fully\s+)?paid|"
+                  r"through|zugeordnet|bestätigt|verbucht|gebucht|bezahlt|beglichen|abgeschlossen|verarbeitet|bearbeitet)\b")
+
+
 def _status_claims(sent: str) -> Iterable[tuple[int, str]]:
     low = sent.lower()
     if not any(w in low for w in _STATUS_CUE):
@@ -547,8 +561,8 @@ def _status_claims(sent: str) -> Iterable[tuple[int, str]]:
                     or (st != "paid" and pw in _PAYMENT_SUBJECT):
                 continue
             before, said, after = clause_of(sent, m.start(), m.end())
-            if st != "paid" and _payment_is_subject(before):
-                continue  # "The money you sent has arrived": the payment's, not the order's
+            if st != "paid" and (_payment_is_subject(before) or m.group(0).split(None, 1)[0].lower() in _PAYMENT_SUBJECT):
+                continue  # "The money you sent has arrived", "your payment arrived": the payment's, not the order's
             if _NOT_ALL_RE.search(before):
                 continue  # "Nicht alle Ihre Bestellungen sind verschickt": some, not which
             if not neg and _NONE_OF_RE.search(before):
@@ -561,6 +575,8 @@ def _status_claims(sent: str) -> Iterable[tuple[int, str]]:
             if _SYMPATHY_RE.search(before[-60:]):
                 continue  # "I'm sorry the parcel arrived damaged": the customer's news, not our claim
             if not neg:
+                if st == "paid" and _RECEIVED_RE.search(m.group(0)) and not _MATCHED_RE.search(m.group(0)):
+                    st = RECEIVED  # "we have received your payment": true of a payment not yet matched
                 yield m.start(), st
                 continue
             subject = before[-80:] + " " + m.group(0)
@@ -1905,5 +1921,6 @@ CONTRADICTS = {"shipped": {"shipped", "delivered"}, "delivered": {"delivered"},
                "paid": {"paid", "license_issued", "shipped", "delivered"},
                "cancelled": {"cancelled"}, "refunded": {"refunded"}}
 COMPAT = {"pending_payment": {"pending_payment"}, "paid": {"paid", "license_issued", "shipped", "delivered", "refunded"},
+          RECEIVED: {"paid", "license_issued", "shipped", "delivered", "refunded"},  # or a lookup that says received
           "license_issued": {"license_issued", "shipped", "delivered"}, "shipped": {"shipped", "delivered", "refunded"},
           "delivered": {"delivered", "refunded"}, "cancelled": {"cancelled", "refunded"}, "refunded": {"refunded"}}

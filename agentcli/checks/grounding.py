@@ -59,6 +59,7 @@ between pieces, at most ``MAX_FINDINGS`` findings.
 from __future__ import annotations
 
 import functools
+import re
 import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable
@@ -69,6 +70,7 @@ from .claims import (
     COMPAT,
     CONTRADICTS,
     NOT,
+    RECEIVED,
     FORMAT_EXAMPLES,
     FRAME_RE,
     FUTURE_RE,
@@ -112,6 +114,21 @@ class Finding:
 
 
 # ----------------------------------------------------------------------------- the ticket
+
+_DETAIL_RECEIVED_RE = re.compile(r"(?<!not\s)(?<!no\s)\b(?:payment\s+)?received\b", re.I)
+
+
+def _received_on_file(r: dict) -> bool:
+    """Does the lookup say the payment was received ("payment received, not yet matched to the
+    order")? Then "we have received your payment" is true of a pending_payment order."""
+    d = r.get("status_detail")
+    return isinstance(d, str) and _DETAIL_RECEIVED_RE.search(d) is not None
+
+
+def _statuses(sts: set) -> str:
+    return "/".join(sorted("paid (the payment received)" if s == RECEIVED else s for s in sts))
+
+
 def _strings(obj: Any, out: list[str], depth: int = 0) -> None:
     if len(out) >= MAX_TOOL_STRINGS or depth > 20:
         return
@@ -281,7 +298,8 @@ class _Run:
                                                        for c in model[:MAX_MODEL_CLAIMS]) else []
             claims += [replace(c, quoted=any(key(c.sentence) in s for s in self.quote_keys))
                        for c in model[:MAX_MODEL_CLAIMS] if isinstance(c, Claim)
-                       and (c.kind, c.order, _vkey(c.value)) not in seen and not _not_so(text, pieces, c)]
+                       and (c.kind, c.order, _vkey(c.value)) not in seen and not _not_so(text, pieces, c)
+                       and not _read_finer(c, claims)]
         self.verify(where, label, claims, is_answer)
         if not complete:
             self.add(NOT_FULLY_CHECKED, WARNING, f"{label} was not fully checked ({len(orig)} characters; the "
@@ -336,9 +354,12 @@ class _Run:
                 elif not tok and not t.saved:
                     self.add("unknown_draft_id", ERROR, "the answer says a reply was drafted or saved, but no "
                              "draft was saved", **ev)
-        def fits(st: Any, sts: set) -> bool:
+        def fits(r: dict, sts: set) -> bool:
+            st = r.get("status")
             a = st if isinstance(st, str) else ""
-            return any(a in COMPAT.get(s, ()) or a not in COMPAT for s in sts)
+            sts = sts - {RECEIVED} or sts  # "we received your payment and your order is complete": the stronger claim
+            return any(a in COMPAT.get(s, ()) or a not in COMPAT or (s == RECEIVED and _received_on_file(r))
+                       for s in sts)
 
         for (sentence, code), (sts, c) in status.items():
             ev = dict(sentence=sentence, where=where)
@@ -346,14 +367,14 @@ class _Run:
             if not rs:
                 continue
             if c.every:  # "both of your orders have shipped": each one must fit
-                bad = [r for r in self._every(c, rs) if not fits(r.get("status"), sts)]
+                bad = [r for r in self._every(c, rs) if not fits(r, sts)]
                 if bad:
-                    self.add("status_mismatch", ERROR, f"{label} says every order is {'/'.join(sorted(sts))}, but "
+                    self.add("status_mismatch", ERROR, f"{label} says every order is {_statuses(sts)}, but "
                              f"the lookup says {one_line(bad[0].get('order_code'), 20)} is "
                              f"{one_line(bad[0].get('status'), 30)}", code=bad[0].get("order_code"), result=bad[0], **ev)
-            elif not any(fits(r.get("status"), sts) for r in rs):
+            elif not any(fits(r, sts) for r in rs):
                 self.add("status_mismatch", ERROR, f"{label} says {code or 'the order'} is "
-                         f"{'/'.join(sorted(sts))}, but the lookup says {one_line(rs[0].get('status'), 30)}",
+                         f"{_statuses(sts)}, but the lookup says {one_line(rs[0].get('status'), 30)}",
                          code=code, result=rs[0], **ev)
         for (sentence, code), (vs, c) in lic.items():
             ev = dict(sentence=sentence, where=where)
@@ -556,6 +577,18 @@ def _vkey(v: Any) -> Any:
     if isinstance(v, str):
         return key(v)
     return v if isinstance(v, (int, bool, frozenset, type(None))) else str(v)
+
+
+def _read_finer(c: Claim, floor: list[Claim]) -> bool:
+    """Has the floor read the model's "paid" more finely, as a payment received (not matched) in
+    the same words? "We have received your payment" is true of GH56JK78MN, whose lookup says so;
+    a small model reads it as "paid"."""
+    if c.kind != "status" or c.value != "paid" or not isinstance(c.sentence, str):
+        return False
+    q = c.sentence.strip().lower()
+    return bool(q) and any(f.kind == "status" and f.value == RECEIVED and (f.order == c.order or None in (f.order, c.order))
+                           and isinstance(f.sentence, str)
+                           and (q in f.sentence.lower() or f.sentence.lower().strip() in q) for f in floor)
 
 
 def _not_so(text: str, pieces: list[tuple[int, int]], c: Claim) -> bool:

@@ -109,7 +109,7 @@ for t, v in [
     ("Your order {c} was cancelled.", "cancelled"),
 ]:
     add("status", "en", "Hello,\n\n" + t.format(c=GH), [GH], S, [C("status", t.format(c=GH).rstrip("."), v, GH)])
-for t, v in [("Ihre Bestellung {c} wurde bereits versandt.", "shipped"), ("Die Zahlung ist eingegangen.", "paid"),
+for t, v in [("Ihre Bestellung {c} wurde bereits versandt.", "shipped"), ("Die Zahlung wurde Ihrer Bestellung zugeordnet.", "paid"),
              ("Ihre Bestellung {c} ist unterwegs.", "shipped"), ("Ihre Bestellung {c} wurde storniert.", "cancelled")]:
     add("status", "de", "Guten Tag,\n\n" + t.format(c=GH), [GH], S, [C("status", t.format(c=GH).rstrip("."), v, GH)])
 for t, v in [("Your order {c} has been delivered.", "delivered"), ("Your order {c} is still awaiting payment.", "pending_payment"),
