@@ -368,7 +368,8 @@ _STATUS_RES += [
                     r"parcel\s+shop|pick-?up\s+point|collection\s+point|sorting\s+(?:centre|center|office)|"
                     r"distribution\s+(?:centre|center))\b")),
     # in the customer's locker or letterbox: "Das Paket liegt in Ihrer Packstation", "it's in your parcel locker"
-    ("delivered", _rx(r"\b(?:liegt|liegen|ist|sind|befindet\s+sich|befinden\s+sich)\s+(?:bereits\s+|schon\s+|jetzt\s+)?"
+    ("delivered", _rx(r"\b(?:liegt|liegen|ist|sind|befindet\s+sich|befinden\s+sich)\s+(?:(?:bereits|schon|jetzt|seit\s+\w{3,12}"
+                      r"(?:\s+(?:morgen|mittag|abend|früh))?|heute|gestern)\s+){0,3}"
                       r"(?:in|an)\s+(?:ihrer|deiner|ihrem|deinem)\s+(?:packstation|postfiliale|filiale|paketbox|paketshop|"
                       r"briefkasten)\b|\b(?:is|are|'s)\s+(?:now\s+|already\s+)?(?:waiting\s+(?:for\s+you\s+)?)?in\s+"
                       r"your\s+(?:parcel\s+)?(?:locker|letterbox|letter\s+box)\b")),
@@ -397,6 +398,22 @@ _STATUS_RES += [
                  r"(?:now\s+|fully\s+|already\s+|all\s+)?(?:complete|completed|fulfilled|finali[sz]ed)\b|"
                  r"\b(?:bestellung|auftrag)\s+(?:[\w-]{10,12}\s+)?(?:ist|wurde)\s+(?:jetzt\s+|bereits\s+|nun\s+|vollständig\s+)?"
                  r"(?:abgeschlossen|erledigt|abgewickelt)\b")),
+    # stop 38 (blind pass): the matching done, the destination reached, signed for, handed to the courier,
+    # cancelled because we had to
+    ("paid", _rx(r"\b(?:zahlungs)?abgleich\w{0,3}\s+(?:(?:für|zu|zur|von)\s+(?:ihre\s+|die\s+|der\s+)?(?:bestellung\s+)?"
+                 r"(?:[\w-]{10,12}\s+)?)?(?:ist|wurde)\s+(?:bereits\s+|inzwischen\s+|schon\s+|jetzt\s+|erfolgreich\s+){0,2}"
+                 r"(?:erfolgt|abgeschlossen|durchgeführt|erledigt)\b")),
+    ("paid", _rx(r"\bpayment\s+(?:matching|reconciliation)\s+(?:is|has\s+been|was)\s+(?:now\s+|already\s+)?(?:complete|completed|done|"
+                 r"finished)\b|\b(?:payment|it)\s+(?:has\s+been|was|is)\s+(?:now\s+|already\s+)?reconciled\b")),
+    ("delivered", _rx(r"\b(?:has|have|had)\s+(?:now\s+|already\s+|just\s+)?reached\s+(?:its|their|the)\s+(?:final\s+)?destination\b|"
+                      r"\b(?:was|were|has\s+been|have\s+been)\s+(?:already\s+)?signed\s+for\b|"
+                      r"\b(?:hat|haben)\s+(?:bereits\s+|schon\s+)?(?:ihr|sein)\s+ziel\s+erreicht\b")),
+    ("shipped", _rx(r"\b(?:dem|der)\s+(?:kurier|paketdienst|zusteller|spediteur|versanddienstleister|paketboten|transportunternehmen|"
+                    r"dhl|ups|dpd|hermes|gls|fedex|post)\s+(?:bereits\s+|schon\s+|heute\s+)?(?:übergeben|mitgegeben|ausgehändigt)\b")),
+    ("cancelled", _rx(rf"\b(?:wir|ich)\s+(?:mussten|musste|haben|habe|müssen|muss)\s+(?:ihre\s+bestellung\s+|die\s+bestellung\s+|"
+                      rf"{_CODE_SUBJ}\s+|sie\s+|es\s+)(?:leider\s+|bereits\s+|schon\s+){{0,2}}(?:stornieren|annullieren)\b")),
+    ("cancelled", _rx(rf"\b(?:we|i)\s+(?:had\s+to|have\s+had\s+to|'ve\s+had\s+to)\s+(?:cancel|void)\s+(?:your\s+order\b|"
+                      rf"the\s+order\b|it\b|{_CODE_SUBJ})")),
     # "Die Bestellung haben wir storniert" (the object first)
     ("cancelled", _rx(r"\b(?:bestellung|auftrag)\s+(?:[\w-]{10,12}\s+)?(?:haben|habe)\s+(?:wir|ich)\s+"
                       r"(?:(?!nicht\b|noch\b)\S{1,20}\s+){0,2}?(?P<neg>nicht\s+|noch\s+nicht\s+)?(?:storniert|annulliert)\b")),
@@ -411,7 +428,7 @@ _STATUS_RES += [
                       r"doorstep|porch|address))\b")),
     # the courier's act, the order reaching the customer, the parcel at their door, their neighbour
     ("delivered", _rx(r"\b(?:courier|driver|carrier|postman|postwoman|dhl|ups|dpd|hermes|gls|fedex)\s+(?:has\s+|had\s+|just\s+)?"
-                      r"(?:left|dropped|delivered|handed)\s+(?:it|them|the\s+(?:parcel|package|order)|your\s+(?:parcel|package|order))"
+                      r"(?:already\s+|just\s+)?(?:left|dropped(?:\s+off)?|delivered|handed(?:\s+over)?)\s+(?:it|them|the\s+(?:parcel|package|order)|your\s+(?:parcel|package|order))"
                       r"\s+(?:with|at|to|outside)\b")),
     ("delivered", _rx(rf"\b(?:{_SUBJECT}(?:\s+[\w-]{{10,12}})?|{_CODE_SUBJ})\s+(?:(?:has|have|had)\s+)?(?:already\s+|just\s+)?"
                       r"(?:reached|got\s+to)\s+you\b|\b(?:parcel|package|order|shipment|it)\s+(?:is|are|'s)\s+(?:now\s+|already\s+)?"
@@ -465,9 +482,9 @@ _PENDING_RE = _rx(r"\b(?:pending|awaiting|waiting\s+(?:for|on))\s+(?:the\s+|your
                   r"(?:zugeordnet|zuordnen|bestätigt|eingegangen|(?:vollständig\s+)?bezahlt)\b|"
                   r"\b(?:has|have|is|was)(?:n't|\s+not)\s+(?:yet\s+)?(?:been\s+)?(?:fully\s+)?paid\b|"
                   r"\b(?:is|remains)\s+(?:still\s+)?unpaid\b|\b(?:ist|bleibt)\s+(?:noch\s+)?unbezahlt\b")
-_HEADLINE_STATUS_RE = _rx(rf"(?:^\W{{0,3}}|\b{_CODE_SUBJ}\s{{0,2}}[:-]\s{{0,2}})(shipped|dispatched|delivered|cancell?ed|paid|versandt|"
-                          r"verschickt|zugestellt|storniert|bezahlt)(?=\s*(?:[.!,;]|$)|\s+(?:on|today|yesterday|am|heute|gestern)\b)")
-_HEADLINE_WORD = {"versandt": "shipped", "verschickt": "shipped", "dispatched": "shipped", "zugestellt": "delivered",
+_HEADLINE_STATUS_RE = _rx(rf"(?:^\W{{0,3}}|\b{_CODE_SUBJ}\s{{0,2}}(?:[:\u2192\u21d2\u2013\u2014-]|->|=>)\s{{0,2}})(shipped|dispatched|delivered|"
+                          r"cancell?ed|paid|versandt|versendet|verschickt|zugestellt|storniert|bezahlt)(?=\s*(?:[.!,;]|$)|\s+(?:on|today|yesterday|am|heute|gestern)\b)")
+_HEADLINE_WORD = {"versandt": "shipped", "versendet": "shipped", "verschickt": "shipped", "dispatched": "shipped", "zugestellt": "delivered",
                   "storniert": "cancelled", "canceled": "cancelled", "bezahlt": "paid"}
 _STATUS_FIELD_RE = _rx(r"\bstatus\s{0,3}(?:is\s+|:\s*|=\s*|of\s+\S{1,20}\s+is\s+|ist\s+)?(?:now\s+|still\s+|jetzt\s+)?[\"\x27]?"
                        r"(pending[\s_]payment|paid|license[\s_]issued|shipped|delivered|cancell?ed|refunded)\b")
@@ -510,6 +527,8 @@ def _prev_word(sent: str, a: int) -> str:
 
 # a sentence without one of these words states no status (one cheap pass before ~40 patterns)
 _STATUS_CUE = ("ship", "dispatch", "sent", "post", "mail", "transit", "way", "deliver", "arriv", "cancel", "void",
+               "abgleich", "reconcil", "matching", "complete", "fulfil", "finali", "abgeschlossen", "erledigt", "abgewickelt",
+               "ziel", "destination", "kurier", "übergeben",
                "called off", "reached", "got to", "door", "nachbar", "angenommen", "settled", "rechnung", "invoice",
                "zugeordnet", "booked", "allocated", "assigned",
                "refund", "paid", "pay", "left", "picked", "handed", "courier", "carrier", "route", "signed", "dropped",
@@ -529,7 +548,8 @@ _STATUS_CUE = ("ship", "dispatch", "sent", "post", "mail", "transit", "way", "de
 _DE_STATUS = frozenset(i for i, (_, rx) in enumerate(_STATUS_RES) if rx._args[0].startswith(
     (r"\b(?:wurde", r"\bbefinde", r"\b(?:ging", r"\b(?:wir|ich)", r"\b(?:wir\s+haben", r"\b(?:versandt", r"\b(?:zugestellt",
      r"\b(?:storniert", r"\b(?:bezahlt", r"\b(?:zahlung", r"\b(?:bestellung|sie)")))
-_DE_STATUS_CUE = ("wurde", "ist", "sind", "befinde", "ging", "geht", "haben", "habe", "bezahlt", "beglichen", "versandt",
+_DE_STATUS_CUE = ("wurde", "ist", "sind", "befinde", "ging", "geht", "haben", "habe", "mussten", "musste", "müssen", "muss",
+                  "bezahlt", "beglichen", "versandt",
                   "verschickt", "versendet", "abgeschickt", "zugestellt", "geliefert", "storniert", "annulliert", "zahlung",
                   "überweisung", "betrag", "raus", "lager", "erstattet")
 
@@ -629,8 +649,9 @@ BOTH_RE = _rx(r"\b(?:both|beide|sowohl)\b")  # "both GH56JK78MN and ORD-20261234
 _LIC = (r"(?:licen[cs]e(?:\s+(?:key|number|code))?s?|(?:activation|product|serial|registration)\s+(?:key|code|number)s?|"
         r"lizenz(?:(?:schlüssel|code|key|nummer)(?:n|s)?|en)?|aktivierungs(?:schlüssel|codes?)|produktschlüssel|seriennummern?|"
         r"(?<!newsletter\s)(?<!newsletter-)(?<!mailing\s)(?<!e-mail\s)(?:subscriptions?|abos?|abonnements?))")
-_LIC_OF = (r"(?:,\s{0,2}(?:for|of|für)\s+[^,.;:!?]{1,60}?,|\s+(?:for|of|für)\s+(?:(?:your\s+|the\s+|ihre\s+|die\s+)?(?:order\s+|bestellung\s+)?[\w-]{1,14}|"
-           r"(?:both|all|each|beide|alle)\s+(?:of\s+)?(?:your\s+|the\s+|ihre\s+)?(?:orders|bestellungen)))?")
+_LIC_OF = (r"(?:,\s{0,2}(?:for|of|für)\s+[^,.;:!?]{1,60}?,|\s+(?:for|of|für)\s+(?:(?:your\s+|the\s+|ihre\s+|die\s+)?(?:order\s+|bestellung\s+)?"
+           r"[\w-]{1,14}(?:\s+[\w-]{1,14}){0,2}?|"
+           r"(?:both|all|each|beide|alle)\s+(?:of\s+)?(?:your\s+|the\s+|ihre\s+)?(?:orders|bestellungen)))?(?:\s+(?:itself|selbst))?")
 _LIC_RES = [
     _rx(rf"\b{_LIC}{_LIC_OF}\s+{_AUX}(?:issued|sent|emailed|e-mailed|mailed|generated|activated|ready|available|delivered|"
         r"attached|enclosed|included\s+below|below|on\s+(?:its|the)\s+way|in\s+your\s+inbox|forwarded|resent|re-sent|"
@@ -660,9 +681,13 @@ _LIC_RES = [
     _rx(rf"\b{_LIC}{_LIC_OF}\s+(?:is\s+|has\s+)?(?P<neg>yet\s+to\s+be|not\s+yet)\s+(?:issued|sent)\b"),
     _rx(rf"\b{_LIC}{_LIC_OF}\s+(?:wurde|ist|wurden|sind)\s+(?:(?:bereits|schon|heute|gestern|soeben|ihnen|dir|per|"
         r"e-?mail|mail|an|ihre|e-?mail-adresse|erfolgreich|jetzt|nun)\s+){0,4}(?P<neg>nicht\s+|noch\s+nicht\s+)?"
-        r"(?:ausgestellt|verschickt|versendet|versandt|erstellt|zugeschickt|gesendet|zugestellt|gemailt|übermittelt|"
+        r"(?:ausgestellt|verschickt|versendet|versandt|erstellt|generiert|erzeugt|zugeschickt|gesendet|zugestellt|gemailt|übermittelt|"
         r"aktiviert|freigeschaltet|aktiv)\b"),
     _rx(rf"\b(?P<neg>(?:noch\s+)?keine(?:n)?)\s+{_LIC}\b"),
+    # not licensed yet, the license still to come: "ist noch nicht lizenziert; die Lizenz folgt später"
+    _rx(r"\b(?:ist|sind|is|are)\s+(?:still\s+)?(?P<neg>noch\s+nicht|nicht|not\s+yet|not)\s+(?:lizenziert|licen[cs]ed)\b"),
+    _rx(rf"\b{_LIC}{_LIC_OF}\s+(?P<neg>folgt\s+(?:noch|später|in\s+kürze|bald|separat)|kommt\s+(?:noch|später|bald)|"
+        r"will\s+follow|follows\s+(?:later|soon|shortly|separately))\b"),
     # the license as something the customer can use now: "You can now activate it", "Sie können ... ab sofort nutzen"
     _rx(r"\byou\s+can\s+(?:now\s+)?(?:activate|unlock)\s+(?:it|the\s+(?:software|program|app|product|license|licence)|"
         r"your\s+(?:software|program|app|product|license|licence|copy))\b|\byou\s+can\s+(?:now\s+)?(?:start\s+)?(?:use|using)\s+"
@@ -903,7 +928,8 @@ _DATE_WHAT = (
                      r"\bin\s+(?:der|den)\s+h(?:and|änden)\b|\b(?:haben|erhalten|bekommen)\s+sie\s+(?:das|ihr|die|ihre)\s+"
                      r"(?:paket|sendung|bestellung|lieferung)\b")),
     ("placed", _rx(r"placed|\bordered\b|order\s+date|purchas|bought|made\s+on|submitted|bestellt|aufgegeben|"
-                   r"bestelldatum|gekauft|bestellung\s+vom|\border\s+(?:of|from|dated)\s+(?:the\s+)?$")),
+                   r"bestelldatum|gekauft|bestellung\s+(?:[\w-]{10,12}\s+)?vom|"
+                   r"\border\s+(?:[\w-]{10,12}\s+)?(?:of|from|dated)\s+(?:the\s+)?$")),
     ("ship", _rx(r"shipped|dispatched|sent\s+out|posted|versandt|versendet|verschickt|abgeschickt")),
     ("refund", _rx(r"refund|erstatt")),
 )
@@ -1401,6 +1427,8 @@ PROMISE_RES = [
         r"compensate|waive|give\s+you|offer\s+you|issue|send\s+you)\b"),
     _rx(r"\b(?:waive|waived|waiving)\s+(?:the\s+|your\s+|this\s+|any\s+|all\s+)?(?:\w{1,16}\s+)?(?:fees?|charges?|costs?|"
         r"payment)\b"),
+    _rx(r"\b(?:fees?|charges?|costs?|shipping|postage)\b[^.!?\n]{0,30}?\b(?:will\s+be|has\s+been|have\s+been|is|are|was|were|"
+        r"'s\s+been|'ve\s+been)\s+(?:now\s+|already\s+|fully\s+|completely\s+)?waived\b"),
     _rx(r"\b(?:gebühr|gebühren|kosten|versandkosten)\s+(?:\S{1,20}\s+){0,2}?(?:erlassen|storniert|gestrichen)\b|"
         r"\b(?:erlassen|streichen)\s+wir\s+(?:ihnen\s+)?(?:die|alle)\s+(?:gebühr|gebühren|kosten)\b"),
     # German
@@ -1433,7 +1461,8 @@ PROMISE_RES = [
     _rx(r"\b(?:erstatten|überweisen|zahlen|schreiben)\s+wir\s+(?:ihnen\s+|dir\s+)?(?:\S{1,20}\s+){0,4}?(?:zurück|gut)?"),
     _rx(rf"\b(?:gewähren|schicken|senden|geben|bieten|schenken|erteilen)\s+wir\s+(?:ihnen\s+|dir\s+)?(?:\S{{1,20}}\s+){{0,4}}?"
         rf"{_NOUN}"),
-    _rx(rf"\b{_NOUN}\s+(?:ist|sind)\s+(?:bereits\s+|schon\s+|jetzt\s+|nun\s+)?(?:unterwegs|auf\s+dem\s+weg|veranlasst|"
+    _rx(rf"\b{_NOUN}(?:\s+(?:des|der|ihres|ihrer|für\s+den|für\s+die)\s+[\w-]{{1,20}})?\s+(?:ist|sind)\s+"
+        r"(?:bereits\s+|schon\s+|jetzt\s+|nun\s+)?(?:unterwegs|auf\s+dem\s+weg|veranlasst|"
         r"genehmigt|erfolgt|durchgeführt|abgeschlossen|angewiesen|raus|verschickt|versandt|bewilligt|akzeptiert)\b"),
     _rx(rf"\b(?:wir|ich)\s+(?:werden|haben|habe|möchten|würden|gewähren|schicken|senden|geben|bieten)\s+(?:ihnen\s+|dir\s+)?"
         rf"(?:\S{{1,20}}\s+){{0,4}}?{_NOUN}"),
@@ -1872,7 +1901,8 @@ def extract(text: str, known: Known) -> tuple[list[Claim], bool]:
         for m in MONEY_RE.finditer(sent):
             cents = money_cents(m.group("a1") or m.group("a2"), m.group("cur1") or m.group("cur2"))
             if cents is not None and not theirs(m.start()):
-                add("price", m.start(), cents, what=priced_item(sent, m.start(), labels))
+                at = m.start("a1") if m.group("a1") else m.start()  # "EUR 25.00 for the manual": after the currency
+                add("price", m.start(), cents, what=priced_item(sent, at, labels))
         if BARE_PRICE_RE.may_match(sent) and (_PRICE_CTX_RE.search(sent) or
                                               any(_label_re(x).search(sent) for x in known.item_labels)):
             for m in BARE_PRICE_RE.finditer(sent):
