@@ -231,6 +231,10 @@ FLAG = [
     ("l38-de-noch-nicht-lizenziert", "Der USB-Schlüssel aus ORD-20261234 ist noch nicht lizenziert; die Lizenz folgt später.", "ORD", LI),
     ("l38-licence-itself-issued", "Your payment is still being matched, but the licence itself has already been issued.", "GH", LI),
     ("pr38-currency-first-for-item", "We charged you EUR 25.00 for the manual.", "ORD", PR),
+    ("i38-de-einem-einzigen-artikel", "Die Bestellung besteht aus einem einzigen Artikel, dem USB-Schlüssel.", "ORD", IT),
+    ("i38-de-lieferschein-netzteil", "Laut Lieferschein wurden ein USB-Schlüssel, ein gedrucktes Handbuch sowie ein Netzteil verpackt.", "ORD", IT),
+    ("pr38-de-words-with-cents", "Gesamtsumme: vierzig Euro und fünfzig Cent.", "ORD", PR),
+    ("pr38-words-with-cents", "Total: forty euros and fifty cents.", "ORD", PR),
 ]
 
 FLAG += [
@@ -1288,6 +1292,10 @@ CLEAN = [
     ('pr38-currency-first-true', 'We charged you EUR 15.00 for the manual.', 'ORD'),
     ('d38-de-bestellung-vom', 'Ihre Bestellung GH56JK78MN vom 20.11.2026 hat kein Lieferdatum, da es sich um eine Lizenz handelt.', 'GH'),
     ('d38-order-of-date', 'Your order GH56JK78MN of 20 November has no delivery date.', 'GH'),
+    ('i38-de-lieferschein-true', 'Laut Lieferschein wurden ein USB-Schlüssel und ein gedrucktes Handbuch verpackt.', 'ORD'),
+    ('pr38-de-words-true', 'Gesamtsumme: vierzig Euro.', 'ORD'),
+    ('pr38-zero-cents', 'The total was forty euros and zero cents.', 'ORD'),
+    ('i38-de-wird-verpackt', 'Ihr Paket wird gerade verpackt.', 'GH'),
 ]
 
 

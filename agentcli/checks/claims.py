@@ -988,7 +988,7 @@ WORDNUM.update({"a": 1, "an": 1, "single": 1, "a single": 1, "a dozen": 12, "doz
                 "a couple of": 2, "both": 2, "ein": 1, "eine": 1, "einen": 1, "eins": 1, "zwei": 2, "drei": 3,
                 "vier": 4, "fünf": 5, "sechs": 6, "sieben": 7, "acht": 8, "neun": 9, "zehn": 10, "elf": 11,
                 "zwölf": 12, "zwanzig": 20, "dutzend": 12, "ein dutzend": 12, "einen einzigen": 1, "ein einziges": 1,
-                "eine einzige": 1, "einzigen": 1, "einzige": 1})
+                "eine einzige": 1, "einzigen": 1, "einzige": 1, "einem einzigen": 1, "einer einzigen": 1})
 _QTY = "|".join(sorted((re.escape(w).replace(r"\ ", r"\s+") for w in WORDNUM), key=len, reverse=True))
 QTY_BEFORE_RE = _rx(rf"(?<![\w.:/-])(\d{{1,4}}|{_QTY})\s{{0,2}}(?:\u00d7|x|\*)?\s{{0,2}}(?:(?:copies|units|pieces|stück|"
                     r"exemplare?)\s+(?:of\s+)?)?(?:the\s+|der\s+|des\s+)?(?:\w{1,12}\s+)?$")
@@ -1043,7 +1043,8 @@ ITEM_HOLD_RE = _rx(r"\b(?:contains?|containing|includes?|included|including|cons
                    r"(?:order|parcel|package|box|shipment|bestellung|paket)\s+(?:[\w-]{10,12}\s+)?(?:has|had|hat)|in\s+(?:the|your)\s+(?:package|parcel|box|order|shipment)|holds?|held|"
                    r"befinde[nt]\s+sich|in\s+(?:ihrem|ihrer|dem|der)\s+(?:paket|sendung|bestellung|lieferung)|"
                    r"receive|received|get|got|find|inside|contents|inhalt|lieferumfang|enthält|enthalten|beinhaltet|bestellt|gekauft|umfasst|geliefert|"
-                   r"erhalten|bekommen|im\s+paket|in\s+ihrer\s+bestellung)\b|\u00d7")
+                   r"erhalten|bekommen|im\s+paket|in\s+ihrer\s+bestellung|verpackt|eingepackt|lieferschein|packing\s+slip|"
+                   r"delivery\s+note)\b|\u00d7")
 
 
 # how many items the order holds: "your order has three items", "Ihre Bestellung umfasst zwei Artikel"
@@ -1099,7 +1100,8 @@ def count_is_the_orders(sent: str, a: int, b: int) -> bool:
 # a count of each parcel, not of the order: "each parcel holds one item"
 _EACH_RE = _rx(r"\b(?:each|every|per|jede[rsnm]?|pro)\s+(?:order|parcel|package|box|shipment|bestellung|paket|sendung)\s+"
                r"(?:[\w-]+\s+){0,2}$")
-_ONE = frozenset({"1", "one", "single", "a single", "einen einzigen", "ein einziges", "eine einzige", "einzigen", "einzige"})
+_ONE = frozenset({"1", "one", "single", "a single", "einen einzigen", "ein einziges", "eine einzige", "einzigen", "einzige",
+                  "einem einzigen", "einer einzigen"})
 _WHICH_RE = _rx(r"\b(?:that|which|der|die|das|welche[rs]?)\b")  # "one item, the key, that needs ...": which one, not how many
 _AND_RE = _rx(r"[^,;.]{0,40}?\s(?:and|und|as\s+well\s+as|sowie)\s")
 _INTO_RE = _rx(r"\b(?:into|onto|in|at|from|to|an|auf|aus|von)\s+$")  # "plug it into a USB hub"
@@ -1214,6 +1216,8 @@ NUMWORDS = {**{w: i for i, w in enumerate(_EN_UNITS, 1)}, **{w: 10 * i for i, w 
 _NW = "|".join(sorted(NUMWORDS, key=len, reverse=True))
 # an amount in words: "forty-five euros", "fünfundvierzig Euro" (at most six number words, no nesting)
 WORD_MONEY_RE = _rx(rf"\b((?:(?:{_NW})(?:[-\s]|und|and\s)?){{1,6}})\s?(euros?|eur|dollars?|usd|pounds?|gbp|bucks)\b")
+# the cents after it: "vierzig Euro und fünfzig Cent", "forty euros and fifty cents"
+WORD_CENTS_RE = _rx(rf"\s{{1,3}}(?:und|and)\s{{1,3}}((?:(?:{_NW})(?:[-\s]|und|and\s)?){{1,3}})\s?(?:cents?|ct)\b")
 
 
 _WORD_MONEY_CUE = _rx(r"euro|eur\b|dollar|usd|pound|gbp|buck")
@@ -1897,7 +1901,10 @@ def extract(text: str, known: Known) -> tuple[list[Claim], bool]:
         for m in (WORD_MONEY_RE.finditer(sent) if _WORD_MONEY_CUE.search(sent) else ()):
             n = words_number(m.group(1))
             if n and not theirs(m.start()):
-                add("price", m.start(), n * 100, what=priced_item(sent, m.start(), labels))
+                c = WORD_CENTS_RE.match(sent, m.end())
+                cents = words_number(c.group(1)) if c else 0
+                add("price", m.start(), n * 100 + (cents if cents and cents < 100 else 0),
+                    what=priced_item(sent, m.start(), labels))
         for m in MONEY_RE.finditer(sent):
             cents = money_cents(m.group("a1") or m.group("a2"), m.group("cur1") or m.group("cur2"))
             if cents is not None and not theirs(m.start()):
