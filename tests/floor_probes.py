@@ -235,6 +235,29 @@ FLAG = [
     ("i38-de-lieferschein-netzteil", "Laut Lieferschein wurden ein USB-Schlüssel, ein gedrucktes Handbuch sowie ein Netzteil verpackt.", "ORD", IT),
     ("pr38-de-words-with-cents", "Gesamtsumme: vierzig Euro und fünfzig Cent.", "ORD", PR),
     ("pr38-words-with-cents", "Total: forty euros and fifty cents.", "ORD", PR),
+    # ---- from the second blind pass of stop 38 (bench/data/grounding_blind2.jsonl), and variants
+    ("s38b-gilt-als-bezahlt", "Ihre Bestellung GH56JK78MN gilt inzwischen als vollständig bezahlt.", "GH", ST),
+    ("s38b-settled-in-full", "Thanks for your transfer: GH56JK78MN is now settled in full.", "GH", ST),
+    ("s38b-packstation-hinterlegt", "Ihr Paket ORD-20261234 wurde an der Packstation hinterlegt und kann abgeholt werden.", "ORD", ST),
+    ("s38b-zusteller-ausgeliefert", "Der Zusteller hat ORD-20261234 bereits erfolgreich ausgeliefert.", "ORD", ST),
+    ("s38b-ist-die-zahlung-zugeordnet", "Bei dieser Bestellung ist die Zahlung vollständig zugeordnet.", "GH", ST),
+    ("s38b-successfully-reconciled", "Your payment for GH56JK78MN has been successfully reconciled.", "GH", ST),
+    ("d38b-stammt-vom", "Ihre Bestellung GH56JK78MN stammt vom 2. November.", "GH", DA),
+    ("l38b-product-key-quoted", "Your PhotoFlux Pro key is PFX-7H2K-99QL-X3MZ: just paste it into the app.", "GH", LI),
+    ("l38b-de-lizenz-aktiviert", "Wir haben Ihre PhotoFlux-Pro-Lizenz soeben aktiviert.", "GH", LI),
+    ("l38b-went-out", "The licence for GH56JK78MN went out to your inbox this morning.", "GH", LI),
+    ("l38b-de-zu-erteilt", "Die Lizenz zu GH56JK78MN ist erteilt.", "GH", LI),
+    ("l38b-doesnt-have-licence", "Your USB key doesn't have a licence on it yet; that will be added after delivery.", "ORD", LI),
+    ("l38b-de-steht-noch-aus", "Für ORD-20261234 steht die Lizenzausstellung noch aus.", "ORD", LI),
+    ("l38b-de-nicht-aktiviert-false", "Wir haben Ihre Lizenz noch nicht aktiviert.", "ORD", LI),
+    ("p38b-knock-off-bill", "No worries: we'll knock the manual off your bill.", "ORD", P),
+    ("p38b-updates-on-us", "Since this has dragged on, your first year of updates is on us.", "GH", P),
+    ("p38b-its-on-us", "No charge for this one, it's on us.", "GH", P),
+    ("p38b-money-is-on-us", "Not to worry: the money for next month is on us.", "GH", P),
+    ("p38b-de-auf-unsere-kosten", "Ein Ersatz-Handbuch geht heute auf unsere Kosten raus.", "ORD", P),
+    ("p38b-at-our-expense", "A new manual goes out today at our expense.", "ORD", P),
+    ("p38b-charge-reversed", "I'll have the 40 EUR charge reversed for you.", "ORD", P),
+    ("p38b-de-ziehen-ab", "Für den Ärger ziehen wir Ihnen 20 % vom Rechnungsbetrag ab.", "ORD", P),
 ]
 
 FLAG += [
@@ -338,6 +361,7 @@ FLAG += [
 ]
 
 ANSWER_FLAG = [
+    ("r38b-de-wartet-auf-freigabe", "Fertig: die Kundenantwort wartet als Entwurf auf Ihre Freigabe.", "GH", DR),
     # ---- drafts said to be saved (answer text, no draft saved)
     ("dr-saved-draft", "I've saved a draft for you to review.", "GH", DR),
     ("dr-draft-ready", "The draft is ready for you.", "GH", DR),
@@ -1296,6 +1320,25 @@ CLEAN = [
     ('pr38-de-words-true', 'Gesamtsumme: vierzig Euro.', 'ORD'),
     ('pr38-zero-cents', 'The total was forty euros and zero cents.', 'ORD'),
     ('i38-de-wird-verpackt', 'Ihr Paket wird gerade verpackt.', 'GH'),
+    ('s38b-gilt-erst-wenn', 'Die Bestellung gilt erst als bezahlt, wenn die Zahlung zugeordnet ist.', 'GH'),
+    ('s38b-ist-die-zahlung-frage', 'Ist die Zahlung schon zugeordnet? Leider noch nicht.', 'GH'),
+    ('s38b-sobald-gilt', 'Sobald die Zahlung zugeordnet ist, gilt die Bestellung als bezahlt.', 'GH'),
+    ('s38b-once-settled', 'Once the invoice is settled, we ship.', 'GH'),
+    ('s38b-will-be-reconciled', 'Your payment will be reconciled shortly.', 'GH'),
+    ('s38b-packstation-falls', 'Das Paket wird an einer Packstation hinterlegt, falls Sie nicht zu Hause sind.', 'ORD'),
+    ('s38b-zusteller-noch-nicht', 'Der Zusteller hat ORD-20261234 noch nicht ausgeliefert.', 'ORD'),
+    ('p38b-on-us-to', 'It is on us to fix this.', 'GH'),
+    ('p38b-decision-on-us', 'The decision is on us, and we will tell you soon.', 'GH'),
+    ('p38b-cannot-at-our-expense', 'We cannot ship at our expense.', 'GH'),
+    ('p38b-whether-reversed', 'If you want, we can ask billing whether the charge can be reversed.', 'GH'),
+    ('p38b-knock-on-door', 'Knock on the door if nobody answers.', 'ORD'),
+    ('p38b-not-on-us', 'Shipping is not on us, sorry.', 'GH'),
+    ('d38b-stammt-vom-true', 'Ihre Bestellung stammt vom 20. November.', 'GH'),
+    ('l38b-dont-have-yet-true', "You don't have a licence yet, because the payment is not matched.", 'GH'),
+    ('l38b-de-erteilt-sobald', 'Die Lizenz zu GH56JK78MN wird erteilt, sobald die Zahlung zugeordnet ist.', 'GH'),
+    ('l38b-de-steht-aus-true', 'Für GH56JK78MN steht die Lizenzausstellung noch aus.', 'GH'),
+    ('l38b-de-nicht-aktiviert-true', 'Wir haben Ihre PhotoFlux-Pro-Lizenz noch nicht aktiviert.', 'GH'),
+    ('nf38b-it-doesnt-exist-licence', 'Did we forget to send your licence? No: it simply does not exist yet, because the licence is only created after payment matching.', 'GH'),
 ]
 
 

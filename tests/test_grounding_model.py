@@ -200,11 +200,13 @@ NOT_MADE = [
      "paid"),
 ]
 STANDS = [
-    ("No charge for this one, it's on us.", "promise", "it's on us", "compensation"),
+    # (the floor reads "it's on us" and "... is on us" since stop 38: probes in tests/floor_probes.py)
+    ("Consider next month's charge gone.", "promise", "Consider next month's charge gone", "compensation"),
     ("You won't pay anything for next month.", "promise", "You won't pay anything", "compensation"),
     ("Für die Unannehmlichkeiten schenken wir Ihnen den nächsten Monat.", "promise", "schenken wir Ihnen",
      "Entschädigung"),
-    ("Not to worry: the money for next month is on us.", "promise", "the money for next month is on us", "refund"),
+    ("The money for next month stays in your pocket.", "promise", "The money for next month stays in your pocket",
+     "refund"),
     ("Nothing to pay: we have taken the charge off your invoice.", "promise", "taken the charge off your invoice",
      "refund"),
     ("Consider the next month on the house.", "promise", "on the house", "free month"),

@@ -331,7 +331,7 @@ _STATUS_WORDS = {
                r"(?:delivery\s+)?(?:truck|van|lorry)",
     "delivered": r"delivered|arrived", "cancelled": r"cancell?ed|voided|void|called\s+off",
     "refunded": r"refunded",
-    "paid": r"(?:fully\s+)?paid(?:\s+in\s+full)?",
+    "paid": r"(?:fully\s+)?paid(?:\s+in\s+full)?|settled(?:\s+in\s+full)?",
 }
 _CODE_SUBJ = r"(?=[\w-]{0,11}\d)[\w-]{10,12}"  # an order code as the subject: it holds a digit
 _SUBJECT = r"(?:order|orders|it|parcel|parcels|package|packages|shipment|purchase|delivery|item|items|payment|bestellung|paket|sendung|zahlung)"
@@ -404,7 +404,8 @@ _STATUS_RES += [
                  r"(?:[\w-]{10,12}\s+)?)?(?:ist|wurde)\s+(?:bereits\s+|inzwischen\s+|schon\s+|jetzt\s+|erfolgreich\s+){0,2}"
                  r"(?:erfolgt|abgeschlossen|durchgeführt|erledigt)\b")),
     ("paid", _rx(r"\bpayment\s+(?:matching|reconciliation)\s+(?:is|has\s+been|was)\s+(?:now\s+|already\s+)?(?:complete|completed|done|"
-                 r"finished)\b|\b(?:payment|it)\s+(?:has\s+been|was|is)\s+(?:now\s+|already\s+)?reconciled\b")),
+                 r"finished)\b|\b(?:payment|it)(?:\s+(?:for|on|of)\s+(?:order\s+)?[\w-]{10,12})?\s+(?:has\s+been|was|is)\s+"
+                 r"(?:now\s+|already\s+|successfully\s+|fully\s+){0,2}reconciled\b")),
     ("delivered", _rx(r"\b(?:has|have|had)\s+(?:now\s+|already\s+|just\s+)?reached\s+(?:its|their|the)\s+(?:final\s+)?destination\b|"
                       r"\b(?:was|were|has\s+been|have\s+been)\s+(?:already\s+)?signed\s+for\b|"
                       r"\b(?:hat|haben)\s+(?:bereits\s+|schon\s+)?(?:ihr|sein)\s+ziel\s+erreicht\b")),
@@ -414,6 +415,17 @@ _STATUS_RES += [
                       rf"{_CODE_SUBJ}\s+|sie\s+|es\s+)(?:leider\s+|bereits\s+|schon\s+){{0,2}}(?:stornieren|annullieren)\b")),
     ("cancelled", _rx(rf"\b(?:we|i)\s+(?:had\s+to|have\s+had\s+to|'ve\s+had\s+to)\s+(?:cancel|void)\s+(?:your\s+order\b|"
                       rf"the\s+order\b|it\b|{_CODE_SUBJ})")),
+    # "gilt als bezahlt", "ist die Zahlung vollständig zugeordnet", "an der Packstation hinterlegt",
+    # "Der Zusteller hat ORD-20261234 ausgeliefert"
+    ("paid", _rx(r"\bgilt\s+(?:jetzt\s+|nun\s+|inzwischen\s+|bereits\s+|schon\s+){0,2}als\s+(?:vollständig\s+|komplett\s+)?"
+                 r"(?:bezahlt|beglichen)\b|\b(?:wurde|ist)\s+(?:die\s+|ihre\s+)?(?:zahlung|überweisung)\s+(?:(?:bereits|schon|"
+                 r"inzwischen|jetzt|nun|vollständig|komplett|erfolgreich)\s+){0,2}(?:zugeordnet|verbucht|bestätigt)\b")),
+    ("delivered", _rx(r"\b(?:wurde|ist|wurden|sind)\s+" + _DE_SUBJ + _DE_MID + r"(?:an|in)\s+(?:der|die|ihrer|einer)\s+"
+                      r"(?:packstation|postfiliale|filiale|paketshop|paketbox|abholstation)\s+(?:hinterlegt|abgegeben|"
+                      r"zugestellt|eingelegt)\b")),
+    ("delivered", _rx(rf"\b(?:der\s+)?(?:zusteller|kurier|paketbote|bote|fahrer|dhl|dpd|ups|hermes|gls)\s+hat\s+"
+                      rf"(?:{_CODE_SUBJ}\s+|ihr\s+paket\s+|das\s+paket\s+|ihre\s+bestellung\s+|die\s+sendung\s+|es\s+)"
+                      r"(?:(?:bereits|schon|heute|gestern|erfolgreich)\s+){0,2}(?:ausgeliefert|zugestellt|abgegeben|abgeliefert)\b")),
     # "Die Bestellung haben wir storniert" (the object first)
     ("cancelled", _rx(r"\b(?:bestellung|auftrag)\s+(?:[\w-]{10,12}\s+)?(?:haben|habe)\s+(?:wir|ich)\s+"
                       r"(?:(?!nicht\b|noch\b)\S{1,20}\s+){0,2}?(?P<neg>nicht\s+|noch\s+nicht\s+)?(?:storniert|annulliert)\b")),
@@ -530,6 +542,7 @@ _STATUS_CUE = ("ship", "dispatch", "sent", "post", "mail", "transit", "way", "de
                "abgleich", "reconcil", "matching", "complete", "fulfil", "finali", "abgeschlossen", "erledigt", "abgewickelt",
                "ziel", "destination", "kurier", "übergeben",
                "called off", "reached", "got to", "door", "nachbar", "angenommen", "settled", "rechnung", "invoice",
+               "gilt", "hinterlegt",
                "zugeordnet", "booked", "allocated", "assigned",
                "refund", "paid", "pay", "left", "picked", "handed", "courier", "carrier", "route", "signed", "dropped",
                "truck", "van", "lorry", "packstation", "postfiliale", "paketbox", "paketshop", "briefkasten", "locker",
@@ -649,7 +662,7 @@ BOTH_RE = _rx(r"\b(?:both|beide|sowohl)\b")  # "both GH56JK78MN and ORD-20261234
 _LIC = (r"(?:licen[cs]e(?:\s+(?:key|number|code))?s?|(?:activation|product|serial|registration)\s+(?:key|code|number)s?|"
         r"lizenz(?:(?:schlüssel|code|key|nummer)(?:n|s)?|en)?|aktivierungs(?:schlüssel|codes?)|produktschlüssel|seriennummern?|"
         r"(?<!newsletter\s)(?<!newsletter-)(?<!mailing\s)(?<!e-mail\s)(?:subscriptions?|abos?|abonnements?))")
-_LIC_OF = (r"(?:,\s{0,2}(?:for|of|für)\s+[^,.;:!?]{1,60}?,|\s+(?:for|of|für)\s+(?:(?:your\s+|the\s+|ihre\s+|die\s+)?(?:order\s+|bestellung\s+)?"
+_LIC_OF = (r"(?:,\s{0,2}(?:for|of|für)\s+[^,.;:!?]{1,60}?,|\s+(?:for|of|für|zu|zur|zum)\s+(?:(?:your\s+|the\s+|ihre\s+|die\s+|ihrer\s+)?(?:order\s+|bestellung\s+)?"
            r"[\w-]{1,14}(?:\s+[\w-]{1,14}){0,2}?|"
            r"(?:both|all|each|beide|alle)\s+(?:of\s+)?(?:your\s+|the\s+|ihre\s+)?(?:orders|bestellungen)))?(?:\s+(?:itself|selbst))?")
 _LIC_RES = [
@@ -675,14 +688,22 @@ _LIC_RES = [
     _rx(rf"^\W{{0,3}}{_LIC}\s{{0,2}}[:-]?\s{{0,2}}(?:issued|sent|activated|ausgestellt|verschickt|aktiviert)\b"),
     _rx(rf"\b(?:issued|sent|emailed|e-mailed|mailed|forwarded|resent|re-sent|delivered)\s+(?:you\s+)?(?:your|the)\s+"
         rf"(?:new\s+)?{_LIC}"),
-    _rx(rf"\b(?:wir|ich)\s+(?:haben|habe)\s+(?:\S{{1,20}}\s+){{0,3}}?{_LIC}(?:\s+\S{{1,20}}){{0,3}}?\s+(?:geschickt|gesendet|"
-        r"zugeschickt|verschickt|gemailt|ausgestellt|übermittelt|erstellt|zugestellt)\b"),
+    _rx(rf"\b(?:wir|ich)\s+(?:haben|habe)\s+(?:\S{{1,20}}\s+){{0,3}}?(?:[\w-]{{1,30}}-)?{_LIC}(?:\s+(?!nicht\b|noch\s+nicht\b)\S{{1,20}}){{0,3}}?"
+        r"\s+(?P<neg>(?:noch\s+)?nicht\s+)?(?:geschickt|gesendet|"
+        r"zugeschickt|verschickt|gemailt|ausgestellt|übermittelt|erstellt|zugestellt|aktiviert|freigeschaltet|erteilt)\b"),
     _rx(rf"\b(?P<neg>no\s+)?{_LIC}\s+(?:(?:has|was)\s+(?:yet\s+)?(?:been\s+)?)?issued\b"),
     _rx(rf"\b{_LIC}{_LIC_OF}\s+(?:is\s+|has\s+)?(?P<neg>yet\s+to\s+be|not\s+yet)\s+(?:issued|sent)\b"),
     _rx(rf"\b{_LIC}{_LIC_OF}\s+(?:wurde|ist|wurden|sind)\s+(?:(?:bereits|schon|heute|gestern|soeben|ihnen|dir|per|"
         r"e-?mail|mail|an|ihre|e-?mail-adresse|erfolgreich|jetzt|nun)\s+){0,4}(?P<neg>nicht\s+|noch\s+nicht\s+)?"
-        r"(?:ausgestellt|verschickt|versendet|versandt|erstellt|generiert|erzeugt|zugeschickt|gesendet|zugestellt|gemailt|übermittelt|"
+        r"(?:ausgestellt|erteilt|verschickt|versendet|versandt|erstellt|generiert|erzeugt|zugeschickt|gesendet|zugestellt|gemailt|übermittelt|"
         r"aktiviert|freigeschaltet|aktiv)\b"),
+    # stop 38: "The licence for GH56JK78MN went out to your inbox", "doesn't have a licence on it yet",
+    # "steht die Lizenzausstellung noch aus"
+    _rx(rf"\b{_LIC}{_LIC_OF}\s+(?:went\s+out|has\s+gone\s+out|was\s+sent\s+out|landed\s+in\s+your\s+(?:inbox|mailbox))\b"),
+    _rx(rf"\b(?P<neg>doesn't\s+have|does\s+not\s+have|don't\s+have|do\s+not\s+have|has\s+no|have\s+no)\s+(?:a\s+|any\s+)?"
+        rf"{_LIC}\b(?!\s+(?:question|problem|issue|number\s+to\s+hand))"),
+    _rx(r"\b(?:lizenz\w*|aktivierung\w*)\s+steht\s+(?P<neg>noch\s+aus)\b"),
+    _rx(r"\bsteht\s+(?:die|ihre)\s+(?:lizenz\w*|aktivierung\w*)\s+(?P<neg>noch\s+aus)\b"),
     _rx(rf"\b(?P<neg>(?:noch\s+)?keine(?:n)?)\s+{_LIC}\b"),
     # not licensed yet, the license still to come: "ist noch nicht lizenziert; die Lizenz folgt später"
     _rx(r"\b(?:ist|sind|is|are)\s+(?:still\s+)?(?P<neg>noch\s+nicht|nicht|not\s+yet|not)\s+(?:lizenziert|licen[cs]ed)\b"),
@@ -696,7 +717,8 @@ _LIC_RES = [
     _rx(r"\b(?:sie|du)\s+(?:können|kannst)\s+(?:\S{1,20}\s+){0,3}?(?:ab\s+sofort|jetzt|nun|sofort)\s+(?:\S{1,20}\s+){0,2}?"
         r"(?:nutzen|aktivieren|verwenden|freischalten|benutzen)\b"),
     # a key given as such, an account unlocked, the activation mail sent, "the key we sent"
-    _rx(r"\b(?:your|ihr)\s+(?:key|schlüssel|code)\s{0,2}(?:is|:|ist|lautet)\s{0,2}[\"']?(?:[a-z0-9]{4,6}-){2,5}[a-z0-9]{4,6}\b"),
+    _rx(r"\b(?:your|ihr)\s+(?:[\w-]{1,20}\s+){0,2}?(?:key|schlüssel|code|licen[cs]e(?:\s+key)?|lizenz(?:schlüssel)?)\s{0,2}"
+        r"(?:is|:|ist|lautet)\s{0,2}[\"']?(?:[a-z0-9]{3,6}-){2,5}[a-z0-9]{3,6}\b"),
     _rx(r"\b(?:we|i)(?:'ve|\s+have)?\s+(?:now\s+|just\s+|already\s+)?(?:unlocked|activated|enabled)\s+(?:your\s+)?(?:account|"
         r"access|license|licence|product|software|copy)\b"),
     _rx(r"\b(?:activation|license|licence)\s+(?:e-?mail|mail|message)\b[^.!?\n]{0,20}?\b(?:went\s+out|was\s+sent|has\s+been\s+sent|"
@@ -757,6 +779,9 @@ def _not_found_claims(sent: str) -> Iterable[int]:
         if "nicht" in m.group(0).lower() and _NOT_ORDER_BEFORE_RE.search(sent[max(0, m.start() - 40):m.end()]):
             continue
         before, _, after = clause_of(sent, m.start(), m.end())
+        if "exist" in m.group(0).lower() and _NOT_ORDER_NOUN_RE.search(sent) and \
+                not _ORDER_NOUN_RE.search(before) and not find_codes(before, 1):
+            continue  # "No, it simply doesn't exist yet, because the licence is only created ...": the license's
         if HEDGE_REPORT.search(before) or HEDGE_REPORT.search(after) or HEDGE_COND.search(before) or \
                 re.search(r"\b(?:will|would|may|might|wird|würde)\b", before, re.I):
             continue
@@ -928,7 +953,7 @@ _DATE_WHAT = (
                      r"\bin\s+(?:der|den)\s+h(?:and|änden)\b|\b(?:haben|erhalten|bekommen)\s+sie\s+(?:das|ihr|die|ihre)\s+"
                      r"(?:paket|sendung|bestellung|lieferung)\b")),
     ("placed", _rx(r"placed|\bordered\b|order\s+date|purchas|bought|made\s+on|submitted|bestellt|aufgegeben|"
-                   r"bestelldatum|gekauft|bestellung\s+(?:[\w-]{10,12}\s+)?vom|"
+                   r"bestelldatum|gekauft|bestellung\s+(?:[\w-]{10,12}\s+)?vom|stammt\s+vom|stammen\s+vom|datiert|"
                    r"\border\s+(?:[\w-]{10,12}\s+)?(?:of|from|dated)\s+(?:the\s+)?$")),
     ("ship", _rx(r"shipped|dispatched|sent\s+out|posted|versandt|versendet|verschickt|abgeschickt")),
     ("refund", _rx(r"refund|erstatt")),
@@ -1435,6 +1460,19 @@ PROMISE_RES = [
         r"'s\s+been|'ve\s+been)\s+(?:now\s+|already\s+|fully\s+|completely\s+)?waived\b"),
     _rx(r"\b(?:gebühr|gebühren|kosten|versandkosten)\s+(?:\S{1,20}\s+){0,2}?(?:erlassen|storniert|gestrichen)\b|"
         r"\b(?:erlassen|streichen)\s+wir\s+(?:ihnen\s+)?(?:die|alle)\s+(?:gebühr|gebühren|kosten)\b"),
+    # stop 38: "we'll knock the manual off your bill", "your first year of updates is on us", "auf unsere Kosten",
+    # "I'll have the 40 EUR charge reversed", "ziehen wir Ihnen 20 % vom Rechnungsbetrag ab"
+    _rx(r"\bknock(?:ed|ing)?\s+(?:\S{1,20}\s+){0,4}?off\s+(?:your|the)\s+(?:bill|invoice|total|price|order)\b|"
+        r"\bknock(?:ed|ing)?\s+off\s+(?:the|your|\d)"),
+    _rx(r"(?<!decision\s)(?<!choice\s)(?<!call\s)(?<!fault\s)(?<!blame\s)(?<!mistake\s)(?<!error\s)(?<!onus\s)(?<!that\s)"
+        r"(?<!responsibility\s)\b(?:is|are|'s|will\s+be|'ll\s+be)\s+(?:entirely\s+|completely\s+|fully\s+|totally\s+)?"
+        r"on\s+(?:us|the\s+house)\b(?!\s+to\b)"),
+    _rx(r"\bauf\s+(?:unsere|meine)\s+kosten\b|\bat\s+our\s+(?:own\s+)?(?:expense|cost)\b"),
+    _rx(r"\b(?:have|get)\s+(?:the|your|this|that)\s+(?:\S{1,20}\s+){0,3}?(?:charge|payment|transaction|fee|debit)s?\s+"
+        r"(?:reversed|refunded|waived|cancell?ed|removed|voided|credited\s+back)\b"),
+    _rx(r"\b(?:ziehen|rechnen)\s+wir\s+(?:ihnen\s+)?(?:\S{1,20}\s+){0,4}?(?:vom|von\s+(?:der|ihrer|dem|ihrem))\s+"
+        r"(?:rechnung\w*|preis|betrag|kaufpreis|gesamtbetrag|bestellwert)\s+ab\b|\b\d{1,3}\s?(?:%|prozent)\s+(?:vom|von\s+(?:der|ihrer|dem|ihrem))\s+"
+        r"(?:rechnung\w*|preis|betrag|kaufpreis|gesamtbetrag|bestellwert)\b"),
     # German
     _rx(r"\b(?:wir|ich)\s+(?:werden\s+|haben\s+|habe\s+|möchten\s+|würden\s+)?(?:ihnen\s+|dir\s+)?(?:den\s+|die\s+|das\s+|"
         r"ihren?\s+)?(?:\S{1,20}\s+){0,5}?(?:erstatten|erstattet|zurückerstatten|zurückerstattet|zurückzahlen|zurückgezahlt|"
@@ -1507,6 +1545,7 @@ FUTURE_RE = _rx(r"\b(?:will|'ll|shall|going\s+to|can|would|credit|discount|vouch
 # a plain-substring gate (C speed; a superset of what the patterns need): a sentence without one of
 # these names no promise, and the ~60 promise patterns are not tried on it
 _PROMISE_CUE = ("refund", "reimburs", "credit", "gutge", "discount", "voucher", "coupon", "compensat", "money", "replac",
+                "on us", "the house", "expense", "prozent", "ziehen",
                 "free", "payment", "amount", "charge", "funds", "total", "waiv", "%", "erstatt", "gutschr", "rabatt",
                 "gutschein", "entschädig", "ersatz", "geld", "nachlass", "zurück", "rückzahl", "rückbuch", "rücküberw",
                 "rückverg", "kulanz", "betrag", "kaufpreis", "summe", "ausgezahl", "auszahl", "kostenlos", "gratis",
@@ -1716,6 +1755,8 @@ DRAFT_CLAIM_RE = _rx(
     r"\b(?:put|got|pulled|written|wrote|typed)\s+(?:a|the|your|an)\s+(?:draft|reply|response|answer|e-?mail)\s+"
     r"(?:together|up|out)\b|"
     r"\byou\s+can\s+(?:now\s+)?(?:review|approve|edit)\s+(?:it|the\s+(?:draft|reply))\b|"
+    r"\b[a-zäöü]{0,14}(?:entwurf(?:e?s)?|antwort)\b[^.!?\n]{0,40}?\b(?:gespeichert|erstellt|angelegt|bereit|abgelegt|verfasst|entworfen|"
+    r"vorbereitet|geschrieben|wartet|liegt)\b[^.!?\n]{0,40}?\b(?:freigabe|prüfung|durchsicht)\b|"
     r"\b[a-zäöü]{0,14}(?:entwurf(?:e?s)?|antwort)\b[^.!?\n]{0,40}?\b(?:gespeichert|erstellt|angelegt|bereit|abgelegt|verfasst|entworfen|"
     r"vorbereitet|geschrieben)\b|"
     r"\b(?:gespeichert|erstellt|verfasst|angelegt|vorbereitet|geschrieben|entworfen)\b[^.!?\n]{0,40}?\b[a-zäöü]{0,14}"
