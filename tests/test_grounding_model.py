@@ -198,6 +198,12 @@ NOT_MADE = [
     ("We have received your payment for GH56JK78MN.", "status", "We have received your payment for GH56JK78MN", "paid"),
     ("Wir haben Ihre Überweisung erhalten; die Zuordnung steht noch aus.", "status", "Wir haben Ihre Überweisung erhalten",
      "paid"),
+    # a claim in words that name none of it (the 1.5B model on the blind set, stop 38)
+    ("Please understand that we cannot offer a refund at this point.", "not_found", "we cannot offer a refund", ""),
+    ("Wir können Ihnen leider keinen Rabatt gewähren.", "not_found", "keinen Rabatt gewähren", ""),
+    ("The carrier's estimate is 3 December; estimates aren't guaranteed.", "status", "The carrier's estimate is 3 December",
+     "cancelled"),
+    ("I'm sorry, I have no way to waive any charges.", "status", "I have no way to waive any charges", "cancelled"),
 ]
 STANDS = [
     # (the floor reads "it's on us" and "... is on us" since stop 38: probes in tests/floor_probes.py)
@@ -426,3 +432,22 @@ def test_a_payment_received_is_still_false_of_an_order_awaiting_one():
     found = check_ticket(answer="", drafts=[{"id": "d-0123456789ab", "text": text}], tool_results=[lookup("AWAIT")],
                          questions=["Hi, about AW12AW34AW?"], model_claims=claims)
     assert "status_mismatch" in [f.kind for f in found if f.severity == "error"]
+
+
+@pytest.mark.parametrize("text,quote,value,date_of,kept", [
+    # a date the words do not hold (the 1.5B model on the blind set): dropped
+    ("Die Ware hat unser Lager verlassen, zugestellt wurde sie aber noch nicht.", "Die Ware hat unser Lager verlassen",
+     "2023-04-15", "delivery", False),
+    ("Rechnungsbetrag: 40,00 Euro (Schlüssel 25,00 Euro + Handbuch 15,00 Euro).", "Rechnungsbetrag: 40,00 Euro",
+     "2023-04-10", "placed", False),
+    # a date the words hold, in a form the floor does not read: it stands
+    ("Expect it around the fifth.", "Expect it around the fifth", "2026-12-05", "delivery", True),
+])
+def test_a_model_date_stands_only_where_the_words_hold_it(text, quote, value, date_of, kept):
+    did = "d-0123456789ab"
+    texts = texts_of("", [{"id": did, "text": text}])
+    claims, _ = parse({"claims": [claim("date", quote, value, order_code="ORD-20261234", date_of=date_of)]}, texts)
+    assert len(claims[did]) == 1
+    found = check_ticket(answer="", drafts=[{"id": did, "text": text}], tool_results=[lookup("ORD")],
+                         questions=["Hi, about ORD-20261234?"], model_claims=claims)
+    assert ("date_mismatch" in [f.kind for f in found if f.severity == "error"]) is kept

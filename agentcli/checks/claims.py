@@ -1732,8 +1732,48 @@ def model_claim_not_so(sent: str, a: int, b: int, kind: str, value: Any) -> bool
             return True  # "Wir konnten Ihre Zahlung zu GH56JK78MN noch nicht finden"
         if _LOOKUP_FAILED_RE.search(sent) and not _FOUND_WORD_RE.search(sent):
             return True  # "the lookup failed": not an answer of "not found"
+        if not _FOUND_WORD_RE.search(sent) and not _UNKNOWN_RE.search(sent):
+            return True  # "We cannot offer a refund": nothing said not to be found
         return NOTFOUND_RE.search(sent) is not None and next(iter(_not_found_claims(sent)), None) is None
+    if kind == "status":  # a status in words that name none of it: "The carrier's estimate is 3 December"
+        cue = _STATUS_WORDS_OF.get(str(value).removeprefix(NOT).strip().lower())
+        return cue is not None and not cue.search(sent)
+    if kind == "date":  # a date the words do not hold: no digit, month or ordinal in the sentence, or no number of its day
+        if not _ANY_DATE_RE.search(sent):
+            return True
+        days = {t[2] for t in value if isinstance(t, tuple) and len(t) == 3 and isinstance(t[2], int)} \
+            if isinstance(value, (set, frozenset)) else set()
+        return bool(days) and not _WORD_DATE_RE.search(sent) and \
+            not any(re.search(rf"(?<![\d.,]){d}(?!\d)|(?<![\d.,])0{d}(?!\d)", sent) for d in days)
+    if kind == "draft":  # "Ich habe noch keinen Entwurf gespeichert": a draft said not to be
+        return _DRAFT_HEDGE.search(sent) is not None and DRAFT_ID_RE.search(sent) is None
     return False
+
+
+_UNKNOWN_RE = _rx(r"\b(?:unknown|unbekannt|no\s+such|no\s+order|keine\s+bestellung|nowhere|nirgends|not\s+in\s+our)\b")
+# the words a status needs somewhere in its sentence for a model's claim of it to stand
+_STATUS_WORDS_OF = {
+    "pending_payment": _rx(r"pending|await|wait|payment|pay|zahl|offen|ausstehend|unpaid|unbezahlt|match|zugeordnet|zuordn|"
+                           r"transfer|überweis|geld|money|cleared|confirm|bestätig"),
+    "paid": _rx(r"paid|pay|zahl|settled|match|zugeordnet|receiv|erhalten|eingegangen|angekommen|cleared|reconcil|beglichen|"
+                r"complete|abgeschlossen|erledigt|money|geld|transfer|überweis|confirm|bestätig|through|book|gebucht|verbucht"),
+    "license_issued": _rx(r"licen|lizenz|key|schlüssel|code|activat|aktivier|subscri|abo"),
+    "shipped": _rx(r"ship|dispatch|sent|send|post|mail|transit|way|weg|carrier|courier|left|gone|went|out|versand|versend|"
+                   r"verschick|unterwegs|übergeben|abgeschickt|raus|dhl|dpd|ups|hermes|gls|fedex|truck|van|depot|track|"
+                   r"sendung|zustell|deliver|liefer|route|pack|lager|warehouse"),
+    "delivered": _rx(r"deliver|arriv|zugestellt|zustell|geliefert|liefer|reach|signed|door|briefkasten|letterbox|mailbox|"
+                     r"packstation|locker|received|erhalten|angekommen|eingetroffen|neighbo|nachbar|hand|dropped|left\s+(?:at|with)|"
+                     r"got\s+it|got\s+to|bei\s+ihnen|with\s+you|ziel|destination|abgegeben|hinterlegt"),
+    "cancelled": _rx(r"cancel|storn|annull|void|called\s+off|withdrawn|zurückgezogen|aufgehoben"),
+    "refunded": _rx(r"refund|erstatt|money\s+back|geld\s+zurück|zurückgezahlt|zurücküberwiesen|reimburs|credit|gutgeschrieben|"
+                    r"zurückgebucht|revers"),
+}
+_WORD_DATE_RE = _rx(rf"\b(?:{_ORD}|{_DE_ORD})\b|today|tomorrow|yesterday|heute|morgen|gestern|week|woche|monday|tuesday|"
+                    r"wednesday|thursday|friday|saturday|sunday|montag|dienstag|mittwoch|donnerstag|freitag|samstag|sonntag|"
+                    r"christmas|weihnacht|silvester|new\s+year|neujahr|easter|ostern")
+_ANY_DATE_RE = _rx(rf"\d|\b(?:{_MON})\b|\b(?:{_ORD}|{_DE_ORD})\b|today|tomorrow|yesterday|heute|morgen|gestern|week|woche|"
+                   r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|montag|dienstag|mittwoch|donnerstag|freitag|"
+                   r"samstag|sonntag|christmas|weihnacht|silvester|new\s+year|neujahr|easter|ostern")
 
 
 # ----------------------------------------------------------------------------- drafts

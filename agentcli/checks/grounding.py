@@ -294,7 +294,7 @@ class _Run:
         complete = complete and len(orig) <= MAX_TEXT
         if model:
             seen = {(c.kind, c.order, _vkey(c.value)) for c in claims}
-            pieces = sentences(text[:MAX_TEXT]) if any(getattr(c, "kind", None) in ("promise", "not_found")
+            pieces = sentences(text[:MAX_TEXT]) if any(getattr(c, "kind", None) in GUARDED
                                                        for c in model[:MAX_MODEL_CLAIMS]) else []
             claims += [replace(c, quoted=any(key(c.sentence) in s for s in self.quote_keys))
                        for c in model[:MAX_MODEL_CLAIMS] if isinstance(c, Claim)
@@ -591,11 +591,14 @@ def _read_finer(c: Claim, floor: list[Claim]) -> bool:
                            and (q in f.sentence.lower() or f.sentence.lower().strip() in q) for f in floor)
 
 
+GUARDED = ("promise", "not_found", "status", "date", "draft")  # the model claims ``model_claim_not_so`` reads
+
+
 def _not_so(text: str, pieces: list[tuple[int, int]], c: Claim) -> bool:
     """Is the model's claim C one the floor reads, in its sentence of TEXT, as not made
     (``claims.model_claim_not_so``)? The quote is found in the text as written (case aside);
     a quote the text holds only after normalising is judged on its own words."""
-    if c.kind not in ("promise", "not_found"):
+    if c.kind not in GUARDED:
         return False
     q = c.sentence.strip()
     at = text.lower().find(q.lower()) if q else -1
