@@ -204,6 +204,9 @@ NOT_MADE = [
     ("The carrier's estimate is 3 December; estimates aren't guaranteed.", "status", "The carrier's estimate is 3 December",
      "cancelled"),
     ("I'm sorry, I have no way to waive any charges.", "status", "I have no way to waive any charges", "cancelled"),
+    # money that came to us is no money given back (blind set 2, held out, stop 39)
+    ("Ihr Geld ist bei uns eingegangen - danke dafür.", "promise", "Ihr Geld ist bei uns eingegangen", "promise"),
+    ("Your money has reached us, thank you.", "promise", "Your money has reached us", "refund"),
 ]
 STANDS = [
     # (the floor reads "it's on us" and "... is on us" since stop 38: probes in tests/floor_probes.py)
@@ -217,6 +220,7 @@ STANDS = [
      "refund"),
     ("Consider the next month on the house.", "promise", "on the house", "free month"),
     ("Sadly GH56JK78MN is nowhere in our system.", "not_found", "GH56JK78MN is nowhere in our system", ""),
+    ("Your money is with us, and we send it back to you.", "promise", "we send it back to you", "refund"),
 ]
 
 
@@ -451,3 +455,19 @@ def test_a_model_date_stands_only_where_the_words_hold_it(text, quote, value, da
     found = check_ticket(answer="", drafts=[{"id": did, "text": text}], tool_results=[lookup("ORD")],
                          questions=["Hi, about ORD-20261234?"], model_claims=claims)
     assert ("date_mismatch" in [f.kind for f in found if f.severity == "error"]) is kept
+
+
+@pytest.mark.parametrize("what,kept", [("25.00 EUR", False), ("EUR 15", False), ("15 Euro", False), ("3", False),
+                                       ("manual", True), ("printed manuals", True)])
+def test_a_model_count_stands_only_of_a_thing(what, kept):
+    """"Per unit you paid 25.00 EUR (key)": a 1.5B model reported one of "25.00 EUR"; a count of an
+    amount is no count of a line item and is dropped; a count of a thing is checked (ORD has 2 manuals)."""
+    did = "d-0123456789ab"
+    text = "Per unit you paid 25.00 EUR (key) and 15.00 EUR (manual)."
+    texts = texts_of("", [{"id": did, "text": text}])
+    claims, dropped = parse({"claims": [claim("quantity", "Per unit you paid 25.00 EUR (key)", what,
+                                              order_code="ORD-20261234", quantity=7)]}, texts)
+    assert (dropped, len(claims.get(did, []))) == ((0, 1) if kept else (1, 0))
+    found = check_ticket(answer="", drafts=[{"id": did, "text": text}], tool_results=[lookup("ORD")],
+                         questions=["Hi, about ORD-20261234?"], model_claims=claims)
+    assert ("line_items_mismatch" in [f.kind for f in found if f.severity == "error"]) is kept

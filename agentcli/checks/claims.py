@@ -1702,6 +1702,12 @@ _OTHERS_DECIDE_RE = _rx(r"\b(?:entscheidet|entscheiden|kollegin|kollegen|kollege
                         r"(?:colleague|team|manager|supervisor))\b")
 
 
+_MONEY_IN_RE = _rx(r"^(?:money|geld|betrag|amount)")
+_CAME_TO_US_RE = _rx(r"\b(?:eingegangen|angekommen|eingetroffen|erhalten|empfangen|gutgeschrieben\s+(?:bei\s+uns|auf\s+unserem)|"
+                     r"bei\s+uns|received|arrived|reached\s+us|came\s+in|come\s+in|landed|with\s+us)\b")
+_GOES_BACK_RE = _rx(r"\b(?:zurück|back|return|refund|erstatt|rückzahl|rücküberw|rückbuch|repay|reimburs)")
+
+
 def _topic_hedged(sent: str, p: int, q: int, spared: bool) -> bool:
     """Is the promise's word SENT[p:q] said as not so (the floor's own hedges of a promise)?"""
     if '"' in sent and _their_words(sent, p):
@@ -1712,6 +1718,9 @@ def _topic_hedged(sent: str, p: int, q: int, spared: bool) -> bool:
     ours, then = _asserted(before[-80:]), after[:60]
     if _LOOKED_INTO_RE.search(ours) or _OTHERS_DECIDE_RE.search(then):
         return True
+    if _MONEY_IN_RE.search(said) and _CAME_TO_US_RE.search(before[-40:] + " " + after[:50]) and \
+            not _GOES_BACK_RE.search(before + said + after):
+        return True  # "Ihr Geld ist bei uns eingegangen": money that came to us is no money given back
     if spared:
         return bool(_SPARED_PRE_HEDGE.search(ours) or _SPARED_POST_HEDGE.search(then))
     return bool(_PROMISE_PRE_HEDGE.search(ours) or _PROMISE_POST_HEDGE.search(then))

@@ -143,6 +143,7 @@ def request(texts: list[tuple[str, str, str]]) -> tuple[str, str, dict[str, Any]
 
 
 _DATE_RE = re.compile(r"(\d{4}|-{1,2})-(\d{1,2})-(\d{1,2})")
+_CURRENCY_RE = re.compile(r"[€$£]|\b(?:eur|euros?|usd|gbp|chf|dollars?|pounds?|cents?)\b", re.I)
 _PRICE_RE = re.compile(r"([€$£]|[A-Za-z]{3})?\s?(\d{1,7}(?:[.,]\d{1,2})?)\s?([€$£]|[A-Za-z]{3,7})?")
 
 
@@ -172,6 +173,8 @@ def _value(kind: str, raw: dict[str, Any]) -> tuple[Any, dict[str, Any]] | None:
         q = raw.get("quantity")
         if not isinstance(q, int) or isinstance(q, bool) or not 0 <= q <= 100_000 or not v:
             return None
+        if not re.search(r"[^\W\d_]{2}", _CURRENCY_RE.sub("", v)):
+            return None  # "Per unit you paid 25.00 EUR": a count of an amount is no count of a thing
         return q, {"what": one_line(v, 80)}
     if kind == "price":
         m = _PRICE_RE.fullmatch(v)
