@@ -1,7 +1,7 @@
 """The floor's needles: a pattern is skipped only on a text it cannot match.
 
 A pattern of the checks' floor (``checks/claims.py``) is compiled and tried only on a text that
-holds one of its needles (``checks/needles.py``, derived by ``tests/gen_needles.py``). A wrong
+holds a needle of each of its needle groups (``checks/needles.py``, derived by ``tests/gen_needles.py``). A wrong
 needle would make the floor blind to a claim, so: the table is what the derivation gives for
 today's patterns, and wherever a needle says "skip", the plain pattern indeed finds nothing:
 over every text the grounding tests know (the labelled set, the novel probes, their sentences),
@@ -82,17 +82,26 @@ def test_a_skipped_pattern_finds_nothing_in_texts_of_its_own_words(pieces, case,
     assert _skipped_but_matching(text) == []
 
 
-def test_a_needle_holding_text_is_tried_and_one_without_is_not():
-    rx = next(x for x in PATTERNS if x._needles and "refund" in x._needles)
-    assert rx.may_match("We'll REFUND it") and not rx.may_match("We will send it")
-    ungated = claims._Lazy(r"(?:x|y)\d")  # no needle of 3+ letters: always tried
+def test_a_text_is_tried_only_when_it_holds_a_needle_of_every_group():
+    lacking = 0
+    for rx in PATTERNS:
+        groups = rx._needles or ()
+        words = [max(g, key=len) for g in groups]
+        assert not groups or rx.may_match(" ".join(words).title() if rx._args[1] & re.I else " ".join(words))
+        for i, group in enumerate(groups):  # lacking any one group: skipped
+            rest = " ".join(w for j, w in enumerate(words) if j != i)
+            if not any(n in rest for n in group):
+                assert not rx.may_match(rest), (rx._args[0][:80], rest)
+                lacking += 1
+    assert lacking > 200
+    ungated = claims._Lazy(r"(?:x|y)\d")  # not in the table (no pattern of the floor): always tried
     assert ungated._needles is None and ungated.may_match("anything")
     PATTERNS.remove(ungated)
 
 
 def _found(needles, pattern, flags, text):
     hay = claims._lowered(text) if flags & re.IGNORECASE else text
-    return needles is None or any(n in hay for n in needles)
+    return needles is None or all(any(n in hay for n in group) for group in needles)
 
 
 def test_scoped_case_flags_never_make_a_needle_the_text_cannot_show():
@@ -103,14 +112,18 @@ def test_scoped_case_flags_never_make_a_needle_the_text_cannot_show():
         needles = gen_needles.derive(pattern, flags)
         if re.search(pattern, text, flags):
             assert _found(needles, pattern, flags, text), (pattern, needles, text)
-    assert gen_needles.derive(r"we\s+(?:will|shall)\s+refund", re.IGNORECASE) == ("refund",)
+    # one group for each part every match holds, the most selective first
+    assert gen_needles.derive(r"we\s+(?:will|shall)\s+refund", re.IGNORECASE) == \
+        (("refund",), ("shall", "will"), ("we",))
+    # an alternative without a literal of its own leaves its branch without a group
+    assert gen_needles.derive(r"(?:will|\d+)\s+refund", re.IGNORECASE) == (("refund",),)
 
 
 def test_the_lowered_text_shows_each_needle_character_wherever_the_pattern_would_match_it():
     # every character a case-insensitive pattern's needle character matches (only cased ones
     # match anything but themselves) is that character once the floor lower-cases the text
     chars = {c for rx in PATTERNS if rx._needles and rx._args[1] & re.IGNORECASE
-             for n in rx._needles for c in n}
+             for group in rx._needles for n in group for c in n}
     cased = [chr(cp) for cp in range(0x110000)
              if not 0xD800 <= cp < 0xE000 and (chr(cp).lower() != chr(cp) or chr(cp).upper() != chr(cp))]
     for c in chars:
