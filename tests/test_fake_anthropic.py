@@ -342,12 +342,22 @@ def test_drop_after_raises_transport_error(fake, client):
     reply.drop_after = first_delta + 1  # just after the first text delta
     fake.queue(reply)
     seen = []
-    with pytest.raises(httpx2.RemoteProtocolError) as ei:  # raw httpx2, NOT anthropic.APIError
+    with pytest.raises((httpx2.RemoteProtocolError, anthropic.APIConnectionError)) as ei:
         with client.messages.stream(**ARGS) as stream:
             for chunk in stream.text_stream:
                 seen.append(chunk)
-    assert not isinstance(ei.value, anthropic.APIError)
+    assert_transport_fault(ei.value, httpx2.RemoteProtocolError, anthropic.APIConnectionError)
     assert seen == [stream_events(reply)[first_delta][1]["delta"]["text"]]
+
+
+def assert_transport_fault(e: BaseException, raw: type, wrapped: type) -> None:
+    """A body that breaks mid-stream: the SDK raised the transport's error (``raw``) as it is
+    (anthropic before 2.17), or wrapped it in its own ``wrapped`` (2.17 on); the providers take
+    both for a broken response (test_provider_faults)."""
+    if isinstance(e, anthropic.APIError):
+        assert type(e) is wrapped and isinstance(e.__cause__, raw), (type(e), e.__cause__)
+    else:
+        assert isinstance(e, raw), type(e)
 
 
 def test_drop_non_streaming_is_connection_error(fake, client):
@@ -386,9 +396,10 @@ def test_stall_after_with_client_timeout():
         with anthropic.Anthropic(api_key=KEY, base_url=fake.url, max_retries=0, timeout=0.3) as c:
             fake.queue(text("slow stream", stall_after=3, stall_seconds=30))
             t0 = time.monotonic()
-            with pytest.raises(httpx2.ReadTimeout):  # raw httpx2, not anthropic.APITimeoutError
+            with pytest.raises((httpx2.ReadTimeout, anthropic.APITimeoutError)) as ei:
                 with c.messages.stream(**ARGS) as stream:
                     stream.get_final_message()
+            assert_transport_fault(ei.value, httpx2.ReadTimeout, anthropic.APITimeoutError)
             assert time.monotonic() - t0 < 15
             # a stall before the response headers: the SDK wraps the timeout
             fake.queue(text("slow json", stall_after=0, stall_seconds=30))
