@@ -648,3 +648,47 @@ def test_a_content_encoding_nobody_asked_for_is_a_broken_response(anthropic_env,
     b, _ = ask_once("anthropic", "hello?", retries=0, stream=False)
     one_line_api_failure(b)
     assert "content-encoding 'br'" in b.error.message
+
+
+# --------------------------------------------------------------------------- bounds.Deadline
+# One timer for a whole stream (not an asyncio.timeout per read): what asyncio.timeout promised
+# must still hold.
+
+def test_a_deadline_moved_on_while_waiting_is_waited_for_and_a_passed_one_cuts_the_wait():
+    async def main():
+        loop = asyncio.get_running_loop()
+        d = bounds.Deadline(loop.time() + 0.05)
+
+        async def slow():
+            d.at = loop.time() + 0.2  # progress: the deadline moves on while the wait goes on
+            await asyncio.sleep(0.1)
+            return "done"
+        assert await d.wait(slow) == "done"  # the timer fired at 0.05 s and re-armed itself
+        with pytest.raises(bounds.DeadlinePassed):
+            await d.wait(lambda: asyncio.sleep(5))
+        called = []
+        with pytest.raises(bounds.DeadlinePassed):  # passed already: the step is never started
+            await d.wait(lambda: called.append(1))
+        assert called == []
+        d.close()
+        assert asyncio.current_task().cancelling() == 0  # nothing left pending on the task
+    asyncio.run(asyncio.wait_for(main(), 10))
+
+
+def test_a_cancellation_the_deadline_did_not_cause_passes_through_as_it_is():
+    async def main():
+        loop = asyncio.get_running_loop()
+        d = bounds.Deadline(loop.time() + 5)
+        task = asyncio.ensure_future(d.wait(lambda: asyncio.sleep(5)))
+        await asyncio.sleep(0.01)
+        task.cancel()  # a Ctrl-C or a stop, not the deadline
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        # the deadline passing while the task is not waiting cancels nothing
+        d2 = bounds.Deadline(loop.time() + 0.01)
+        assert await d2.wait(lambda: asyncio.sleep(0, "first")) == "first"
+        await asyncio.sleep(0.05)  # its timer fires now, with no wait under way
+        with pytest.raises(bounds.DeadlinePassed):
+            await d2.wait(lambda: asyncio.sleep(0))
+        d2.close()
+    asyncio.run(asyncio.wait_for(main(), 10))

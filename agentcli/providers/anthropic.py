@@ -416,6 +416,7 @@ class AnthropicProvider(MessagesHistory):
                         if text:
                             yield TextDelta(text)
                 finally:
+                    progress.close()
                     await s.close()
                 if not acc.stopped:
                     raise IncompleteResponse("the model's response stream ended without message_stop")

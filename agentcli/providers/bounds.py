@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 import zlib
 from typing import Any, AsyncIterator, Callable
 
@@ -62,6 +61,68 @@ class ResponseBoundExceeded(httpx2.ReadError):
     agentcli_bound = True
 
 
+class DeadlinePassed(TimeoutError):
+    """:meth:`Deadline.wait` found its deadline passed (not a TimeoutError of what it awaited)."""
+
+
+class Deadline:
+    """One timer for a whole stream, in place of an ``asyncio.timeout`` around every read (6 us
+    each, and a stream has a read per chunk and one per event): :attr:`at` (loop time) moves
+    by plain assignment; :meth:`wait` awaits under it. The timer is armed once and, when it
+    fires before the current :attr:`at`, re-arms itself for it; it cancels the task only while
+    the task waits in :meth:`wait`, and, as ``asyncio.timeout`` does, a cancellation it did not
+    cause (Ctrl-C, a stop) passes through as it is."""
+
+    __slots__ = ("_fired", "_handle", "_loop", "_task", "_waiting", "at")
+
+    def __init__(self, at: float) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._task: asyncio.Task | None = None  # the task of the wait under way
+        self.at = at
+        self._handle: asyncio.TimerHandle | None = None
+        self._waiting = False
+        self._fired = False
+
+    def _fire(self) -> None:
+        self._handle = None
+        if not self._waiting:
+            return  # the next wait looks at the deadline itself
+        if self._loop.time() < self.at:  # moved on since it was armed
+            self._handle = self._loop.call_at(self.at, self._fire)
+            return
+        self._fired = True
+        if self._task is not None:
+            self._task.cancel()
+
+    async def wait(self, step: Callable[[], Any]) -> Any:
+        """``await step()``; :class:`DeadlinePassed` once :attr:`at` has passed first (then
+        ``step`` is not called at all when it had passed before)."""
+        if self._loop.time() >= self.at:
+            raise DeadlinePassed
+        h = self._handle
+        if h is None or h.when() > self.at:  # none yet, or armed past a deadline moved earlier
+            if h is not None:
+                h.cancel()
+            self._handle = self._loop.call_at(self.at, self._fire)
+        task = self._task = asyncio.current_task()
+        cancelling = task.cancelling() if task is not None else 0
+        self._waiting = True
+        try:
+            return await step()
+        except asyncio.CancelledError:
+            if self._fired and task is not None and task.uncancel() <= cancelling:
+                raise DeadlinePassed from None
+            raise
+        finally:
+            self._waiting = self._fired = False
+            self._task = None
+
+    def close(self) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+
+
 class _BoundedStream(httpx2.AsyncByteStream):
     def __init__(self, inner: Any, *, sse: bool, idle: float, max_bytes: int,
                  max_seconds: float) -> None:
@@ -72,38 +133,40 @@ class _BoundedStream(httpx2.AsyncByteStream):
         self._max_seconds = max_seconds
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
-        start = time.monotonic()
+        now = asyncio.get_running_loop().time
+        start = now()
         end = start + self._max_seconds
         next_event = start + self._idle
         size = 0
         tail = b""
         it = self._inner.__aiter__()
-        while True:
-            wait = min(next_event, end) - time.monotonic()
-            try:
-                if wait <= 0:
-                    raise TimeoutError
-                async with asyncio.timeout(wait):
-                    chunk = await it.__anext__()
-            except StopAsyncIteration:
-                return
-            except TimeoutError:
-                if time.monotonic() >= end - 0.001 and end <= next_event:
+        deadline = Deadline(min(next_event, end))
+        try:
+            while True:
+                try:
+                    chunk = await deadline.wait(it.__anext__)
+                except StopAsyncIteration:
+                    return
+                except DeadlinePassed:
+                    if now() >= end - 0.001 and end <= next_event:
+                        raise ResponseBoundExceeded(
+                            f"the response went on for more than {self._max_seconds:g} s") from None
+                    what = "the next event" if self._sse else "the rest of the response"
                     raise ResponseBoundExceeded(
-                        f"the response went on for more than {self._max_seconds:g} s") from None
-                what = "the next event" if self._sse else "the rest of the response"
-                raise ResponseBoundExceeded(
-                    f"{what} did not arrive within {self._idle:g} s (--request-timeout)") from None
-            size += len(chunk)
-            if size > self._max_bytes:
-                raise ResponseBoundExceeded(
-                    f"the response is larger than {self._max_bytes // (1024 * 1024)} MiB")
-            if self._sse:
-                seen = tail + chunk
-                if b"\n\n" in seen or b"\r\n\r\n" in seen or b"\r\r" in seen:
-                    next_event = time.monotonic() + self._idle
-                tail = seen[-3:]
-            yield chunk
+                        f"{what} did not arrive within {self._idle:g} s (--request-timeout)") from None
+                size += len(chunk)
+                if size > self._max_bytes:
+                    raise ResponseBoundExceeded(
+                        f"the response is larger than {self._max_bytes // (1024 * 1024)} MiB")
+                if self._sse:
+                    seen = tail + chunk
+                    if b"\n\n" in seen or b"\r\n\r\n" in seen or b"\r\r" in seen:
+                        next_event = now() + self._idle
+                        deadline.at = min(next_event, end)
+                    tail = seen[-3:]
+                yield chunk
+        finally:
+            deadline.close()
 
     async def aclose(self) -> None:
         close = getattr(self._inner, "aclose", None)
@@ -238,23 +301,21 @@ class Progress:
 
     def __init__(self, idle: float) -> None:
         self.idle = idle
-        self.deadline = time.monotonic() + idle
+        self._now = asyncio.get_running_loop().time
+        self._deadline = Deadline(self._now() + idle)
 
     def moved(self) -> None:
-        self.deadline = time.monotonic() + self.idle
+        self._deadline.at = self._now() + self.idle
 
     async def next(self, events: Any) -> Any:
         """``await events.__anext__()`` within the deadline (StopAsyncIteration passes)."""
-        left = self.deadline - time.monotonic()
-        if left <= 0:
-            raise NoProgress(self.message())
         try:
-            async with asyncio.timeout(left) as cm:
-                return await events.__anext__()
-        except TimeoutError:
-            if cm.expired():
-                raise NoProgress(self.message()) from None
-            raise
+            return await self._deadline.wait(events.__anext__)
+        except DeadlinePassed:
+            raise NoProgress(self.message()) from None
+
+    def close(self) -> None:
+        self._deadline.close()
 
     def message(self) -> str:
         return (f"nothing new arrived for {self.idle:g} s (--request-timeout): the stream sent "

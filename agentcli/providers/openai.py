@@ -267,6 +267,7 @@ class OpenAIProvider:
                     if new:  # an empty chunk or a keep-alive is no progress
                         progress.moved()
             finally:
+                progress.close()
                 await s.close()
         except self._faults as e:
             raise self._failure(e, opened) from None
