@@ -692,3 +692,20 @@ def test_a_cancellation_the_deadline_did_not_cause_passes_through_as_it_is():
             await d2.wait(lambda: asyncio.sleep(0))
         d2.close()
     asyncio.run(asyncio.wait_for(main(), 10))
+
+
+def test_a_step_that_swallows_the_deadline_s_cancel_leaves_no_cancel_request_behind():
+    # else a later Ctrl-C would end asyncio.run as a CancelledError, not as an interruption
+    async def main():
+        loop = asyncio.get_running_loop()
+        d = bounds.Deadline(loop.time() + 0.02)
+
+        async def stubborn():
+            try:
+                await asyncio.sleep(1)
+            except asyncio.CancelledError:
+                return "kept going"
+        assert await d.wait(stubborn) == "kept going"
+        assert asyncio.current_task().cancelling() == 0
+        d.close()
+    asyncio.run(asyncio.wait_for(main(), 10))

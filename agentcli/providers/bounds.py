@@ -68,7 +68,8 @@ class DeadlinePassed(TimeoutError):
 class Deadline:
     """One timer for a whole stream, in place of an ``asyncio.timeout`` around every read (6 us
     each, and a stream has a read per chunk and one per event): :attr:`at` (loop time) moves
-    by plain assignment; :meth:`wait` awaits under it. The timer is armed once and, when it
+    by plain assignment, and only later while a wait is under way (an earlier one counts from
+    the next wait); :meth:`wait` awaits under it. The timer is armed once and, when it
     fires before the current :attr:`at`, re-arms itself for it; it cancels the task only while
     the task waits in :meth:`wait`, and, as ``asyncio.timeout`` does, a cancellation it did not
     cause (Ctrl-C, a stop) passes through as it is."""
@@ -110,10 +111,16 @@ class Deadline:
         try:
             return await step()
         except asyncio.CancelledError:
-            if self._fired and task is not None and task.uncancel() <= cancelling:
-                raise DeadlinePassed from None
+            if self._fired and task is not None:
+                self._fired = False
+                if task.uncancel() <= cancelling:
+                    raise DeadlinePassed from None
             raise
         finally:
+            if self._fired and task is not None:
+                # it cancelled the task, but the step swallowed that or raised something else:
+                # take its request back, or a later Ctrl-C would end asyncio.run as a cancel
+                task.uncancel()
             self._waiting = self._fired = False
             self._task = None
 
