@@ -98,8 +98,15 @@ FOREIGN["queue"] = {
     "quick": ["--drafts", "5000", "--pool", "500", "--seconds", "3", "--questions", "40"],
     "dir_option": "--dir",
 }
+FOREIGN["instructions"] = {
+    "script": "bench_instructions.py",
+    "title": "Instructions executed, counted by callgrind (bench/bench_instructions.py, issue 22 item 9)",
+    "default": ["--questions", "10"],
+    "quick": ["--questions", "4"],
+    "before_option": "--before",
+}
 ORDER = ("startup", "overhead", "batch", "ratelimit", "batchlive", "batches", "lookup", "grounding",
-         "queue")
+         "queue", "instructions")
 
 
 def machine() -> list[str]:
@@ -142,8 +149,9 @@ def run_script(argv: list[str], timeout: float, env: dict[str, str] | None = Non
         return -1, out + f"\n(timed out after {timeout:g} s)", time.perf_counter() - t0
 
 
-def foreign_args(name: str, mode: str, tmp: Path) -> tuple[list[str], str]:
-    """(arguments, how they were chosen) for another issue's script, from its --help."""
+def foreign_args(name: str, mode: str, tmp: Path, before: str | None = None) -> tuple[list[str], str]:
+    """(arguments, how they were chosen) for another issue's script, from its --help (``before``:
+    the --before ref, passed on to a script that takes one)."""
     spec = FOREIGN[name]
     script = HERE / spec["script"]
     try:
@@ -154,6 +162,8 @@ def foreign_args(name: str, mode: str, tmp: Path) -> tuple[list[str], str]:
     args: list[str] = []
     if spec.get("dir_option") and spec["dir_option"] in helptext:
         args += [spec["dir_option"], str(tmp / name)]
+    if before and mode != "smoke" and spec.get("before_option") and spec["before_option"] in helptext:
+        args += [spec["before_option"], before]
     if mode == "full":
         return args, "its own defaults"
     if mode == "smoke":
@@ -349,7 +359,7 @@ def main(argv: list[str] | None = None) -> int:
                 failed.append(spec["script"])
                 report += [f"## {spec['title']}", "", f"not run: {script.relative_to(ROOT)} does not exist", ""]
                 continue
-            args, how = foreign_args(name, mode, tmp)
+            args, how = foreign_args(name, mode, tmp, a.before)
             code, out, secs = run_script([sys.executable, str(script), *args], a.timeout)
             if code != 0:
                 failed.append(spec["script"])

@@ -33,6 +33,7 @@ SECTIONS = {  # heading of each script's section -> a line of the table it print
     "## Night batch, --via live against --via batches": "| via | exit | ok | wall s |",
     "## Grounding checks on the labelled set": "| floor + oracle model (upper bound) |",
     "## The drafts queue at scale": "reviewers: collisions",
+    "## Instructions executed, counted by callgrind": "| our instructions per model call |",
 }
 FLOOR = ["our cost per model call (p50)", "our cost per tool cycle (p50)",
          "`ask` offline, wall (median)", "`--help` / `python -c pass` (medians)"]
