@@ -173,9 +173,14 @@ def pg_admin_dsn(args) -> tuple[str | None, object]:
     dsn = args.pg_dsn or os.environ.get("AGENTCLI_BENCH_PG_DSN") or os.environ.get("AGENTCLI_TEST_PG_DSN")
     if dsn:
         return dsn, None
-    from tests.pg import start_server
+    try:
+        from tests.pg import start_server
 
-    server = start_server(fsync=True)
+        server = start_server(fsync=True)
+    except Exception as e:  # noqa: BLE001 - no server: the table says so (as bench_queue.py does)
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0][:200]
+        print(f"bench_lookup: no PostgreSQL server ({first})", file=sys.stderr)
+        return None, None
     return (server.dsn, server) if server else (None, None)
 
 
