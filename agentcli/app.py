@@ -64,10 +64,11 @@ class _CheckThreads:
 
     On cores busy with other work a thread started for a check took 2.4 ms to get going
     (measured: 4.0 ms of wall for 1.5 ms of work, against 1.5 ms handed to a waiting thread; 1.7
-    against 1.6 ms on idle cores), and a question waits for its checks. A thread still busy (a check past its budget) is simply not
-    idle: the next check gets another thread, never a queue behind it. Daemon threads: the
-    process never waits for one at exit. After a ``fork`` the child has none of the parent's
-    threads, so it forgets the idle ones (``os.register_at_fork``) and starts its own."""
+    against 1.6 ms on idle cores), and a question waits for its checks. A thread still busy (a
+    check past its budget) is simply not idle: the next check gets another thread, never a
+    queue behind it. Daemon threads: the process never waits for one at exit. After a ``fork``
+    the child has none of the parent's threads, so it forgets the idle ones
+    (``os.register_at_fork``) and starts its own."""
 
     MAX_IDLE = 4
 
