@@ -131,3 +131,9 @@ def test_the_lowered_text_shows_each_needle_character_wherever_the_pattern_would
         for other in cased:
             if rx.fullmatch(other):
                 assert claims._lowered(other) == c, (c, other)
+
+
+def test_no_pattern_holds_a_placeholder_left_unfilled():
+    # a piece written as r"...{_LIC}..." instead of rf"..." is a literal "{_LIC}": an alternative
+    # that can never match (one did, in a license pattern, until the needles showed it)
+    assert [rx._args[0][:80] for rx in PATTERNS if re.search(r"\{_?[A-Za-z]\w*\}", rx._args[0])] == []

@@ -692,7 +692,7 @@ _LIC_RES = [
     _rx(rf"\b{_LIC}{_LIC_OF}\s+(?:is|are|ist|sind)\s+(?:still\s+|noch\s+)?(?P<neg>pending|outstanding|on\s+hold|ausstehend|"
         r"offen|in\s+bearbeitung)\b"),
     _rx(rf"\b{_LIC}{_LIC_OF}\s+(?:haben|hat)\s+(?:wir|ich)\s+(?:\S{{1,20}}\s+){{0,3}}?(?:geschickt|gesendet|zugeschickt|"
-        r"verschickt|gemailt|ausgestellt|übermittelt|zugestellt)\b|\b{_LIC}{_LIC_OF}\s+(?:\S{{1,20}}\s+){{0,3}}?(?:zugeschickt|"
+        rf"verschickt|gemailt|ausgestellt|übermittelt|zugestellt)\b|\b{_LIC}{_LIC_OF}\s+(?:\S{{1,20}}\s+){{0,3}}?(?:zugeschickt|"
         r"verschickt|gesendet|ausgestellt|übermittelt)\s+(?:worden\s+)?(?:wurde|ist)\b"),
     _rx(rf"\b(?:here(?:'s|\s+is)|hier\s+ist|anbei)\s+(?:your|the|ihr|der)\s+(?:new\s+|neuer\s+)?{_LIC}"),
     _rx(rf"^\W{{0,3}}{_LIC}\s{{0,2}}[:-]?\s{{0,2}}(?:issued|sent|activated|ausgestellt|verschickt|aktiviert)\b"),
