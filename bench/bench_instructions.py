@@ -161,8 +161,7 @@ def measure(tree: Path | None, questions: int, valgrind: str | None, log: Any) -
             ours = (runs["agent", questions] - runs["agent", 0]) - (runs["bare", questions] - runs["bare", 0])
             out["per_call"] = ours / (5 * questions)
             out["bare_per_call"] = (runs["bare", questions] - runs["bare", 0]) / (5 * questions)
-        sys.path.insert(0, str(ROOT))
-        from agentcli.stores import init_sqlite
+        from agentcli.stores import init_sqlite  # this checkout's (the package counted runs in the child)
 
         init_sqlite(home / "orders.sqlite3", 300)
         env = _scrubbed_env({**extra, "AGENTCLI_HOME": str(home), "AGENTCLI_DRAFTS_DIR": str(home / "drafts")})

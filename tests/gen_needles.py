@@ -5,8 +5,8 @@
 
 A pattern's needles are groups of literal strings such that every match of it contains one string
 of each group (lower-cased for a case-insensitive pattern): a text lacking every string of one
-group cannot match, so the floor skips the pattern without compiling it (the floor's ~180 patterns took ~220 ms to compile, paid by every
-``ask``). Derived from the pattern's parse by Python's own regular-expression parser, so the
+group cannot match, so the floor skips the pattern without compiling it (the floor's ~180
+patterns took ~220 ms to compile, paid by every ``ask``). Derived from the pattern's parse by Python's own regular-expression parser, so the
 derivation is only as right as this walk over its tree; tests/test_needles.py checks that a
 gated pattern finds exactly what the plain one finds over every text the tests know.
 """

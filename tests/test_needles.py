@@ -1,9 +1,10 @@
 """The floor's needles: a pattern is skipped only on a text it cannot match.
 
 A pattern of the checks' floor (``checks/claims.py``) is compiled and tried only on a text that
-holds a needle of each of its needle groups (``checks/needles.py``, derived by ``tests/gen_needles.py``). A wrong
-needle would make the floor blind to a claim, so: the table is what the derivation gives for
-today's patterns, and wherever a needle says "skip", the plain pattern indeed finds nothing:
+holds a needle of each of its needle groups (``checks/needles.py``, derived by
+``tests/gen_needles.py``). A wrong needle would make the floor blind to a claim, so: the table
+is what the derivation gives for today's patterns, and wherever a needle says "skip", the plain
+pattern indeed finds nothing:
 over every text the grounding tests know (the labelled set, the novel probes, their sentences),
 and over texts made of the patterns' own words in any case.
 """

@@ -12,8 +12,8 @@
 - Faults *inside* a stream (dropped connection, malformed or out-of-order event, stalled
   stream, no ``message_stop``) surface from the SDK's stream as raw transport, JSON or UTF-8
   errors (anthropic 2.17 on wraps a transport fault in ``APIConnectionError``, taken the same
-  way once the stream is open), as our verdict on an event (``_Broken``), or as a message whose ``stop_reason`` is
-  None; they become ``IncompleteResponse`` (or a broken response) and the loop retries the
+  way once the stream is open), as our verdict on an event (``_Broken``), or as a message
+  whose ``stop_reason`` is None; they become ``IncompleteResponse`` (or a broken response) and the loop retries the
   turn as a fresh request. A stream that brings nothing new for ``--request-timeout`` (pings
   only, empty deltas) or writes more than ``--max-tokens`` allows is cut
   (``bounds.Progress``, ``bounds.OutputBudget``). Only the SDK's own calls are guarded so: an
