@@ -752,6 +752,18 @@ FLAG += [
 
 # still missed, by design for now: "N of the <items>" is a part, not the count ("one of the manuals is
 # damaged" is not a claim that the order holds one), so it is not read as a quantity.
+# a calendar week (ORD is due 2026-12-03, a Thursday of ISO week 49 of 2026)
+FLAG += [
+    ("d42-kw-51", "Die Ware erreicht Sie voraussichtlich in KW 51.", "ORD", DA),
+    ("d42-kw51-year", "Zustellung von ORD-20261234 geplant: KW51/2026.", "ORD", DA),
+    ("d42-kalenderwoche-ordinal", "Ihr Paket wird in der 50. Kalenderwoche geliefert.", "ORD", DA),
+    ("d42-kalenderwoche-number", "Die Lieferung kommt in Kalenderwoche 48.", "ORD", DA),
+    ("d42-calendar-week", "Your parcel should arrive in calendar week 52.", "ORD", DA),
+    ("d42-week-of-year", "ORD-20261234 is expected in week 49 of 2025.", "ORD", DA),
+    ("d42-cw", "Expected delivery: CW 50.", "ORD", DA),
+]
+
+
 KNOWN_MISSES = [
     ("i3-three-of", "You ordered three of the printed manuals in ORD-20261234.", "ORD", IT),
     # round fourteen's adversarial pass: a status of every order without 'your' or in another clause,
@@ -1339,6 +1351,13 @@ CLEAN = [
     ('l38b-de-steht-aus-true', 'Für GH56JK78MN steht die Lizenzausstellung noch aus.', 'GH'),
     ('l38b-de-nicht-aktiviert-true', 'Wir haben Ihre PhotoFlux-Pro-Lizenz noch nicht aktiviert.', 'GH'),
     ('nf38b-it-doesnt-exist-licence', 'Did we forget to send your licence? No: it simply does not exist yet, because the licence is only created after payment matching.', 'GH'),
+    # a calendar week that holds the due date (2026-12-03: ISO week 49 of 2026)
+    ('d42-kw-49-true', 'Zustellung geplant in KW 49 – konkret am 3. Dezember.', 'ORD'),
+    ('d42-kw49-year-true', 'Die Lieferung von ORD-20261234 ist für KW 49/2026 geplant.', 'ORD'),
+    ('d42-calendar-week-true', 'Your parcel should arrive in calendar week 49.', 'ORD'),
+    ('d42-49-kalenderwoche-true', 'Ihr Paket wird in der 49. Kalenderwoche zugestellt.', 'ORD'),
+    ('d42-weeks-no-week', 'Delivery usually takes 2 weeks.', 'ORD'),
+    ('d42-week-decimal', 'Tracking shows week 4.9 of the route.', 'ORD'),
 ]
 
 

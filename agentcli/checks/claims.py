@@ -17,7 +17,9 @@ dashes, typographic quotes folded), one sentence at a time:
   ``20261224``, "the twenty-fourth of December", "24. Dezember", "am vierundzwanzigsten
   Dezember", "Christmas Eve"), tied to what it dates (placed / ship / delivery / refund); a day
   without its month ("due on the 24th", "am 24. geliefert") is month 0 and compared by the day
-  alone (``date_in``), and only where a word of what it dates is near (not a bare "by");
+  alone (``date_in``), and only where a word of what it dates is near (not a bare "by"); a
+  calendar week ("KW 51", "in der 50. Kalenderwoche", "calendar week 52") is month -N and holds
+  the dates of that ISO week;
 - ``frame``: a promised time frame ("within 3 days", "innerhalb von zwei Tagen");
 - ``item`` / ``quantity`` / ``price``: a SKU, a count of an item before or after it ("twelve
   printed manuals", "two hardware license keys" for "Hardware license key (USB)", "Printed
@@ -41,6 +43,7 @@ from __future__ import annotations
 import hashlib
 import re
 import time
+from datetime import date
 from dataclasses import dataclass
 from typing import Any, Iterable
 
@@ -805,7 +808,7 @@ _MONTHS = {"january": 1, "jan": 1, "february": 2, "feb": 2, "march": 3, "mar": 3
            "januar": 1, "jänner": 1, "jaenner": 1, "februar": 2, "märz": 3, "maerz": 3, "mai": 5, "juni": 6,
            "juli": 7, "oktober": 10, "okt": 10, "dezember": 12, "dez": 12}
 _MON = "|".join(sorted(_MONTHS, key=len, reverse=True))
-_MONTH_NEXT_RE = _lazy(rf"\s{{1,3}}(?:{_MON})\b", re.I)
+_MONTH_NEXT_RE = _lazy(rf"\s{{1,3}}(?:(?:{_MON})\b|kalenderwoche\b|kw\b)", re.I)  # "24. Dezember", "50. Kalenderwoche"
 _LOWER_NEXT_RE = _lazy(r"[ \t]{1,3}[a-zäöüß]")  # case matters: a new sentence begins with a capital
 _UNITS = ["", "first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth"]
 ORDINALS = {w: i for i, w in enumerate(_UNITS) if w}
@@ -850,6 +853,11 @@ _DATE_RES = (
     ("num", _lazy(r"(?<![\d./-])(\d{1,2})([./-])(\d{1,2})\2(\d{4})(?![\d])")),
     ("dmy2", _lazy(r"\b(?:am|bis|zum|vom|ab|den)\s(\d{1,2})\.(\d{1,2})(?:\.(?!\d)|(?![\d.,]))", re.I)),  # "am 24.12(.)"
     ("ymd8", _lazy(r"(?<![\w-])(20\d{2})(0[1-9]|1[0-2])(0[1-9]|[12]\d|3[01])(?![\w-])")),  # "20261224"
+    # a calendar week (month -N: compared by ISO week, ``date_in``): "KW 51", "KW51/2026", "week 51",
+    # "calendar week 51 of 2026", "in der 51. Kalenderwoche"
+    ("kw", _lazy(r"\b(?:kw|cw|kalenderwoche|calendar\s{1,3}week|week)\s?[-.]?\s?(\d{1,2})(?![\d.,:-]\d|/\d{1,3}(?!\d))\b"
+                 r"(?:\s?/\s?(\d{4})\b|,?\s{1,3}(?:of\s{1,3}|des\s{1,3}jahres\s{1,3})?(\d{4})\b)?", re.I)),
+    ("kw2", _lazy(r"(?<![\d.,])(\d{1,2})\.\s{0,3}(?:kalenderwoche|kw)\b(?:\s{1,3}(\d{4})\b)?", re.I)),
     ("dm2", _lazy(r"(?<![\d./-])(\d{1,2})\.(\d{1,2})\.(?![\d])")),  # "Lieferung: 24.12."
     ("md2", _lazy(r"(?<![\d./-])(?!24/7\b)(\d{1,2})/(\d{1,2})(?![\d/]|[.,]\d)")),  # "24/12", "11/19": either order
     ("hol", _lazy(r"(?<!\bbefore\s)(?<!\bafter\s)(?<!\baround\s)(?<!\bvor\s)(?<!\bnach\s)(?<!\buntil\s)(?<!\bbis\s)"
@@ -872,7 +880,7 @@ _MONTH_STUBS = ("jan", "feb", "mar", "mär", "apr", "may", "mai", "jun", "jul", 
 _HOLIDAY_STUBS = ("christmas", "heilig", "weihnacht", "new year", "silvester", "neujahr", "valentine", "halloween",
                   "boxing")
 _NEEDS_MONTH = frozenset({"md", "dm", "wdm", "mwd"})
-_NEEDS_DIGIT = frozenset({"ymd", "num", "dmy2", "dm2", "md2", "ymd8"})
+_NEEDS_DIGIT = frozenset({"ymd", "num", "dmy2", "dm2", "md2", "ymd8", "kw", "kw2"})
 _HOLIDAYS = {"christmas eve": {(None, 12, 24)}, "heiligabend": {(None, 12, 24)}, "heiligen abend": {(None, 12, 24)},
              "christmas day": {(None, 12, 25)}, "christmas": {(None, 12, 25)}, "boxing day": {(None, 12, 26)},
              "weihnachten": {(None, 12, 24), (None, 12, 25), (None, 12, 26)}, "new years eve": {(None, 12, 31)},
@@ -921,6 +929,10 @@ def find_dates(text: str) -> list[tuple[int, int, frozenset]]:
                 cands = {(y, b, a)} if g[1] == "." else {(y, b, a), (y, a, b)}
             elif kind == "ymd8":
                 cands = {(int(g[0]), int(g[1]), int(g[2]))}
+            elif kind in ("kw", "kw2"):
+                y = g[1] or (g[2] if kind == "kw" else None)
+                week = int(g[0])
+                cands = {(int(y) if y else None, -week, 0)} if 1 <= week <= 53 else set()
             elif kind == "dm2":
                 cands = {(None, int(g[1]), int(g[0]))}
             elif kind == "md2":
@@ -935,7 +947,7 @@ def find_dates(text: str) -> list[tuple[int, int, frozenset]]:
                 cands = {(None, 0, day or 0)}
             else:
                 cands = {(None, int(g[1]), int(g[0]))}
-            cands = {c for c in cands if (1 <= c[1] <= 12 or (kind == "d" and c[1] == 0)) and 1 <= c[2] <= 31}
+            cands = {c for c in cands if c[1] < 0 or (1 <= c[1] <= 12 or (kind == "d" and c[1] == 0)) and 1 <= c[2] <= 31}
             if cands:
                 out.append((m.start(), m.end(), frozenset(cands)))
                 taken[m.start():m.end()] = b"\x01" * (m.end() - m.start())
@@ -949,9 +961,31 @@ def iso_date(v: Any) -> tuple[int, int, int] | None:
 
 def date_in(cands: frozenset, allowed: set) -> bool:
     """Is one of CANDS in ALLOWED: a candidate without a year matches on month and day, one
-    without a month (month 0: "the 24th") on the day alone."""
-    return any((c in allowed) if c[0] is not None else
+    without a month (month 0: "the 24th") on the day alone, a calendar week (month -N: "KW 51")
+    holds a date of ALLOWED in ISO week N (of its year, if it names one)."""
+    return any(_in_week(c, allowed) if c[1] < 0 else (c in allowed) if c[0] is not None else
                any(a[2] == c[2] and (c[1] == 0 or a[1] == c[1]) for a in allowed) for c in cands)
+
+
+def _in_week(c: tuple, allowed: set) -> bool:
+    for a in allowed:
+        if a[1] < 1 or a[0] is None:
+            continue
+        try:
+            y, w, _ = date(a[0], a[1], a[2]).isocalendar()
+        except ValueError:
+            continue
+        if w == -c[1] and (c[0] is None or c[0] == y):
+            return True
+    return False
+
+
+def shown_date(c: tuple) -> str:
+    """A date candidate as the findings write it: 2026-12-24, ?-12-24, ?-00-24 (a day alone),
+    KW 51 / 2026-KW 51 (a calendar week)."""
+    if c[1] < 0:
+        return f"{c[0]}-KW {-c[1]}" if c[0] else f"KW {-c[1]}"
+    return f"{c[0] or '?'}-{c[1]:02d}-{c[2]:02d}"
 
 
 _DATE_WHAT = (

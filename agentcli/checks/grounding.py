@@ -90,6 +90,7 @@ from .claims import (
     money_cents,
     one_line,
     sentences,
+    shown_date,
 )
 from .normalize import fold, key
 
@@ -448,7 +449,7 @@ class _Run:
         t, cands = self.t, c.value
         if not isinstance(cands, frozenset) or not cands:
             return
-        shown = "/".join(sorted(f"{y or '?'}-{m:02d}-{d:02d}" for y, m, d in cands))
+        shown = "/".join(sorted(shown_date(x) for x in cands))
         if c.what in ("placed", "delivery") and not c.hedged:
             rs = self.judge(label, c.order, "a date", ev)
             field_ = "estimated_delivery" if c.what == "delivery" else "placed_on"
