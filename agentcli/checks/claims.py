@@ -43,8 +43,8 @@ from __future__ import annotations
 import hashlib
 import re
 import time
-from datetime import date
 from dataclasses import dataclass
+from datetime import date
 from typing import Any, Iterable
 
 from ..redact import one_line as safe_line
