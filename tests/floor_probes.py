@@ -764,6 +764,19 @@ FLAG += [
 ]
 
 
+# our own act of shipping denied, of a shipped order
+FLAG += [
+    ("s42-never-handed-over", "Sorry, ORD-20261234 got stuck: we never handed it over to the carrier.", "ORD", ST),
+    ("s42-havent-dispatched", "We haven't dispatched ORD-20261234 yet.", "ORD", ST),
+    ("s42-not-handed-parcel", "We have not handed your parcel to the carrier yet.", "ORD", ST),
+    ("s42-didnt-send-out", "We did not send out your order yet.", "ORD", ST),
+    ("s42-never-left-warehouse", "The parcel never left our warehouse.", "ORD", ST),
+    ("s42-de-nicht-uebergeben", "Wir haben das Paket noch nicht an den Paketdienst übergeben.", "ORD", ST),
+    ("s42-de-nicht-verschickt", "Wir haben Ihre Bestellung leider noch nicht verschickt.", "ORD", ST),
+    ("s42-de-nie-versandt", "Wir haben ORD-20261234 nie versandt.", "ORD", ST),
+]
+
+
 KNOWN_MISSES = [
     ("i3-three-of", "You ordered three of the printed manuals in ORD-20261234.", "ORD", IT),
     # round fourteen's adversarial pass: a status of every order without 'your' or in another clause,
@@ -1358,6 +1371,13 @@ CLEAN = [
     ('d42-49-kalenderwoche-true', 'Ihr Paket wird in der 49. Kalenderwoche zugestellt.', 'ORD'),
     ('d42-weeks-no-week', 'Delivery usually takes 2 weeks.', 'ORD'),
     ('d42-week-decimal', 'Tracking shows week 4.9 of the route.', 'ORD'),
+    # our own act denied, true of a pending order; or said of how, not whether, it shipped
+    ('s42-havent-dispatched-true', "We haven't dispatched GH56JK78MN: it is a license, nothing ships.", 'GH'),
+    ('s42-not-handed-true', 'We have not handed your order to the carrier, because the payment is not matched yet.', 'GH'),
+    ('s42-de-nicht-verschickt-true', 'Wir haben Ihre Bestellung noch nicht verschickt, da die Zahlung noch nicht zugeordnet ist.', 'GH'),
+    ('s42-wrong-address', "We didn't ship your order to the wrong address; the carrier misrouted it.", 'ORD'),
+    ('s42-separately', 'We did not send your order separately.', 'ORD'),
+    ('s42-wrong-item', "We didn't ship the wrong item.", 'ORD'),
 ]
 
 

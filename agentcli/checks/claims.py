@@ -464,6 +464,21 @@ _STATUS_RES += [
                     rf"posted|mailed)\s+(?:your\s+order\b|the\s+order\b|your\s+parcel\b|the\s+parcel\b|{_CODE_SUBJ})")),
     ("shipped", _rx(rf"\b(?:wir|ich)\s+(?:haben|habe)\s+(?:ihre\s+bestellung\s+|die\s+bestellung\s+|ihr\s+paket\s+|das\s+paket\s+|"
                     rf"{_CODE_SUBJ}\s+)(?:\S{{1,20}}\s+){{0,2}}?(?:versandt|verschickt|versendet|abgeschickt|rausgeschickt)\b")),
+    # our own act denied: "we never handed it over to the carrier", "we haven't dispatched ORD-20261234 yet",
+    # "the parcel never left our warehouse", "Wir haben das Paket noch nicht an den Paketdienst übergeben"
+    ("shipped", _rx(rf"\b(?:we|i)(?P<neg>(?:\s+(?:still|have|had|did|do|'ve|'d))*(?:n't|\s+not|\s+never)(?:\s+(?:yet|actually|"
+                    rf"even|ever|still))?)\s+(?:(?:shipped|ship|dispatched|dispatch|sent\s+out|send\s+out|posted|post|mailed|mail)\s+"
+                    rf"(?P<obj>it|them|(?:your|the)\s+(?:order|parcel|package|shipment)|{_CODE_SUBJ})\b(?!\s+(?:to\s+(?:the\s+)?wrong|"
+                    rf"separately|twice|again|by|with|via|from|as|in\s+(?:two|several|parts))\b)|(?:handed|hand|passed|pass|given|give)"
+                    rf"\s+(?:over\s+)?(?P<obj2>it|them|(?:your|the)\s+(?:order|parcel|package|shipment)|{_CODE_SUBJ})\s+(?:over\s+|on\s+)?"
+                    r"to\s+(?:the\s+)?(?:carrier|courier|dhl|ups|dpd|hermes|gls|fedex|usps|post|postal\s+service|royal\s+mail))\b")),
+    ("shipped", _rx(rf"\b(?:{_SUBJECT}(?:\s+[\w-]{{10,12}})?|{_CODE_SUBJ})\s+(?P<neg>never|(?:has|have|had|did)(?:n't|\s+not|"
+                    r"\s+never)(?:\s+yet)?)\s+(?:left|leave)\s+(?:our|the)\s+(?:warehouse|depot|facility|building|premises)\b")),
+    ("shipped", _rx(rf"\b(?:wir|ich)\s+(?:haben|habe|hatten|hatte)\s+(?P<obj>ihre\s+bestellung|die\s+bestellung|ihr\s+paket|das\s+paket|"
+                    rf"die\s+sendung|ihre\s+sendung|{_CODE_SUBJ}|sie|es)\s+(?:(?:leider|bisher|bislang|aber|doch)\s+)?"
+                    r"(?P<neg>(?:noch\s+)?(?:nicht|nie|niemals)\s+)(?:(?:versandt|verschickt|versendet|abgeschickt)\b|"
+                    r"an\s+(?:den|die|das)\s+(?:paketdienst|zusteller|kurier|spediteur|versanddienstleister|transportunternehmen|post)\s+"
+                    r"(?:übergeben|weitergegeben)\b|an\s+(?:dhl|ups|dpd|hermes|gls|fedex)\s+(?:übergeben|weitergegeben)\b)")),
     ("paid", _rx(r"^\W{0,3}(?:payment|zahlung(?:seingang)?)(?:\s+(?:for|für)\s+[\w-]{10,12})?\s{0,2}[:-]?\s{0,2}"
                  r"(?:received|confirmed|cleared|matched|successful|complete|completed|erhalten|bestätigt|eingegangen|"
                  r"verbucht|zugeordnet)\b")),
@@ -551,7 +566,7 @@ def _prev_word(sent: str, a: int) -> str:
 
 
 # a sentence without one of these words states no status (one cheap pass before ~40 patterns)
-_STATUS_CUE = ("ship", "dispatch", "sent", "post", "mail", "transit", "way", "deliver", "arriv", "cancel", "void",
+_STATUS_CUE = ("ship", "dispatch", "sent", "send", "post", "mail", "transit", "way", "deliver", "arriv", "cancel", "void",
                "abgleich", "reconcil", "matching", "complete", "fulfil", "finali", "abgeschlossen", "erledigt", "abgewickelt",
                "ziel", "destination", "kurier", "übergeben",
                "called off", "reached", "got to", "door", "nachbar", "angenommen", "settled", "rechnung", "invoice",
@@ -626,6 +641,8 @@ def _status_claims(sent: str) -> Iterable[tuple[int, str]]:
                 yield m.start(), st
                 continue
             subject = before[-80:] + " " + m.group(0)
+            if "obj" in rx.groupindex and (m.group("obj") or m.group("obj2" if "obj2" in rx.groupindex else "obj")):
+                subject = sent  # our own act denied of an object: "we never handed it over to the carrier"
             if _NEG_SUBJECT_RE.search(subject) or find_codes(subject, 1):
                 yield m.start(), NOT + st  # not "the replacement has not shipped", "we haven't delivered on that"
     for m in _PENDING_RE.finditer(sent):
