@@ -777,6 +777,19 @@ FLAG += [
 ]
 
 
+# a status said of a coordinated subject: of each of its orders
+FLAG += [
+    ("s42-x-and-y-have-shipped", "GH56JK78MN and ORD-20261234 have shipped.", "GH+ORD", ST),
+    ("s42-y-and-x-on-their-way", "ORD-20261234 and GH56JK78MN are on their way.", "GH+ORD", ST),
+    ("s42-your-orders-x-and-y", "Your orders GH56JK78MN and ORD-20261234 have shipped.", "GH+ORD", ST),
+    ("s42-x-like-y", "GH56JK78MN, like ORD-20261234, has shipped.", "GH+ORD", ST),
+    ("s42-x-as-well-as-y", "GH56JK78MN as well as ORD-20261234 has been dispatched.", "GH+ORD", ST),
+    ("s42-de-x-und-y", "GH56JK78MN und ORD-20261234 wurden versandt.", "GH+ORD", ST),
+    ("s42-de-zusammen-mit", "Die Lizenz-Bestellung GH56JK78MN wurde zusammen mit ORD-20261234 an den Paketdienst übergeben.",
+     "GH+ORD", ST),
+]
+
+
 KNOWN_MISSES = [
     ("i3-three-of", "You ordered three of the printed manuals in ORD-20261234.", "ORD", IT),
     # round fourteen's adversarial pass: a status of every order without 'your' or in another clause,
@@ -1378,6 +1391,12 @@ CLEAN = [
     ('s42-wrong-address', "We didn't ship your order to the wrong address; the carrier misrouted it.", 'ORD'),
     ('s42-separately', 'We did not send your order separately.', 'ORD'),
     ('s42-wrong-item', "We didn't ship the wrong item.", 'ORD'),
+    # two codes before a status, the first not its subject
+    ('s42-checked-x-and-y', 'I checked GH56JK78MN and ORD-20261234 has shipped.', 'GH+ORD'),
+    ('s42-looked-at-x-and-y', 'We looked at GH56JK78MN and ORD-20261234 has shipped.', 'GH+ORD'),
+    ('s42-of-x-and-y', 'Of GH56JK78MN and ORD-20261234, ORD-20261234 has shipped.', 'GH+ORD'),
+    ('s42-about-x-and-y', 'Thanks for asking about GH56JK78MN and ORD-20261234: ORD-20261234 has shipped.', 'GH+ORD'),
+    ('s42-x-pending-y-shipped', 'GH56JK78MN is waiting for payment and ORD-20261234 has shipped.', 'GH+ORD'),
 ]
 
 

@@ -352,7 +352,7 @@ _SUBJECT = r"(?:order|orders|it|parcel|parcels|package|packages|shipment|purchas
 # "ist heute erfolgreich versandt" (a closed list: a negation there is read by the pattern's own group)
 _DE_MID = (r"(?:(?:bereits|schon|heute|gestern|soeben|eben|jetzt|nun|inzwischen|mittlerweile|erfolgreich|vorhin|"
            r"morgens|heute\s+morgen|gestern\s+abend|ihnen|dir|euch|an\s+sie|an\s+dich|per\s+\w{2,12}|beide|alle|bisher|bislang|"
-           r"bei\s+(?:ihnen|dir))\s+){0,3}")
+           r"bei\s+(?:ihnen|dir)|zusammen\s+mit\s+(?:der\s+bestellung\s+|bestellung\s+)?(?=[\w-]{0,11}\d)[\w-]{10,12})\s+){0,3}")
 # the subject after the verb in German ("Laut System wurde GH56JK78MN versandt", "Heute ist Ihr Paket zugestellt worden")
 _DE_SUBJ = (r"(?:(?:(?:ihre|die|ihr|das|der)\s+)?(?:bestellung|paket|sendung|lieferung|zahlung|auftrag)\s+(?:[\w-]{10,12}\s+)?|"
             r"(?=[\w-]{0,11}\d)[\w-]{10,12}\s+)?")
@@ -684,7 +684,14 @@ EVERY_ORDER_RE = _rx(r"\b(?:your|the|my|ihre|die)\s+(?:orders|purchases|bestellu
                      r"(?:bestellungen|lizenzen)\b|(?<!nicht\s)\b(?:alle|sämtliche)n?\s+(?:ihrer|ihre|diese)\s+(?:zwei\s+|drei\s+)?"
                      r"(?:bestellungen|lizenzen)\b")
 
-BOTH_RE = _rx(r"\b(?:both|beide|sowohl)\b")  # "both GH56JK78MN and ORD-20261234 have shipped"
+BOTH_RE = _rx(r"\b(?:both|beide|sowohl)\b")
+# a coordinated subject: the words between two of its codes, and between the last and the verb
+_COORD_RE = _rx(r"\s{0,3}(?:,|&|\+|/|\band\b|\bund\b|\bsowie\b|\bplus\b|,?\s{0,3}\bas\s+well\s+as\b|,?\s{0,3}\b(?:together|along)\s+"
+                r"with\b|,?\s{0,3}\bzusammen\s+mit\b|,?\s{0,3}\b(?:just\s+)?like\b|,?\s{0,3}\b(?:ebenso\s+|genau\s+|genauso\s+)?wie\b|"
+                r",\s{0,3}(?:and|und)\b)\s{0,3}(?:(?:order|bestellung|auftrag)\s{1,3})?\Z")
+_NOT_SUBJECT_RE = _rx(r"\b(?:i|we|you|ich|wir|du|checked|looked|found|searched|reviewed|compared|between|of|from|among|"
+                     r"about|regarding|for|geprüft|nachgesehen|gefunden|nachgeschaut|verglichen|zwischen|von|für|zu)\b")
+_SUBJECT_GAP_RE = _rx(r"[\s,]{0,4}(?:(?:both|too|also|each|all|beide|auch|jeweils|alle)[\s,]{1,4})?\Z")  # "both GH56JK78MN and ORD-20261234 have shipped"
 
 
 # ----------------------------------------------------------------------------- license
@@ -1946,6 +1953,29 @@ def extract(text: str, known: Known) -> tuple[list[Claim], bool]:
         for p, c, raw in codes:
             out.append(Claim("order", c, sent, a + p, order=c, example=example, quoted=quoted(p)))
         code_at = [(p, c) for p, c, _ in codes]
+        code_end = [(p, p + len(raw), c) for p, c, raw in codes]
+
+        def subjects(p: int) -> list[str] | None:
+            """The codes of a coordinated subject just before P ("GH56JK78MN and ORD-20261234
+            have shipped", "GH56JK78MN, like ORD-20261234, has", "GH... und ORD... wurden"):
+            the claim is said of each of them; None when P has no such subject."""
+            chain: list[str] = []
+            at, first = p, p
+            for q, e, c in reversed([x for x in code_end if x[1] <= p]):
+                gap = sent[e:at]
+                if not chain:
+                    if not _SUBJECT_GAP_RE.match(gap):
+                        return None
+                elif not _COORD_RE.match(gap):
+                    break
+                chain.append(c)
+                at = first = q
+            if len(chain) < 2:
+                return None
+            lo = max(sent.rfind(";", 0, first), sent.rfind(":", 0, first)) + 1
+            if _NOT_SUBJECT_RE.search(sent, lo, first):
+                return None  # "I checked GH56JK78MN and ORD-20261234 has shipped": one subject
+            return chain[::-1]
 
         def owner(p: int) -> str | None:
             before = [c for q, c in code_at if q <= p]
@@ -1977,9 +2007,11 @@ def extract(text: str, known: Known) -> tuple[list[Claim], bool]:
             return BOTH_RE.search(clause) is not None and len(codes_in(clause)) >= 2
 
         for p, st in _status_claims(sent):
-            add("status", p, st, every=every(p))
+            for c in subjects(p) or [owner(p)]:
+                add("status", p, st, every=every(p), order=c)
         for p, v, q in _license_claims(sent):
-            add("license", p, v, every=every(p, q))
+            for c in subjects(p) or [owner(p)]:
+                add("license", p, v, every=every(p, q), order=c)
         for p in _not_found_claims(sent):
             add("not_found", p, True)
         prev_end = 0
