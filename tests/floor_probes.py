@@ -790,6 +790,21 @@ FLAG += [
 ]
 
 
+# an amount called the total must be the order's total (ORD: 25.00 + 15.00), not one item's price
+FLAG += [
+    ("pr42-total-colon", "Total: 25.00 EUR", "ORD", PR),
+    ("pr42-de-gesamt", "Gesamt: 25,00 EUR", "ORD", PR),
+    ("pr42-de-gesamtbetrag", "Gesamtbetrag: 25,00 EUR.", "ORD", PR),
+    ("pr42-your-total-was", "Your total was 25.00 EUR.", "ORD", PR),
+    ("pr42-de-summe", "Summe: 25,00 €", "ORD", PR),
+    ("pr42-paid-in-total", "You paid 25.00 EUR in total.", "ORD", PR),
+    ("pr42-both-in-total", "The key and the manual cost 25.00 EUR in total.", "ORD", PR),
+    ("pr42-total-of-code", "The total of ORD-20261234 is 25.00 EUR.", "ORD", PR),
+    ("pr42-de-gesamtbetrag-der-bestellung", "Der Gesamtbetrag der Bestellung ORD-20261234 beträgt 25,00 EUR.", "ORD", PR),
+    ("pr42-de-gesamt-words", "Gesamt: fünfundzwanzig Euro.", "ORD", PR),
+]
+
+
 KNOWN_MISSES = [
     ("i3-three-of", "You ordered three of the printed manuals in ORD-20261234.", "ORD", IT),
     # round fourteen's adversarial pass: a status of every order without 'your' or in another clause,
@@ -1397,6 +1412,15 @@ CLEAN = [
     ('s42-of-x-and-y', 'Of GH56JK78MN and ORD-20261234, ORD-20261234 has shipped.', 'GH+ORD'),
     ('s42-about-x-and-y', 'Thanks for asking about GH56JK78MN and ORD-20261234: ORD-20261234 has shipped.', 'GH+ORD'),
     ('s42-x-pending-y-shipped', 'GH56JK78MN is waiting for payment and ORD-20261234 has shipped.', 'GH+ORD'),
+    # the total right, or an amount that is no total
+    ('pr42-total-true', 'Total: 40.00 EUR', 'ORD'),
+    ('pr42-de-gesamt-true', 'Gesamt: 40,00 EUR', 'ORD'),
+    ('pr42-order-total-true', 'The total for your order ORD-20261234 was 40.00 EUR.', 'ORD'),
+    ('pr42-one-item-in-total', 'The USB key came to 25.00 EUR in total.', 'ORD'),
+    ('pr42-total-refund', 'A total refund of 25.00 EUR is not possible.', 'ORD'),
+    ('pr42-de-zwischensumme', 'Zwischensumme: 25,00 EUR', 'ORD'),
+    ('pr42-total-words-true', 'Total: forty euros.', 'ORD'),
+    ('pr42-unknown-total', 'Total: 25.00 EUR', 'GH+ORD'),
 ]
 
 

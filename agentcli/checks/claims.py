@@ -1289,6 +1289,37 @@ _PRICE_JOINT_RE = _rx(r"\b(?:total|totals|totalled|together|combined|in\s+all|al
                       r"gesamt\w*|\w*summe|both|beide|beiden|plus|with|mit|samt|sowie|make|makes|macht|ergibt)\b|&|\+")
 COUNTED_HEAD_RE = _rx(rf"(?<!\w)(?:{_HEADS})(?!\w)")
 GROUP = "group:"  # a price's ``what``: an item named in other words, by its group ("group:key")
+TOTAL = "total:"  # a price's ``what``: the amount called the total ("Total: 40.00 EUR", "40.00 EUR in total")
+# what calls the amount just after it a total: "Total: 25.00 EUR", "your order total was", "Gesamtbetrag: 25,00 EUR",
+# "insgesamt 40,00 €", "the total came to EUR 40.00" (not "a total refund of", "Zwischensumme")
+_TOTAL_BEFORE_RE = _lazy(r"(?:\b(?:(?:order|grand|invoice|overall)\s+)?(?:total|sum|amount\s+due)(?:\s+(?:amount|price|cost|paid|charged|"
+                         r"due))?|\b(?:gesamt(?:betrag|summe|preis|kosten)?|rechnungsbetrag|endbetrag|endsumme|summe|insgesamt|"
+                         r"in\s+total|altogether|all\s+together)(?:\s+(?:bezahlt|berechnet))?)(?:\s{1,3}(?:of|for|von|für|der|des)\s{1,3}"
+                         r"(?:(?:your|the|ihrer|der|ihre|die)\s{1,3})?(?:(?:order|bestellung|auftrags?)\s{1,3})?(?=[\w-]{0,11}\d)[\w-]{10,12})?"
+                         r"\s{0,3}(?:[:=]|-\s|was|is|came\s+to|"
+                         r"comes\s+to|amounts\s+to|amounted\s+to|of|beträgt|betrug|belief\s+sich\s+auf|beläuft\s+sich\s+auf|macht|"
+                         r"machte|lautet|lautete|von)?\s{0,3}(?:(?:only|just|exactly|nur|genau)\s{1,3})?(?:[€$£]|eur|usd|gbp)?\s{0,2}$",
+                         re.I)
+_TOTAL_AFTER_RE = _lazy(r"\s{0,3}(?:(?:in\s+)?total|insgesamt|altogether|in\s+all|gesamt)\b", re.I)
+
+
+def called_total(sent: str, a: int, b: int, labels: tuple[str, ...]) -> bool:
+    """Is the amount at SENT[a:b] called the total: a total word just before it ("Total: 25.00
+    EUR"), or just after it with no item named before it in its clause, or several ("you paid
+    40.00 EUR in total", "the key and the manual cost 40.00 EUR in total"; not "the USB key came
+    to 25.00 EUR in total")?"""
+    if _TOTAL_BEFORE_RE.search(sent, max(0, a - 90), a):
+        return True
+    if not _TOTAL_AFTER_RE.match(sent, _CUR_TAIL_RE.match(sent, b).end()):
+        return False
+    lead = clause_of(sent, a, b)[0]
+    if not (any(_label_re(x).search(lead) for x in labels) or COUNTED_HEAD_RE.search(lead)):
+        return True
+    return _JOINED_RE.search(lead) is not None  # "the key and the manual cost 40.00 EUR in total"
+
+
+_JOINED_RE = _rx(r"\b(?:and|und|both|beide|beiden|sowie|plus|together\s+with|zusammen\s+mit)\b|&|\+")
+_CUR_TAIL_RE = _lazy(r"\s{0,2}(?:[€$£]|eur\b|euros?\b|usd\b|dollars?\b|gbp\b|pounds?\b)?")
 # a difference of two prices, not a price: "10.00 EUR more expensive than the manual", "differ by 10.00 EUR"
 _DIFF_BEFORE_RE = _rx(r"\b(?:differ(?:s|ence)?(?:\s+in\s+price)?\s+(?:by|of)|difference\b[^.;]{0,30}?\b(?:is|was|of)|"
                       r"(?:unterscheiden|unterschied)\w*\b[^.;]{0,30}?\b(?:um|von|beträgt|ist))\s+(?:eur\s?|€\s?|\$\s?)?$")
@@ -2086,13 +2117,18 @@ def extract(text: str, known: Known) -> tuple[list[Claim], bool]:
             if n and not theirs(m.start()):
                 c = WORD_CENTS_RE.match(sent, m.end())
                 cents = words_number(c.group(1)) if c else 0
-                add("price", m.start(), n * 100 + (cents if cents and cents < 100 else 0),
-                    what=priced_item(sent, m.start(), labels))
+                what = priced_item(sent, m.start(), labels)
+                if what is None and called_total(sent, m.start(), (c or m).end(), labels):
+                    what = TOTAL
+                add("price", m.start(), n * 100 + (cents if cents and cents < 100 else 0), what=what)
         for m in MONEY_RE.finditer(sent):
             cents = money_cents(m.group("a1") or m.group("a2"), m.group("cur1") or m.group("cur2"))
             if cents is not None and not theirs(m.start()):
                 at = m.start("a1") if m.group("a1") else m.start()  # "EUR 25.00 for the manual": after the currency
-                add("price", m.start(), cents, what=priced_item(sent, at, labels))
+                what = priced_item(sent, at, labels)
+                if what is None and called_total(sent, m.start(), m.end(), labels):
+                    what = TOTAL
+                add("price", m.start(), cents, what=what)
         if BARE_PRICE_RE.may_match(sent) and (_PRICE_CTX_RE.search(sent) or
                                               any(_label_re(x).search(sent) for x in known.item_labels)):
             for m in BARE_PRICE_RE.finditer(sent):

@@ -77,6 +77,7 @@ from .claims import (
     MONEY_RE,
     NOT,
     RECEIVED,
+    TOTAL,
     Claim,
     Known,
     clip_text,
@@ -252,6 +253,7 @@ class _Run:
 
     def _amounts(self) -> set[int]:
         out: set[int] = set()
+        every = 0  # the orders of the ticket together: "Total: 65.00 EUR for both orders"
         for r in self.t.found.values():
             total = 0
             for li in _items(r):
@@ -266,6 +268,9 @@ class _Run:
                     out.add(r[k])
             if total:
                 out.add(total)
+                every += total
+        if len(self.t.found) > 1 and every:
+            out.add(every)
         for r in self.t.reads:
             out.update(r[3])
         return out
@@ -491,6 +496,8 @@ class _Run:
             if c.value not in self.amounts:
                 self.add("price_mismatch", ERROR, f"{label} states an amount of {c.value / 100:.2f}, which no "
                          f"line item or tool result of {code or 'the order'} holds", code=code, result=r, **ev)
+            elif c.what == TOTAL:
+                self._total(label, c, ev)
             elif c.what and r is not None:  # "the manual 25.00 EUR": the price of that item
                 self._item_price(label, c, r, ev)
             return
@@ -520,6 +527,37 @@ class _Run:
         if c.source == "model":
             self.add("line_items_mismatch", ERROR, f"{label} says {n} of {one_line(what, 60)}, which is not "
                      f"among the line items of {code or 'the order'}", code=code, result=r, **ev)
+
+    def _total(self, label: str, c: Claim, ev: dict) -> None:
+        """"Total: 40.00 EUR": the amount must be the total of the order it is said of (its line
+        items added up, or a total the lookup gives), or of every order of the ticket together;
+        any other amount of the order (one item's price) is no total. Not judged when a lookup
+        gave neither line items with prices nor a total for an order it may be said of."""
+        rs = [self.t.found[c.order]] if c.order in self.t.found else list(self.t.found.values())
+        totals: set[int] = set()
+        together = 0
+        for r in rs:
+            sums = 0
+            for li in _items(r):
+                p, q = _int(li.get("unit_price_cents")), _int(li.get("quantity"))
+                if p is None:
+                    sums = 0
+                    break
+                sums += p * (q if q is not None else 1)
+            own = {v for k in ("total_cents", "amount_cents") if (v := _int(r.get(k))) is not None}
+            if sums > 0:
+                own.add(sums)
+            if not own:
+                return  # an order whose total no lookup gives: the amount may be its total
+            totals |= own
+            together += max(own)
+        if len(rs) > 1:
+            totals.add(together)
+        if c.value not in totals:
+            on_file = ", ".join(f"{v / 100:.2f}" for v in sorted(totals))
+            self.add("price_mismatch", ERROR, f"{label} gives {c.value / 100:.2f} as the total of "
+                     f"{c.order or 'the order'}, but its line items add up to {on_file}", code=c.order,
+                     result=rs[0], **ev)
 
     def _item_price(self, label: str, c: Claim, r: dict, ev: dict) -> None:
         """"The manual was 25.00 EUR": the amount must be that line item's unit price or its
