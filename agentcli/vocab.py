@@ -118,6 +118,30 @@ def customer_address(value: str) -> str:
     return v
 
 
+# ----------------------------------------------------------------------------- characters
+# Blank "letters" and marks NFKC keeps that show as nothing (not category Cf).
+BLANKS = ("\u034f\u115f\u1160\u17b4\u17b5\u180b\u180c\u180d\u180f\u2800\u3164\uffa0"
+          + "".join(chr(c) for c in range(0xFE00, 0xFE10)))
+
+# Lookalikes (Unicode's confusables for Latin letters, the common ones of two scripts).
+_CYRILLIC = {
+    "а": "a", "в": "b", "е": "e", "ё": "e", "з": "3", "і": "i", "ї": "i", "ј": "j", "к": "k",
+    "м": "m", "н": "h", "о": "o", "р": "p", "с": "c", "т": "t", "у": "y", "х": "x", "ѕ": "s",
+    "ԁ": "d", "һ": "h", "ԛ": "q", "ԝ": "w", "ү": "y", "ӏ": "l", "ɡ": "g",
+    "А": "A", "В": "B", "Е": "E", "Ё": "E", "З": "3", "І": "I", "Ї": "I", "Ј": "J", "К": "K",
+    "М": "M", "Н": "H", "О": "O", "Р": "P", "С": "C", "Т": "T", "У": "Y", "Х": "X", "Ѕ": "S",
+    "Ԁ": "D", "Һ": "H", "Ԛ": "Q", "Ԝ": "W", "Ү": "Y", "Ӏ": "I",
+}
+_GREEK = {
+    "α": "a", "β": "b", "γ": "y", "ε": "e", "ι": "i", "κ": "k", "ν": "v", "ο": "o", "ρ": "p",
+    "τ": "t", "υ": "u", "χ": "x", "ω": "w", "ϲ": "c", "ϳ": "j",
+    "Α": "A", "Β": "B", "Ε": "E", "Ζ": "Z", "Η": "H", "Ι": "I", "Κ": "K", "Μ": "M", "Ν": "N",
+    "Ο": "O", "Ρ": "P", "Τ": "T", "Υ": "Y", "Χ": "X", "Ϲ": "C",
+}
+_OTHER = {"ȷ": "j", "ℓ": "l", "ꓲ": "I", "ꓳ": "O", "ꓴ": "U", "ꓦ": "V", "ꓪ": "W"}
+CONFUSABLES = str.maketrans({**_CYRILLIC, **_GREEK, **_OTHER})
+
+
 # ----------------------------------------------------------------------------- order codes
 # Separators customers put inside a code: hyphens and dashes of every kind, spaces, NBSP,
 # underscores (copied from a system's field). The 8 digits of an ORD code may be grouped 4 + 4.
@@ -126,13 +150,46 @@ _ORD_RE = re.compile(rf"ORD{_SEP}?([0-9]{{4}}){_SEP}?([0-9]{{4}})", re.ASCII | r
 _PLAIN_RE = re.compile(r"[A-Z0-9]{10}", re.ASCII | re.IGNORECASE)
 _GROUPED_RE = re.compile(rf"([A-Z0-9]{{4}}){_SEP}([A-Z0-9]{{4}}){_SEP}([A-Z0-9]{{2}})",
                          re.ASCII | re.IGNORECASE)
+# Before a code: no letter, digit or hyphen (not the tail of "X-GH56JK78MN"); after it: no letter
+# or digit, and a hyphen only where a word of three letters or more follows, joined to it as in
+# German ("ORD-20261234-Bestellung", "GH56JK78MN-Lizenz"; not "ORD-20261234-5").
 _FIND_RE = re.compile(
     rf"(?<![A-Za-z0-9-])(?:ORD{_SEP}?[0-9]{{4}}{_SEP}?[0-9]{{4}}|[A-Z0-9]{{4}}{_SEP}[A-Z0-9]{{4}}{_SEP}[A-Z0-9]{{2}}"
-    r"|[A-Z0-9]{10})(?![A-Za-z0-9-])", re.ASCII | re.IGNORECASE)
+    r"|[A-Z0-9]{10})(?![A-Za-z0-9]|-(?![A-Za-z]{3}))", re.ASCII | re.IGNORECASE)
 MAX_CODES_IN_TEXT = 200
-# Full-width forms (an East Asian keyboard's ＧＨ５６ＪＫ７８ＭＮ) read as the ASCII they stand for,
-# one character for one, so a code found keeps its place in the text.
-_WIDE = {**{c: c - 0xFEE0 for c in range(0xFF01, 0xFF5F)}, 0x3000: 0x20}
+
+
+def _code_char(c: str) -> str:
+    """The one character C stands for in a code: its compatibility form (full-width, bold and
+    other styled letters, superscripts, circled digits, the other spaces and dashes) or its Latin
+    lookalike (a Cyrillic or Greek letter), when that is one character; "" for a character that
+    shows as nothing (a soft hyphen, a zero-width space, a BOM, a bidirectional control)."""
+    if c in BLANKS or unicodedata.category(c) == "Cf":
+        return ""
+    n = unicodedata.normalize("NFKC", c)
+    n = n if len(n) == 1 else c
+    return n.translate(CONFUSABLES)
+
+
+class _CodeChars(dict):
+    """``str.translate`` table of ``_code_char``, filled as characters are met (bounded)."""
+
+    def __missing__(self, o: int) -> str:
+        r = _code_char(chr(o))
+        if len(self) < 4096:
+            self[o] = r
+        return r
+
+
+_CODE_CHARS = _CodeChars()
+
+
+def code_text(value: str) -> str:
+    """VALUE with every character as a code reads it (``_code_char``): what ``OrderCode.parse``
+    and ``find_codes`` match, so a code pasted with a zero-width space or typed with a Cyrillic
+    "Н" is the code it shows, to the tool, the workflow mode, the offline provider and the checks
+    alike."""
+    return value if value.isascii() else value.translate(_CODE_CHARS)
 
 
 def _mixed(s: str) -> bool:
@@ -154,9 +211,7 @@ class OrderCode(str):
         spaces and the written forms do not matter. ``InvalidOrderCode`` otherwise."""
         if not isinstance(value, str):
             raise InvalidOrderCode("an order code is text")
-        v = value.strip()
-        if not v.isascii():  # full-width letters and digits, other spaces and dashes
-            v = unicodedata.normalize("NFKC", v)
+        v = code_text(value).strip()  # full-width, lookalike and invisible characters, other spaces
         m = _ORD_RE.fullmatch(v)
         if m:
             return cls("ORD-" + m.group(1) + m.group(2))
@@ -165,7 +220,7 @@ class OrderCode(str):
         m = _GROUPED_RE.fullmatch(v)
         if m:
             return cls("".join(m.groups()).upper())
-        shown = " ".join(v.split())[:40]
+        shown = one_line(" ".join(v.split()), 40)
         raise InvalidOrderCode(
             f"'{shown}' is not a valid order code: use 10 letters/digits (e.g. GH56JK78MN) or ORD- "
             "followed by 8 digits (e.g. ORD-20261234)")
@@ -195,7 +250,11 @@ def find_codes(text: str, limit: int = MAX_CODES_IN_TEXT) -> list[FoundCode]:
     out: list[FoundCode] = []
     if not isinstance(text, str):
         return out
-    scan = text if text.isascii() else text.translate(_WIDE)
+    at: list[int] | None = None  # where each character of ``scan`` stands in TEXT, if not its own place
+    scan = code_text(text)
+    if len(scan) != len(text):  # characters that show as nothing were left out
+        at = [i for i, c in enumerate(text) if c.isascii() or _CODE_CHARS[ord(c)]]
+        at.append(len(text))
     for m in _FIND_RE.finditer(scan):
         w = m.group(0)
         code = OrderCode.parse_or_none(w)
@@ -208,7 +267,8 @@ def find_codes(text: str, limit: int = MAX_CODES_IN_TEXT) -> list[FoundCode]:
                 groups = _GROUPED_RE.fullmatch(w)
                 if w != w.upper() or groups is None or not any(_mixed(g) for g in groups.groups()):
                     continue
-        out.append(FoundCode(m.start(), m.end(), code, text[m.start():m.end()]))
+        a, b = (m.start(), m.end()) if at is None else (at[m.start()], at[m.end() - 1] + 1)
+        out.append(FoundCode(a, b, code, text[a:b]))
         if len(out) >= limit:
             break
     return out

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from agentcli.app import App
 from agentcli.checks.claims import codes_in
+from agentcli.checks.normalize import fold
 from agentcli.config import resolve
 from agentcli.loop import workflow_calls
 from agentcli.providers.offline import find_codes as offline_codes
@@ -250,6 +251,34 @@ def written(draw):
     return "ORD-" + d, _wide(w) if draw(st.booleans()) and not mid else w
 
 
+# What a paste or another keyboard leaves in a code: a character that shows as nothing, a letter of
+# another script that looks the same, a styled ("fancy text") letter or digit.
+INVISIBLES = ["\u200b", "\u00ad", "\ufeff", "\u2060", "\u200e", "\u2066"]
+LOOKALIKES = {"A": "\u0410", "B": "\u0412", "E": "\u0415", "H": "\u041d", "K": "\u041a", "M": "\u041c",
+              "O": "\u041e", "P": "\u0420", "C": "\u0421", "T": "\u0422", "X": "\u0425", "N": "\u039d", "Z": "\u0396"}
+
+
+@st.composite
+def disguised(draw):
+    """(canonical code, as written, with one character that shows as nothing inside or beside it,
+    or one letter of another script or in a styled form)."""
+    code, w = draw(written())
+    how = draw(st.sampled_from(["invisible", "lookalike", "styled"]))
+    if how == "invisible":
+        i = draw(st.integers(0, len(w)))
+        return code, w[:i] + draw(st.sampled_from(INVISIBLES)) + w[i:]
+    spots = [i for i, c in enumerate(w) if (c in LOOKALIKES if how == "lookalike" else c.isascii() and c.isalnum())]
+    if not spots:
+        return code, w
+    i = draw(st.sampled_from(spots))
+    c = w[i]
+    if how == "lookalike":
+        r = LOOKALIKES[c]
+    else:  # MATHEMATICAL BOLD capitals and digits
+        r = chr(0x1D400 + ord(c) - 65) if c.isupper() else chr(0x1D7CE + ord(c) - 48) if c.isdigit() else c
+    return code, w[:i] + r + w[i + 1:]
+
+
 def _wide(s: str) -> str:
     """``s`` as a full-width keyboard types it (ＧＨ５６ＪＫ７８ＭＮ)."""
     return "".join(chr(ord(ch) + 0xFEE0) if "!" <= ch <= "~" else ch for ch in s)
@@ -265,14 +294,48 @@ def test_every_consumer_finds_the_same_code_in_what_a_customer_writes(pair, befo
     assert order_code_arg(w) == code                            # the tool
     assert [a["order_code"] for _, a in workflow_calls(prose, [ToolName.LOOKUP])] == [code]
     assert offline_codes(prose) == [code]                        # the offline workflow
-    assert [c for _, c, _ in codes_in(prose)] == [code]         # the checks
+    assert [c for _, c, _ in codes_in(fold(prose))] == [code]   # the checks, which read folded text
     assert OrderCode.parse(code) == code
+
+
+@settings(max_examples=200, deadline=None)
+@given(pair=disguised(), before=st.sampled_from(["", "Order ", "Bestellung ", "("]),
+       after=st.sampled_from(["", "?", ".", "-Bestellung", "-Lizenz", ")"]))
+def test_a_code_with_invisible_lookalike_or_styled_characters_is_the_code_it_shows(pair, before, after):
+    """Pasted from a mail or typed on another keyboard, a code is the code a reader sees, to
+    every consumer alike; and where it stands in the text is where it was written."""
+    code, w = pair
+    prose = f"{before}{w}{after}"
+    found = find_codes(prose)
+    assert [f.code for f in found] == [code]
+    assert prose[found[0].start:found[0].end].strip("".join(INVISIBLES)) == w.strip("".join(INVISIBLES))
+    assert order_code_arg(w) == code
+    assert [a["order_code"] for _, a in workflow_calls(prose, [ToolName.LOOKUP])] == [code]
+    assert offline_codes(prose) == [code]
+    assert [c for _, c, _ in codes_in(fold(prose))] == [code]
+
+
+@pytest.mark.parametrize("code", ["CR3D1T9999", "D15C0UNT12", "5H1PP3D123", "R3FUND0001", "C4NC3L0001"])
+def test_a_code_that_reads_as_a_claim_word_in_leetspeak_stays_the_code(code):
+    """The checks read "r3fund3d" as "refunded"; an order code of that shape is a code, so a
+    correct draft about it is not flagged and a made-up one is still an order nobody looked up."""
+    from .test_checks import run
+
+    found = {"name": "get_order_status", "input": {"order_code": code}, "is_error": False, "outcome": "ok",
+             "result": {"found": True, "order_code": code, "status": "pending_payment",
+                        "status_detail": "payment received, not yet matched to the order", "product": "PhotoFlux Pro",
+                        "placed_on": "2026-11-20", "estimated_delivery": None, "license_issued": False}}
+    draft = f"Your order {code} is waiting for its payment to be matched; a colleague is checking it."
+    assert [f.kind for f in run(draft=draft, lookups=[found]) if f.severity == "error"] == []
+    other = {**found, "input": {"order_code": "GH56JK78MN"}, "result": {**found["result"], "order_code": "GH56JK78MN"}}
+    assert "unverified_order" in {f.kind for f in run(draft=draft, lookups=[other])}
 
 
 @pytest.mark.parametrize("prose", [
     "everything is fine", "EVERYTHING", "from 2026 to 2027", "FROM 2026 TO 2027", "call 0123456789",
     "the TEST 2026 IN", "x-GH56JK78MN", "GH56JK78MN-2", "ORD-2026123", "ord-202612345",
     "ORD-2026-123", "ORD-20261-234", "ORD-2026 12345", "\uff21\uff22\uff23\uff24\uff25\uff26\uff27\uff28\uff29\uff2a",
+    "ORD-20261234-5", "GH56JK78MN-X2", "GH56-JK78-MN-XY", "GH56JK78MN-ab",
 ])
 def test_words_and_numbers_are_not_order_codes(prose):
     assert find_codes(prose) == []
@@ -299,3 +362,17 @@ def test_a_hostile_session_log_of_the_ticket_does_not_break_the_resume(cli, anth
     assert p.returncode == 0, p.err
     sent = json.dumps(fake_anthropic.requests[0]["messages"])
     assert "the real question about GH56JK78MN" in sent and "pending_payment" in sent
+
+
+def test_every_order_of_the_demo_database_can_be_asked_about_in_prose(tmp_path):
+    """A demo order whose code prose cannot find (ten letters: "everything" is no code) could be
+    shown by `orders show` but never asked about; the demo holds none."""
+    import sqlite3
+
+    from agentcli.stores import init_sqlite
+
+    db = tmp_path / "orders.sqlite3"
+    init_sqlite(db, 300)
+    codes = [r[0] for r in sqlite3.connect(db).execute("SELECT code FROM orders")]
+    assert len(codes) == 300
+    assert [c for c in codes if [f.code for f in find_codes(f"Where is my order {c}?")] != [c]] == []

@@ -21,7 +21,8 @@ questions are compared in:
 - a word spelled out in single letters ("R E F U N D", "r.e.f.u.n.d", "E-R-S-T-A-T-T-E-T": three
   or more single letters, each apart by one or two spaces, dots or hyphens) is one word again;
 - a word written with digits or @ $ for letters ("r3fund3d", "sh1pped") is read as letters
-  where that makes it begin with a claim's stem (below), so codes and SKUs stay as they are;
+  where that makes it begin with a claim's stem (below), so SKUs stay as they are, and never
+  where it has an order code's shape (10 letters and digits: CR3D1T9999 is a code);
 - a hyphen (or ~ _ * ^ | +) cut inside the stem of a word a claim is made of ("re-fund",
   "ref*und", "can-celled", "zurück-er-stattet") is closed: only where the first part is shorter than the stem, so
   "credit-card" and "e-mail" stay what they are.
@@ -37,31 +38,15 @@ from __future__ import annotations
 import re
 import unicodedata
 
+# The blank "letters" and the lookalikes of two scripts are one table with the order codes' (in
+# ``vocab``), so a code is read the same way by the checks as by the tool.
+from ..vocab import BLANKS as _BLANKS
+from ..vocab import CONFUSABLES
+
 # CSI / OSC / two-character ESC sequences, and the 8-bit CSI.
 _ANSI_RE = re.compile(r"\x1b\[[0-?]{0,64}[ -/]{0,8}[@-~]|\x1b\][^\x07\x1b]{0,2000}(?:\x07|\x1b\\)?|"
                       r"\x1b[@-Z\\-_]?|\x9b[0-?]{0,64}[ -/]{0,8}[@-~]")
 
-# Blank "letters" and marks NFKC keeps that show as nothing (not category Cf).
-_BLANKS = ("\u034f\u115f\u1160\u17b4\u17b5\u180b\u180c\u180d\u180f\u2800\u3164\uffa0"
-           + "".join(chr(c) for c in range(0xFE00, 0xFE10)))
-
-# Lookalikes (Unicode's confusables for Latin letters, the common ones of two scripts).
-_CYRILLIC = {
-    "а": "a", "в": "b", "е": "e", "ё": "e", "з": "3", "і": "i", "ї": "i", "ј": "j", "к": "k",
-    "м": "m", "н": "h", "о": "o", "р": "p", "с": "c", "т": "t", "у": "y", "х": "x", "ѕ": "s",
-    "ԁ": "d", "һ": "h", "ԛ": "q", "ԝ": "w", "ү": "y", "ӏ": "l", "ɡ": "g",
-    "А": "A", "В": "B", "Е": "E", "Ё": "E", "З": "3", "І": "I", "Ї": "I", "Ј": "J", "К": "K",
-    "М": "M", "Н": "H", "О": "O", "Р": "P", "С": "C", "Т": "T", "У": "Y", "Х": "X", "Ѕ": "S",
-    "Ԁ": "D", "Һ": "H", "Ԛ": "Q", "Ԝ": "W", "Ү": "Y", "Ӏ": "I",
-}
-_GREEK = {
-    "α": "a", "β": "b", "γ": "y", "ε": "e", "ι": "i", "κ": "k", "ν": "v", "ο": "o", "ρ": "p",
-    "τ": "t", "υ": "u", "χ": "x", "ω": "w", "ϲ": "c", "ϳ": "j",
-    "Α": "A", "Β": "B", "Ε": "E", "Ζ": "Z", "Η": "H", "Ι": "I", "Κ": "K", "Μ": "M", "Ν": "N",
-    "Ο": "O", "Ρ": "P", "Τ": "T", "Υ": "Y", "Χ": "X", "Ϲ": "C",
-}
-_OTHER = {"ȷ": "j", "ℓ": "l", "ꓲ": "I", "ꓳ": "O", "ꓴ": "U", "ꓦ": "V", "ꓪ": "W"}
-CONFUSABLES = str.maketrans({**_CYRILLIC, **_GREEK, **_OTHER})
 # Latin letters that stand for a plain one wherever they are (no other script's word is made of
 # them, so no word is left as it is): the dotless i and the dotted capital I (a Turkish keyboard;
 # lower() makes İ two characters), and the small capitals of "fancy text" ("ꜱʜɪᴘᴘᴇᴅ", "ʀᴇꜰᴜɴᴅ"),
@@ -113,6 +98,8 @@ _LEET = (str.maketrans("013457@$", "oieastas"), str.maketrans("013457@$", "oleas
 
 def _leet_word(m: re.Match) -> str:
     w = m.group(0)
+    if len(w) == 10 and w.isalnum():
+        return w  # the shape of an order code (CR3D1T9999, D15C0UNT12): a code is never a word
     for table in _LEET:
         read = w.translate(table)
         if _STEM_START.match(read):
