@@ -110,13 +110,15 @@ def whole(screen: str, words: list[str]) -> list[str]:
 
 def _save_queue(drafts_dir):
     """Five pending drafts as support would have them: tickets, orders, customers, a greeting
-    before what the reply says; one with a refund promise (an error-level finding)."""
+    before what the reply says; one with a refund promise (an error-level finding); two tickets
+    of a helpdesk that names them long, alike for their first 40 characters."""
     store = DraftStore(drafts_dir)
     made = []
     for i in range(5):
         body = (f"Your order ORD-20261234 has shipped and should arrive on 2026-12-03 (reply {i})."
                 if i != 2 else "We will refund you in full within 3 days.")
-        d, _ = store.save(text=f"{GREETING}{body}\n\nBest regards,\nSupport", ticket=f"ZD-5023{i}",
+        ticket = f"ZD-5023{i}" if i < 3 else f"ACME-SUPPORT-EMEA-QUEUE-2026-12-04-escalation-100{i}"
+        d, _ = store.save(text=f"{GREETING}{body}\n\nBest regards,\nSupport", ticket=ticket,
                           order_code="ORD-20261234", customer=f"customer.number{i}@example.com",
                           questions=["Where is my order ORD-20261234? I want a refund."],
                           lookups=[LOOKUP], session_id=SESSION)

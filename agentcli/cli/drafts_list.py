@@ -14,6 +14,7 @@ from typing import Any
 
 from rich.text import Text
 
+from ..drafts.format import MAX_TICKET_CHARS
 from ..drafts.store import Draft
 from ..redact import one_line
 from ..stdio import isatty
@@ -97,7 +98,7 @@ def _table_rows(rows: list[Any], width: int, one_status: bool) -> tuple[list[Col
             "age": Text(age(c["created"]) if c["created"] else "—"),
             # a ticket that is only its session's id says nothing a reviewer sorts by
             "ticket": Text("" if isinstance(item, Draft) and c["ticket"] == item.meta.get("session_id")
-                           else one_line(c["ticket"], 40)),
+                           else one_line(c["ticket"], MAX_TICKET_CHARS)),  # whole, or the column goes
             "order": Text(one_line(c["order"], 20)),
             "customer": Text(one_line(c["customer"], 60)),
             "reviewed_by": Text(one_line(c["reviewed_by"], 20)),

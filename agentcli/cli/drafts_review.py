@@ -26,6 +26,7 @@ from ..drafts.queue import (
     resolve_draft_id,
     review,
 )
+from ..drafts.format import MAX_TICKET_CHARS
 from ..drafts.store import require_version
 from ..errors import UsageError
 from ..redact import clean_for_terminal, one_line
@@ -76,7 +77,7 @@ def _row(console: Any, d: Any) -> None:
     what the reply says."""
     width = console.width if console.is_terminal else 200
     head = f"  {d.id}  {short_status(d.meta.get('status'))}  "
-    ticket = one_line(d.ticket or "", 40)
+    ticket = one_line(d.ticket or "", MAX_TICKET_CHARS)  # whole or not shown: never cut
     if ticket and ticket != d.meta.get("session_id") and len(head) + len(ticket) + 14 <= width:
         head += ticket + "  "
     line = Text(clean_for_terminal(head))
