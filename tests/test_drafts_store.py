@@ -81,6 +81,32 @@ def test_concurrent_processes_never_clobber_or_duplicate(tmp_path):
     assert not list(tmp_path.glob(".tmp-*"))
 
 
+def test_a_draft_of_the_ticket_that_cannot_be_read_stops_a_new_one(tmp_path):
+    """A ticket has at most one live draft. A teammate's draft file this process cannot read may
+    be the live one, and a new draft beside it would make two: the save is refused, naming the
+    file, and nothing is written."""
+    import subprocess
+    import sys
+
+    from tests.test_doctor import _without_dac_override
+
+    ds = DraftStore(tmp_path)
+    first, _ = ds.save(text="Your order GH56JK78MN is waiting for its payment.", ticket="HD-7")
+    first.path.chmod(0)
+    script = ("import sys\nfrom agentcli.drafts.store import DraftStore\nfrom agentcli.errors import AgentcliError\n"
+              "try:\n    DraftStore(sys.argv[1]).save(text='Your order ORD-20261234 has shipped.', ticket='HD-7')\n"
+              "except AgentcliError as e:\n    print(e)\n    sys.exit(3)\n")
+    try:
+        p = subprocess.run(_without_dac_override([sys.executable, "-c", script, str(tmp_path)]),
+                           capture_output=True, text=True, timeout=60)
+    finally:
+        first.path.chmod(0o600)
+    assert p.returncode == 3, (p.stdout, p.stderr)
+    assert first.path.name in p.stdout and "Permission denied" in p.stdout and "two" in p.stdout
+    assert [d.id for d in ds.in_ticket("HD-7")] == [first.id]
+    assert ds.get(first.id).meta["status"] == "pending_review"
+
+
 # --------------------------------------------------------------------------- SQLite store
 
 def test_store_is_read_only(demo_db, tmp_path):

@@ -323,6 +323,11 @@ def reopen_check(d: Draft) -> Draft:
     return d
 
 
+class Unreadable(ValueError):
+    """A draft file that is there but cannot be read (its permissions, the disk): not damaged,
+    and perhaps some ticket's live draft."""
+
+
 def read_regular(path: Path, limit: int = MAX_FILE_BYTES) -> str:
     """The text of ``path`` if it is a regular file (not through a symlink) of at most ``limit``
     bytes; ValueError with the reason otherwise. Never blocks on a FIFO or a device."""
@@ -333,7 +338,7 @@ def read_regular(path: Path, limit: int = MAX_FILE_BYTES) -> str:
             raise ValueError("it is a symbolic link, not a draft file") from None
         if e.errno == errno.ENOENT:
             raise
-        raise ValueError(f"cannot read it ({e.strerror})") from None
+        raise Unreadable(f"cannot read it ({e.strerror})") from None
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):

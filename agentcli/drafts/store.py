@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from ..errors import UsageError, fsync_folder, replace_file, signals_held, write_temp
-from ..redact import redact, redact_obj
+from ..redact import one_line, redact, redact_obj
 from ..vocab import parse_time
 from .base import (
     _NAME_CLEAN,
@@ -76,6 +76,7 @@ from .format import (
     STATUSES,
     Damaged,
     Draft,
+    Unreadable,
     bounded,
     draft_id,
     dump_value,
@@ -740,16 +741,28 @@ class DraftStore:
                 out.append(Damaged(path, str(e)))
         return out
 
-    def in_ticket(self, ticket: str) -> list[Draft]:
+    def in_ticket(self, ticket: str, *, strict: bool = False) -> list[Draft]:
         """The drafts of one ticket, oldest first: those its index names (a whole-folder
-        search, a cheap text match before parsing, only where no index exists yet)."""
+        search, a cheap text match before parsing, only where no index exists yet). ``strict``:
+        a draft of the ticket that cannot be read (its permissions, the disk) is a
+        ``DraftsFolderError``, not skipped: it may be the ticket's live draft."""
         ids = self._ticket_ids(ticket)
         if ids is not None:
             out = []
             for did in ids:
+                path = self.dir / f"{did}.md"
                 try:
-                    d = self._load(self.dir / f"{did}.md")
-                except (OSError, ValueError):
+                    d = self._load(path)
+                except FileNotFoundError:
+                    continue
+                except (OSError, Unreadable) as e:
+                    if strict:
+                        raise DraftsFolderError(
+                            f"draft file {path} of ticket {one_line(ticket, 80)}: {e}; it may be the "
+                            "ticket's live draft, and a new one would make two: fix its permissions "
+                            "and try again") from None
+                    continue
+                except ValueError:
                     continue
                 if d.ticket == ticket:
                     out.append(d)
@@ -890,6 +903,7 @@ class DraftStore:
         except ValueError as e:
             raise DraftsFolderError(f"draft file {path} is in the way ({e}); move it "
                                     "aside and try again") from None
+        self.in_ticket(ticket, strict=True)  # a live draft unread would stay live beside the new one
         meta = {"id": did, "status": "pending_review", "created_at": now_iso(), "ticket": ticket,
                 **fields, "text_sha256": text_hash(text)}
         content = fit_provenance(meta, text)
