@@ -805,18 +805,37 @@ FLAG += [
 ]
 
 
+# an item of the order said not to be in it (ORD holds one USB key and one printed manual)
+FLAG += [
+    ("i42-does-not-include", "Your order does not include the manual.", "ORD", IT),
+    ("i42-did-not-order", "You did not order the manual.", "ORD", IT),
+    ("i42-there-is-no-in-it", "There is no manual in it.", "ORD", IT),
+    ("i42-has-no", "Your order has no printed manual.", "ORD", IT),
+    ("i42-isnt-part-of", "The manual isn't part of your order.", "ORD", IT),
+    ("i42-no-is-included", "No manual is included.", "ORD", IT),
+    ("i42-de-nicht-mitbestellt", "Das Handbuch haben Sie nicht mitbestellt.", "ORD", IT),
+    ("i42-de-nicht-teil", "Ein Handbuch ist nicht Teil Ihrer Bestellung.", "ORD", IT),
+    ("i42-de-enthaelt-kein", "Ihre Bestellung enthält kein Handbuch.", "ORD", IT),
+    ("i42-de-usb-stick-nicht-teil", "Der USB-Stick ist nicht Teil Ihrer Bestellung.", "ORD", IT),
+]
+
+
+# once known misses, read since stop 42 (an item said to be absent; a price said of an item before it)
+FLAG += [
+    ('a14-fp10', 'For the manual we charged 25.00 EUR.', 'ORD', PR),
+    ('a16-fi5', 'Your order is just the USB key; there is no manual in it.', 'ORD', IT),
+]
+
+
 KNOWN_MISSES = [
     ("i3-three-of", "You ordered three of the printed manuals in ORD-20261234.", "ORD", IT),
     # round fourteen's adversarial pass: a status of every order without 'your' or in another clause,
     # a price after its verb or as an attribute, 'bis 6.12. da' and 'erhalten ... bis spätestens'
     ('a14-fe6', 'Sämtliche Bestellungen wurden versandt.', 'GH+ORD', ST),
     ('a14-fe11', 'Both are on their way now: ORD-20261234 and GH56JK78MN.', 'GH+ORD', ST),
-    ('a14-fp10', 'For the manual we charged 25.00 EUR.', 'ORD', PR),
     ('a14-fp11', 'The manual is the 25.00 EUR item.', 'ORD', PR),
     ('a14-fd1', 'Ihr Paket ist bis 6.12. da.', 'ORD', DA),
     ('a14-fd3', 'Sie erhalten das Paket bis spätestens 6.12.', 'ORD', DA),
-    # round fifteen's held-out pass: an item said to be absent ("there is no manual in it") is not read
-    ('a16-fi5', 'Your order is just the USB key; there is no manual in it.', 'ORD', IT),
 ]
 
 # (id, text, lookup) -- correct texts: must raise no error
@@ -1421,6 +1440,13 @@ CLEAN = [
     ('pr42-de-zwischensumme', 'Zwischensumme: 25,00 EUR', 'ORD'),
     ('pr42-total-words-true', 'Total: forty euros.', 'ORD'),
     ('pr42-unknown-total', 'Total: 25.00 EUR', 'GH+ORD'),
+    # an item said not to be in an order that does not hold it, or said so of another thing
+    ('i42-no-hub-true', 'Your order does not include a USB hub.', 'ORD'),
+    ('i42-if-not-include', 'If your order does not include the manual, tell us.', 'ORD'),
+    ('i42-you-wrote', 'You wrote that your order does not include the manual.', 'ORD'),
+    ('i42-manual-of-other', "Your order doesn't include a manual for the USB hub you mentioned.", 'ORD'),
+    ('i42-no-manual-license-true', 'Your order does not include a printed manual: it is a license.', 'GH'),
+    ('i42-de-kein-handbuch-true', 'Ihre Bestellung enthält kein Handbuch, nur die Lizenz.', 'GH'),
 ]
 
 

@@ -1248,6 +1248,50 @@ def _counted_items(sent: str, labels: tuple[str, ...]) -> Iterable[tuple[int, in
         yield m.start(), n, what, groups.get(ITEM_GROUP[head])
 
 
+# an item of the order said not to be in it: "your order does not include the manual", "there is
+# no manual in it", "Das Handbuch haben Sie nicht mitbestellt", "Ihre Bestellung enthält kein
+# Handbuch" (a count of 0, checked against its line items: false of an order that holds one)
+_DENY_DET = r"(?:(?:a|an|the|any|your|ein|eine|einen|einem|das|die|den|der|ihr|ihre|ihren)\s+)?"
+_DENY_ITEM = rf"(?P<mods>(?:(?!{_ITEM_GLUE}\b|no\b|kein\w*)[^\W\d_][\w-]{{0,19}}\s{{1,2}}){{0,2}}?)(?:[^\W\d_]{{1,12}}-)?(?P<h>{_HEADS})(?![\w-])"
+_DENIED_ITEM_RES = [
+    _rx(rf"\b(?:does|do|did)(?:n't|\s+not)\s+(?:include|contain|have|come\s+with|hold)\s+{_DENY_DET}{_DENY_ITEM}"),
+    _rx(rf"\b(?:you|we|i)\s+(?:did|have|had)(?:n't|\s+not)\s+(?:ordered|order|bought|buy|purchased|purchase)\s+{_DENY_DET}{_DENY_ITEM}"),
+    _rx(rf"\bthere\s+(?:is|was|are|were)\s+no\s+{_DENY_ITEM}\s+in\s+(?:it|them|your\s+order|the\s+order|"
+        r"(?:your|the)\s+(?:parcel|package|shipment))\b"),
+    _rx(rf"\bno\s+{_DENY_ITEM}\s+(?:is|was|are|were)\s+(?:included|part\s+of\s+(?:your|the)\s+order)\b"),
+    _rx(rf"\b(?:the\s+|a\s+|an\s+|your\s+)?{_DENY_ITEM}\s+(?:is|was|are|were)(?:n't|\s+not)\s+(?:part\s+of|in|included\s+in)\s+"
+        r"(?:your|the|this)\s+order\b"),
+    _rx(rf"\b(?:your|the)\s+order\s+(?:has|had|contains|contained|includes|included)\s+no\s+{_DENY_ITEM}"),
+    _rx(rf"\b{_DENY_DET}{_DENY_ITEM}\s+haben\s+sie\s+(?:leider\s+|aber\s+)?nicht\s+(?:mit)?bestellt\b"),
+    _rx(rf"\b{_DENY_DET}{_DENY_ITEM}\s+(?:ist|war|sind|waren)\s+nicht\s+(?:teil|bestandteil)\s+ihrer\s+bestellung\b"),
+    _rx(rf"\b(?:ihre|die)\s+bestellung\s+(?:enthält|enthielt|umfasst|beinhaltet)\s+kein(?:e|en)?\s+{_DENY_ITEM}"),
+    _rx(rf"\bsie\s+haben\s+kein(?:e|en)?\s+{_DENY_ITEM}\s+(?:mit)?bestellt\b"),
+]
+_DENY_CUE = ("not", "n't", "no ", "nicht", "kein")
+# the item of another thing: "does not include a manual for the USB hub" (not "for your order")
+_DENY_OF_OTHER_RE = _rx(r"\s+(?:for|of|für|zu|zum|zur|von)\s+(?!(?:your|the|this|ihre[rmn]?|die|diese[rmn]?)\s+(?:order|bestellung)\b)")
+
+
+def _denied_items(sent: str, labels: tuple[str, ...]) -> Iterable[tuple[int, str]]:
+    """(position, the order's item) of each item of LABELS that SENT says the order does not hold."""
+    low = sent.lower()
+    if not any(w in low for w in _DENY_CUE):
+        return
+    groups: dict[str, str] = {}
+    for label in labels:
+        groups.setdefault(label_group(label), label)
+    lead = _LEAD_COND_RE.search(sent) is not None
+    for rx in _DENIED_ITEM_RES:
+        for m in rx.finditer(sent):
+            label = groups.get(ITEM_GROUP[m.group("h").lower()])
+            if label is None or _DENY_OF_OTHER_RE.match(sent, m.end()):
+                continue  # an item the order does not hold, said not to be in it, or another thing's
+            before, said, after = clause_of(sent, m.start(), m.end())
+            if hedged(before, after, said, lead or _lead_at(sent, m.start())) or HEDGE_COND.search(before):
+                continue  # "if your order does not include a manual", "you wrote that ..."
+            yield m.start(), label
+
+
 # a product named as in the order: "includes a PhotoFlux Team license" (capitalised words before a product noun)
 PRODUCT_RE = _lazy(
     r"\b(?:[Cc]ontains?|[Ii]ncludes?|[Oo]rdered|[Bb]ought|[Pp]urchased|[Ee]nthält|[Bb]estellt|[Uu]mfasst|"
@@ -2099,6 +2143,8 @@ def extract(text: str, known: Known) -> tuple[list[Claim], bool]:
                     add("quantity", p, n, what=label)
                 else:
                     add("item", p, what)
+            for p, label in _denied_items(sent, known.item_labels):
+                add("quantity", p, 0, what=label)
         for m in PRODUCT_RE.finditer(sent):
             add("product", m.start(1), " ".join(m.group(1).split()))
         def theirs(p: int) -> bool:  # "you wrote that you were charged 45 EUR": their amount, not ours

@@ -521,7 +521,8 @@ class _Run:
                     (c.source == "model" and _overlap(what, str(li.get("name") or ""))):
                 q = _int(li.get("quantity"))
                 if q is not None and n != q:
-                    self.add("line_items_mismatch", ERROR, f"{label} says {n} of {one_line(what, 60)} in "
+                    said = f"no {one_line(what, 60)} is" if n == 0 else f"{n} of {one_line(what, 60)}"
+                    self.add("line_items_mismatch", ERROR, f"{label} says {said} in "
                              f"{code or 'the order'}, but the order has {q}", code=code, result=r, **ev)
                 return
         if c.source == "model":
