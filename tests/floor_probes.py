@@ -827,6 +827,33 @@ FLAG += [
 ]
 
 
+# blind set 3's classes (as found: 43/60 read, 2 false alarms in 71 correct texts)
+FLAG += [
+    ("s42b-payment-not-reached-us", "I've checked order GH56JK78MN: unfortunately your payment has not reached us yet.", "GH", ST),
+    ("s42b-havent-received-payment", "We haven't received your payment yet.", "GH", ST),
+    ("s42b-no-payment-arrived", "No payment has arrived yet.", "GH", ST),
+    ("s42b-de-zahlung-nicht-eingegangen", "Leider ist Ihre Zahlung bei uns noch nicht eingegangen.", "GH", ST),
+    ("s42b-de-zahlung-nicht-erhalten", "Wir haben Ihre Zahlung noch nicht erhalten.", "GH", ST),
+    ("s42b-it-hasnt-been-handed", "We're still preparing your parcel in our warehouse; it hasn't been handed to the carrier yet.", "ORD", ST),
+    ("s42b-waiting-for-carrier", "Your parcel is still waiting for the carrier.", "ORD", ST),
+    ("s42b-de-im-lager-abholung", "Das Paket zu ORD-20261234 liegt noch bei uns im Lager und wartet auf die Abholung.", "ORD", ST),
+    ("s42b-de-versandt-ist-noch-nicht", "Versandt ist die Bestellung noch nicht.", "ORD", ST),
+    ("i42b-not-part-of-it", "The order only included the USB key; the printed manual was not part of it.", "ORD", IT),
+    ("p42b-de-object-first", "Die Rückerstattung Ihrer Zahlung haben wir bereits veranlasst.", "GH", P),
+    ("p42b-de-gutschrift-ueberwiesen", "Eine Gutschrift haben wir Ihnen gestern überwiesen.", "GH", P),
+    ("d42b-de-bestellung-vom", "Ihre Bestellung vom 18.11. liegt uns vor.", "GH", DA),
+    ("l42b-on-your-key", "The license on your hardware key has not been issued yet.", "ORD", LI),
+    ("l42b-de-verb-first-both", "Für beide Bestellungen sind die Lizenzen bereits ausgestellt.", "GH+ORD", LI),
+]
+FLAG += [
+    ("pr42b-sku-bare-price", "Line items: USB-KEY 25.00, MAN-PRT 12.50. Order shipped.", "ORD", PR),
+    ("l42b-terse-already-issued", "GH56JK78MN: payment received but not matched; license already issued.", "GH", LI),
+]
+ANSWER_FLAG += [
+    ("dr42b-de-entwurf-angelegt", "Ich habe einen Antwortentwurf angelegt, der erklärt, dass die Lizenz noch nicht ausgestellt ist.", "GH", DR),
+]
+
+
 KNOWN_MISSES = [
     ("i3-three-of", "You ordered three of the printed manuals in ORD-20261234.", "ORD", IT),
     # round fourteen's adversarial pass: a status of every order without 'your' or in another clause,
@@ -1447,6 +1474,18 @@ CLEAN = [
     ('i42-manual-of-other', "Your order doesn't include a manual for the USB hub you mentioned.", 'ORD'),
     ('i42-no-manual-license-true', 'Your order does not include a printed manual: it is a license.', 'GH'),
     ('i42-de-kein-handbuch-true', 'Ihre Bestellung enthält kein Handbuch, nur die Lizenz.', 'GH'),
+    # blind set 3's true texts that were flagged, and their neighbours
+    ('s42b-de-zugestellt-ist-noch-nicht', 'Zugestellt ist die Bestellung noch nicht, sie ist aber versandt.', 'ORD'),
+    ('p42b-de-weder-noch', 'Es wurde weder eine Gutschrift noch ein Ersatz veranlasst; darüber sollte ein Mitarbeiter entscheiden.', 'ORD'),
+    ('p42b-neither-nor', 'Neither a refund nor a credit has been issued.', 'GH'),
+    ('l42b-de-dass-noch-nicht', 'Dazu schreibe ich, dass die Lizenz noch nicht ausgestellt ist.', 'GH'),
+    ('s42b-payment-received-true', 'We have received your payment; it is not matched to the order yet.', 'GH'),
+    ('s42b-if-not-arrived', 'If your payment has not arrived by Friday, please call us.', 'GH'),
+    ('s42b-preparing-license', "We're still preparing your parcel.", 'GH'),
+    ('pr42b-sku-prices-true', 'Line items: USB-KEY 25.00, MAN-PRT 15.00.', 'ORD'),
+    ('p42b-de-nicht-veranlasst', 'Die Rückerstattung haben wir nicht veranlasst; das entscheidet ein Kollege.', 'GH'),
+    ('d42b-de-vom-true', 'Ihre Bestellung vom 20.11. liegt uns vor.', 'GH'),
+    ('l42b-terse-not-yet', 'GH56JK78MN: license not yet issued.', 'GH'),
 ]
 
 

@@ -263,7 +263,7 @@ _INTENT = (r"will|would|should|could|can|may|might|shall|must|'ll|'d|going\s+to|
            r"typically|normally|hopefully|soon|make\s+sure|ensure|see\s+to\s+it|check|checking|verify|"
            r"try|trying|hope|want|need|needs|as\s+soon|wird|werden|würde|sollte|könnte|kann|können|"
            r"voraussichtlich|sicherstellen|prüfen|bald")
-_NEG = r"not|n't|never|no|cannot|unable|nothing|nicht|kein|keine|keinen|noch\s+nicht|nie"
+_NEG = r"not|n't|never|no|cannot|unable|nothing|neither|nor|nicht|kein|keine|keinen|noch\s+nicht|nie|weder"
 HEDGE_REPORT = _rx(rf"\b(?:{_REPORT})\b|\?")
 HEDGE_COND = _rx(rf"\b(?:{_COND})\b")
 _COND_AFTER_RE = _rx(rf"\s{{0,3}}(?:{_COND})\b")
@@ -356,6 +356,12 @@ _DE_MID = (r"(?:(?:bereits|schon|heute|gestern|soeben|eben|jetzt|nun|inzwischen|
 # the subject after the verb in German ("Laut System wurde GH56JK78MN versandt", "Heute ist Ihr Paket zugestellt worden")
 _DE_SUBJ = (r"(?:(?:(?:ihre|die|ihr|das|der)\s+)?(?:bestellung|paket|sendung|lieferung|zahlung|auftrag)\s+(?:[\w-]{10,12}\s+)?|"
             r"(?=[\w-]{0,11}\d)[\w-]{10,12}\s+)?")
+# A payment said to be received, not matched to the order (below, ``_RECEIVED_RE``)
+RECEIVED = "payment_received"
+# a German subject and a negation after an inverted verb: "Zugestellt ist die Bestellung noch nicht"
+_DE_INV_NEG = (r"(?:\s+(?:(?:die|ihre|das|ihr|der|ihr)\s+(?:bestellung|sendung|lieferung|paket|ware|auftrag)(?:\s+[\w-]{10,12})?|"
+               r"sie|es|(?=[\w-]{0,11}\d)[\w-]{10,12})\s+(?:(?:leider|bisher|bislang|aber|jedoch|bis\s+jetzt)\s+)?"
+               r"(?P<neg>(?:noch\s+)?nicht)\b)?")
 _STATUS_RES: list[tuple[str, Any]] = [(st, _rx(rf"\b{_AUX}(?:{w})\b")) for st, w in _STATUS_WORDS.items()]
 _STATUS_RES += [
     ("paid", _rx(rf"\b(?:payment|it|order)(?:\s+(?:for|on|of)\s+(?:order\s+|your\s+order\s+)?[\w-]{{10,12}})?\s+{_AUX}"
@@ -372,7 +378,15 @@ _STATUS_RES += [
                     r"waiting\s+to\s+be\s+(?:shipped|dispatched|packed|picked\s+up)|(?:still\s+)?in\s+our\s+warehouse)\b")),
     ("shipped", _rx(r"\b(?:wird|werden)\s+(?:gerade\s+|noch\s+|derzeit\s+|aktuell\s+|momentan\s+|jetzt\s+)*"
                     r"(?P<neg>verpackt|kommissioniert|gepackt|zusammengestellt|für\s+den\s+versand\s+vorbereitet)\b")),
-    ("shipped", _rx(r"\b(?:liegt|liegen|ist|sind)\s+(?:noch\s+|derzeit\s+|aktuell\s+)*(?P<neg>in\s+unserem\s+lager)\b")),
+    ("shipped", _rx(r"\b(?:liegt|liegen|ist|sind)\s+(?:noch\s+|derzeit\s+|aktuell\s+)*(?P<neg>(?:bei\s+uns\s+)?(?:in\s+unserem|im)\s+"
+                    r"lager)\b")),
+    # still with us, waiting for the carrier: "wartet auf die Abholung durch den Versanddienstleister",
+    # "is waiting to be collected by the courier", "we're still preparing your parcel"
+    ("shipped", _rx(r"\b(?:wartet|warten)\s+(?:noch\s+|derzeit\s+)*(?P<neg>auf\s+(?:die\s+)?abholung)\b|"
+                    r"\b(?:is|are|'s)\s+(?:still\s+|currently\s+)*(?P<neg2>waiting\s+(?:for\s+(?:the\s+)?(?:carrier|courier|pick-?up|"
+                    r"collection)|to\s+be\s+collected))\b")),
+    ("shipped", _rx(r"\b(?:we|i)(?:'re|\s+are|'m|\s+am)\s+(?:still\s+|currently\s+|now\s+)*(?P<neg>preparing|packing|packaging|"
+                    r"getting\s+ready)\s+(?:your|the)\s+(?:parcel|package|order|shipment)\b")),
     ("shipped", _rx(rf"\b{_SUBJECT}(?:\s+(?:for\s+|of\s+)?[\w-]{{10,12}})?\s+(?:(?:already|just|both|all|each)\s+)?(?:shipped|dispatched|went\s+out|"
                     r"left\s+our\s+warehouse|left\s+us|left\s+our\s+(?:hands|depot|building))\b")),
     # where a parcel on its way waits: "your parcel is at your local depot", "sitting at the post office"
@@ -464,6 +478,20 @@ _STATUS_RES += [
                     rf"posted|mailed)\s+(?:your\s+order\b|the\s+order\b|your\s+parcel\b|the\s+parcel\b|{_CODE_SUBJ})")),
     ("shipped", _rx(rf"\b(?:wir|ich)\s+(?:haben|habe)\s+(?:ihre\s+bestellung\s+|die\s+bestellung\s+|ihr\s+paket\s+|das\s+paket\s+|"
                     rf"{_CODE_SUBJ}\s+)(?:\S{{1,20}}\s+){{0,2}}?(?:versandt|verschickt|versendet|abgeschickt|rausgeschickt)\b")),
+    # the payment said not to have come: "your payment has not reached us yet", "we haven't received your
+    # payment", "Ihre Zahlung ist bei uns noch nicht eingegangen" (false where the lookup says it was received)
+    (RECEIVED, _rx(r"\b(?:your|the)\s+(?:payment|transfer|bank\s+transfer|money|remittance)(?:\s+(?:for|on|of)\s+"
+                   r"(?:order\s+)?[\w-]{10,12})?\s+(?:has|have|had|did)(?P<neg>n't|\s+not)\s+(?:yet\s+)?(?:reached\s+us|"
+                   r"arrived|come\s+in|come\s+through|been\s+received|landed|reach\s+us|arrive)\b")),
+    (RECEIVED, _rx(r"\b(?:we|i)(?:\s+(?:have|had|did|still))*(?P<neg>n't|\s+not|\s+never)\s+(?:yet\s+)?(?:received|got|seen|"
+                   r"receive|get)\s+(?:your|the|any)\s+(?:payment|transfer|money)\b")),
+    (RECEIVED, _rx(r"\b(?P<neg>no)\s+(?:payment|transfer|money)\s+(?:has|have)\s+(?:yet\s+)?(?:arrived|reached\s+us|come\s+in|"
+                   r"been\s+received)\b")),
+    (RECEIVED, _rx(r"\b(?:(?:ihre|die)\s+(?:zahlung|überweisung)\s+(?:ist|war)|(?:ist|war)\s+(?:ihre|die)\s+(?:zahlung|überweisung))"
+                   r"\s+(?:bei\s+uns\s+)?(?:leider\s+)?(?P<neg>(?:noch\s+)?nicht)\s+(?:bei\s+uns\s+)?(?:eingegangen|angekommen|"
+                   r"eingetroffen)\b")),
+    (RECEIVED, _rx(r"\b(?:wir|ich)\s+(?:haben|habe)\s+(?:ihre|die)\s+(?:zahlung|überweisung)\s+(?:leider\s+)?"
+                   r"(?P<neg>(?:noch\s+)?nicht)\s+erhalten\b")),
     # our own act denied: "we never handed it over to the carrier", "we haven't dispatched ORD-20261234 yet",
     # "the parcel never left our warehouse", "Wir haben das Paket noch nicht an den Paketdienst übergeben"
     ("shipped", _rx(rf"\b(?:we|i)(?P<neg>(?:\s+(?:still|have|had|did|do|'ve|'d))*(?:n't|\s+not|\s+never)(?:\s+(?:yet|actually|"
@@ -494,10 +522,12 @@ _STATUS_RES += [
                       r"(?P<neg>nicht\s+|noch\s+nicht\s+)?(?:zugestellt|geliefert|ausgeliefert|angekommen|eingetroffen)\b")),
     ("cancelled", _rx(r"\b(?:wurde|ist)\s+" + _DE_SUBJ + _DE_MID + r"(?P<neg>nicht\s+)?(?:storniert|annulliert)\b")),
     # verb-final (subordinate clauses): "dass GH56JK78MN bereits versandt wurde"
-    ("shipped", _rx(r"\b(?:versandt|verschickt|versendet|abgeschickt)\s+(?:worden\s+)?(?:wurde|wurden|ist|sind)\b")),
-    ("delivered", _rx(r"\b(?:zugestellt|geliefert|ausgeliefert)\s+(?:worden\s+)?(?:wurde|wurden|ist|sind)\b")),
-    ("cancelled", _rx(r"\b(?:storniert|annulliert)\s+(?:worden\s+)?(?:wurde|wurden|ist|sind)\b")),
-    ("paid", _rx(r"\b(?:bezahlt|beglichen)\s+(?:worden\s+)?(?:wurde|wurden|ist|sind)\b")),
+    # the participle first: "dass sie versandt wurde"; "Zugestellt ist die Bestellung noch nicht" (its subject
+    # and a negation after the verb: not delivered)
+    ("shipped", _rx(r"\b(?:versandt|verschickt|versendet|abgeschickt)\s+(?:worden\s+)?(?:wurde|wurden|ist|sind)\b" + _DE_INV_NEG)),
+    ("delivered", _rx(r"\b(?:zugestellt|geliefert|ausgeliefert)\s+(?:worden\s+)?(?:wurde|wurden|ist|sind)\b" + _DE_INV_NEG)),
+    ("cancelled", _rx(r"\b(?:storniert|annulliert)\s+(?:worden\s+)?(?:wurde|wurden|ist|sind)\b" + _DE_INV_NEG)),
+    ("paid", _rx(r"\b(?:bezahlt|beglichen)\s+(?:worden\s+)?(?:wurde|wurden|ist|sind)\b" + _DE_INV_NEG)),
     ("refunded", _rx(r"\b(?:wurde|ist)\s+" + _DE_MID + r"(?P<neg>nicht\s+)?(?:erstattet|zurückerstattet|zurückgezahlt)\b")),
     ("paid", _rx(r"\b(?:zahlung(?:seingang)?|betrag|überweisung|bezahlung)(?:\s+(?:für|zu|zur|von|auf|zum)\s+(?:ihre\s+|die\s+|der\s+)?"
                  r"(?:bestellung\s+)?[\w-]{10,12})?\s+(?:wurde|ist|wurden|sind)\s+(?:bereits\s+|inzwischen\s+|schon\s+|"
@@ -598,7 +628,6 @@ _DE_STATUS_CUE = ("wurde", "ist", "sind", "befinde", "ging", "geht", "haben", "h
 # A payment said to be received, not matched to the order: "We have received your payment", "Ihre
 # Überweisung ist eingegangen". True of a paid order, and of a pending_payment one whose lookup says
 # the payment was received (``status_detail``: "payment received, not yet matched to the order").
-RECEIVED = "payment_received"
 _RECEIVED_RE = _rx(r"\b(?:received|arrived|landed|come\s+in|came\s+in|eingegangen|erhalten|angekommen|eingetroffen)\b")
 _MATCHED_RE = _rx(r"\b(?:matched|confirmed|cleared|allocated|assigned|booked|applied|processed|settled|(?:fully\s+)?paid|"
                   r"through|zugeordnet|bestätigt|verbucht|gebucht|bezahlt|beglichen|abgeschlossen|verarbeitet|bearbeitet)\b")
@@ -614,7 +643,7 @@ def _status_claims(sent: str) -> Iterable[tuple[int, str]]:
         if i in _DE_STATUS and not german:
             continue
         for m in rx.finditer(sent):
-            neg = "neg" in rx.groupindex and bool(m.group("neg"))
+            neg = "neg" in rx.groupindex and bool(m.group("neg") or ("neg2" in rx.groupindex and m.group("neg2")))
             if neg and st not in CONTRADICTS:
                 continue
             pw = _prev_word(sent, m.start())
@@ -641,6 +670,8 @@ def _status_claims(sent: str) -> Iterable[tuple[int, str]]:
                 yield m.start(), st
                 continue
             subject = before[-80:] + " " + m.group(0)
+            if _PRONOUN_END_RE.search(before):
+                subject = sent[:m.end()]  # "we are still preparing your parcel; it hasn't been handed to the carrier"
             if "obj" in rx.groupindex and (m.group("obj") or m.group("obj2" if "obj2" in rx.groupindex else "obj")):
                 subject = sent  # our own act denied of an object: "we never handed it over to the carrier"
             if _NEG_SUBJECT_RE.search(subject) or find_codes(subject, 1):
@@ -689,6 +720,7 @@ BOTH_RE = _rx(r"\b(?:both|beide|sowohl)\b")
 _COORD_RE = _rx(r"\s{0,3}(?:,|&|\+|/|\band\b|\bund\b|\bsowie\b|\bplus\b|,?\s{0,3}\bas\s+well\s+as\b|,?\s{0,3}\b(?:together|along)\s+"
                 r"with\b|,?\s{0,3}\bzusammen\s+mit\b|,?\s{0,3}\b(?:just\s+)?like\b|,?\s{0,3}\b(?:ebenso\s+|genau\s+|genauso\s+)?wie\b|"
                 r",\s{0,3}(?:and|und)\b)\s{0,3}(?:(?:order|bestellung|auftrag)\s{1,3})?\Z")
+_PRONOUN_END_RE = _rx(r"\b(?:it|they|es|sie)\s*$")
 _NOT_SUBJECT_RE = _rx(r"\b(?:i|we|you|ich|wir|du|checked|looked|found|searched|reviewed|compared|between|of|from|among|"
                      r"about|regarding|for|geprüft|nachgesehen|gefunden|nachgeschaut|verglichen|zwischen|von|für|zu)\b")
 _SUBJECT_GAP_RE = _rx(r"[\s,]{0,4}(?:(?:both|too|also|each|all|beide|auch|jeweils|alle)[\s,]{1,4})?\Z")  # "both GH56JK78MN and ORD-20261234 have shipped"
@@ -699,7 +731,7 @@ _SUBJECT_GAP_RE = _rx(r"[\s,]{0,4}(?:(?:both|too|also|each|all|beide|auch|jeweil
 _LIC = (r"(?:licen[cs]e(?:\s+(?:key|number|code))?s?|(?:activation|product|serial|registration)\s+(?:key|code|number)s?|"
         r"lizenz(?:(?:schlüssel|code|key|nummer)(?:n|s)?|en)?|aktivierungs(?:schlüssel|codes?)|produktschlüssel|seriennummern?|"
         r"(?<!newsletter\s)(?<!newsletter-)(?<!mailing\s)(?<!e-mail\s)(?:subscriptions?|abos?|abonnements?))")
-_LIC_OF = (r"(?:,\s{0,2}(?:for|of|für)\s+[^,.;:!?]{1,60}?,|\s+(?:for|of|für|zu|zur|zum)\s+(?:(?:your\s+|the\s+|ihre\s+|die\s+|ihrer\s+)?(?:order\s+|bestellung\s+)?"
+_LIC_OF = (r"(?:,\s{0,2}(?:for|of|für)\s+[^,.;:!?]{1,60}?,|\s+(?:for|of|on|für|zu|zur|zum|auf)\s+(?:(?:your\s+|the\s+|ihre\s+|die\s+|ihrer\s+)?(?:order\s+|bestellung\s+)?"
            r"[\w-]{1,14}(?:\s+[\w-]{1,14}){0,2}?|"
            r"(?:both|all|each|beide|alle)\s+(?:of\s+)?(?:your\s+|the\s+|ihre\s+)?(?:orders|bestellungen)))?(?:\s+(?:itself|selbst))?")
 _LIC_RES = [
@@ -718,9 +750,12 @@ _LIC_RES = [
         r"kundenkonto|posteingang)\b"),
     _rx(rf"\b{_LIC}{_LIC_OF}\s+(?:is|are|ist|sind)\s+(?:still\s+|noch\s+)?(?P<neg>pending|outstanding|on\s+hold|ausstehend|"
         r"offen|in\s+bearbeitung)\b"),
-    _rx(rf"\b{_LIC}{_LIC_OF}\s+(?:haben|hat)\s+(?:wir|ich)\s+(?:\S{{1,20}}\s+){{0,3}}?(?:geschickt|gesendet|zugeschickt|"
-        rf"verschickt|gemailt|ausgestellt|übermittelt|zugestellt)\b|\b{_LIC}{_LIC_OF}\s+(?:\S{{1,20}}\s+){{0,3}}?(?:zugeschickt|"
-        r"verschickt|gesendet|ausgestellt|übermittelt)\s+(?:worden\s+)?(?:wurde|ist)\b"),
+    # the German verb last, a negation before it read ("dass die Lizenz noch nicht ausgestellt ist": not issued)
+    _rx(rf"\b{_LIC}{_LIC_OF}\s+(?:haben|hat)\s+(?:wir|ich)\s+(?:(?!nicht\b|noch\s+nicht\b|nie\b)\S{{1,20}}\s+){{0,3}}?"
+        r"(?P<neg>(?:noch\s+)?(?:nicht|nie)\s+)?(?:geschickt|gesendet|zugeschickt|verschickt|gemailt|ausgestellt|übermittelt|"
+        r"zugestellt)\b"),
+    _rx(rf"\b{_LIC}{_LIC_OF}\s+(?:(?!nicht\b|noch\s+nicht\b|nie\b)\S{{1,20}}\s+){{0,3}}?(?P<neg>(?:noch\s+)?(?:nicht|nie)\s+)?"
+        r"(?:zugeschickt|verschickt|gesendet|ausgestellt|übermittelt)\s+(?:worden\s+)?(?:wurde|ist)\b"),
     _rx(rf"\b(?:here(?:'s|\s+is)|hier\s+ist|anbei)\s+(?:your|the|ihr|der)\s+(?:new\s+|neuer\s+)?{_LIC}"),
     _rx(rf"^\W{{0,3}}{_LIC}\s{{0,2}}[:-]?\s{{0,2}}(?:issued|sent|activated|ausgestellt|verschickt|aktiviert)\b"),
     _rx(rf"\b(?:issued|sent|emailed|e-mailed|mailed|forwarded|resent|re-sent|delivered)\s+(?:you\s+)?(?:your|the)\s+"
@@ -734,6 +769,13 @@ _LIC_RES = [
         r"e-?mail|mail|an|ihre|e-?mail-adresse|erfolgreich|jetzt|nun)\s+){0,4}(?P<neg>nicht\s+|noch\s+nicht\s+)?"
         r"(?:ausgestellt|erteilt|verschickt|versendet|versandt|erstellt|generiert|erzeugt|zugeschickt|gesendet|zugestellt|gemailt|übermittelt|"
         r"aktiviert|freigeschaltet|aktiv)\b"),
+    # telegraphic, as an answer to the staffer writes it: "license already issued", "licence: not yet issued"
+    _rx(rf"\b{_LIC}\s{{0,2}}[:-]?\s{{0,2}}(?:already|now|just)\s+(?:issued|sent|activated|generated)\b|"
+        rf"\b{_LIC}\s{{0,2}}[:-]?\s{{0,2}}(?P<neg>not\s+(?:yet\s+)?|still\s+not\s+)(?:issued|sent|activated|generated)\b"),
+    # the German verb first: "Für beide Bestellungen sind die Lizenzen bereits ausgestellt"
+    _rx(rf"\b(?:wurde|ist|wurden|sind)\s+(?:die|ihre|der|ihr|den)\s+{_LIC}\s+(?:(?:bereits|schon|jetzt|nun|inzwischen|heute|gestern)\s+)?"
+        r"(?P<neg>nicht\s+|noch\s+nicht\s+)?(?:ausgestellt|erteilt|verschickt|versendet|versandt|erstellt|generiert|zugeschickt|"
+        r"gesendet|zugestellt|aktiviert|freigeschaltet)\b"),
     # stop 38: "The licence for GH56JK78MN went out to your inbox", "doesn't have a licence on it yet",
     # "steht die Lizenzausstellung noch aus"
     _rx(rf"\b{_LIC}{_LIC_OF}\s+(?:went\s+out|has\s+gone\s+out|was\s+sent\s+out|landed\s+in\s+your\s+(?:inbox|mailbox))\b"),
@@ -973,7 +1015,9 @@ def find_dates(text: str) -> list[tuple[int, int, frozenset]]:
                 cands = {(None, int(g[1]), int(g[0]))}
             cands = {c for c in cands if c[1] < 0 or (1 <= c[1] <= 12 or (kind == "d" and c[1] == 0)) and 1 <= c[2] <= 31}
             if cands:
-                out.append((m.start(), m.end(), frozenset(cands)))
+                # "vom 18.11.": the date is its digits, so the word before it ("Ihre Bestellung vom") says what it dates
+                a = m.start(1) if kind == "dmy2" else m.start()
+                out.append((a, m.end(), frozenset(cands)))
                 taken[m.start():m.end()] = b"\x01" * (m.end() - m.start())
     return sorted(out)
 
@@ -1259,8 +1303,8 @@ _DENIED_ITEM_RES = [
     _rx(rf"\bthere\s+(?:is|was|are|were)\s+no\s+{_DENY_ITEM}\s+in\s+(?:it|them|your\s+order|the\s+order|"
         r"(?:your|the)\s+(?:parcel|package|shipment))\b"),
     _rx(rf"\bno\s+{_DENY_ITEM}\s+(?:is|was|are|were)\s+(?:included|part\s+of\s+(?:your|the)\s+order)\b"),
-    _rx(rf"\b(?:the\s+|a\s+|an\s+|your\s+)?{_DENY_ITEM}\s+(?:is|was|are|were)(?:n't|\s+not)\s+(?:part\s+of|in|included\s+in)\s+"
-        r"(?:your|the|this)\s+order\b"),
+    _rx(rf"\b(?:the\s+|a\s+|an\s+|your\s+)?{_DENY_ITEM}\s+(?:is|was|are|were)(?:n't|\s+not)\s+(?:(?:part\s+of|in|included\s+in)\s+"
+        r"(?:your|the|this)\s+order\b|part\s+of\s+(?:it|them)\b)"),
     _rx(rf"\b(?:your|the)\s+order\s+(?:has|had|contains|contained|includes|included)\s+no\s+{_DENY_ITEM}"),
     _rx(rf"\b{_DENY_DET}{_DENY_ITEM}\s+haben\s+sie\s+(?:leider\s+|aber\s+)?nicht\s+(?:mit)?bestellt\b"),
     _rx(rf"\b{_DENY_DET}{_DENY_ITEM}\s+(?:ist|war|sind|waren)\s+nicht\s+(?:teil|bestandteil)\s+ihrer\s+bestellung\b"),
@@ -1388,6 +1432,8 @@ WORD_MONEY_RE = _rx(rf"\b((?:(?:{_NW})(?:[-\s]|und|and\s)?){{1,6}})\s?(euros?|eu
 WORD_CENTS_RE = _rx(rf"\s{{1,3}}(?:und|and)\s{{1,3}}((?:(?:{_NW})(?:[-\s]|und|and\s)?){{1,3}})\s?(?:cents?|ct)\b")
 
 
+SKU_PRICE_RE = _lazy(r"(?<![\w-])(?!ORD-)[A-Z]{2,6}-[A-Z0-9]{1,8}(?![\w-])\s{0,2}(?:[:=]\s{0,2}|(?:1\s?[x×]|[x×]\s?1)\s{1,2})?"
+                     r"(?P<a>\d{1,5}[.,]\d{2})(?![\d%]|[.,]\d|\s?(?:[€$£]|eur|euro|usd|dollar|gbp|pound))")
 _WORD_MONEY_CUE = _rx(r"euro|eur\b|dollar|usd|pound|gbp|buck")
 
 
@@ -1667,6 +1713,10 @@ PROMISE_RES = [
         r"veranlasst|freigegeben|angewiesen|ausgelöst|gewährt|erteilt|überwiesen|gutgeschrieben|durchgeführt|"
         r"abgeschlossen|ausgezahlt|bearbeitet|verschickt|versandt|erfolgen|bewilligt|stattgegeben|akzeptiert)\b"),
     _rx(r"\b(?:ihr|das)\s+geld\s+(?:wird|wurde|kommt)\s+(?:\S{1,20}\s+){0,3}?(?:zurück\w{0,12}|\w{0,6}erstattet|\w{0,6}überwiesen)"),
+    # the object first: "Die Rückerstattung Ihrer Zahlung haben wir bereits veranlasst"
+    _rx(rf"\b{_NOUN}\b(?:\s+(?!nicht\b|noch\b|kein)\S{{1,20}}){{0,4}}?\s+(?:haben|habe|hat)\s+(?:wir|ich)\s+(?:ihnen\s+)?"
+        r"(?:(?:bereits|schon|jetzt|soeben|heute|gestern|umgehend|gerade|eben)\s+){0,2}(?:veranlasst|angewiesen|ausgelöst|eingeleitet|"
+        r"durchgeführt|vorgenommen|freigegeben|beauftragt|genehmigt|gewährt|überwiesen|gutgeschrieben|bewilligt)\b"),
     # something sent "as a replacement": "A new manual is on its way to you as a replacement"
     _rx(r"\b(?:on\s+(?:its|the)\s+way|sent|send|sending|ship(?:ped|ping)?|post(?:ed|ing)?|get|getting|receive|dispatch(?:ed|ing)?|"
         r"mail(?:ed|ing)?|deliver(?:ed|ing)?)\b[^.!?;]{0,50}?\bas\s+(?:a\s+|an\s+)?(?:free\s+)?(?:replacement|substitute|"
@@ -1956,6 +2006,10 @@ DRAFT_CLAIM_RE = _rx(
 _DRAFT_HEDGE_BEFORE = _rx(r"(?:\b(?:i|we)\s*(?:can|could|would|will|'ll|'d|shall|may|might|should|am\s+going\s+to)\s+"
                           r"(?:\w+\s+)?$|\b(?:if|once|when|whether|wenn|sobald|falls|ob)\b)")
 _DRAFT_HEDGE = _rx(r"(?:\b(?:not|never|no|cannot|unable|failed|couldn't|wasn't|nicht|kein|keinen|konnte)\b|n't)")
+# the draft said, later in the sentence, not to have been kept: "I drafted a reply, but it was not saved"
+_DRAFT_UNSAVED_RE = _rx(r"(?:\b(?:not|never|nicht|nie|kein\w*)\b|n't)[^.!?\n]{0,30}?\b(?:saved|stored|kept|created|queued|"
+                        r"gespeichert|abgelegt|erstellt|angelegt)\b|\b(?:failed|fehlgeschlagen|scheiterte)\b|"
+                        r"\bkonnte\b[^.!?\n]{0,30}?\bnicht\b")
 _DRAFT_ABOUT_CUSTOMER = _rx(r"\b(?:you|the\s+customer|they|he|she)\s+(?:wrote|sent|saved|prepared)\b")
 
 EXAMPLE_RE = _rx(r"\b(?:e\.g|i\.e|for\s+example|for\s+instance|such\s+as|looks?\s+like|format|formats|z\.\s?b|"
@@ -1966,7 +2020,13 @@ def _draft_claims(sent: str) -> Iterable[tuple[int, str]]:
     for m in DRAFT_ID_RE.finditer(sent):
         yield m.start(), m.group(0).lower()
     m = DRAFT_CLAIM_RE.search(sent)
-    if m and not _DRAFT_HEDGE.search(sent) and not _DRAFT_HEDGE_BEFORE.search(sent[max(0, m.start() - 40):m.start()]) \
+    if m is None:
+        return
+    # a negation in the claim's own clause (not in one after it: "I drafted a reply that explains
+    # the license is not issued yet" says a draft was made)
+    before, said, after = clause_of(sent, m.start(), m.end())
+    if not _DRAFT_HEDGE.search(before + said + after[:20]) and not _DRAFT_UNSAVED_RE.search(sent, m.end()) and \
+            not _DRAFT_HEDGE_BEFORE.search(sent[max(0, m.start() - 40):m.start()]) \
             and not _DRAFT_ABOUT_CUSTOMER.search(sent) and not sent.rstrip(" \"')").endswith("?"):
         yield m.start(), ""
 
@@ -2181,6 +2241,11 @@ def extract(text: str, known: Known) -> tuple[list[Claim], bool]:
                 cents = money_cents(m.group("a"), "eur")
                 if cents is not None and not theirs(m.start()):
                     add("price", m.start("a"), cents, what=priced_item(sent, m.start("a"), labels))
+        if SKU_PRICE_RE.may_match(sent):  # "Line items: USB-KEY 25.00, MAN-PRT 12.50": a price without its currency
+            for m in SKU_PRICE_RE.finditer(sent):
+                cents = money_cents(m.group("a"), "eur")
+                if cents is not None and not theirs(m.start("a")):
+                    add("price", m.start("a"), cents, what=priced_item(sent, m.start("a"), labels))
         if len(out) >= MAX_CLAIMS:
             return out[:MAX_CLAIMS], False
     return out, complete
@@ -2221,7 +2286,10 @@ _NEG_SUBJECT_RE = _rx(r"\b(?:orders?|packages?|parcels?|shipments?|delivery|deli
 NOT = "not:"
 CONTRADICTS = {"shipped": {"shipped", "delivered"}, "delivered": {"delivered"},
                "paid": {"paid", "license_issued", "shipped", "delivered"},
-               "cancelled": {"cancelled"}, "refunded": {"refunded"}}
+               "cancelled": {"cancelled"}, "refunded": {"refunded"},
+               # "your payment has not reached us": false of a paid order, and of one whose lookup
+               # says the payment was received (grounding reads the status detail for it)
+               "payment_received": {"paid", "license_issued", "shipped", "delivered", "refunded"}}
 COMPAT = {"pending_payment": {"pending_payment"}, "paid": {"paid", "license_issued", "shipped", "delivered", "refunded"},
           RECEIVED: {"paid", "license_issued", "shipped", "delivered", "refunded"},  # or a lookup that says received
           "license_issued": {"license_issued", "shipped", "delivered"}, "shipped": {"shipped", "delivered", "refunded"},

@@ -406,10 +406,19 @@ class _Run:
         """"has not shipped yet" said of an order the lookup says has shipped (or delivered)."""
         st = c.value[len(NOT):]
         rs = self.judge(label, None if c.every else c.order, "a status", ev)
+
+        def contradicts(r: dict) -> bool:  # "your payment has not come": also false where it was received
+            x = r.get("status")
+            return isinstance(x, str) and x in CONTRADICTS.get(st, ()) or (st == RECEIVED and _received_on_file(r))
+
         if rs and c.every:  # "neither of your orders has shipped": false if any one has
-            rs = [r for r in self._every(c, rs) if r.get("status") in CONTRADICTS.get(st, ())]
-        stat = [r.get("status") for r in rs or []]
-        if rs and all(isinstance(x, str) and x in CONTRADICTS.get(st, ()) for x in stat):
+            rs = [r for r in self._every(c, rs) if contradicts(r)]
+        if rs and all(contradicts(r) for r in rs):
+            if st == RECEIVED:
+                self.add("status_mismatch", ERROR, f"{label} says the payment of {c.order or 'the order'} has not "
+                         f"come, but the lookup says {one_line(rs[0].get('status'), 30)} "
+                         f"({one_line(rs[0].get('status_detail'), 60)})", code=c.order, result=rs[0], **ev)
+                return
             code = rs[0].get("order_code") if c.every else c.order
             whose = "no order" if c.every else f"{c.order or 'the order'} is not"
             self.add("status_mismatch", ERROR, f"{label} says {whose} {st.replace('_', ' ')}, but the lookup "
