@@ -32,7 +32,7 @@ from .redact import SecretsHeld
 from .sessions.log import SessionLog
 from .sessions.replay import ticket_events
 from .stores import open_store
-from .ticket import LiveDraft, Run, Ticket
+from .ticket import MAX_QUESTIONS, LiveDraft, Run, Ticket
 from .tools import Registry, ToolDeps, default_registry
 from .vocab import MAX_QUESTION_CHARS, CallRecord, OrderCode, Status, ToolName, records
 
@@ -189,10 +189,12 @@ class App:
     # -- resuming a ticket -------------------------------------------------------------
     def resume(self, t: Ticket) -> None:
         """Bring back what ticket ``t.external`` already holds: its questions and lookups from
-        the session logs that worked on it (or, without them, from its live draft's provenance),
-        and its live draft. A ticket nobody worked on stays empty."""
-        sessions = []
-        for sid, events in ticket_events(sessions_dir(), t.id):
+        the session logs that worked on it (and, for what they lack, from its live draft's
+        provenance: another machine's logs, or removed ones), and its live draft. A ticket
+        nobody worked on stays empty. A log that cannot be read is kept in ``t.unread_logs``
+        (said as a warning: what came back may be incomplete)."""
+        sessions, warnings = [], []
+        for sid, events in ticket_events(sessions_dir(), t.id, warnings):
             sessions.append(sid)
             for d in events:
                 ev = _ticket_event(d, sid)
@@ -200,19 +202,26 @@ class App:
                     t.apply(ev)
         t.delivered()  # every result a session logged was sent to its model
         t.answered.clear()  # an earlier day's results are context, never given again as current
-        t.resumed_from = sessions
+        t.resumed_from, t.unread_logs = sessions, warnings
         try:
             pending = [d for d in self.drafts.in_ticket(t.id) if d.meta.get("status") == "pending_review"]
-        except OSError:
+        except OSError as e:
+            t.unread_logs.append(f"its drafts cannot be read ({e.strerror or e})")
             pending = []
         if pending:
             d = pending[-1]
-            if not sessions:  # no logs here (another machine's, or removed): the draft's provenance
-                t.questions.extend(q for q in d.meta.get("questions") or [] if isinstance(q, str))
-                t.lookups.extend(r for r in records([{"name": ToolName.LOOKUP, **x}
-                                                     for x in d.meta.get("lookups") or []
-                                                     if isinstance(x, dict)]) if r.is_lookup)
-                t.calls.extend(t.lookups)
+            # the draft's provenance for what the logs lack (none here, one unreadable, a draft
+            # moved in from a conversation whose logs are elsewhere): earlier than the logs'
+            known = set(t.questions)
+            earlier = [q for q in d.meta.get("questions") or [] if isinstance(q, str) and q not in known]
+            t.questions[:0] = earlier
+            del t.questions[:-MAX_QUESTIONS]
+            seen = {r.key() for r in t.lookups}
+            lookups = [r for r in records([{"name": ToolName.LOOKUP, **x}
+                                           for x in d.meta.get("lookups") or []
+                                           if isinstance(x, dict)]) if r.is_lookup and r.key() not in seen]
+            t.lookups[:0] = lookups
+            t.calls[:0] = lookups
             findings = tuple(x for x in d.meta.get("findings") or [] if isinstance(x, dict))
             t.live = LiveDraft(d.id, str(d.path), d.text, OrderCode.parse_or_none(d.meta.get("order_code")),
                                findings)

@@ -127,6 +127,7 @@ class Ticket:
         self.answered: dict[str, CallRecord] = {}
         self.resumed_from: list[str] = []  # sessions of earlier days this ticket was rebuilt from
         self.continues: str | None = None  # the session log this one goes on from (/ticket ID)
+        self.unread_logs: list[str] = []  # what a resume could not read of the ticket's history
         self.run: Run | None = None     # the question being answered now
         self._unread: list[CallRecord] = []
 
@@ -181,6 +182,14 @@ class Ticket:
         for k in list(self.answered)[:max(0, len(self.answered) - MAX_CALLS)]:
             del self.answered[k]
         self._unread = keep[-MAX_CALLS:]  # bounded: a cancelled MCP request is never returned
+
+    def unread_note(self) -> str | None:
+        """One line when part of the ticket's history could not be read by its resume."""
+        if not self.unread_logs:
+            return None
+        more = f" and {len(self.unread_logs) - 1} more" if len(self.unread_logs) > 1 else ""
+        return (f"part of ticket {self.id}'s history may be missing: {self.unread_logs[0]}{more}; "
+                "what came back may be incomplete")
 
     def view(self) -> TicketView:
         return TicketView(self.id, self.session_id, self.customer, tuple(self.questions),

@@ -21,6 +21,7 @@ from .common import (
     out_console,
     read_question,
     run,
+    warn,
 )
 from .options import ModelOptions, TicketOpt, model_options
 from .preflight import preflight
@@ -63,7 +64,14 @@ async def _ask(settings, question: str, ticket: Optional[str] = None) -> int:
         _json_failure(settings, settings.json, question, e)
         raise
     try:
-        conv = application.conversation(ticket=ticket, resume=True)
+        try:
+            conv = application.conversation(ticket=ticket, resume=True)
+        except AgentcliError as e:
+            _json_failure(settings, settings.json, question, e)
+            raise
+        note = conv.ticket.unread_note()
+        if note is not None:
+            warn([note])
         consumers = []
         application.drafts.on_wait = lock_notice(err_console())  # a held lock: who holds it
         if not settings.json:

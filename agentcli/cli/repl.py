@@ -243,6 +243,9 @@ class Repl(SlashCommands):
         if self.conv is None:
             return
         t = self.conv.ticket
+        note = t.unread_note()
+        if note is not None:
+            self.say(f"agentcli: warning: {_clean(note)}", "yellow")
         if not (t.resumed_from or t.questions or t.live):
             return
         n = len(t.questions)
@@ -293,6 +296,9 @@ class Repl(SlashCommands):
         code is batch's: 0 when every question ended normally, 4 when any failed at the model
         API, else 1 when any is incomplete (or its line could not be a question)."""
         reader = LineReader(fd)
+        note = self.conv.ticket.unread_note() if self.conv is not None else None
+        if note is not None:  # stdout is the answers': the warning goes with the trace
+            self.err.print(Text(f"agentcli: warning: {_clean(note)}"), highlight=False, soft_wrap=True)
         while True:
             line = await reader.readline()
             if line is not None and reader.cut:  # one question, refused whole
