@@ -24,7 +24,7 @@ from .checks import model_layer
 from .checks.grounding import NOT_FULLY_CHECKED, Finding, check_ticket
 from .config import Settings, is_default_drafts_dir, sessions_dir
 from .drafts.backends import open_drafts
-from .errors import AgentcliError
+from .errors import AgentcliError, UsageError
 from .events import Checked, DraftSaved, Event, Question, ToolResult
 from .loop import SYSTEM_PROMPT, Conversation, new_session_id, prompt_version
 from .providers import make_provider
@@ -34,7 +34,15 @@ from .sessions.replay import ticket_events
 from .stores import open_store
 from .ticket import MAX_QUESTIONS, LiveDraft, Run, Ticket
 from .tools import Registry, ToolDeps, default_registry
-from .vocab import MAX_QUESTION_CHARS, CallRecord, OrderCode, Status, ToolName, records
+from .vocab import (
+    MAX_QUESTION_CHARS,
+    CallRecord,
+    OrderCode,
+    Status,
+    ToolName,
+    customer_address,
+    records,
+)
 
 Consumer = Callable[[Event], None]
 CHECK_BUDGET_S = 5.0  # seconds the floor and the verifier may take over one ticket's texts
@@ -57,6 +65,23 @@ def _ticket_event(d: dict[str, Any], sid: str) -> Event | None:
         code = d.get("order_code")
         return DraftSaved(d["id"], d["path"], code if isinstance(code, str) else None, False)
     return None
+
+
+def _address(value: Any) -> str | None:
+    """A customer scope read from a log or a draft (hostile ground): the address, or None."""
+    if not isinstance(value, str):
+        return None
+    try:
+        return customer_address(value)
+    except ValueError:
+        return None
+
+
+def _outside(ev: Event, scope: str | None) -> bool:
+    """A logged result of another customer's order than the scope's: it never comes back into a
+    scoped ticket (context, grounding, a draft's provenance), as the lookup would answer now."""
+    who = ev.customer if isinstance(ev, ToolResult) else None
+    return scope is not None and who is not None and who.casefold() != scope.casefold()
 
 
 class _CheckThreads:
@@ -193,21 +218,27 @@ class App:
         provenance: another machine's logs, or removed ones), and its live draft. A ticket
         nobody worked on stays empty. A log that cannot be read is kept in ``t.unread_logs``
         (said as a warning: what came back may be incomplete)."""
-        sessions, warnings = [], []
-        for sid, events in ticket_events(sessions_dir(), t.id, warnings):
-            sessions.append(sid)
-            for d in events:
-                ev = _ticket_event(d, sid)
-                if ev is not None:
-                    t.apply(ev)
-        t.delivered()  # every result a session logged was sent to its model
-        t.answered.clear()  # an earlier day's results are context, never given again as current
-        t.resumed_from, t.unread_logs = sessions, warnings
+        warnings: list[str] = []
+        logs = list(ticket_events(sessions_dir(), t.id, warnings))
+        t.resumed_from, t.unread_logs = [sid for sid, _ in logs], warnings
         try:
             pending = [d for d in self.drafts.in_ticket(t.id) if d.meta.get("status") == "pending_review"]
         except OSError as e:
             t.unread_logs.append(f"its drafts cannot be read ({e.strerror or e})")
             pending = []
+        self._resume_scope(t, logs, pending[-1] if pending else None)
+        owners: dict[str, str] = {}  # order code -> its customer, as the logged lookups said
+        for sid, events in logs:
+            for d in events:
+                ev = _ticket_event(d, sid)
+                if isinstance(ev, ToolResult) and ev.customer is not None:
+                    code = CallRecord.from_dict(d).order_code
+                    if code is not None:
+                        owners[code] = ev.customer
+                if ev is not None and not _outside(ev, t.customer):
+                    t.apply(ev)
+        t.delivered()  # every result a session logged was sent to its model
+        t.answered.clear()  # an earlier day's results are context, never given again as current
         if pending:
             d = pending[-1]
             # the draft's provenance for what the logs lack (none here, one unreadable, a draft
@@ -217,9 +248,21 @@ class App:
             t.questions[:0] = earlier
             del t.questions[:-MAX_QUESTIONS]
             seen = {r.key() for r in t.lookups}
+            own = OrderCode.parse_or_none(d.meta.get("order_code"))
+
+            def in_scope(r: CallRecord) -> bool:
+                """A lookup the draft records carries no customer: under a scope it comes back
+                when it found nothing, or its order is the scope's (as the logs said; without
+                them, the draft's own order)."""
+                if t.customer is None or r.order is None:
+                    return True
+                who = owners.get(str(r.order_code))
+                return who.casefold() == t.customer.casefold() if who is not None else r.order_code == own
+
             lookups = [r for r in records([{"name": ToolName.LOOKUP, **x}
                                            for x in d.meta.get("lookups") or []
-                                           if isinstance(x, dict)]) if r.is_lookup and r.key() not in seen]
+                                           if isinstance(x, dict)])
+                       if r.is_lookup and r.key() not in seen and in_scope(r)]
             t.lookups[:0] = lookups
             t.calls[:0] = lookups
             findings = tuple(x for x in d.meta.get("findings") or [] if isinstance(x, dict))
@@ -227,6 +270,40 @@ class App:
                                findings)
         elif t.live is not None:
             t.live = None  # its last draft was approved, rejected or superseded since: none is live
+
+    @staticmethod
+    def _resume_scope(t: Ticket, logs: list[tuple[str, list[dict[str, Any]]]], live: Any) -> None:
+        """A resumed ticket keeps the customer scope it was worked on under: the last one its
+        logs set (``--customer``, ``/customer``; ``/customer`` alone cleared it), or without
+        logs its live draft's customer. Refused (UsageError, exit 2), since one reply would mix
+        two customers' orders: a scope given now for another customer than the ticket's, and a
+        live draft for another customer than the scope."""
+        scope = None
+        for _, events in logs:
+            for d in events:
+                kind, who = d.get("type"), d.get("customer")
+                if kind in ("session_start", "customer_changed") and isinstance(who, str):
+                    scope = _address(who) or scope
+                elif kind == "customer_changed" and who is None:
+                    scope = None  # a person cleared the scope
+        why = "the scope it was worked on under" if scope is not None else None
+        drafted = _address(live.meta.get("customer")) if live is not None else None
+        if scope is None and not logs and drafted is not None:
+            scope, why = drafted, f"the customer of its live draft {live.id}"
+        given = t.customer
+        if given is not None and scope is not None and given.casefold() != scope.casefold():
+            raise UsageError(f"ticket {t.id} is scoped to {scope} ({why}), not {given}: resume it "
+                             f"without a customer scope (its own comes back), or use another ticket "
+                             f"for {given}")
+        wanted = given or scope
+        if wanted is not None and drafted is not None and wanted.casefold() != drafted.casefold():
+            advice = (f"resume it without a customer scope, or use another ticket for {given}" if given
+                      else f"a person must review that draft first (agentcli drafts show {live.id})")
+            raise UsageError(f"ticket {t.id}'s live draft {live.id} is for {drafted}, not {wanted} "
+                             f"(the customer scope {'given' if given else 'it was worked on under'}): "
+                             f"{advice}")
+        t.customer = wanted
+        t.scope_from = why if given is None else None
 
     def move_ticket(self, conv: Conversation, ticket: str, reviewer: str) -> str | None:
         """``/ticket ID``: the conversation's ticket gets the helpdesk's id, and its live draft

@@ -128,6 +128,7 @@ class Ticket:
         self.resumed_from: list[str] = []  # sessions of earlier days this ticket was rebuilt from
         self.continues: str | None = None  # the session log this one goes on from (/ticket ID)
         self.unread_logs: list[str] = []  # what a resume could not read of the ticket's history
+        self.scope_from: str | None = None  # where a resume found the customer scope (not given)
         self.run: Run | None = None     # the question being answered now
         self._unread: list[CallRecord] = []
 

@@ -13,9 +13,10 @@ import pytest
 
 from agentcli.app import App
 from agentcli.config import resolve
+from agentcli.testing.fake_anthropic import message, text, tool_use_block
 from agentcli.tools import default_registry
 
-from .conftest import agentcli_exe
+from .conftest import agentcli_exe, saved_drafts
 from .test_repl import GUARD_S, piped_repl, type_lines
 
 ANA, BEN = "ana.silva@example.com", "ben.okafor@example.net"
@@ -90,3 +91,60 @@ def test_an_unreadable_log_of_the_ticket_is_said_not_skipped(cli, cli_env, home)
     assert asked.returncode in (0, 1) and "Traceback" not in asked.stderr, asked.stderr
     (line,) = [x for x in asked.stderr.splitlines() if "warning" in x]
     assert "part of ticket HD-7's history may be missing" in line and log.name in line, line
+
+
+# --------------------------------------------------------------------------- the customer scope
+
+def test_a_resumed_ticket_keeps_its_customer_scope(cli, cli_env, drafts_dir, home):
+    """`ask --customer ana --ticket HD-20` then `ask --ticket HD-20` about ben's order: the
+    second ran with no scope, drafted ben's order into ana's ticket and superseded ana's draft,
+    exit 0."""
+    assert ask(cli, cli_env, "HD-20", "GH56JK78MN", "--customer", ANA).returncode == 0
+    again = ask(cli, cli_env, "HD-20", "ORD-20261234", "--json")
+    doc = json.loads(again.out)
+    assert doc["customer"] == ANA, doc
+    (lookup,) = [c for c in doc["tool_calls"] if c["name"] == "get_order_status"]
+    assert lookup["result"] == {"found": False, "order_code": "ORD-20261234"}, lookup
+    assert f"goes on scoped to {ANA}" in again.err, again.err
+    customers = {d.meta.get("customer") for d in saved_drafts(drafts_dir)}
+    assert customers == {ANA}, customers
+    # another customer named on the ticket: refused, one line, nothing run
+    n = len(list((home / "sessions").glob("*.jsonl")))
+    for argv in (["ask", "--provider", "offline", "--customer", BEN, "--ticket", "HD-20", "and now?"],
+                 ["chat", "--provider", "offline", "--customer", BEN, "--ticket", "HD-20"]):
+        p = cli(argv, cli_env, input="and now?\n")
+        assert p.returncode == 2, (argv, p.err)
+        (line,) = [x for x in p.err.splitlines() if "offline workflow" not in x]
+        assert f"ticket HD-20 is scoped to {ANA}" in line and BEN in line, line
+    assert len(list((home / "sessions").glob("*.jsonl"))) == n
+    # the same customer, in another case: the ticket goes on
+    same = ask(cli, cli_env, "HD-20", "GH56JK78MN", "--customer", ANA.upper())
+    assert same.returncode == 0, same.err
+
+
+def test_a_live_draft_of_another_customer_is_no_ticket_for_this_scope(cli, cli_env):
+    """A ticket worked on without a scope whose live draft is ben's: resumed with --customer
+    ana it would have gone on with ben's reply as its live draft."""
+    assert ask(cli, cli_env, "HD-21", "ORD-20261234").returncode == 0
+    p = ask(cli, cli_env, "HD-21", "GH56JK78MN", "--customer", ANA)
+    assert p.returncode == 2 and f"is for {BEN}, not {ANA}" in p.err, p.err
+
+
+def test_lookups_outside_the_scope_do_not_come_back(cli, anthropic_env, fake_anthropic):
+    """A ticket that looked up ben's order and then ana's, resumed scoped to ana: ben's lookup
+    came back into the context and the checks, so a draft stating ben's order's status passed
+    (status ok) where a fresh ticket gets an error-level finding."""
+    assert ask(cli, anthropic_env, "HD-30", "ORD-20261234").returncode == 0
+    assert ask(cli, anthropic_env, "HD-30", "GH56JK78MN").returncode == 0
+    fake_anthropic.queue(message(tool_use_block("draft_reply", {
+        "text": "Your order ORD-20261234 has shipped and is on its way.", "order_code": "ORD-20261234"})),
+        text("Saved."), text("That order is not one of this customer's."))  # the repair turn's answer
+    p = cli(["ask", "--json", "--customer", ANA, "--ticket", "HD-30", "tell them about the other order"],
+            anthropic_env)
+    doc = json.loads(p.out)
+    sent = json.dumps(fake_anthropic.requests[0]["messages"])
+    assert "handed to the carrier" not in sent and "pending_payment" in sent, sent
+    assert doc["status"] == "incomplete", (doc["error"], p.err)
+    assert any(f["severity"] == "error" and "ORD-20261234" in f["message"] for f in doc["checks"]), doc
+
+

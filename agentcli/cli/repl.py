@@ -125,6 +125,7 @@ class Repl(SlashCommands):
         self.spinner = bool(getattr(console, "is_terminal", False)) if spinner is None else spinner
         self.conv: Any = None
         self.failed: str | None = None          # the App could not be opened (exit 3)
+        self.failed_code = EXIT_CONFIG          # ... or its ticket not resumed (exit 2)
         if self.app is not None:
             self._opened(self.app)
         self.past_usage = Usage()               # tickets closed with /new
@@ -138,8 +139,10 @@ class Repl(SlashCommands):
         self.exit_code = EXIT_OK  # chat on a pipe: 4 once a question failed at the API, else 1
 
     def _opened(self, app: Any) -> None:
-        self.app = app
-        self.conv = app.conversation(ticket=self.ticket_arg, resume=True)  # a ticket that exists comes back
+        """The App is open: the conversation on its ticket (a ticket that exists comes back;
+        one of another customer than the scope given is refused, UsageError)."""
+        conv = app.conversation(ticket=self.ticket_arg, resume=True)
+        self.app, self.conv = app, conv
         app.drafts.on_wait = lock_notice(self.err)
 
     async def ready(self) -> bool:
@@ -156,31 +159,35 @@ class Repl(SlashCommands):
             else:
                 with self.info.status("starting the model client…", spinner="dots"):
                     app = await self.loader.app()
+            self._opened(app)
         except AgentcliError as e:
-            self.failed = e.message
+            self.failed, self.failed_code = e.message, e.exit_code
             self.error_line(e.message)
             return False
-        self._opened(app)
         self.resumed_note()
         return True
 
     async def _load_behind(self) -> None:
         """While the first prompt waits: open the App; a ticket resumed is said above the
-        prompt; a failure ends the prompt (the REPL exits 3)."""
+        prompt; a failure ends the prompt (the REPL exits 3; a ticket of another customer than the
+        scope given, 2)."""
         from prompt_toolkit.application import run_in_terminal
 
         try:
             app = await self.loader.app()
+            opened = self.app is None  # else the first input opened it meanwhile (ready)
+            if opened:
+                self._opened(app)
         except AgentcliError as e:
             message = self.failed = e.message
+            self.failed_code = e.exit_code
             if self.session is not None and self.session.app.is_running:
                 await run_in_terminal(lambda: self.error_line(message))
                 self.session.app.exit(exception=EOFError())
             return
         except Exception:  # noqa: BLE001 - said when the first input waits for it
             return
-        if self.app is None:
-            self._opened(app)
+        if opened:
             if self.session is not None and self.session.app.is_running:
                 await run_in_terminal(self.resumed_note)
             else:
@@ -253,6 +260,8 @@ class Repl(SlashCommands):
                 f"{'s' if len(t.lookups) != 1 else ''}"]
         if t.live is not None:
             what.append(f"live draft {_clean(t.live.id)}")
+        if t.scope_from is not None:
+            what.append(f"customer scope {_clean(t.customer)} ({_clean(t.scope_from)})")
         self.say(f"resumed ticket {_clean(t.id)}: {', '.join(what)}; follow-ups go on from there",
                  "bold")
 
@@ -287,7 +296,7 @@ class Repl(SlashCommands):
             if behind is not None and not behind.done():
                 behind.cancel()
         if self.failed is not None:
-            return EXIT_CONFIG
+            return self.failed_code
         self.goodbye()
         return 0
 

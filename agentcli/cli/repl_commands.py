@@ -139,8 +139,13 @@ class SlashCommands:
             return
         if not t.questions and not t.history:
             # nothing asked yet: the ticket named is the one to work on (it may exist already)
+            try:
+                conv = self.app.conversation(customer=t.customer, ticket=new, resume=True)
+            except UsageError as e:  # another customer's ticket than the scope
+                self.say(f"{_clean(e.message)}; the ticket is unchanged", "yellow")
+                return
             self.app.close_conversation(self.conv)
-            self.conv = self.app.conversation(customer=t.customer, ticket=new, resume=True)
+            self.conv = conv
             self._note({"type": "ticket_changed", "ticket": new})
             if self.conv.ticket.questions or self.conv.ticket.live:
                 self.resumed_note()
