@@ -239,6 +239,7 @@ class App:
                     t.apply(ev)
         t.delivered()  # every result a session logged was sent to its model
         t.answered.clear()  # an earlier day's results are context, never given again as current
+        t.asked = 0  # they were asked in earlier sessions, none yet in this one
         if pending:
             d = pending[-1]
             # the draft's provenance for what the logs lack (none here, one unreadable, a draft

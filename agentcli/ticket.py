@@ -112,6 +112,7 @@ class Ticket:
         self.external = external        # the helpdesk's ticket id (--ticket, /ticket, a batch id)
         self.customer = customer        # the scope: other customers' orders read as not found
         self.questions: list[str] = []
+        self.asked = 0                  # questions asked in this session (not brought back)
         self.history: list[Any] = []    # provider-format messages, as sent and received
         self.calls: list[CallRecord] = []
         self.lookups: list[CallRecord] = []   # lookups whose results the model has read
@@ -141,6 +142,7 @@ class Ticket:
         if isinstance(ev, Question):
             self.questions.append(ev.text)
             del self.questions[:-MAX_QUESTIONS]
+            self.asked += 1
             self.answered.clear()  # a new question reads the current state afresh
         elif isinstance(ev, ToolResult):
             rec = ev.record()

@@ -148,3 +148,33 @@ def test_lookups_outside_the_scope_do_not_come_back(cli, anthropic_env, fake_ant
     assert any(f["severity"] == "error" and "ORD-20261234" in f["message"] for f in doc["checks"]), doc
 
 
+
+
+# --------------------------------------------------------------------------- /ticket ID
+
+def test_slash_ticket_before_the_first_question_of_a_resumed_ticket_resumes_the_other(cli, cli_env,
+                                                                                  drafts_dir):
+    """`chat --ticket HD-7` then `/ticket HD-8` before any question: the resumed HD-7 had
+    questions (from its logs), so it was taken as "after a draft": ana's HD-7 draft moved into
+    HD-8 and superseded ben's draft there."""
+    assert ask(cli, cli_env, "HD-7", "GH56JK78MN").returncode == 0
+    assert ask(cli, cli_env, "HD-8", "ORD-20261234").returncode == 0
+    before = {d.id: (d.ticket, d.meta["customer"]) for d in saved_drafts(drafts_dir)}
+    code, screen = chat("/ticket HD-8\r/exit\r", ticket="HD-7")
+    assert code == 0 and "resumed ticket HD-8: 1 earlier question, 1 lookup, live draft" in screen, screen
+    after = saved_drafts(drafts_dir)
+    assert {d.id: (d.ticket, d.meta["customer"]) for d in after} == before
+    assert {d.meta["status"] for d in after} == {"pending_review"}
+    assert "moved" not in screen, screen
+    # a question now is HD-8's
+    code, screen = chat("/ticket HD-8\rand the license? please reply\r/ticket\r/exit\r", ticket="HD-7")
+    assert code == 0 and "ticket: HD-8" in screen, screen
+
+
+def test_slash_ticket_into_another_customers_ticket_before_a_question_is_refused(cli, cli_env,
+                                                                                 drafts_dir):
+    assert ask(cli, cli_env, "HD-8", "ORD-20261234", "--customer", BEN).returncode == 0
+    code, screen = chat("/ticket HD-8\r/ticket\r/exit\r", customer=ANA)
+    assert code == 0 and f"ticket HD-8 is scoped to {BEN}" in screen, screen
+    assert "the ticket is unchanged" in screen and "resumed ticket" not in screen, screen
+    assert "ticket: HD-8" not in screen.split("is unchanged", 1)[1], screen

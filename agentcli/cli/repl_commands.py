@@ -137,10 +137,13 @@ class SlashCommands:
         if new == t.id:
             self.say(f"ticket: {_clean(new)} already")
             return
-        if not t.questions and not t.history:
-            # nothing asked yet: the ticket named is the one to work on (it may exist already)
+        if not t.asked:
+            # nothing asked in this session yet (a resumed ticket's earlier questions are not):
+            # the ticket named is the one to work on (it may exist already)
+            # the person's scope goes along, not one the resumed ticket came back with
+            given = t.customer if t.scope_from is None else None
             try:
-                conv = self.app.conversation(customer=t.customer, ticket=new, resume=True)
+                conv = self.app.conversation(customer=given, ticket=new, resume=True)
             except UsageError as e:  # another customer's ticket than the scope
                 self.say(f"{_clean(e.message)}; the ticket is unchanged", "yellow")
                 return
