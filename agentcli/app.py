@@ -77,6 +77,20 @@ def _address(value: Any) -> str | None:
         return None
 
 
+def _logged_scope(logs: list[tuple[str, list[dict[str, Any]]]]) -> str | None:
+    """The customer scope a ticket's logs leave it with: the last one set (``--customer``,
+    ``/customer``), None when none was or ``/customer`` alone cleared it."""
+    scope = None
+    for _, events in logs:
+        for d in events:
+            kind, who = d.get("type"), d.get("customer")
+            if kind in ("session_start", "customer_changed") and isinstance(who, str):
+                scope = _address(who) or scope
+            elif kind == "customer_changed" and who is None:
+                scope = None  # a person cleared the scope
+    return scope
+
+
 def _outside(ev: Event, scope: str | None) -> bool:
     """A logged result of another customer's order than the scope's: it never comes back into a
     scoped ticket (context, grounding, a draft's provenance), as the lookup would answer now."""
@@ -279,14 +293,7 @@ class App:
         logs its live draft's customer. Refused (UsageError, exit 2), since one reply would mix
         two customers' orders: a scope given now for another customer than the ticket's, and a
         live draft for another customer than the scope."""
-        scope = None
-        for _, events in logs:
-            for d in events:
-                kind, who = d.get("type"), d.get("customer")
-                if kind in ("session_start", "customer_changed") and isinstance(who, str):
-                    scope = _address(who) or scope
-                elif kind == "customer_changed" and who is None:
-                    scope = None  # a person cleared the scope
+        scope = _logged_scope(logs)
         why = "the scope it was worked on under" if scope is not None else None
         drafted = _address(live.meta.get("customer")) if live is not None else None
         if scope is None and not logs and drafted is not None:
@@ -306,11 +313,14 @@ class App:
         t.customer = wanted
         t.scope_from = why if given is None else None
 
-    def move_ticket(self, conv: Conversation, ticket: str, reviewer: str) -> str | None:
+    def move_ticket(self, conv: Conversation, ticket: str, reviewer: str) -> tuple[str | None, list[str]]:
         """``/ticket ID``: the conversation's ticket gets the helpdesk's id, and its live draft
         moves into that ticket (a new draft there; the old one superseded by it), so the ticket
-        never has two live drafts. Returns the moved draft's new id, or None."""
+        never has two live drafts. Returns the moved draft's new id (or None) and the ids of
+        ``ticket``'s pending drafts it supersedes. A ticket of another customer (its scope, or
+        its live draft's customer) is refused, nothing changed (UsageError)."""
         t = conv.ticket
+        replaced = self._check_move(t, ticket)
         moved = self.drafts.move(t.live.id, ticket, who=reviewer) if t.live is not None else None
         # One session log is one ticket's: the conversation goes on in a new log that continues
         # this one, so `log list --ticket ID` and a resume the next day find both.
@@ -324,7 +334,34 @@ class App:
         self.log_for(conv).record({"type": "ticket_changed", "session_id": conv.session_id,
                                    "ticket": ticket, "continues": t.continues,
                                    "draft": moved.id if moved else None})
-        return moved.id if moved is not None else None
+        if moved is None:
+            return None, replaced
+        return moved.id, [x for x in replaced if x != moved.id]  # the same text there: the same draft
+
+    def _check_move(self, t: Ticket, ticket: str) -> list[str]:
+        """Whether ticket ``t`` may go on as ``ticket``: not when that ticket is another
+        customer's than ``t``'s (the scope, else the one customer of its lookups) by its scope
+        or its live draft (UsageError). Returns the ids of its pending drafts (superseded by the
+        move, or by the next draft)."""
+        try:
+            pending = [d for d in self.drafts.in_ticket(ticket) if d.meta.get("status") == "pending_review"
+                       and (t.live is None or d.id != t.live.id)]
+        except OSError as e:
+            raise UsageError(f"its drafts cannot be read ({e.strerror or e})") from None
+        ours = t.customer or t.view().draft_customer(t.live.order_code if t.live is not None else None)
+        if ours is None:
+            return [d.id for d in pending]
+        logs = list(ticket_events(sessions_dir(), ticket))
+        scope = _logged_scope(logs)
+        if scope is not None and scope.casefold() != ours.casefold():
+            raise UsageError(f"ticket {ticket} is scoped to {scope}, and this ticket is {ours}'s; "
+                             "/new starts a ticket of its own")
+        for d in pending:
+            theirs = _address(d.meta.get("customer"))
+            if theirs is not None and theirs.casefold() != ours.casefold():
+                raise UsageError(f"ticket {ticket}'s live draft {d.id} is for {theirs}, and this "
+                                 f"ticket is {ours}'s; /new starts a ticket of its own")
+        return [d.id for d in pending]
 
     # -- the session log ---------------------------------------------------------------
     def log_for(self, conv: Conversation, meta: dict[str, Any] | None = None) -> SessionLog:

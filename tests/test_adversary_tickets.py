@@ -178,3 +178,33 @@ def test_slash_ticket_into_another_customers_ticket_before_a_question_is_refused
     assert code == 0 and f"ticket HD-8 is scoped to {BEN}" in screen, screen
     assert "the ticket is unchanged" in screen and "resumed ticket" not in screen, screen
     assert "ticket: HD-8" not in screen.split("is unchanged", 1)[1], screen
+
+
+def test_slash_ticket_after_a_draft_never_moves_it_into_another_customers_ticket(cli, cli_env,
+                                                                               drafts_dir):
+    """ana's draft moved by `/ticket HD-8` into a ticket whose live draft is ben's superseded
+    ben's draft without a word (the message named only the moved one)."""
+    assert ask(cli, cli_env, "HD-8", "ORD-20261234").returncode == 0
+    (bens,) = saved_drafts(drafts_dir)
+    code, screen = chat("Hi, where is my order GH56JK78MN? please reply\r/ticket HD-8\r/ticket\r/exit\r")
+    assert code == 0, screen
+    (line,) = [x for x in screen.splitlines() if "could not be moved" in x]
+    assert f"ticket HD-8's live draft {bens.id} is for {BEN}" in line and ANA in line, line
+    assert line.endswith("the ticket is unchanged"), line
+    assert "ticket: HD-8" not in screen and "(the session id; /ticket ID to set one)" in screen
+    drafts = saved_drafts(drafts_dir)
+    assert len(drafts) == 2 and {d.meta["status"] for d in drafts} == {"pending_review"}
+    assert {d.ticket for d in drafts if d.id != bens.id} != {"HD-8"}
+    # nor into a ticket scoped to another customer, a draft or not
+    assert ask(cli, cli_env, "HD-9", "GH56JK78MN", "--customer", BEN).returncode == 0
+    code, screen = chat("Where is GH56JK78MN? please reply\r/ticket HD-9\r/exit\r", customer=ANA)
+    assert f"ticket HD-9 is scoped to {BEN}" in screen and "the ticket is unchanged" in screen, screen
+
+
+def test_slash_ticket_names_the_draft_of_the_ticket_it_supersedes(cli, cli_env, drafts_dir):
+    assert ask(cli, cli_env, "HD-9", "GH56JK78MN", "--customer", ANA).returncode == 0
+    (old,) = saved_drafts(drafts_dir)
+    code, screen = chat("Hi, where is my order ORD-20261234? please reply\r/ticket HD-9\r/exit\r",
+                        customer=ANA)
+    assert code == 0 and f"and so is HD-9's pending draft {old.id}" in screen, screen
+    assert next(d for d in saved_drafts(drafts_dir) if d.id == old.id).meta["status"] == "superseded"

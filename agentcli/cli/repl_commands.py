@@ -156,15 +156,21 @@ class SlashCommands:
                 self.say(f"ticket: {_clean(new)}; drafts from now on are saved in it")
             return
         try:
-            moved = self.app.move_ticket(self.conv, new, resolve_reviewer(reviewer_setting()))
+            moved, replaced = self.app.move_ticket(self.conv, new, resolve_reviewer(reviewer_setting()))
         except (UsageError, OSError) as e:
-            self.say(f"the live draft could not be moved into {_clean(new)} "
+            what = "the live draft could not be moved" if t.live is not None else "this ticket cannot go on"
+            self.say(f"{what} into {_clean(new)} "
                      f"({_clean(getattr(e, 'message', None) or getattr(e, 'strerror', None) or e)}); "
                      "the ticket is unchanged", "yellow")
             return
         msg = f"ticket: {_clean(new)}; drafts from now on are saved in it"
+        theirs = ", ".join(_clean(d) for d in replaced[:3]) + (f" and {len(replaced) - 3} more"
+                                                               if len(replaced) > 3 else "")
         if moved is not None:
-            msg += f" (the live draft moved into it as {_clean(moved)}; the old one is superseded)"
+            msg += f" (the live draft moved into it as {_clean(moved)}; the old one is superseded"
+            msg += f", and so is {_clean(new)}'s pending draft {theirs})" if replaced else ")"
+        elif replaced:
+            msg += f" (its pending draft {theirs} stays live until the next draft replaces it)"
         self.say(msg)
 
     def cmd_customer(self, arg: str) -> None:
