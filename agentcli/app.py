@@ -25,14 +25,14 @@ from .checks.grounding import NOT_FULLY_CHECKED, Finding, check_ticket
 from .config import Settings, is_default_drafts_dir, sessions_dir
 from .drafts.backends import open_drafts
 from .errors import AgentcliError, UsageError
-from .events import Checked, DraftSaved, Event, Question, ToolResult
+from .events import Checked, Event, Question, ToolResult
 from .loop import SYSTEM_PROMPT, Conversation, new_session_id, prompt_version
 from .providers import make_provider
 from .redact import SecretsHeld
 from .sessions.log import SessionLog
 from .sessions.replay import ticket_events
 from .stores import open_store
-from .ticket import MAX_QUESTIONS, LiveDraft, Run, Ticket
+from .ticket import MAX_QUESTIONS, LiveDraft, Run, SavedDraft, Ticket
 from .tools import Registry, ToolDeps, default_registry
 from .vocab import (
     MAX_QUESTION_CHARS,
@@ -47,6 +47,7 @@ from .vocab import (
 Consumer = Callable[[Event], None]
 CHECK_BUDGET_S = 5.0  # seconds the floor and the verifier may take over one ticket's texts
 CHECK_MODEL_OFF = ("off", "none", "floor")  # check_model values that turn the model layer off
+MAX_BROUGHT_BACK = 20  # a resumed ticket's drafts listed as brought back (the newest)
 
 
 def _ticket_event(d: dict[str, Any], sid: str) -> Event | None:
@@ -61,9 +62,8 @@ def _ticket_event(d: dict[str, Any], sid: str) -> Event | None:
         who = d.get("customer")
         return ToolResult(r.id, r.name, r.input, r.result, r.is_error, r.duration_ms, r.outcome,
                           who if isinstance(who, str) else None)
-    if kind == "draft_saved" and all(isinstance(d.get(k), str) for k in ("id", "path")):
-        code = d.get("order_code")
-        return DraftSaved(d["id"], d["path"], code if isinstance(code, str) else None, False)
+    # a logged draft_saved is not replayed: the ticket's drafts come back from the drafts store
+    # (``brought_back``), never as saved in this session nor with a path only a log says
     return None
 
 
@@ -236,10 +236,13 @@ class App:
         logs = list(ticket_events(sessions_dir(), t.id, warnings))
         t.resumed_from, t.unread_logs = [sid for sid, _ in logs], warnings
         try:
-            pending = [d for d in self.drafts.in_ticket(t.id) if d.meta.get("status") == "pending_review"]
+            theirs = self.drafts.in_ticket(t.id)
         except OSError as e:
             t.unread_logs.append(f"its drafts cannot be read ({e.strerror or e})")
-            pending = []
+            theirs = []
+        pending = [d for d in theirs if d.meta.get("status") == "pending_review"]
+        t.brought_back = [SavedDraft(d.id, str(d.path), d.meta.get("order_code"), False)
+                          for d in theirs[-MAX_BROUGHT_BACK:]]
         self._resume_scope(t, logs, pending[-1] if pending else None)
         owners: dict[str, str] = {}  # order code -> its customer, as the logged lookups said
         for sid, events in logs:
@@ -283,8 +286,6 @@ class App:
             findings = tuple(x for x in d.meta.get("findings") or [] if isinstance(x, dict))
             t.live = LiveDraft(d.id, str(d.path), d.text, OrderCode.parse_or_none(d.meta.get("order_code")),
                                findings)
-        elif t.live is not None:
-            t.live = None  # its last draft was approved, rejected or superseded since: none is live
 
     @staticmethod
     def _resume_scope(t: Ticket, logs: list[tuple[str, list[dict[str, Any]]]], live: Any) -> None:

@@ -117,7 +117,8 @@ class Ticket:
         self.calls: list[CallRecord] = []
         self.lookups: list[CallRecord] = []   # lookups whose results the model has read
         self.order_customers: dict[str, str] = {}
-        self.drafts: list[SavedDraft] = []
+        self.drafts: list[SavedDraft] = []   # saved in this session
+        self.brought_back: list[SavedDraft] = []  # the ticket's drafts a resume found in the store
         self.live: LiveDraft | None = None
         self.usage = Usage()
         self.seen: set[str] = set()     # keys of calls whose results the model has been sent

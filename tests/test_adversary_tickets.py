@@ -208,3 +208,31 @@ def test_slash_ticket_names_the_draft_of_the_ticket_it_supersedes(cli, cli_env, 
                         customer=ANA)
     assert code == 0 and f"and so is HD-9's pending draft {old.id}" in screen, screen
     assert next(d for d in saved_drafts(drafts_dir) if d.id == old.id).meta["status"] == "superseded"
+
+
+# --------------------------------------------------------------------------- drafts of the session
+
+def test_drafts_a_resume_brings_back_are_not_saved_in_this_session(cli, cli_env, drafts_dir, home):
+    """`chat --ticket HD-7` on a ticket with a draft: the exit summary and /drafts said "1 draft
+    saved in this session", and a draft_saved line of an old log (path /etc/passwd) was listed
+    as one of ours."""
+    assert ask(cli, cli_env, "HD-7", "GH56JK78MN").returncode == 0
+    (d,) = saved_drafts(drafts_dir)
+    (log,) = (home / "sessions").glob("*.jsonl")
+    with log.open("a") as f:
+        f.write(json.dumps({"type": "draft_saved", "id": "d-0123456789ab", "path": "/etc/passwd",
+                            "order_code": "GH56JK78MN", "created": True}) + "\n")
+    code, screen = chat("/drafts\r/exit\r", ticket="HD-7")
+    assert code == 0, screen
+    assert "saved in this session" not in screen and "/etc/passwd" not in screen, screen
+    assert "d-0123456789ab" not in screen, screen
+    assert "no drafts saved in this ticket in this session yet" in screen, screen
+    assert "brought back from earlier sessions of ticket HD-7: 1 waiting for review" in screen, screen
+    assert f"{d.id}  pending_review  GH56JK78MN  {d.path}" in screen, screen
+    assert screen.rstrip().splitlines()[-2].startswith(
+        "1 draft brought back from earlier sessions, still waiting for review; review them"), screen
+    # the same reply saved again now is this session's, and listed once
+    code, screen = chat("Is the license for GH56JK78MN there yet? please reply\r/exit\r", ticket="HD-7")
+    assert code == 0, screen
+    assert "1 draft saved in this session (1 waiting for review)" in screen, screen
+    assert "brought back from earlier sessions, still" not in screen, screen

@@ -131,6 +131,7 @@ class Repl(SlashCommands):
         self.past_usage = Usage()               # tickets closed with /new
         self.ticket_no = 1
         self.saved_before: list[Any] = []       # drafts of the tickets closed with /new
+        self.back_before: list[Any] = []        # ... and the ones their resumes brought back
         self.ticket_cost: float | None = 0.0     # estimated USD (None: a model with no price)
         self.session_cost: float | None = 0.0
         self._task: asyncio.Task | None = None
