@@ -24,21 +24,30 @@ from .checks import model_layer
 from .checks.grounding import NOT_FULLY_CHECKED, Finding, check_ticket
 from .config import Settings, is_default_drafts_dir, sessions_dir
 from .drafts.backends import open_drafts
-from .errors import AgentcliError
-from .events import Checked, DraftSaved, Event, Question, ToolResult
+from .errors import AgentcliError, UsageError
+from .events import Checked, Event, Question, ToolResult
 from .loop import SYSTEM_PROMPT, Conversation, new_session_id, prompt_version
 from .providers import make_provider
 from .redact import SecretsHeld
 from .sessions.log import SessionLog
 from .sessions.replay import ticket_events
 from .stores import open_store
-from .ticket import LiveDraft, Run, Ticket
+from .ticket import MAX_QUESTIONS, LiveDraft, Run, SavedDraft, Ticket
 from .tools import Registry, ToolDeps, default_registry
-from .vocab import MAX_QUESTION_CHARS, CallRecord, OrderCode, Status, ToolName, records
+from .vocab import (
+    MAX_QUESTION_CHARS,
+    CallRecord,
+    OrderCode,
+    Status,
+    ToolName,
+    customer_address,
+    records,
+)
 
 Consumer = Callable[[Event], None]
 CHECK_BUDGET_S = 5.0  # seconds the floor and the verifier may take over one ticket's texts
 CHECK_MODEL_OFF = ("off", "none", "floor")  # check_model values that turn the model layer off
+MAX_BROUGHT_BACK = 20  # a resumed ticket's drafts listed as brought back (the newest)
 
 
 def _ticket_event(d: dict[str, Any], sid: str) -> Event | None:
@@ -53,10 +62,40 @@ def _ticket_event(d: dict[str, Any], sid: str) -> Event | None:
         who = d.get("customer")
         return ToolResult(r.id, r.name, r.input, r.result, r.is_error, r.duration_ms, r.outcome,
                           who if isinstance(who, str) else None)
-    if kind == "draft_saved" and all(isinstance(d.get(k), str) for k in ("id", "path")):
-        code = d.get("order_code")
-        return DraftSaved(d["id"], d["path"], code if isinstance(code, str) else None, False)
+    # a logged draft_saved is not replayed: the ticket's drafts come back from the drafts store
+    # (``brought_back``), never as saved in this session nor with a path only a log says
     return None
+
+
+def _address(value: Any) -> str | None:
+    """A customer scope read from a log or a draft (hostile ground): the address, or None."""
+    if not isinstance(value, str):
+        return None
+    try:
+        return customer_address(value)
+    except ValueError:
+        return None
+
+
+def _logged_scope(logs: list[tuple[str, list[dict[str, Any]]]]) -> str | None:
+    """The customer scope a ticket's logs leave it with: the last one set (``--customer``,
+    ``/customer``), None when none was or ``/customer`` alone cleared it."""
+    scope = None
+    for _, events in logs:
+        for d in events:
+            kind, who = d.get("type"), d.get("customer")
+            if kind in ("session_start", "customer_changed") and isinstance(who, str):
+                scope = _address(who) or scope
+            elif kind == "customer_changed" and who is None:
+                scope = None  # a person cleared the scope
+    return scope
+
+
+def _outside(ev: Event, scope: str | None) -> bool:
+    """A logged result of another customer's order than the scope's: it never comes back into a
+    scoped ticket (context, grounding, a draft's provenance), as the lookup would answer now."""
+    who = ev.customer if isinstance(ev, ToolResult) else None
+    return scope is not None and who is not None and who.casefold() != scope.casefold()
 
 
 class _CheckThreads:
@@ -189,41 +228,100 @@ class App:
     # -- resuming a ticket -------------------------------------------------------------
     def resume(self, t: Ticket) -> None:
         """Bring back what ticket ``t.external`` already holds: its questions and lookups from
-        the session logs that worked on it (or, without them, from its live draft's provenance),
-        and its live draft. A ticket nobody worked on stays empty."""
-        sessions = []
-        for sid, events in ticket_events(sessions_dir(), t.id):
-            sessions.append(sid)
+        the session logs that worked on it (and, for what they lack, from its live draft's
+        provenance: another machine's logs, or removed ones), and its live draft. A ticket
+        nobody worked on stays empty. A log that cannot be read is kept in ``t.unread_logs``
+        (said as a warning: what came back may be incomplete)."""
+        warnings: list[str] = []
+        logs = list(ticket_events(sessions_dir(), t.id, warnings))
+        t.resumed_from, t.unread_logs = [sid for sid, _ in logs], warnings
+        try:
+            theirs = self.drafts.in_ticket(t.id)
+        except OSError as e:
+            t.unread_logs.append(f"its drafts cannot be read ({e.strerror or e})")
+            theirs = []
+        pending = [d for d in theirs if d.meta.get("status") == "pending_review"]
+        t.brought_back = [SavedDraft(d.id, str(d.path), d.meta.get("order_code"), False)
+                          for d in theirs[-MAX_BROUGHT_BACK:]]
+        self._resume_scope(t, logs, pending[-1] if pending else None)
+        owners: dict[str, str] = {}  # order code -> its customer, as the logged lookups said
+        for sid, events in logs:
             for d in events:
                 ev = _ticket_event(d, sid)
-                if ev is not None:
+                if isinstance(ev, ToolResult) and ev.customer is not None:
+                    code = CallRecord.from_dict(d).order_code
+                    if code is not None:
+                        owners[code] = ev.customer
+                if ev is not None and not _outside(ev, t.customer):
                     t.apply(ev)
         t.delivered()  # every result a session logged was sent to its model
         t.answered.clear()  # an earlier day's results are context, never given again as current
-        t.resumed_from = sessions
-        try:
-            pending = [d for d in self.drafts.in_ticket(t.id) if d.meta.get("status") == "pending_review"]
-        except OSError:
-            pending = []
+        t.asked = 0  # they were asked in earlier sessions, none yet in this one
         if pending:
             d = pending[-1]
-            if not sessions:  # no logs here (another machine's, or removed): the draft's provenance
-                t.questions.extend(q for q in d.meta.get("questions") or [] if isinstance(q, str))
-                t.lookups.extend(r for r in records([{"name": ToolName.LOOKUP, **x}
-                                                     for x in d.meta.get("lookups") or []
-                                                     if isinstance(x, dict)]) if r.is_lookup)
-                t.calls.extend(t.lookups)
+            # the draft's provenance for what the logs lack (none here, one unreadable, a draft
+            # moved in from a conversation whose logs are elsewhere): earlier than the logs'
+            known = set(t.questions)
+            earlier = [q for q in d.meta.get("questions") or [] if isinstance(q, str) and q not in known]
+            t.questions[:0] = earlier
+            del t.questions[:-MAX_QUESTIONS]
+            seen = {r.key() for r in t.lookups}
+            own = OrderCode.parse_or_none(d.meta.get("order_code"))
+
+            def in_scope(r: CallRecord) -> bool:
+                """A lookup the draft records carries no customer: under a scope it comes back
+                when it found nothing, or its order is the scope's (as the logs said; without
+                them, the draft's own order)."""
+                if t.customer is None or r.order is None:
+                    return True
+                who = owners.get(str(r.order_code))
+                return who.casefold() == t.customer.casefold() if who is not None else r.order_code == own
+
+            lookups = [r for r in records([{"name": ToolName.LOOKUP, **x}
+                                           for x in d.meta.get("lookups") or []
+                                           if isinstance(x, dict)])
+                       if r.is_lookup and r.key() not in seen and in_scope(r)]
+            t.lookups[:0] = lookups
+            t.calls[:0] = lookups
             findings = tuple(x for x in d.meta.get("findings") or [] if isinstance(x, dict))
             t.live = LiveDraft(d.id, str(d.path), d.text, OrderCode.parse_or_none(d.meta.get("order_code")),
                                findings)
-        elif t.live is not None:
-            t.live = None  # its last draft was approved, rejected or superseded since: none is live
 
-    def move_ticket(self, conv: Conversation, ticket: str, reviewer: str) -> str | None:
+    @staticmethod
+    def _resume_scope(t: Ticket, logs: list[tuple[str, list[dict[str, Any]]]], live: Any) -> None:
+        """A resumed ticket keeps the customer scope it was worked on under: the last one its
+        logs set (``--customer``, ``/customer``; ``/customer`` alone cleared it), or without
+        logs its live draft's customer. Refused (UsageError, exit 2), since one reply would mix
+        two customers' orders: a scope given now for another customer than the ticket's, and a
+        live draft for another customer than the scope."""
+        scope = _logged_scope(logs)
+        why = "the scope it was worked on under" if scope is not None else None
+        drafted = _address(live.meta.get("customer")) if live is not None else None
+        if scope is None and not logs and drafted is not None:
+            scope, why = drafted, f"the customer of its live draft {live.id}"
+        given = t.customer
+        if given is not None and scope is not None and given.casefold() != scope.casefold():
+            raise UsageError(f"ticket {t.id} is scoped to {scope} ({why}), not {given}: resume it "
+                             f"without a customer scope (its own comes back), or use another ticket "
+                             f"for {given}")
+        wanted = given or scope
+        if wanted is not None and drafted is not None and wanted.casefold() != drafted.casefold():
+            advice = (f"resume it without a customer scope, or use another ticket for {given}" if given
+                      else f"a person must review that draft first (agentcli drafts show {live.id})")
+            raise UsageError(f"ticket {t.id}'s live draft {live.id} is for {drafted}, not {wanted} "
+                             f"(the customer scope {'given' if given else 'it was worked on under'}): "
+                             f"{advice}")
+        t.customer = wanted
+        t.scope_from = why if given is None else None
+
+    def move_ticket(self, conv: Conversation, ticket: str, reviewer: str) -> tuple[str | None, list[str]]:
         """``/ticket ID``: the conversation's ticket gets the helpdesk's id, and its live draft
         moves into that ticket (a new draft there; the old one superseded by it), so the ticket
-        never has two live drafts. Returns the moved draft's new id, or None."""
+        never has two live drafts. Returns the moved draft's new id (or None) and the ids of
+        ``ticket``'s pending drafts it supersedes. A ticket of another customer (its scope, or
+        its live draft's customer) is refused, nothing changed (UsageError)."""
         t = conv.ticket
+        replaced = self._check_move(t, ticket)
         moved = self.drafts.move(t.live.id, ticket, who=reviewer) if t.live is not None else None
         # One session log is one ticket's: the conversation goes on in a new log that continues
         # this one, so `log list --ticket ID` and a resume the next day find both.
@@ -237,7 +335,34 @@ class App:
         self.log_for(conv).record({"type": "ticket_changed", "session_id": conv.session_id,
                                    "ticket": ticket, "continues": t.continues,
                                    "draft": moved.id if moved else None})
-        return moved.id if moved is not None else None
+        if moved is None:
+            return None, replaced
+        return moved.id, [x for x in replaced if x != moved.id]  # the same text there: the same draft
+
+    def _check_move(self, t: Ticket, ticket: str) -> list[str]:
+        """Whether ticket ``t`` may go on as ``ticket``: not when that ticket is another
+        customer's than ``t``'s (the scope, else the one customer of its lookups) by its scope
+        or its live draft (UsageError). Returns the ids of its pending drafts (superseded by the
+        move, or by the next draft)."""
+        try:
+            pending = [d for d in self.drafts.in_ticket(ticket) if d.meta.get("status") == "pending_review"
+                       and (t.live is None or d.id != t.live.id)]
+        except OSError as e:
+            raise UsageError(f"its drafts cannot be read ({e.strerror or e})") from None
+        ours = t.customer or t.view().draft_customer(t.live.order_code if t.live is not None else None)
+        if ours is None:
+            return [d.id for d in pending]
+        logs = list(ticket_events(sessions_dir(), ticket))
+        scope = _logged_scope(logs)
+        if scope is not None and scope.casefold() != ours.casefold():
+            raise UsageError(f"ticket {ticket} is scoped to {scope}, and this ticket is {ours}'s; "
+                             "/new starts a ticket of its own")
+        for d in pending:
+            theirs = _address(d.meta.get("customer"))
+            if theirs is not None and theirs.casefold() != ours.casefold():
+                raise UsageError(f"ticket {ticket}'s live draft {d.id} is for {theirs}, and this "
+                                 f"ticket is {ours}'s; /new starts a ticket of its own")
+        return [d.id for d in pending]
 
     # -- the session log ---------------------------------------------------------------
     def log_for(self, conv: Conversation, meta: dict[str, Any] | None = None) -> SessionLog:

@@ -112,11 +112,13 @@ class Ticket:
         self.external = external        # the helpdesk's ticket id (--ticket, /ticket, a batch id)
         self.customer = customer        # the scope: other customers' orders read as not found
         self.questions: list[str] = []
+        self.asked = 0                  # questions asked in this session (not brought back)
         self.history: list[Any] = []    # provider-format messages, as sent and received
         self.calls: list[CallRecord] = []
         self.lookups: list[CallRecord] = []   # lookups whose results the model has read
         self.order_customers: dict[str, str] = {}
-        self.drafts: list[SavedDraft] = []
+        self.drafts: list[SavedDraft] = []   # saved in this session
+        self.brought_back: list[SavedDraft] = []  # the ticket's drafts a resume found in the store
         self.live: LiveDraft | None = None
         self.usage = Usage()
         self.seen: set[str] = set()     # keys of calls whose results the model has been sent
@@ -127,6 +129,8 @@ class Ticket:
         self.answered: dict[str, CallRecord] = {}
         self.resumed_from: list[str] = []  # sessions of earlier days this ticket was rebuilt from
         self.continues: str | None = None  # the session log this one goes on from (/ticket ID)
+        self.unread_logs: list[str] = []  # what a resume could not read of the ticket's history
+        self.scope_from: str | None = None  # where a resume found the customer scope (not given)
         self.run: Run | None = None     # the question being answered now
         self._unread: list[CallRecord] = []
 
@@ -139,6 +143,7 @@ class Ticket:
         if isinstance(ev, Question):
             self.questions.append(ev.text)
             del self.questions[:-MAX_QUESTIONS]
+            self.asked += 1
             self.answered.clear()  # a new question reads the current state afresh
         elif isinstance(ev, ToolResult):
             rec = ev.record()
@@ -181,6 +186,14 @@ class Ticket:
         for k in list(self.answered)[:max(0, len(self.answered) - MAX_CALLS)]:
             del self.answered[k]
         self._unread = keep[-MAX_CALLS:]  # bounded: a cancelled MCP request is never returned
+
+    def unread_note(self) -> str | None:
+        """One line when part of the ticket's history could not be read by its resume."""
+        if not self.unread_logs:
+            return None
+        more = f" and {len(self.unread_logs) - 1} more" if len(self.unread_logs) > 1 else ""
+        return (f"part of ticket {self.id}'s history may be missing: {self.unread_logs[0]}{more}; "
+                "what came back may be incomplete")
 
     def view(self) -> TicketView:
         return TicketView(self.id, self.session_id, self.customer, tuple(self.questions),

@@ -13,6 +13,7 @@ from ..events import Error
 from ..ticket import Run
 from .advice import advise
 from .common import (
+    clean_for_terminal,
     dump_json,
     err_console,
     error_line,
@@ -21,6 +22,8 @@ from .common import (
     out_console,
     read_question,
     run,
+    say_err,
+    warn,
 )
 from .options import ModelOptions, TicketOpt, model_options
 from .preflight import preflight
@@ -63,7 +66,19 @@ async def _ask(settings, question: str, ticket: Optional[str] = None) -> int:
         _json_failure(settings, settings.json, question, e)
         raise
     try:
-        conv = application.conversation(ticket=ticket, resume=True)
+        try:
+            conv = application.conversation(ticket=ticket, resume=True)
+        except AgentcliError as e:
+            _json_failure(settings, settings.json, question, e)
+            raise
+        note = conv.ticket.unread_note()
+        if note is not None:
+            warn([note])
+        t = conv.ticket
+        if t.scope_from is not None and not settings.quiet:
+            say_err(f"agentcli: ticket {clean_for_terminal(t.id)} goes on scoped to "
+                    f"{clean_for_terminal(t.customer)} ({clean_for_terminal(t.scope_from)}): other "
+                    "customers' orders read as not found")
         consumers = []
         application.drafts.on_wait = lock_notice(err_console())  # a held lock: who holds it
         if not settings.json:

@@ -24,7 +24,7 @@ from ..loop import new_session_id
 from ..stores import open_store
 from ..ticket import Ticket
 from ..tools import default_registry
-from .common import run
+from .common import run, warn
 from .options import TicketOpt, option
 from .preflight import drafts_check, sessions_check
 
@@ -96,6 +96,9 @@ async def opened(settings: Settings, ticket: Optional[str]) -> AsyncIterator[tup
         t = Ticket(new_session_id(), external=ticket, customer=settings.customer)
         if ticket is not None:
             app.resume(t)
+        note = t.unread_note()
+        if note is not None:
+            warn([note])
         sys.stderr.write(f"agentcli mcp: serving get_order_status and draft_reply on standard "
                          f"input/output (ticket {t.id}"
                          + (f", customer {t.customer}" if t.customer else ", every customer")

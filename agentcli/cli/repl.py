@@ -125,11 +125,13 @@ class Repl(SlashCommands):
         self.spinner = bool(getattr(console, "is_terminal", False)) if spinner is None else spinner
         self.conv: Any = None
         self.failed: str | None = None          # the App could not be opened (exit 3)
+        self.failed_code = EXIT_CONFIG          # ... or its ticket not resumed (exit 2)
         if self.app is not None:
             self._opened(self.app)
         self.past_usage = Usage()               # tickets closed with /new
         self.ticket_no = 1
         self.saved_before: list[Any] = []       # drafts of the tickets closed with /new
+        self.back_before: list[Any] = []        # ... and the ones their resumes brought back
         self.ticket_cost: float | None = 0.0     # estimated USD (None: a model with no price)
         self.session_cost: float | None = 0.0
         self._task: asyncio.Task | None = None
@@ -138,8 +140,10 @@ class Repl(SlashCommands):
         self.exit_code = EXIT_OK  # chat on a pipe: 4 once a question failed at the API, else 1
 
     def _opened(self, app: Any) -> None:
-        self.app = app
-        self.conv = app.conversation(ticket=self.ticket_arg, resume=True)  # a ticket that exists comes back
+        """The App is open: the conversation on its ticket (a ticket that exists comes back;
+        one of another customer than the scope given is refused, UsageError)."""
+        conv = app.conversation(ticket=self.ticket_arg, resume=True)
+        self.app, self.conv = app, conv
         app.drafts.on_wait = lock_notice(self.err)
 
     async def ready(self) -> bool:
@@ -156,31 +160,35 @@ class Repl(SlashCommands):
             else:
                 with self.info.status("starting the model client…", spinner="dots"):
                     app = await self.loader.app()
+            self._opened(app)
         except AgentcliError as e:
-            self.failed = e.message
+            self.failed, self.failed_code = e.message, e.exit_code
             self.error_line(e.message)
             return False
-        self._opened(app)
         self.resumed_note()
         return True
 
     async def _load_behind(self) -> None:
         """While the first prompt waits: open the App; a ticket resumed is said above the
-        prompt; a failure ends the prompt (the REPL exits 3)."""
+        prompt; a failure ends the prompt (the REPL exits 3; a ticket of another customer than the
+        scope given, 2)."""
         from prompt_toolkit.application import run_in_terminal
 
         try:
             app = await self.loader.app()
+            opened = self.app is None  # else the first input opened it meanwhile (ready)
+            if opened:
+                self._opened(app)
         except AgentcliError as e:
             message = self.failed = e.message
+            self.failed_code = e.exit_code
             if self.session is not None and self.session.app.is_running:
                 await run_in_terminal(lambda: self.error_line(message))
                 self.session.app.exit(exception=EOFError())
             return
         except Exception:  # noqa: BLE001 - said when the first input waits for it
             return
-        if self.app is None:
-            self._opened(app)
+        if opened:
             if self.session is not None and self.session.app.is_running:
                 await run_in_terminal(self.resumed_note)
             else:
@@ -243,6 +251,9 @@ class Repl(SlashCommands):
         if self.conv is None:
             return
         t = self.conv.ticket
+        note = t.unread_note()
+        if note is not None:
+            self.say(f"agentcli: warning: {_clean(note)}", "yellow")
         if not (t.resumed_from or t.questions or t.live):
             return
         n = len(t.questions)
@@ -250,6 +261,8 @@ class Repl(SlashCommands):
                 f"{'s' if len(t.lookups) != 1 else ''}"]
         if t.live is not None:
             what.append(f"live draft {_clean(t.live.id)}")
+        if t.scope_from is not None:
+            what.append(f"customer scope {_clean(t.customer)} ({_clean(t.scope_from)})")
         self.say(f"resumed ticket {_clean(t.id)}: {', '.join(what)}; follow-ups go on from there",
                  "bold")
 
@@ -284,7 +297,7 @@ class Repl(SlashCommands):
             if behind is not None and not behind.done():
                 behind.cancel()
         if self.failed is not None:
-            return EXIT_CONFIG
+            return self.failed_code
         self.goodbye()
         return 0
 
@@ -293,6 +306,9 @@ class Repl(SlashCommands):
         code is batch's: 0 when every question ended normally, 4 when any failed at the model
         API, else 1 when any is incomplete (or its line could not be a question)."""
         reader = LineReader(fd)
+        note = self.conv.ticket.unread_note() if self.conv is not None else None
+        if note is not None:  # stdout is the answers': the warning goes with the trace
+            self.err.print(Text(f"agentcli: warning: {_clean(note)}"), highlight=False, soft_wrap=True)
         while True:
             line = await reader.readline()
             if line is not None and reader.cut:  # one question, refused whole

@@ -26,7 +26,7 @@ COMMANDS: dict[str, str] = {
     "/ticket": "/ticket ID records the helpdesk ticket id on this ticket's drafts; alone: shows it",
     "/customer": "/customer EMAIL scopes lookups to that customer; /customer alone clears it",
     "/model": "/model NAME switches the model (from the next question on)",
-    "/drafts": "the drafts saved in this ticket, with their paths",
+    "/drafts": "the drafts saved in this ticket, with their paths (and the ones a resume brought back)",
     "/show": "/show ID prints a draft as the customer would read it; /show alone, the latest",
     "/usage": "tokens and estimated cost, for this ticket and the whole session",
     "/history": "the tool calls of this ticket",
@@ -114,6 +114,7 @@ class SlashCommands:
     def cmd_new(self, arg: str) -> None:
         self.past_usage.add(self.conv.usage)
         self.saved_before.extend(self.conv.ticket.drafts)
+        self.back_before.extend(self.conv.ticket.brought_back)
         self.ticket_cost = 0.0
         self.app.close_conversation(self.conv)
         self.conv.reset()
@@ -137,10 +138,18 @@ class SlashCommands:
         if new == t.id:
             self.say(f"ticket: {_clean(new)} already")
             return
-        if not t.questions and not t.history:
-            # nothing asked yet: the ticket named is the one to work on (it may exist already)
+        if not t.asked:
+            # nothing asked in this session yet (a resumed ticket's earlier questions are not):
+            # the ticket named is the one to work on (it may exist already)
+            # the person's scope goes along, not one the resumed ticket came back with
+            given = t.customer if t.scope_from is None else None
+            try:
+                conv = self.app.conversation(customer=given, ticket=new, resume=True)
+            except UsageError as e:  # another customer's ticket than the scope
+                self.say(f"{_clean(e.message)}; the ticket is unchanged", "yellow")
+                return
             self.app.close_conversation(self.conv)
-            self.conv = self.app.conversation(customer=t.customer, ticket=new, resume=True)
+            self.conv = conv
             self._note({"type": "ticket_changed", "ticket": new})
             if self.conv.ticket.questions or self.conv.ticket.live:
                 self.resumed_note()
@@ -148,15 +157,21 @@ class SlashCommands:
                 self.say(f"ticket: {_clean(new)}; drafts from now on are saved in it")
             return
         try:
-            moved = self.app.move_ticket(self.conv, new, resolve_reviewer(reviewer_setting()))
+            moved, replaced = self.app.move_ticket(self.conv, new, resolve_reviewer(reviewer_setting()))
         except (UsageError, OSError) as e:
-            self.say(f"the live draft could not be moved into {_clean(new)} "
+            what = "the live draft could not be moved" if t.live is not None else "this ticket cannot go on"
+            self.say(f"{what} into {_clean(new)} "
                      f"({_clean(getattr(e, 'message', None) or getattr(e, 'strerror', None) or e)}); "
                      "the ticket is unchanged", "yellow")
             return
         msg = f"ticket: {_clean(new)}; drafts from now on are saved in it"
+        theirs = ", ".join(_clean(d) for d in replaced[:3]) + (f" and {len(replaced) - 3} more"
+                                                               if len(replaced) > 3 else "")
         if moved is not None:
-            msg += f" (the live draft moved into it as {_clean(moved)}; the old one is superseded)"
+            msg += f" (the live draft moved into it as {_clean(moved)}; the old one is superseded"
+            msg += f", and so is {_clean(new)}'s pending draft {theirs})" if replaced else ")"
+        elif replaced:
+            msg += f" (its pending draft {theirs} stays live until the next draft replaces it)"
         self.say(msg)
 
     def cmd_customer(self, arg: str) -> None:
@@ -201,16 +216,27 @@ class SlashCommands:
         self.say(f"model: {_clean(arg)} from the next question on")
 
     def cmd_drafts(self, arg: str) -> None:
-        drafts = list(reversed(self.conv.ticket.drafts))
+        """The drafts saved in this ticket in this session; apart, the ones a resume brought
+        back from earlier sessions (as the drafts store has them now)."""
+        t = self.conv.ticket
+        drafts = list(reversed(t.drafts))
+        ours = {d.id for d in drafts}
+        back = [d for d in reversed(t.brought_back) if d.id not in ours]
         if not drafts:
-            self.say("no drafts saved in this ticket yet")
-            return
-        statuses = {d.id: self._status_of(d) for d in drafts}
-        self.say(f"drafts of this ticket (latest first): {self._counts(statuses)}")
-        for d in drafts[:20]:
-            self._draft_row(d, statuses[d.id])
-        if len(drafts) > 20:
-            self.say(f"  … {len(drafts) - 20} older (agentcli drafts list)", "dim")
+            self.say(f"no drafts saved in this ticket{' in this session' if back else ''} yet")
+        else:
+            statuses = {d.id: self._status_of(d) for d in drafts}
+            self.say(f"drafts of this ticket (latest first): {self._counts(statuses)}")
+            for d in drafts[:20]:
+                self._draft_row(d, statuses[d.id])
+            if len(drafts) > 20:
+                self.say(f"  … {len(drafts) - 20} older (agentcli drafts list)", "dim")
+        if back:
+            statuses = {d.id: self._status_of(d) for d in back}
+            self.say(f"brought back from earlier sessions of ticket {_clean(t.id)}: "
+                     f"{self._counts(statuses)}")
+            for d in back:
+                self._draft_row(d, statuses[d.id])
 
     def cmd_show(self, arg: str) -> None:
         """A draft as the customer would read it: the one named, or the latest of this session."""
@@ -218,10 +244,11 @@ class SlashCommands:
         did = arg.split()[0] if arg else None
         if did is None:
             saved = [*self.saved_before, *self.conv.ticket.drafts]
-            if not saved:
+            live = self.conv.ticket.live
+            if not saved and live is None:
                 self.say("no drafts saved in this session yet; /show ID shows any draft", "yellow")
                 return
-            did = saved[-1].id
+            did = saved[-1].id if saved else live.id  # else the live draft a resume brought back
         try:
             draft = self.app.drafts.get(did)
         except UsageError as e:
@@ -235,22 +262,34 @@ class SlashCommands:
 
     def goodbye(self) -> None:
         """On leaving: every draft saved in this session, so none is forgotten, each with its
-        status as it is now, and where to review the pending ones."""
+        status as it is now, and where to review the pending ones; apart, the drafts a resume
+        brought back that still wait for review (never counted as saved in this session)."""
         if self.conv is None:
             return
         saved = list({d.id: d for d in [*self.saved_before, *self.conv.ticket.drafts]}.values())
-        if not saved:
+        # a resumed ticket's drafts still waiting for review, apart: not saved in this session
+        back = {d.id: d for d in [*self.back_before, *self.conv.ticket.brought_back]
+                if all(d.id != x.id for x in saved)}
+        waiting = [d for d in back.values() if self._status_of(d) == "pending_review"]
+        if not saved and not waiting:
             return
         n = len(saved)
         statuses = {d.id: self._status_of(d) for d in saved}
-        pending = sum(1 for s in statuses.values() if s == "pending_review")
+        pending = sum(1 for s in statuses.values() if s == "pending_review") + len(waiting)
         hint = f"; review them: {review_command(self.app.drafts)}" if pending else ""
-        self.say(f"{n} draft{'s' if n > 1 else ''} saved in this session ({self._counts(statuses)})"
-                 f"{hint}:", "bold")
+        if saved:
+            self.say(f"{n} draft{'s' if n > 1 else ''} saved in this session ({self._counts(statuses)})"
+                     f"{hint}:", "bold")
         for d in saved[-20:]:
             self._draft_row(d, statuses[d.id])
         if n > 20:
             self.say(f"  … {n - 20} more (agentcli drafts list)", "dim")
+        if waiting:
+            k = len(waiting)
+            self.say(f"{k} draft{'s' if k > 1 else ''} brought back from earlier sessions, still "
+                     f"waiting for review{hint if not saved else ''}:", "bold")
+            for d in waiting[-20:]:
+                self._draft_row(d, "pending_review")
 
     def _status_of(self, d: Any) -> str:
         try:

@@ -170,13 +170,19 @@ def _origin(ev: dict[str, Any]) -> str | None:
     return o if isinstance(o, str) and _ORIGIN_RE.match(o) else None
 
 
-def session_meta(path: Path) -> dict[str, Any] | None:
-    """A log's ``session_start`` record (its first line, read bounded), or None."""
+def session_meta(path: Path, warnings: list[str] | None = None) -> dict[str, Any] | None:
+    """A log's ``session_start`` record (its first line, read bounded), or None; a log that
+    cannot be read is said in ``warnings`` when given (a damaged first line is no session)."""
     try:
         with open(path, "rb") as f:
             first = f.readline(65536)
+    except OSError as e:
+        if warnings is not None:
+            warnings.append(f"{path.name}: cannot read it ({e.strerror or e})")
+        return None
+    try:
         ev = json.loads(first.decode("utf-8", "surrogateescape"))
-    except (OSError, ValueError, RecursionError):
+    except (ValueError, RecursionError):
         return None
     return ev if isinstance(ev, dict) and ev.get("type") == "session_start" else None
 
@@ -190,37 +196,49 @@ def session_origin(path: Path) -> str | None:
 MAX_TICKET_SCAN = 10_000  # newest session logs looked at to resume a ticket
 
 
-def ticket_sessions(directory: Path, ticket: str) -> list[Path]:
+def ticket_sessions(directory: Path, ticket: str, warnings: list[str] | None = None) -> list[Path]:
     """The session logs of ``ticket``, oldest first: every log whose ``session_start`` names it
-    (a log without a ticket is the ticket of its own session id), and the logs those continue
-    (``/ticket ID`` moves a conversation into a ticket in a new log that continues the old)."""
-    files = session_files(directory)[:MAX_TICKET_SCAN]
+    (a log without a ticket is the ticket of its own session id), and the logs those go on from:
+    the one each ``continues`` (``/ticket ID`` moves a conversation into a ticket in a new log
+    that continues the old) and the ones it was ``resumed_from`` (a resumed conversation moved
+    by ``/ticket ID`` carries its earlier days along). A log that cannot be read may be one of
+    them: it is said in ``warnings`` (once), never skipped silently."""
+    files = session_files(directory)[:MAX_TICKET_SCAN]  # not a regular file: no one's history
     by_id = {p.stem: p for p in files}
+    metas: dict[str, dict[str, Any] | None] = {}
     found: dict[str, Path] = {}
     todo: list[str] = []
     for p in files:
-        meta = session_meta(p)
+        meta = metas[p.stem] = session_meta(p, warnings)
         if meta is None or _origin(meta) == EVAL:
             continue
         t = meta.get("ticket")
         if (t if isinstance(t, str) else p.stem) == ticket:
             found[p.stem] = p
             todo.append(p.stem)
-    while todo:  # follow the chain of logs each one continues
-        meta = session_meta(found[todo.pop()])
-        prev = meta.get("continues") if meta else None
-        if isinstance(prev, str) and prev in by_id and prev not in found:
-            found[prev] = by_id[prev]
-            todo.append(prev)
+    while todo:  # follow the chain of logs each one goes on from
+        meta = metas.get(todo.pop())
+        if meta is None:
+            continue
+        earlier = meta.get("resumed_from")
+        before = [meta.get("continues"), *(earlier if isinstance(earlier, list) else [])]
+        for prev in before:
+            if isinstance(prev, str) and prev in by_id and prev not in found:
+                found[prev] = by_id[prev]
+                todo.append(prev)
     return sorted(found.values(), key=lambda p: (p.stem[:15], p.stem))
 
 
-def ticket_events(directory: Path, ticket: str) -> Iterable[tuple[str, list[dict[str, Any]]]]:
-    """(session id, its events) for each session log of ``ticket``, oldest first."""
-    for p in ticket_sessions(directory, ticket):
+def ticket_events(directory: Path, ticket: str,
+                  warnings: list[str] | None = None) -> Iterable[tuple[str, list[dict[str, Any]]]]:
+    """(session id, its events) for each session log of ``ticket``, oldest first; a log that
+    cannot be read is said in ``warnings``."""
+    for p in ticket_sessions(directory, ticket, warnings):
         try:
             yield p.stem, list(read_events(p))
-        except OSError:
+        except OSError as e:
+            if warnings is not None:
+                warnings.append(f"{p.name}: cannot read it ({e.strerror or e})")
             continue
 
 
@@ -250,7 +268,8 @@ def list_sessions(directory: Path, *, tool: str | None = None, errors_only: bool
                   order: OrderCode | None = None, since: datetime | None = None) -> list[SessionSummary]:
     """Summaries of the session logs, newest first, that pass every filter given."""
     out: list[SessionSummary] = []
-    of_ticket = {p.stem for p in ticket_sessions(directory, ticket)} if ticket is not None else None
+    of_ticket = ({p.stem for p in ticket_sessions(directory, ticket, warnings)}
+                 if ticket is not None else None)
     for path in session_files(directory, warnings):
         if of_ticket is not None and path.stem not in of_ticket:
             continue

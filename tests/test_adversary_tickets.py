@@ -1,0 +1,238 @@
+"""Adversarial pass over tickets: resumed the next day, moved with `/ticket ID`, scoped to a
+customer. Demo data: GH56JK78MN is ana.silva@example.com's order, ORD-20261234 ben.okafor's."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from agentcli.app import App
+from agentcli.config import resolve
+from agentcli.testing.fake_anthropic import message, text, tool_use_block
+from agentcli.tools import default_registry
+
+from .conftest import agentcli_exe, saved_drafts
+from .test_repl import GUARD_S, piped_repl, type_lines
+
+ANA, BEN = "ana.silva@example.com", "ben.okafor@example.net"
+
+
+def ask(cli, env, ticket, code, *flags):
+    """The reviewer's ``Q``: one offline question about order ``code`` that drafts a reply."""
+    return cli(["ask", "--provider", "offline", "--ticket", ticket, *flags,
+                f"Hi, where is my order {code}? please reply"], env)
+
+
+def chat(keys: str, ticket: str | None = None, **settings) -> tuple[int, str]:
+    """``agentcli chat --provider offline [--ticket ID]`` in this process, ``keys`` typed one
+    line per prompt; (exit code, screen)."""
+
+    async def main():
+        app = App.open(resolve(provider="offline", **settings), registry=default_registry())
+        try:
+            with piped_repl(app, ticket=ticket) as (repl, inp, buf):
+                running = asyncio.create_task(repl.run())
+                await type_lines(repl, inp, keys)
+                return await asyncio.wait_for(running, GUARD_S), buf.getvalue()
+        finally:
+            await app.aclose()
+
+    return asyncio.run(main())
+
+
+def as_a_user(args: list[str]) -> list[str]:
+    """``args`` run with the file permissions applying (as root: without the capabilities that
+    bypass them)."""
+    if os.geteuid() != 0:
+        return args
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.skip("running as root without setpriv: permission bits do not apply")
+    return [setpriv, "--bounding-set=-dac_override,-dac_read_search", *args]
+
+
+# --------------------------------------------------------------------------- the history found
+
+def test_a_resumed_conversation_moved_by_slash_ticket_brings_its_earlier_days_along(cli, cli_env):
+    """HD-7 resumed, asked again and moved into HD-8: HD-8's log continues the resumed log, and
+    that one was resumed from HD-7's first log. Only `continues` was followed: `chat --ticket
+    HD-8` came back with the resumed session's question alone, the first day's lost."""
+    assert ask(cli, cli_env, "HD-7", "GH56JK78MN").returncode == 0
+    code, screen = chat("Is the license for GH56JK78MN there yet? please reply\r/ticket HD-8\r/exit\r",
+                        ticket="HD-7")
+    assert code == 0 and "moved into it" in screen, screen
+    code, screen = chat("/exit\r", ticket="HD-8")
+    assert code == 0 and "resumed ticket HD-8: 2 earlier questions" in screen, screen
+    sessions = json.loads(cli(["log", "list", "--json", "--ticket", "HD-8"], cli_env).out)
+    assert len(sessions) == 3, sessions
+
+
+def test_an_unreadable_log_of_the_ticket_is_said_not_skipped(cli, cli_env, home):
+    """A log that cannot be read may hold part of the ticket: `log list --ticket` said "no
+    sessions match" and a resume came back with less, both without a word."""
+    assert ask(cli, cli_env, "HD-7", "GH56JK78MN").returncode == 0
+    (log,) = (home / "sessions").glob("*.jsonl")
+    log.chmod(0o000)
+    try:
+        listed = subprocess.run(as_a_user([agentcli_exe(), "log", "list", "--ticket", "HD-7"]),
+                                env=cli_env, capture_output=True, text=True, timeout=60)
+        asked = subprocess.run(as_a_user([agentcli_exe(), "ask", "--provider", "offline", "-q",
+                                          "--ticket", "HD-7", "make it shorter"]),
+                               env=cli_env, capture_output=True, text=True, timeout=60)
+    finally:
+        log.chmod(0o600)
+    assert listed.returncode == 0, listed.stderr
+    assert f"warning: {log.name}: cannot read it (Permission denied)" in listed.stderr, listed.stderr
+    assert asked.returncode in (0, 1) and "Traceback" not in asked.stderr, asked.stderr
+    (line,) = [x for x in asked.stderr.splitlines() if "warning" in x]
+    assert "part of ticket HD-7's history may be missing" in line and log.name in line, line
+
+
+# --------------------------------------------------------------------------- the customer scope
+
+def test_a_resumed_ticket_keeps_its_customer_scope(cli, cli_env, drafts_dir, home):
+    """`ask --customer ana --ticket HD-20` then `ask --ticket HD-20` about ben's order: the
+    second ran with no scope, drafted ben's order into ana's ticket and superseded ana's draft,
+    exit 0."""
+    assert ask(cli, cli_env, "HD-20", "GH56JK78MN", "--customer", ANA).returncode == 0
+    again = ask(cli, cli_env, "HD-20", "ORD-20261234", "--json")
+    doc = json.loads(again.out)
+    assert doc["customer"] == ANA, doc
+    (lookup,) = [c for c in doc["tool_calls"] if c["name"] == "get_order_status"]
+    assert lookup["result"] == {"found": False, "order_code": "ORD-20261234"}, lookup
+    assert f"goes on scoped to {ANA}" in again.err, again.err
+    customers = {d.meta.get("customer") for d in saved_drafts(drafts_dir)}
+    assert customers == {ANA}, customers
+    # another customer named on the ticket: refused, one line, nothing run
+    n = len(list((home / "sessions").glob("*.jsonl")))
+    for argv in (["ask", "--provider", "offline", "--customer", BEN, "--ticket", "HD-20", "and now?"],
+                 ["chat", "--provider", "offline", "--customer", BEN, "--ticket", "HD-20"]):
+        p = cli(argv, cli_env, input="and now?\n")
+        assert p.returncode == 2, (argv, p.err)
+        (line,) = [x for x in p.err.splitlines() if "offline workflow" not in x]
+        assert f"ticket HD-20 is scoped to {ANA}" in line and BEN in line, line
+    assert len(list((home / "sessions").glob("*.jsonl"))) == n
+    # the same customer, in another case: the ticket goes on
+    same = ask(cli, cli_env, "HD-20", "GH56JK78MN", "--customer", ANA.upper())
+    assert same.returncode == 0, same.err
+
+
+def test_a_live_draft_of_another_customer_is_no_ticket_for_this_scope(cli, cli_env):
+    """A ticket worked on without a scope whose live draft is ben's: resumed with --customer
+    ana it would have gone on with ben's reply as its live draft."""
+    assert ask(cli, cli_env, "HD-21", "ORD-20261234").returncode == 0
+    p = ask(cli, cli_env, "HD-21", "GH56JK78MN", "--customer", ANA)
+    assert p.returncode == 2 and f"is for {BEN}, not {ANA}" in p.err, p.err
+
+
+def test_lookups_outside_the_scope_do_not_come_back(cli, anthropic_env, fake_anthropic):
+    """A ticket that looked up ben's order and then ana's, resumed scoped to ana: ben's lookup
+    came back into the context and the checks, so a draft stating ben's order's status passed
+    (status ok) where a fresh ticket gets an error-level finding."""
+    assert ask(cli, anthropic_env, "HD-30", "ORD-20261234").returncode == 0
+    assert ask(cli, anthropic_env, "HD-30", "GH56JK78MN").returncode == 0
+    fake_anthropic.queue(message(tool_use_block("draft_reply", {
+        "text": "Your order ORD-20261234 has shipped and is on its way.", "order_code": "ORD-20261234"})),
+        text("Saved."), text("That order is not one of this customer's."))  # the repair turn's answer
+    p = cli(["ask", "--json", "--customer", ANA, "--ticket", "HD-30", "tell them about the other order"],
+            anthropic_env)
+    doc = json.loads(p.out)
+    sent = json.dumps(fake_anthropic.requests[0]["messages"])
+    assert "handed to the carrier" not in sent and "pending_payment" in sent, sent
+    assert doc["status"] == "incomplete", (doc["error"], p.err)
+    assert any(f["severity"] == "error" and "ORD-20261234" in f["message"] for f in doc["checks"]), doc
+
+
+
+
+# --------------------------------------------------------------------------- /ticket ID
+
+def test_slash_ticket_before_the_first_question_of_a_resumed_ticket_resumes_the_other(cli, cli_env,
+                                                                                  drafts_dir):
+    """`chat --ticket HD-7` then `/ticket HD-8` before any question: the resumed HD-7 had
+    questions (from its logs), so it was taken as "after a draft": ana's HD-7 draft moved into
+    HD-8 and superseded ben's draft there."""
+    assert ask(cli, cli_env, "HD-7", "GH56JK78MN").returncode == 0
+    assert ask(cli, cli_env, "HD-8", "ORD-20261234").returncode == 0
+    before = {d.id: (d.ticket, d.meta["customer"]) for d in saved_drafts(drafts_dir)}
+    code, screen = chat("/ticket HD-8\r/exit\r", ticket="HD-7")
+    assert code == 0 and "resumed ticket HD-8: 1 earlier question, 1 lookup, live draft" in screen, screen
+    after = saved_drafts(drafts_dir)
+    assert {d.id: (d.ticket, d.meta["customer"]) for d in after} == before
+    assert {d.meta["status"] for d in after} == {"pending_review"}
+    assert "moved" not in screen, screen
+    # a question now is HD-8's
+    code, screen = chat("/ticket HD-8\rand the license? please reply\r/ticket\r/exit\r", ticket="HD-7")
+    assert code == 0 and "ticket: HD-8" in screen, screen
+
+
+def test_slash_ticket_into_another_customers_ticket_before_a_question_is_refused(cli, cli_env,
+                                                                                 drafts_dir):
+    assert ask(cli, cli_env, "HD-8", "ORD-20261234", "--customer", BEN).returncode == 0
+    code, screen = chat("/ticket HD-8\r/ticket\r/exit\r", customer=ANA)
+    assert code == 0 and f"ticket HD-8 is scoped to {BEN}" in screen, screen
+    assert "the ticket is unchanged" in screen and "resumed ticket" not in screen, screen
+    assert "ticket: HD-8" not in screen.split("is unchanged", 1)[1], screen
+
+
+def test_slash_ticket_after_a_draft_never_moves_it_into_another_customers_ticket(cli, cli_env,
+                                                                               drafts_dir):
+    """ana's draft moved by `/ticket HD-8` into a ticket whose live draft is ben's superseded
+    ben's draft without a word (the message named only the moved one)."""
+    assert ask(cli, cli_env, "HD-8", "ORD-20261234").returncode == 0
+    (bens,) = saved_drafts(drafts_dir)
+    code, screen = chat("Hi, where is my order GH56JK78MN? please reply\r/ticket HD-8\r/ticket\r/exit\r")
+    assert code == 0, screen
+    (line,) = [x for x in screen.splitlines() if "could not be moved" in x]
+    assert f"ticket HD-8's live draft {bens.id} is for {BEN}" in line and ANA in line, line
+    assert line.endswith("the ticket is unchanged"), line
+    assert "ticket: HD-8" not in screen and "(the session id; /ticket ID to set one)" in screen
+    drafts = saved_drafts(drafts_dir)
+    assert len(drafts) == 2 and {d.meta["status"] for d in drafts} == {"pending_review"}
+    assert {d.ticket for d in drafts if d.id != bens.id} != {"HD-8"}
+    # nor into a ticket scoped to another customer, a draft or not
+    assert ask(cli, cli_env, "HD-9", "GH56JK78MN", "--customer", BEN).returncode == 0
+    code, screen = chat("Where is GH56JK78MN? please reply\r/ticket HD-9\r/exit\r", customer=ANA)
+    assert f"ticket HD-9 is scoped to {BEN}" in screen and "the ticket is unchanged" in screen, screen
+
+
+def test_slash_ticket_names_the_draft_of_the_ticket_it_supersedes(cli, cli_env, drafts_dir):
+    assert ask(cli, cli_env, "HD-9", "GH56JK78MN", "--customer", ANA).returncode == 0
+    (old,) = saved_drafts(drafts_dir)
+    code, screen = chat("Hi, where is my order ORD-20261234? please reply\r/ticket HD-9\r/exit\r",
+                        customer=ANA)
+    assert code == 0 and f"and so is HD-9's pending draft {old.id}" in screen, screen
+    assert next(d for d in saved_drafts(drafts_dir) if d.id == old.id).meta["status"] == "superseded"
+
+
+# --------------------------------------------------------------------------- drafts of the session
+
+def test_drafts_a_resume_brings_back_are_not_saved_in_this_session(cli, cli_env, drafts_dir, home):
+    """`chat --ticket HD-7` on a ticket with a draft: the exit summary and /drafts said "1 draft
+    saved in this session", and a draft_saved line of an old log (path /etc/passwd) was listed
+    as one of ours."""
+    assert ask(cli, cli_env, "HD-7", "GH56JK78MN").returncode == 0
+    (d,) = saved_drafts(drafts_dir)
+    (log,) = (home / "sessions").glob("*.jsonl")
+    with log.open("a") as f:
+        f.write(json.dumps({"type": "draft_saved", "id": "d-0123456789ab", "path": "/etc/passwd",
+                            "order_code": "GH56JK78MN", "created": True}) + "\n")
+    code, screen = chat("/drafts\r/exit\r", ticket="HD-7")
+    assert code == 0, screen
+    assert "saved in this session" not in screen and "/etc/passwd" not in screen, screen
+    assert "d-0123456789ab" not in screen, screen
+    assert "no drafts saved in this ticket in this session yet" in screen, screen
+    assert "brought back from earlier sessions of ticket HD-7: 1 waiting for review" in screen, screen
+    assert f"{d.id}  pending_review  GH56JK78MN  {d.path}" in screen, screen
+    assert screen.rstrip().splitlines()[-2].startswith(
+        "1 draft brought back from earlier sessions, still waiting for review; review them"), screen
+    # the same reply saved again now is this session's, and listed once
+    code, screen = chat("Is the license for GH56JK78MN there yet? please reply\r/exit\r", ticket="HD-7")
+    assert code == 0, screen
+    assert "1 draft saved in this session (1 waiting for review)" in screen, screen
+    assert "brought back from earlier sessions, still" not in screen, screen
