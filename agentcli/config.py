@@ -132,7 +132,22 @@ class _Invalid(Exception):
 _UNSET = object()  # a blank value: the setting keeps its default
 
 
-def _shown(value: Any) -> str:
+# What a value of each type is called when the value itself is not shown (TOML's types).
+_TYPE_WORDS = ((bool, "true or false"), (int, "a whole number"), (float, "a number"),
+               (str, "text"), (dict, "a table"), ((list, tuple), "an array"))
+
+
+def _type_of(value: Any) -> str:
+    """What ``value`` is, in words, without showing it ("an array", "a whole number")."""
+    return next((w for t, w in _TYPE_WORDS if isinstance(value, t)), "a date or time")
+
+
+def _shown(value: Any, s: "Setting | None" = None) -> str:
+    """A value as a message may quote it: redacted and bounded (``one_line``). A secret
+    setting's value (a token, a database URL) is never quoted, nor is what a table or an array
+    holds (a table under any key may be ``{token = "..."}``): their type is said instead."""
+    if (s is not None and s.secret) or isinstance(value, (dict, list, tuple)):
+        return _type_of(value)
     return one_line(repr(value), 80)
 
 
@@ -152,7 +167,7 @@ def _path(s: "Setting", v: Any) -> Any:
 def _choice(s: "Setting", v: Any) -> str:
     v = str(v).strip().lower()
     if v not in s.choices:
-        raise _Invalid(f"names an unknown {s.name} {_shown(v)}: choose {_either(s.choices)}")
+        raise _Invalid(f"names an unknown {s.name} {_shown(v, s)}: choose {_either(s.choices)}")
     return v
 
 
@@ -165,11 +180,11 @@ def _number(kind: type, described: str) -> Callable[["Setting", Any], Any]:
         except (TypeError, ValueError, OverflowError):  # OverflowError: int(inf)
             ok = False
         if not ok:
-            raise _Invalid(f"must be {described}, got {_shown(value)}")
+            raise _Invalid(f"must be {described}, got {_shown(value, s)}")
         if s.minimum is not None and v < s.minimum:
-            raise _Invalid(f"must be at least {s.minimum}, got {_shown(value)}")
+            raise _Invalid(f"must be at least {s.minimum}, got {_shown(value, s)}")
         if s.maximum is not None and v > s.maximum:
-            raise _Invalid(f"must be at most {s.maximum}, got {_shown(value)}")
+            raise _Invalid(f"must be at most {s.maximum}, got {_shown(value, s)}")
         return v
 
     return parse
@@ -225,7 +240,7 @@ def _duration(s: "Setting", v: Any) -> Any:
     except ValueError:
         d = timedelta(0)
     if d <= timedelta(0):
-        raise _Invalid(f"must be a duration such as 4h, 30m or 2d, got {_shown(v)}")
+        raise _Invalid(f"must be a duration such as 4h, 30m or 2d, got {_shown(v, s)}")
     return d
 
 
@@ -587,7 +602,7 @@ def _check_config(cfg: dict[str, Any], path: Path) -> None:
     for key, value in cfg.items():
         s = SETTING.get(key)
         if s is not None and s.toml and (isinstance(value, bool) or not isinstance(value, s.kind.toml)):
-            raise ConfigError(f"{path}: {key} must be {s.kind.described}, got {_shown(value)}; "
+            raise ConfigError(f"{path}: {key} must be {s.kind.described}, got {_shown(value, s)}; "
                               "fix or remove the setting")
 
 

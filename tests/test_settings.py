@@ -414,3 +414,55 @@ def test_review_target_refuses_what_is_not_a_duration(here, value):
         return
     with pytest.raises(ConfigError, match="review_target must be a duration"):
         resolve()
+
+
+# =========================================================================== what a message shows
+
+SECRET_VALUE = "Xk29sLq81mZpA0vB7cD"  # 19 characters, mixed: what a helpdesk token looks like
+JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJzdXBwb3J0In0.Qm9ndXNTaWduYXR1cmUxMjM"
+
+
+@pytest.mark.parametrize("name", [s.name for s in SETTINGS if s.secret and s.toml])
+@pytest.mark.parametrize("toml,said", [
+    (f'["{SECRET_VALUE}"]', "an array"), ("9876543210123", "a whole number"),
+    (f'{{token = "{SECRET_VALUE}"}}', "a table"), ("98765.43210123", "a number"),
+])
+def test_a_secret_setting_of_the_wrong_type_is_said_by_its_type_never_shown(here, name, toml, said):
+    (here / "agentcli.toml").write_text(f"{name} = {toml}\n")
+    with pytest.raises(ConfigError) as e:
+        resolve()
+    assert f"{name} must be text, got {said}" in e.value.message
+    assert SECRET_VALUE not in e.value.message and "9876543210123" not in e.value.message
+    assert "98765" not in e.value.message
+
+
+@pytest.mark.parametrize("toml", [f'reviewer = {{token = "{SECRET_VALUE}"}}',
+                                  f'model = ["{SECRET_VALUE}"]', f'agentcli = ["{SECRET_VALUE}"]',
+                                  f'max_turns = {{pw = "{SECRET_VALUE}"}}'])
+def test_what_a_table_or_an_array_holds_is_never_shown(here, toml):
+    (here / "agentcli.toml").write_text(toml + "\n")
+    with pytest.raises(ConfigError) as e:
+        resolve()
+    assert SECRET_VALUE not in e.value.message
+    assert "got a table" in e.value.message or "got an array" in e.value.message
+
+
+def test_doctor_says_a_secret_of_the_wrong_type_without_showing_it(cli, cli_env, tmp_path):
+    (tmp_path / "agentcli.toml").write_text(f'front_token = ["{JWT}"]\n')
+    p = cli(["doctor", "--provider", "offline"], cli_env, cwd=tmp_path)
+    assert p.returncode == 3
+    assert "front_token must be text, got an array" in p.out
+    assert "eyJ" not in p.out + p.err
+    p = cli(["doctor", "--provider", "offline", "--json"], cli_env, cwd=tmp_path)
+    assert "eyJ" not in p.out + p.err and "got an array" in p.out
+
+
+def test_a_value_quoted_in_a_message_is_redacted_and_bounded(here):
+    (here / "agentcli.toml").write_text(f'max_turns = "sk-ant-api03-{SECRET_VALUE * 3}"\n')
+    with pytest.raises(ConfigError) as e:
+        resolve()
+    assert SECRET_VALUE not in e.value.message and "must be a whole number, got" in e.value.message
+    (here / "agentcli.toml").write_text(f'mode = "{"x" * 5000}"\n')
+    with pytest.raises(ConfigError) as e:
+        resolve()
+    assert len(e.value.message) < 400
