@@ -155,13 +155,41 @@ def _either(choices: tuple[str, ...]) -> str:
     return ", ".join(choices[:-1]) + " or " + choices[-1] if len(choices) > 1 else choices[0]
 
 
+# C0 controls and DEL: no name, path, URL or token holds one. A NUL ended the run as an
+# "internal error" at the first open(); an escape or a line break would reach messages and logs.
+_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
+NAME_MAX, PATH_MAX = 255, 4096  # bytes of one name of a path, and of a whole path (Linux, macOS)
+
+
+def _plain(v: str) -> str:
+    """``v`` when it holds no control character; said by its code point and place, never shown
+    (it may be a token)."""
+    m = _CONTROL_RE.search(v)
+    if m:
+        raise _Invalid(f"holds a control character (U+{ord(m.group()):04X} at character "
+                       f"{m.start() + 1})")
+    return v
+
+
 def _text(s: "Setting", v: Any) -> Any:
     v = str(v)
-    return v if v.strip() else _UNSET
+    return _plain(v) if v.strip() else _UNSET
 
 
 def _path(s: "Setting", v: Any) -> Any:
-    return Path(v).expanduser() if str(v).strip() else _UNSET
+    if not str(v).strip():
+        return _UNSET
+    p = Path(_plain(str(v))).expanduser()
+    try:
+        names = [len(os.fsencode(part)) for part in p.parts]
+        total = len(os.fsencode(str(p)))
+    except UnicodeEncodeError:  # not a name this system can spell
+        raise _Invalid("is not a path this system can use (its characters cannot be encoded)") from None
+    if max(names, default=0) > NAME_MAX:
+        raise _Invalid(f"has a name of {max(names)} bytes; a file system allows at most {NAME_MAX}")
+    if total > PATH_MAX:
+        raise _Invalid(f"is {total} bytes long; a path may have at most {PATH_MAX}")
+    return p
 
 
 def _choice(s: "Setting", v: Any) -> str:
@@ -202,6 +230,7 @@ def _postgres_url(s: "Setting", v: Any) -> Any:
     v = str(v).strip()
     if not v:
         return _UNSET
+    _plain(v)
     scheme = v.split("://", 1)[0].lower() if "://" in v else ""
     if scheme not in ("postgresql", "postgres"):
         said = f" (it starts with {scheme}://)" if scheme.isalnum() and len(scheme) <= 20 else ""

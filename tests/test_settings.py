@@ -466,3 +466,65 @@ def test_a_value_quoted_in_a_message_is_redacted_and_bounded(here):
     with pytest.raises(ConfigError) as e:
         resolve()
     assert len(e.value.message) < 400
+
+
+# =========================================================================== control characters, long paths
+
+PLAIN_KINDS = (config.TEXT, config.PATH, config.POSTGRES_URL)
+
+
+@pytest.mark.parametrize("name", [s.name for s in SETTINGS if s.kind in PLAIN_KINDS])
+def test_a_control_character_is_refused_from_every_source_naming_the_key(here, monkeypatch, name):
+    s = SETTING[name]
+    bad = "postgresql://h/q\x00x" if s.kind is config.POSTGRES_URL else "a\x00b"
+    in_toml = bad.replace("\x00", "\\u0000")
+    (here / "agentcli.toml").write_text(f'{name} = "{in_toml}"\n')
+    with pytest.raises(ConfigError) as e:
+        resolve()
+    assert e.value.message.startswith(f"{here / 'agentcli.toml'}: {name} holds a control character (U+0000")
+    env_bad = bad.replace("\x00", "\x1b")  # no environment variable or argument holds a NUL
+    if s.env:
+        monkeypatch.setenv(s.env, env_bad)
+        with pytest.raises(UsageError, match="holds a control character .U\\+001B") as e:
+            resolve()
+        assert e.value.message.startswith(s.env) and "\x1b" not in e.value.message
+        monkeypatch.delenv(s.env)
+    if s.flags:
+        with pytest.raises(UsageError, match="holds a control character .U\\+001B") as e:
+            resolve(**{name: env_bad})
+        assert e.value.message.startswith(s.flag)
+
+
+@pytest.mark.parametrize("toml,named", [('drafts_dir = "a\\u0000b"', "drafts_dir"),
+                                        ('db = "x\\u0000y"', "db"),
+                                        ('drafts_dir = "' + "d" * 300 + '"', "drafts_dir"),
+                                        ('drafts_dir = "/tmp/' + "d/" * 2100 + '"', "drafts_dir")])
+def test_a_nul_or_a_path_too_long_is_exit_3_and_a_failed_check_of_doctor(cli, cli_env, tmp_path, toml, named):
+    cli_env = {k: v for k, v in cli_env.items() if k not in ("AGENTCLI_DRAFTS_DIR", "AGENTCLI_DB")}
+    (tmp_path / "agentcli.toml").write_text(toml + "\n")
+    p = cli(["ask", "--provider", "offline", Q], cli_env, cwd=tmp_path)
+    assert p.returncode == 3, p.err
+    (line,) = [ln for ln in p.err.splitlines() if "offline workflow" not in ln]
+    assert f"agentcli.toml: {named} " in line and "internal error" not in line
+    p = cli(["doctor", "--provider", "offline", "--json"], cli_env, cwd=tmp_path)
+    assert p.returncode == 3, p.err
+    checks = {c["name"]: c for c in json.loads(p.out)["checks"]}
+    assert not checks[f"setting {named}"]["ok"] and checks["provider"]["ok"]
+    if named == "drafts_dir":
+        assert "the default" in checks["drafts folder"]["detail"]  # not "from drafts_dir in ..."
+
+
+def test_a_flag_naming_a_path_too_long_is_a_usage_error(cli, cli_env, tmp_path):
+    p = cli(["ask", "--provider", "offline", "--drafts-dir", str(tmp_path / ("d" * 300)), Q], cli_env)
+    assert p.returncode == 2 and "--drafts-dir has a name of 300 bytes" in p.err
+
+
+def test_an_agentcli_home_too_long_is_exit_3_and_doctor_lists_every_check(cli, cli_env, tmp_path):
+    env = {k: v for k, v in cli_env.items() if k not in ("AGENTCLI_DRAFTS_DIR", "AGENTCLI_DB")}
+    env["AGENTCLI_HOME"] = str(tmp_path / ("h" * 300))
+    p = cli(["ask", "--provider", "offline", Q], env, cwd=tmp_path)
+    assert p.returncode == 3 and "longer than the file system allows" in p.err, p.err
+    p = cli(["doctor", "--provider", "offline", "--json"], env, cwd=tmp_path)
+    assert p.returncode == 3, p.err
+    checks = {c["name"]: c["ok"] for c in json.loads(p.out)["checks"]}
+    assert checks["drafts folder"] is checks["database"] is False and checks["provider"] is True
