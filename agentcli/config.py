@@ -277,6 +277,31 @@ def _table(s: "Setting", v: Any) -> dict[str, Any]:
     return dict(v)
 
 
+PRICE_KEYS = ("input", "output", "cache_read", "cache_write")  # US dollars per million tokens
+
+
+def _prices(s: "Setting", v: Any) -> dict[str, dict[str, float]]:
+    """``[prices."MODEL"]`` tables of ``PRICE_KEYS``, each a finite number of at least 0: a
+    price that is text or negative gave no estimate without a word. (An unknown key is warned
+    about once, by ``_check_config``.)"""
+    out: dict[str, dict[str, float]] = {}
+    for model, table in dict(v).items():
+        of = f"of {_shown(model)}"
+        if not isinstance(table, dict):
+            raise _Invalid(f"{of} must be a table of {_either(PRICE_KEYS)}, got {_shown(table)}")
+        prices: dict[str, float] = {}
+        for key, x in table.items():
+            if key not in PRICE_KEYS:
+                continue
+            ok = isinstance(x, (int, float)) and not isinstance(x, bool) and 0 <= x < float("inf")
+            if not ok:  # (nan fails 0 <= x)
+                raise _Invalid(f"{of}: {key} must be a number of at least 0 (US dollars per "
+                               f"million tokens), got {_shown(x)}")
+            prices[key] = float(x)
+        out[str(model)] = prices
+    return out
+
+
 def _switch(s: "Setting", v: Any) -> bool:
     return bool(v)
 
@@ -302,6 +327,7 @@ EMAIL = Kind("email", str, (str,), "text", _email)
 POSTGRES_URL = Kind("postgres_url", str, (str,), "text", _postgres_url)
 DURATION = Kind("duration", str, (str,), 'text such as "4h"', _duration)
 TABLE = Kind("table", dict, (dict,), "a table", _table)
+PRICES = Kind("prices", dict, (dict,), "a table", _prices)
 SWITCH = Kind("switch", bool, (), "", _switch)
 
 
@@ -459,7 +485,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("repair", SWITCH, "do not send error-level grounding findings back to the model "
             "for one correction", default=True, flags=("--no-repair",), commands=_MODEL_ETC,
             toml=False),
-    Setting("prices", TABLE, "prices per million tokens by model ([prices.NAME] input, output, "
+    Setting("prices", PRICES, "prices per million tokens by model ([prices.NAME] input, output, "
             "cache_read, cache_write)", default=MappingProxyType({})),
     Setting("reviewer", TEXT, "who approves and rejects (default: the login name)",
             env="AGENTCLI_REVIEWER"),
@@ -633,16 +659,23 @@ def _check_config(cfg: dict[str, Any], path: Path) -> None:
         if s is not None and s.toml and (isinstance(value, bool) or not isinstance(value, s.kind.toml)):
             raise ConfigError(f"{path}: {key} must be {s.kind.described}, got {_shown(value, s)}; "
                               "fix or remove the setting")
+    prices = cfg.get("prices")
+    if isinstance(prices, dict):  # [prices."MODEL"] inptu = 3.0: that price was 0
+        unknown_prices = [(m, k) for m, t in prices.items() if isinstance(t, dict)
+                          for k in t if k not in PRICE_KEYS]
+        for model, key in unknown_prices[:MAX_WARNINGS]:
+            _warn_unknown(key, path, PRICE_KEYS, "price", f" of {_shown(model)}")
 
 
-def _warn_unknown(key: str, path: Path) -> None:
+def _warn_unknown(key: str, path: Path, known: tuple[str, ...] = CONFIG_KEYS,
+                  what: str = "setting", of: str = "") -> None:
     import difflib
 
 
-    near = difflib.get_close_matches(key.lower(), CONFIG_KEYS, n=1)
-    hint = f"did you mean {near[0]}?" if near else f"known settings: {', '.join(CONFIG_KEYS)}"
-    sys.stderr.write(f"agentcli: warning: {clean_for_terminal(str(path))}: unknown setting "
-                     f"{_shown(key)} is ignored; {hint}\n")
+    near = difflib.get_close_matches(key.lower(), known, n=1)
+    hint = f"did you mean {near[0]}?" if near else f"known {what}s: {', '.join(known)}"
+    sys.stderr.write(f"agentcli: warning: {clean_for_terminal(str(path))}: unknown {what} "
+                     f"{_shown(key)}{of} is ignored; {hint}\n")
 
 
 # =========================================================================== resolving
