@@ -29,7 +29,7 @@ from ..config import (
 from ..errors import ConfigError, UsageError
 from ..redact import one_line
 from ..sessions.log import SESSION_ID_RE, read_events
-from ..vocab import CallRecord, OrderCode, parse_since, parse_time
+from ..vocab import CallRecord, InvalidOrderCode, OrderCode, parse_since, parse_time
 from .backends import open_drafts
 from .base import DraftsBackend
 from .format import VERSION_RE, safe_ticket
@@ -56,6 +56,17 @@ def ticket_arg(value: str | None, what: str = "--ticket") -> str | None:
                          "characters (e.g. T-1042)")
 
     return safe_ticket(v)  # a key pasted as a ticket: its hash, as the drafts store keeps it
+
+
+def order_arg(value: str | None, what: str = "--order") -> str | None:
+    """An order code given by a person, in any form customers write it (``log list --order``'s
+    rule): a malformed one is a usage error, never a filter that silently matches nothing."""
+    if value is None:
+        return None
+    try:
+        return str(OrderCode.parse(value))
+    except InvalidOrderCode as e:
+        raise UsageError(f"{what}: {e}") from None
 
 
 def normalise_status(value: str | None) -> str | None:
@@ -341,7 +352,7 @@ def store_for(flag: Any, url_flag: Any = None) -> DraftsBackend:
 
 
 def query(status, order, customer, since, ticket, flagged, all_, pushed=None):
-    return Query(status=normalise_status(status), order=order, customer=customer,
+    return Query(status=normalise_status(status), order=order_arg(order), customer=customer,
                  since=parse_since(since), ticket=ticket_arg(ticket), flagged=flagged, all=all_,
                  pushed=pushed)
 
