@@ -364,7 +364,7 @@ class Setting:
     metavar: str = "TEXT"
     default_help: str | None = None  # the default as --help says it, when not a plain value
     derive: Callable[[Mapping[str, Any]], Any] | None = None  # a default that depends on others
-    empty_env_unset: bool = True    # an empty variable is as if unset (False: it is a value)
+    empty_env_unset: bool = True    # an empty or blank variable is as if unset (False: a value)
     secret: bool = False            # may hold a password: kept out of repr()
 
     @property
@@ -686,7 +686,7 @@ def _pick(s: Setting, flag: Any, cfg: ConfigFile) -> tuple[Any, str]:
         return flag, "flag"
     if s.env:
         raw = os.environ.get(s.env)
-        if raw is not None and (raw != "" or not s.empty_env_unset):
+        if raw is not None and (raw.strip() or not s.empty_env_unset):  # "  ": as if unset
             return raw, "env"
     if s.toml and s.name in cfg.values:
         return cfg.values[s.name], "config"

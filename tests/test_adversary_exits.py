@@ -90,3 +90,12 @@ def test_a_drafts_list_order_code_in_a_customers_form_still_matches(cli, cli_env
     p = cli(["drafts", "list", "--json", "--order", "gh56-jk78-mn"], cli_env)
     assert p.returncode == 0 and len(__import__("json").loads(p.out)) == 1, p.err
 
+
+def test_a_blank_environment_variable_is_as_if_unset(cli, cli_env):
+    """``AGENTCLI_REQUEST_TIMEOUT="   "`` was exit 2 while ``=""`` and every other blank value
+    count as unset; AGENTCLI_CUSTOMER blank stays refused (never "no scope")."""
+    for var in ("AGENTCLI_REQUEST_TIMEOUT", "AGENTCLI_RETRIES", "AGENTCLI_MAX_TOKENS", "AGENTCLI_MODE"):
+        p = cli(["ask", "--provider", "offline", "-q", "Where is GH56JK78MN?"], {**cli_env, var: "   "})
+        assert p.returncode == 0, (var, p.err)
+    p = cli(["ask", "--provider", "offline", "-q", "x"], {**cli_env, "AGENTCLI_CUSTOMER": "  "})
+    assert p.returncode == 2 and "AGENTCLI_CUSTOMER" in p.err
