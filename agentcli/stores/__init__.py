@@ -46,7 +46,8 @@ def check_db_url(url: str | None) -> None:
     """ConfigError (exit 3) when ``url`` is a URL agentcli cannot open: one of another kind
     (``mysql://``), or a misspelt one (``postgresql:/...``, ``postgres//...``, ``sqlite:path``).
     Taken for a SQLite path, a misspelt URL named a file that does not exist, and the message
-    saying so showed its password. Neither message shows the value, only its scheme."""
+    saying so showed its password: that message names only its scheme (with "://" the URL is
+    shown as ``mask_dsn`` masks it)."""
     m = _URL_HEAD_RE.match(url or "")
     if not m:
         return
@@ -55,8 +56,9 @@ def check_db_url(url: str | None) -> None:
     if sep.startswith("://"):
         if low in _SCHEMES:
             return
-        raise ConfigError(f"unsupported database URL: it starts with {_scheme_said(scheme)}://; "
-                          f"{DB_FORMS}{_did_you_mean(low)}")
+        # the "://" is there, so the password is where mask_dsn finds it
+        raise ConfigError(f"unsupported database URL {mask_dsn(url)}: {DB_FORMS}"  # type: ignore[arg-type]
+                          f"{_did_you_mean(low)}")
     import difflib
 
     near = low.startswith(_SCHEMES) or difflib.get_close_matches(low, _SCHEMES, n=1, cutoff=0.75)
