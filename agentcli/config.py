@@ -706,6 +706,35 @@ def _bad(s: Setting, source: str, cfg: ConfigFile, why: str) -> Exception:
     return UsageError(f"{name} {why}")
 
 
+# setting -> (where its value came from, in words; the value) as last resolved: a message about
+# the value in use (a drafts folder that cannot be created) names the place to fix it.
+_SAID_WHERE: dict[str, tuple[str, Any]] = {}
+
+
+def _where_words(s: Setting, source: str, cfg: ConfigFile) -> str:
+    if source == "flag":
+        return s.flag or s.name
+    if source == "env":  # as _bad names it
+        return f"{s.env} ({s.flag})" if s.flag and s.commands else str(s.env)
+    if source == "config":
+        return f"{s.name} in {cfg.path or CONFIG_NAME}"
+    return ""
+
+
+def where_set(name: str, value: Any = None) -> str:
+    """Where setting ``name`` is set, in words, for a message that says what to fix: the one
+    source its value in use came from ("--drafts-dir", "AGENTCLI_DRAFTS_DIR", "drafts_dir in
+    /srv/support/agentcli.toml"); every source it may come from when that is not known (the
+    default, or ``value`` is not the value resolved)."""
+    s = SETTING[name]
+    said, resolved = _SAID_WHERE.get(name, ("", None))
+    if said and (value is None or str(value) == str(resolved)):
+        return said
+    places = ([s.flag] if s.flag and s.commands else []) + ([s.env] if s.env else []) + (
+        [f"{s.name} in {CONFIG_NAME}"] if s.toml else [])
+    return ", ".join(places[:-1]) + " or " + places[-1] if len(places) > 1 else "".join(places)
+
+
 def _resolve_one(s: Setting, flag: Any, cfg: ConfigFile, values: Mapping[str, Any]) -> Any:
     raw, source = _pick(s, flag, cfg)
     value = _UNSET
@@ -713,6 +742,7 @@ def _resolve_one(s: Setting, flag: Any, cfg: ConfigFile, values: Mapping[str, An
         try:
             value = s.kind.parse(s, raw)
         except _Invalid as e:
+            _SAID_WHERE.pop(s.name, None)
             raise _bad(s, source, cfg, str(e)) from None
     if s.kind is PATH and isinstance(value, Path) and not value.is_absolute():
         # a folder named in agentcli.toml is the file's (a team's config names the team's
@@ -723,12 +753,28 @@ def _resolve_one(s: Setting, flag: Any, cfg: ConfigFile, values: Mapping[str, An
         except OSError:  # no working directory any more: leave it as given
             pass
     if value is _UNSET:
+        _SAID_WHERE.pop(s.name, None)
         if s.derive is not None:
             return s.derive(values)
         return dict(s.default) if isinstance(s.default, Mapping) else s.default
     if s.name.endswith("_token") and isinstance(value, str):
         add_secret(value.strip())  # a helpdesk token from agentcli.toml: hidden at every sink
+    said = (_where_words(s, source, cfg), value)
+    if _SAID_WHERE.get(s.name) != said:  # the same kept: no garbage at each resolve
+        _SAID_WHERE[s.name] = said
     return value
+
+
+_RANK = {"default": 0, "config": 1, "env": 2, "flag": 3}
+
+
+def _drafts_place(values: dict[str, Any], flags: Mapping[str, Any], cfg: ConfigFile) -> None:
+    """``drafts_dir`` and ``drafts_url`` both say where drafts go: the one from the higher
+    source wins, as any setting's does (``--drafts-dir`` beats ``drafts_url`` in agentcli.toml,
+    which took drafts to the queue whatever the flag said); from the same source, the queue."""
+    if values.get("drafts_url") and _RANK[_pick(SETTING["drafts_dir"], flags.get("drafts_dir"), cfg)[1]] \
+            > _RANK[_pick(SETTING["drafts_url"], flags.get("drafts_url"), cfg)[1]]:
+        values["drafts_url"] = None
 
 
 def resolve(**flags: Any) -> Settings:
@@ -741,6 +787,7 @@ def resolve(**flags: Any) -> Settings:
     values: dict[str, Any] = {}
     for s in SETTINGS:
         values[s.name] = _resolve_one(s, flags.get(s.name), cfg, values)
+    _drafts_place(values, flags, cfg)
     return Settings(**values)
 
 
@@ -774,6 +821,7 @@ def resolve_each(**flags: Any) -> tuple[Settings, list[Problem]]:
                     dict(s.default) if isinstance(s.default, Mapping) else s.default)
             except (ConfigError, UsageError):
                 values[s.name] = None
+    _drafts_place(values, flags, cfg)
     return Settings(**values), problems
 
 
@@ -786,6 +834,15 @@ def resolve_setting(name: str, flag: Any = None) -> Any:
 def source_of(name: str, flag: Any = None) -> str:
     """Where the value of setting ``name`` comes from: ``flag``, ``env``, ``config`` or ``default``."""
     return _pick(SETTING[name], flag, load_config_file())[1]
+
+
+def resolve_drafts_url(flag: str | None = None, dir_flag: str | Path | None = None) -> str | None:
+    """The drafts queue's URL in use (flag > AGENTCLI_DRAFTS_URL > agentcli.toml), or None for
+    the folder: also when the folder's setting comes from a higher source (``_drafts_place``)."""
+    cfg = load_config_file()
+    values = {"drafts_url": _resolve_one(SETTING["drafts_url"], flag, cfg, {})}
+    _drafts_place(values, {"drafts_url": flag, "drafts_dir": dir_flag}, cfg)
+    return values["drafts_url"]
 
 
 def resolve_drafts_dir(flag: str | Path | None = None) -> Path:

@@ -528,3 +528,57 @@ def test_an_agentcli_home_too_long_is_exit_3_and_doctor_lists_every_check(cli, c
     assert p.returncode == 3, p.err
     checks = {c["name"]: c["ok"] for c in json.loads(p.out)["checks"]}
     assert checks["drafts folder"] is checks["database"] is False and checks["provider"] is True
+
+
+# =========================================================================== where drafts go, and who is blamed
+
+DEAD_QUEUE = "postgresql://support@127.0.0.1:9/queue"  # nothing listens on port 9
+
+
+def test_a_drafts_dir_from_a_higher_source_beats_drafts_url_in_the_file(cli, cli_env, tmp_path, here, monkeypatch):
+    env = {k: v for k, v in cli_env.items() if k != "AGENTCLI_DRAFTS_DIR"}
+    (tmp_path / "agentcli.toml").write_text(f'drafts_url = "{DEAD_QUEUE}"\n')
+    p = cli(["ask", "--provider", "offline", "--json", "--drafts-dir", "mine", Q], env, cwd=tmp_path)
+    assert p.returncode == 0, p.err
+    (draft,) = json.loads(p.out)["drafts"]
+    assert (tmp_path / "mine" / f"{draft['id']}.md").is_file()
+    listed = cli(["drafts", "list", "--json", "--drafts-dir", "mine"], env, cwd=tmp_path)
+    assert listed.returncode == 0 and [d["id"] for d in json.loads(listed.out)] == [draft["id"]]
+    monkeypatch.setenv("AGENTCLI_DRAFTS_DIR", "from-env")
+    assert resolve().drafts_url is None and config.resolve_drafts_url() is None
+    monkeypatch.delenv("AGENTCLI_DRAFTS_DIR")
+    assert resolve().drafts_url == DEAD_QUEUE == config.resolve_drafts_url()
+    # the queue from a higher source still wins over the folder of the file
+    (tmp_path / "agentcli.toml").write_text('drafts_dir = "team"\n')
+    monkeypatch.setenv("AGENTCLI_DRAFTS_URL", DEAD_QUEUE)
+    assert resolve().drafts_url == DEAD_QUEUE
+    assert resolve(drafts_dir=Path("flag")).drafts_url is None
+
+
+def test_a_message_names_the_source_the_value_came_from(cli, cli_env, tmp_path):
+    env = {k: v for k, v in cli_env.items() if k != "AGENTCLI_DRAFTS_DIR"}
+    cfg = tmp_path / "agentcli.toml"
+    cfg.write_text('drafts_dir = "/nonexistent-parent/sub/drafts"\n')
+    p = cli(["ask", "--provider", "offline", Q], env, cwd=tmp_path)
+    assert p.returncode == 3 and f"check drafts_dir in {cfg}" in p.err and "--drafts-dir" not in p.err, p.err
+    p = cli(["drafts", "list", "--drafts-dir", "nowhere"], env, cwd=tmp_path)
+    assert p.returncode == 3 and "point --drafts-dir at" in p.err and "AGENTCLI_DRAFTS_DIR" not in p.err, p.err
+    cfg.write_text(f'drafts_url = "{DEAD_QUEUE}"\n')
+    for args in (["ask", "--provider", "offline", Q], ["drafts", "list"]):
+        p = cli(args, env, cwd=tmp_path)
+        assert p.returncode == 3 and f"check drafts_url in {cfg} (host" in p.err, p.err
+        assert "--drafts-url" not in p.err
+    cfg.unlink()
+    p = cli(["drafts", "list"], {**env, "AGENTCLI_DRAFTS_URL": DEAD_QUEUE}, cwd=tmp_path)
+    assert p.returncode == 3 and "check AGENTCLI_DRAFTS_URL (--drafts-url) (host" in p.err, p.err
+
+
+@pytest.mark.parametrize("var,value,said", [
+    ("AGENTCLI_DRAFTS_DIR", "/etc/passwd/drafts", "/etc/passwd is not a folder"),
+    ("AGENTCLI_HOME", "/dev/null", "/dev/null is not a folder"),
+])
+def test_a_file_in_the_way_of_a_folder_is_said_to_be_one(cli, cli_env, tmp_path, var, value, said):
+    env = {k: v for k, v in cli_env.items() if k != "AGENTCLI_DRAFTS_DIR"}
+    p = cli(["ask", "--provider", "offline", Q], {**env, var: value}, cwd=tmp_path)
+    assert p.returncode == 3 and said in p.err, p.err
+    assert "neither does" not in p.err and "no longer exists" not in p.err

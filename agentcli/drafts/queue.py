@@ -22,9 +22,10 @@ from typing import Any
 from ..config import (
     is_default_drafts_dir,
     resolve_drafts_dir,
-    resolve_setting,
+    resolve_drafts_url,
     reviewer_setting,
     sessions_dir,
+    where_set,
 )
 from ..errors import ConfigError, UsageError
 from ..redact import one_line
@@ -344,7 +345,7 @@ def provenance(draft: Draft, sessions_dir: Path) -> dict[str, Any]:
 def store_for(flag: Any, url_flag: Any = None) -> DraftsBackend:
     """The drafts store, resolved like every command's (flag > env > agentcli.toml): the
     queue of ``--drafts-url`` when one is set, else the folder."""
-    url = resolve_setting("drafts_url", url_flag)
+    url = resolve_drafts_url(url_flag, flag)
     if url:
         return open_drafts(url=url, folder=None)
     folder = resolve_drafts_dir(flag)
@@ -372,6 +373,5 @@ def require_folder(store) -> None:
                 f"{one_line(last[1], 40)}): use --drafts-dir, AGENTCLI_DRAFTS_DIR or drafts_dir in "
                 "agentcli.toml")
     else:
-        msg += ("; point --drafts-dir, AGENTCLI_DRAFTS_DIR or drafts_dir in agentcli.toml at the "
-                "team's drafts folder")
+        msg += f"; point {where_set('drafts_dir', store.location)} at the team's drafts folder"
     raise ConfigError(msg)
