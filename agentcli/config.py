@@ -132,7 +132,22 @@ class _Invalid(Exception):
 _UNSET = object()  # a blank value: the setting keeps its default
 
 
-def _shown(value: Any) -> str:
+# What a value of each type is called when the value itself is not shown (TOML's types).
+_TYPE_WORDS = ((bool, "true or false"), (int, "a whole number"), (float, "a number"),
+               (str, "text"), (dict, "a table"), ((list, tuple), "an array"))
+
+
+def _type_of(value: Any) -> str:
+    """What ``value`` is, in words, without showing it ("an array", "a whole number")."""
+    return next((w for t, w in _TYPE_WORDS if isinstance(value, t)), "a date or time")
+
+
+def _shown(value: Any, s: "Setting | None" = None) -> str:
+    """A value as a message may quote it: redacted and bounded (``one_line``). A secret
+    setting's value (a token, a database URL) is never quoted, nor is what a table or an array
+    holds (a table under any key may be ``{token = "..."}``): their type is said instead."""
+    if (s is not None and s.secret) or isinstance(value, (dict, list, tuple)):
+        return _type_of(value)
     return one_line(repr(value), 80)
 
 
@@ -140,19 +155,47 @@ def _either(choices: tuple[str, ...]) -> str:
     return ", ".join(choices[:-1]) + " or " + choices[-1] if len(choices) > 1 else choices[0]
 
 
+# C0 controls and DEL: no name, path, URL or token holds one. A NUL ended the run as an
+# "internal error" at the first open(); an escape or a line break would reach messages and logs.
+_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
+NAME_MAX, PATH_MAX = 255, 4096  # bytes of one name of a path, and of a whole path (Linux, macOS)
+
+
+def _plain(v: str) -> str:
+    """``v`` when it holds no control character; said by its code point and place, never shown
+    (it may be a token)."""
+    m = _CONTROL_RE.search(v)
+    if m:
+        raise _Invalid(f"holds a control character (U+{ord(m.group()):04X} at character "
+                       f"{m.start() + 1})")
+    return v
+
+
 def _text(s: "Setting", v: Any) -> Any:
     v = str(v)
-    return v if v.strip() else _UNSET
+    return _plain(v) if v.strip() else _UNSET
 
 
 def _path(s: "Setting", v: Any) -> Any:
-    return Path(v).expanduser() if str(v).strip() else _UNSET
+    if not str(v).strip():
+        return _UNSET
+    p = Path(_plain(str(v))).expanduser()
+    try:
+        names = [len(os.fsencode(part)) for part in p.parts]
+        total = len(os.fsencode(str(p)))
+    except UnicodeEncodeError:  # not a name this system can spell
+        raise _Invalid("is not a path this system can use (its characters cannot be encoded)") from None
+    if max(names, default=0) > NAME_MAX:
+        raise _Invalid(f"has a name of {max(names)} bytes; a file system allows at most {NAME_MAX}")
+    if total > PATH_MAX:
+        raise _Invalid(f"is {total} bytes long; a path may have at most {PATH_MAX}")
+    return p
 
 
 def _choice(s: "Setting", v: Any) -> str:
     v = str(v).strip().lower()
     if v not in s.choices:
-        raise _Invalid(f"names an unknown {s.name} {_shown(v)}: choose {_either(s.choices)}")
+        raise _Invalid(f"names an unknown {s.name} {_shown(v, s)}: choose {_either(s.choices)}")
     return v
 
 
@@ -165,11 +208,11 @@ def _number(kind: type, described: str) -> Callable[["Setting", Any], Any]:
         except (TypeError, ValueError, OverflowError):  # OverflowError: int(inf)
             ok = False
         if not ok:
-            raise _Invalid(f"must be {described}, got {_shown(value)}")
+            raise _Invalid(f"must be {described}, got {_shown(value, s)}")
         if s.minimum is not None and v < s.minimum:
-            raise _Invalid(f"must be at least {s.minimum}, got {_shown(value)}")
+            raise _Invalid(f"must be at least {s.minimum}, got {_shown(value, s)}")
         if s.maximum is not None and v > s.maximum:
-            raise _Invalid(f"must be at most {s.maximum}, got {_shown(value)}")
+            raise _Invalid(f"must be at most {s.maximum}, got {_shown(value, s)}")
         return v
 
     return parse
@@ -187,6 +230,7 @@ def _postgres_url(s: "Setting", v: Any) -> Any:
     v = str(v).strip()
     if not v:
         return _UNSET
+    _plain(v)
     scheme = v.split("://", 1)[0].lower() if "://" in v else ""
     if scheme not in ("postgresql", "postgres"):
         said = f" (it starts with {scheme}://)" if scheme.isalnum() and len(scheme) <= 20 else ""
@@ -225,12 +269,37 @@ def _duration(s: "Setting", v: Any) -> Any:
     except ValueError:
         d = timedelta(0)
     if d <= timedelta(0):
-        raise _Invalid(f"must be a duration such as 4h, 30m or 2d, got {_shown(v)}")
+        raise _Invalid(f"must be a duration such as 4h, 30m or 2d, got {_shown(v, s)}")
     return d
 
 
 def _table(s: "Setting", v: Any) -> dict[str, Any]:
     return dict(v)
+
+
+PRICE_KEYS = ("input", "output", "cache_read", "cache_write")  # US dollars per million tokens
+
+
+def _prices(s: "Setting", v: Any) -> dict[str, dict[str, float]]:
+    """``[prices."MODEL"]`` tables of ``PRICE_KEYS``, each a finite number of at least 0: a
+    price that is text or negative gave no estimate without a word. (An unknown key is warned
+    about once, by ``_check_config``.)"""
+    out: dict[str, dict[str, float]] = {}
+    for model, table in dict(v).items():
+        of = f"of {_shown(model)}"
+        if not isinstance(table, dict):
+            raise _Invalid(f"{of} must be a table of {_either(PRICE_KEYS)}, got {_shown(table)}")
+        prices: dict[str, float] = {}
+        for key, x in table.items():
+            if key not in PRICE_KEYS:
+                continue
+            ok = isinstance(x, (int, float)) and not isinstance(x, bool) and 0 <= x < float("inf")
+            if not ok:  # (nan fails 0 <= x)
+                raise _Invalid(f"{of}: {key} must be a number of at least 0 (US dollars per "
+                               f"million tokens), got {_shown(x)}")
+            prices[key] = float(x)
+        out[str(model)] = prices
+    return out
 
 
 def _switch(s: "Setting", v: Any) -> bool:
@@ -258,6 +327,7 @@ EMAIL = Kind("email", str, (str,), "text", _email)
 POSTGRES_URL = Kind("postgres_url", str, (str,), "text", _postgres_url)
 DURATION = Kind("duration", str, (str,), 'text such as "4h"', _duration)
 TABLE = Kind("table", dict, (dict,), "a table", _table)
+PRICES = Kind("prices", dict, (dict,), "a table", _prices)
 SWITCH = Kind("switch", bool, (), "", _switch)
 
 
@@ -294,7 +364,7 @@ class Setting:
     metavar: str = "TEXT"
     default_help: str | None = None  # the default as --help says it, when not a plain value
     derive: Callable[[Mapping[str, Any]], Any] | None = None  # a default that depends on others
-    empty_env_unset: bool = True    # an empty variable is as if unset (False: it is a value)
+    empty_env_unset: bool = True    # an empty or blank variable is as if unset (False: a value)
     secret: bool = False            # may hold a password: kept out of repr()
 
     @property
@@ -415,7 +485,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("repair", SWITCH, "do not send error-level grounding findings back to the model "
             "for one correction", default=True, flags=("--no-repair",), commands=_MODEL_ETC,
             toml=False),
-    Setting("prices", TABLE, "prices per million tokens by model ([prices.NAME] input, output, "
+    Setting("prices", PRICES, "prices per million tokens by model ([prices.NAME] input, output, "
             "cache_read, cache_write)", default=MappingProxyType({})),
     Setting("reviewer", TEXT, "who approves and rejects (default: the login name)",
             env="AGENTCLI_REVIEWER"),
@@ -587,18 +657,25 @@ def _check_config(cfg: dict[str, Any], path: Path) -> None:
     for key, value in cfg.items():
         s = SETTING.get(key)
         if s is not None and s.toml and (isinstance(value, bool) or not isinstance(value, s.kind.toml)):
-            raise ConfigError(f"{path}: {key} must be {s.kind.described}, got {_shown(value)}; "
+            raise ConfigError(f"{path}: {key} must be {s.kind.described}, got {_shown(value, s)}; "
                               "fix or remove the setting")
+    prices = cfg.get("prices")
+    if isinstance(prices, dict):  # [prices."MODEL"] inptu = 3.0: that price was 0
+        unknown_prices = [(m, k) for m, t in prices.items() if isinstance(t, dict)
+                          for k in t if k not in PRICE_KEYS]
+        for model, key in unknown_prices[:MAX_WARNINGS]:
+            _warn_unknown(key, path, PRICE_KEYS, "price", f" of {_shown(model)}")
 
 
-def _warn_unknown(key: str, path: Path) -> None:
+def _warn_unknown(key: str, path: Path, known: tuple[str, ...] = CONFIG_KEYS,
+                  what: str = "setting", of: str = "") -> None:
     import difflib
 
 
-    near = difflib.get_close_matches(key.lower(), CONFIG_KEYS, n=1)
-    hint = f"did you mean {near[0]}?" if near else f"known settings: {', '.join(CONFIG_KEYS)}"
-    sys.stderr.write(f"agentcli: warning: {clean_for_terminal(str(path))}: unknown setting "
-                     f"{_shown(key)} is ignored; {hint}\n")
+    near = difflib.get_close_matches(key.lower(), known, n=1)
+    hint = f"did you mean {near[0]}?" if near else f"known {what}s: {', '.join(known)}"
+    sys.stderr.write(f"agentcli: warning: {clean_for_terminal(str(path))}: unknown {what} "
+                     f"{_shown(key)}{of} is ignored; {hint}\n")
 
 
 # =========================================================================== resolving
@@ -609,7 +686,7 @@ def _pick(s: Setting, flag: Any, cfg: ConfigFile) -> tuple[Any, str]:
         return flag, "flag"
     if s.env:
         raw = os.environ.get(s.env)
-        if raw is not None and (raw != "" or not s.empty_env_unset):
+        if raw is not None and (raw.strip() or not s.empty_env_unset):  # "  ": as if unset
             return raw, "env"
     if s.toml and s.name in cfg.values:
         return cfg.values[s.name], "config"
@@ -629,6 +706,35 @@ def _bad(s: Setting, source: str, cfg: ConfigFile, why: str) -> Exception:
     return UsageError(f"{name} {why}")
 
 
+# setting -> (where its value came from, in words; the value) as last resolved: a message about
+# the value in use (a drafts folder that cannot be created) names the place to fix it.
+_SAID_WHERE: dict[str, tuple[str, Any]] = {}
+
+
+def _where_words(s: Setting, source: str, cfg: ConfigFile) -> str:
+    if source == "flag":
+        return s.flag or s.name
+    if source == "env":  # as _bad names it
+        return f"{s.env} ({s.flag})" if s.flag and s.commands else str(s.env)
+    if source == "config":
+        return f"{s.name} in {cfg.path or CONFIG_NAME}"
+    return ""
+
+
+def where_set(name: str, value: Any = None) -> str:
+    """Where setting ``name`` is set, in words, for a message that says what to fix: the one
+    source its value in use came from ("--drafts-dir", "AGENTCLI_DRAFTS_DIR", "drafts_dir in
+    /srv/support/agentcli.toml"); every source it may come from when that is not known (the
+    default, or ``value`` is not the value resolved)."""
+    s = SETTING[name]
+    said, resolved = _SAID_WHERE.get(name, ("", None))
+    if said and (value is None or str(value) == str(resolved)):
+        return said
+    places = ([s.flag] if s.flag and s.commands else []) + ([s.env] if s.env else []) + (
+        [f"{s.name} in {CONFIG_NAME}"] if s.toml else [])
+    return ", ".join(places[:-1]) + " or " + places[-1] if len(places) > 1 else "".join(places)
+
+
 def _resolve_one(s: Setting, flag: Any, cfg: ConfigFile, values: Mapping[str, Any]) -> Any:
     raw, source = _pick(s, flag, cfg)
     value = _UNSET
@@ -636,6 +742,7 @@ def _resolve_one(s: Setting, flag: Any, cfg: ConfigFile, values: Mapping[str, An
         try:
             value = s.kind.parse(s, raw)
         except _Invalid as e:
+            _SAID_WHERE.pop(s.name, None)
             raise _bad(s, source, cfg, str(e)) from None
     if s.kind is PATH and isinstance(value, Path) and not value.is_absolute():
         # a folder named in agentcli.toml is the file's (a team's config names the team's
@@ -646,12 +753,28 @@ def _resolve_one(s: Setting, flag: Any, cfg: ConfigFile, values: Mapping[str, An
         except OSError:  # no working directory any more: leave it as given
             pass
     if value is _UNSET:
+        _SAID_WHERE.pop(s.name, None)
         if s.derive is not None:
             return s.derive(values)
         return dict(s.default) if isinstance(s.default, Mapping) else s.default
     if s.name.endswith("_token") and isinstance(value, str):
         add_secret(value.strip())  # a helpdesk token from agentcli.toml: hidden at every sink
+    said = (_where_words(s, source, cfg), value)
+    if _SAID_WHERE.get(s.name) != said:  # the same kept: no garbage at each resolve
+        _SAID_WHERE[s.name] = said
     return value
+
+
+_RANK = {"default": 0, "config": 1, "env": 2, "flag": 3}
+
+
+def _drafts_place(values: dict[str, Any], flags: Mapping[str, Any], cfg: ConfigFile) -> None:
+    """``drafts_dir`` and ``drafts_url`` both say where drafts go: the one from the higher
+    source wins, as any setting's does (``--drafts-dir`` beats ``drafts_url`` in agentcli.toml,
+    which took drafts to the queue whatever the flag said); from the same source, the queue."""
+    if values.get("drafts_url") and _RANK[_pick(SETTING["drafts_dir"], flags.get("drafts_dir"), cfg)[1]] \
+            > _RANK[_pick(SETTING["drafts_url"], flags.get("drafts_url"), cfg)[1]]:
+        values["drafts_url"] = None
 
 
 def resolve(**flags: Any) -> Settings:
@@ -664,6 +787,7 @@ def resolve(**flags: Any) -> Settings:
     values: dict[str, Any] = {}
     for s in SETTINGS:
         values[s.name] = _resolve_one(s, flags.get(s.name), cfg, values)
+    _drafts_place(values, flags, cfg)
     return Settings(**values)
 
 
@@ -697,6 +821,7 @@ def resolve_each(**flags: Any) -> tuple[Settings, list[Problem]]:
                     dict(s.default) if isinstance(s.default, Mapping) else s.default)
             except (ConfigError, UsageError):
                 values[s.name] = None
+    _drafts_place(values, flags, cfg)
     return Settings(**values), problems
 
 
@@ -709,6 +834,15 @@ def resolve_setting(name: str, flag: Any = None) -> Any:
 def source_of(name: str, flag: Any = None) -> str:
     """Where the value of setting ``name`` comes from: ``flag``, ``env``, ``config`` or ``default``."""
     return _pick(SETTING[name], flag, load_config_file())[1]
+
+
+def resolve_drafts_url(flag: str | None = None, dir_flag: str | Path | None = None) -> str | None:
+    """The drafts queue's URL in use (flag > AGENTCLI_DRAFTS_URL > agentcli.toml), or None for
+    the folder: also when the folder's setting comes from a higher source (``_drafts_place``)."""
+    cfg = load_config_file()
+    values = {"drafts_url": _resolve_one(SETTING["drafts_url"], flag, cfg, {})}
+    _drafts_place(values, {"drafts_url": flag, "drafts_dir": dir_flag}, cfg)
+    return values["drafts_url"]
 
 
 def resolve_drafts_dir(flag: str | Path | None = None) -> Path:

@@ -17,7 +17,9 @@ What counts as a secret (the rule, also in the README):
   question, file): Anthropic/OpenAI keys (``sk-ant-…``, ``sk-…`` with a non-word-like body),
   GitHub, AWS, Slack, Stripe and Google keys, private-key blocks, ``Bearer`` tokens and
   ``x-api-key:`` headers, and passwords *in context*: ``scheme://user:PASSWORD@host`` (up to the
-  last ``@``, so a raw ``@`` in it is covered), ``password=…`` / ``api_key=…`` parameters. A weak
+  last ``@``, so a raw ``@`` in it is covered), the same without the ``://`` when a path, port
+  or query follows the host (``postgresql:/user:PASSWORD@host/db``, a misspelt URL),
+  ``password=…`` / ``api_key=…`` parameters. A weak
   password such as ``postgres`` is thus hidden where it is a password, never in prose.
 
 Text is matched as it will be *seen*: escape sequences, control characters and invisible format
@@ -152,6 +154,12 @@ _KEY_RE = re.compile(
 _SK_RE = re.compile(rf"{_B}sk-([A-Za-z0-9_\-]{{16,}})")
 # scheme://user:PASSWORD@host - the password runs to the LAST '@' of the address.
 _DSN_PW_RE = re.compile(r"\b[a-z][a-z0-9+._-]*://[^:/@\s]*:(\S+)@[^@\s]*", re.IGNORECASE)
+# user:PASSWORD@host without the "://" (a misspelt URL, ``postgresql:/app:pw@db/shop``,
+# ``postgres//app:pw@db/shop``, or the SQLite path one became): the user starts a word or
+# follows a '/', the password runs to the LAST '@', and the host is followed by a path, a port
+# or a query, so prose such as "Kunde:ana@example.com" is left alone.
+_BARE_PW_RE = re.compile(r"(?:^|(?<=[\s/\"'(<=,;]))[^\s:/@\"'()<>]+:([^\s/]\S*)@"
+                         r"[A-Za-z0-9._\-\[\]]+(?::\d+)?(?=[/?])")
 # key=value parameters (libpq strings, URL queries) and auth headers.
 _KV_PW_RE = re.compile(
     r"\b(?:password|passwd|pwd|api[-_]?key|access[-_]?token|auth[-_]?token|client[-_]?secret)"
@@ -164,7 +172,7 @@ _HEADER_RE = re.compile(r"\b(?:authorization\s*:\s*(?:bearer\s+|basic\s+)?|beare
 # The header names are spelled out in any case, as _HEADER_RE's re.IGNORECASE reads them (its
 # "i" also matches U+0130 and U+0131, its "k" the Kelvin sign): an inline (?i) costs twice as much.
 _SHAPE_HINT_RE = re.compile(r"sk-|gh[pousr]_|github_pat_|AKIA|xox[abposr]-|[sr]k_(?:live|test)_|AIza"
-                            r"|-----BEGIN |://|=|[Bb][Ee][Aa][Rr][Ee][Rr]"
+                            r"|-----BEGIN |://|=|:[^\s@]*@|[Bb][Ee][Aa][Rr][Ee][Rr]"
                             "|[Hh][Oo][Rr][Ii\u0130\u0131][Zz][Aa][Tt][Ii\u0130\u0131][Oo][Nn]"
                             "|-[Aa][Pp][Ii\u0130\u0131]-[Kk\u212a][Ee][Yy]")
 _SHORTEST = 6  # no secret (MIN_SECRET) and no credential shape is shorter
@@ -219,7 +227,7 @@ def _spans(view: str, secrets: list[str]) -> list[tuple[int, int]]:
     if _SHAPE_HINT_RE.search(view):
         spans += [m.span() for m in _KEY_RE.finditer(view)]
         spans += [m.span() for m in _SK_RE.finditer(view) if not _WORDLIKE_RE.fullmatch(m.group(1))]
-        for rx in (_DSN_PW_RE, _KV_PW_RE):  # a password in context, however weak
+        for rx in (_DSN_PW_RE, _BARE_PW_RE, _KV_PW_RE):  # a password in context, however weak
             spans += [m.span(1) for m in rx.finditer(view) if m.group(1).strip("'\"") != MASK]
         spans += [m.span(1) for m in _HEADER_RE.finditer(view) if not _WORDLIKE_RE.fullmatch(m.group(1))]
     return spans

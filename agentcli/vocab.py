@@ -443,10 +443,15 @@ _AGE_RE = re.compile(r"^(\d{1,9})\s*([mhdw])$")
 
 def parse_since(value: str | None, *, now: datetime | None = None,
                 flag: str = "--since") -> datetime | None:
-    """``2026-11-30``, an ISO time, or an age ``30m`` / ``12h`` / ``7d`` / ``2w`` before now."""
-    if value is None or not value.strip():
+    """``2026-11-30``, an ISO time, or an age ``30m`` / ``12h`` / ``7d`` / ``2w`` before now;
+    None when not given. Blank is a usage error, as a blank ``--ticket`` is: ``--since "$AGE"``
+    with AGE unset listed everything, without a word."""
+    if value is None:
         return None
     v = value.strip()
+    if not v:
+        raise UsageError(f"{flag} is blank: give a date (2026-11-30), an ISO time "
+                         "(2026-11-30T09:00) or an age (30m, 12h, 7d, 2w), or leave it out")
     now = now or datetime.now(timezone.utc)
     m = _AGE_RE.match(v.lower())
     try:

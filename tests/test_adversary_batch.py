@@ -95,3 +95,24 @@ def test_a_line_refused_for_its_id_says_why_not_that_a_number_it_never_wrote_is_
     assert '"id" must be a non-empty string or an integer' in errors[4], errors[4]
     assert "the id 2 is already used" in errors[6]
     assert recs[0]["status"] == recs[2]["status"] == "ok"
+
+
+def test_a_blank_id_is_an_error_record_as_a_blank_ticket_is_a_usage_error(cli, cli_env, tmp_path):
+    """A line whose id is only spaces was taken, and its drafts filed under a ticket of
+    spaces, while ``--ticket '   '`` is exit 2."""
+    import json
+
+    lines = tmp_path / "q.jsonl"
+    lines.write_text("\n".join(json.dumps(x) for x in (
+        {"id": "   ", "question": "Where is GH56JK78MN?"},
+        {"id": "\t", "question": "Where is GH56JK78MN?"},
+        {"id": "T-1", "question": "Where is ORD-20261234?"},
+    )) + "\n")
+    p = cli(["batch", "--provider", "offline", str(lines)], cli_env)
+    assert p.returncode == 1, p.err
+    recs = [json.loads(x) for x in p.out.splitlines()]
+    assert [r["status"] for r in recs] == ["error", "error", "ok"]
+    for r in recs[:2]:
+        assert '"id" must be a non-empty string or an integer' in r["error"]
+        assert r["drafts"] == [] and r["tool_calls"] == []
+    assert cli(["ask", "--provider", "offline", "--ticket", "   ", "x"], cli_env).returncode == 2

@@ -66,3 +66,36 @@ def test_a_drafts_folder_that_cannot_hold_files_is_not_said_to_be_gone(cli, cli_
     assert p.returncode == 3, p.err
     assert "/proc cannot hold files" in p.err and "no longer exists" not in p.err, p.err
     assert "Traceback" not in p.err
+
+
+@pytest.mark.parametrize("args", [
+    ["log", "list", "--since", ""], ["log", "list", "--since", "  "],
+    ["drafts", "list", "--since", ""], ["drafts", "list", "--since", " "],
+    ["drafts", "list", "--order", "foo"], ["drafts", "list", "--order", "  "],
+    ["drafts", "approve", "--order", "foo"], ["review", "--order", "foo"],
+])
+def test_a_blank_age_or_a_malformed_order_code_is_a_usage_error_not_a_filter(cli, cli_env, args):
+    """``--since ''`` listed everything, ``drafts list --order foo`` nothing, without a word,
+    while ``log list --order foo`` and ``--ticket ''`` are exit 2."""
+    cli_env["AGENTCLI_DRAFTS_DIR"] = str(cli_env["AGENTCLI_HOME"])  # a folder that exists
+    p = cli(args, cli_env)
+    assert p.returncode == 2, (p.out, p.err)
+    (line,) = p.err.splitlines()
+    assert ("--since is blank" in line or "--order: " in line) and "internal error" not in line
+
+
+def test_a_drafts_list_order_code_in_a_customers_form_still_matches(cli, cli_env):
+    p = cli(["ask", "--provider", "offline", "--json", "Where is GH56JK78MN?"], cli_env)
+    assert p.returncode == 0, p.err
+    p = cli(["drafts", "list", "--json", "--order", "gh56-jk78-mn"], cli_env)
+    assert p.returncode == 0 and len(__import__("json").loads(p.out)) == 1, p.err
+
+
+def test_a_blank_environment_variable_is_as_if_unset(cli, cli_env):
+    """``AGENTCLI_REQUEST_TIMEOUT="   "`` was exit 2 while ``=""`` and every other blank value
+    count as unset; AGENTCLI_CUSTOMER blank stays refused (never "no scope")."""
+    for var in ("AGENTCLI_REQUEST_TIMEOUT", "AGENTCLI_RETRIES", "AGENTCLI_MAX_TOKENS", "AGENTCLI_MODE"):
+        p = cli(["ask", "--provider", "offline", "-q", "Where is GH56JK78MN?"], {**cli_env, var: "   "})
+        assert p.returncode == 0, (var, p.err)
+    p = cli(["ask", "--provider", "offline", "-q", "x"], {**cli_env, "AGENTCLI_CUSTOMER": "  "})
+    assert p.returncode == 2 and "AGENTCLI_CUSTOMER" in p.err

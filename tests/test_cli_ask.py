@@ -143,13 +143,26 @@ def test_unreachable_api_exit_4(cli, anthropic_env):
     (["ask", "--provider", "anthropic", "x"], 3, "ANTHROPIC_API_KEY"),
     (["ask", "--db", "/nonexistent/orders.sqlite3", "x"], 3, "does not exist"),
     (["ask", "--db", "postgres_typo://u:hunter2@h/db", "x"], 3, "unsupported database"),
+    # a misspelt URL is not taken for a SQLite path (its "does not exist" showed the password)
+    (["ask", "--db", "postgresql:/u:hunter2@h/db", "x"], 3, "postgresql:/ where a URL has postgresql://"),
+    (["ask", "--db", "postgres//u:hunter2@h/db", "x"], 3, "postgres// where a URL has postgres://"),
+    (["ask", "--db", "postgressql://u:hunter2@h/db", "x"], 3, "did you mean postgresql://?"),
+    (["ask", "--db", "sqlite:orders.db", "x"], 3, "sqlite: where a URL has sqlite://"),
+    (["ask", "--db", "mysql:/u:hunter2@h/db", "x"], 3, "unsupported database"),
+    (["ask", "--db", "sqlite:///u:hunter2@h/db", "x"], 3, "u:***@h/db does not exist"),
+    (["orders", "show", "--db", "postgresql:/u:hunter2@h/db", "GH56JK78MN"], 3, "unsupported database"),
+    (["db", "init", "--db", "postgresql:/u:hunter2@h/db"], 3, "unsupported database"),
+    (["doctor", "--db", "postgresql:/u:hunter2@h/db"], 3, "✗ database: unsupported database"),
     (["orders", "show", "not-a-code"], 2, "not a valid order code"),
 ])
-def test_usage_and_config_errors(cli, cli_env, args, code, needle):
-    p = cli(args, cli_env)
+def test_usage_and_config_errors(cli, cli_env, args, code, needle, tmp_path):
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    p = cli(args, cli_env, cwd=cwd)
     assert p.returncode == code, (p.out, p.err)
-    assert needle in p.err
-    assert "hunter2" not in p.err
+    assert needle in p.err + p.out
+    assert "hunter2" not in p.err + p.out
+    assert list(cwd.iterdir()) == []  # no file made of a URL
     no_traceback(p)
 
 

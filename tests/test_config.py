@@ -132,3 +132,42 @@ def test_a_blank_or_malformed_customer_is_refused_everywhere(cli_env, monkeypatc
     monkeypatch.setenv("AGENTCLI_CUSTOMER", value)
     with pytest.raises(UsageError, match="AGENTCLI_CUSTOMER"):  # set but empty too: fail closed
         resolve()
+
+
+@pytest.mark.parametrize("price,said", [
+    ('"abc"', "got 'abc'"), ("-3", "got -3"), ("nan", "got nan"), ("inf", "got inf"),
+    ("true", "got True"), ("[1]", "got an array"),
+])
+def test_a_bad_price_is_a_configuration_error_naming_the_model_and_the_key(cli, cli_env, tmp_path, price, said):
+    cfg = tmp_path / "agentcli.toml"
+    cfg.write_text(f'[prices."claude-sonnet-5-5"]\noutput = 15.0\ninput = {price}\n')
+    p = cli(["ask", "--provider", "offline", "ORD-20261234?"], cli_env, cwd=tmp_path)
+    assert p.returncode == 3, p.err
+    (line,) = [ln for ln in p.err.splitlines() if "offline workflow" not in ln]
+    assert f"{cfg}: prices of 'claude-sonnet-5-5': input must be a number of at least 0" in line
+    assert said in line
+
+
+def test_a_price_table_that_is_not_a_table_is_refused(cli_env, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "agentcli.toml").write_text('[prices]\nmy-model = 3\n')
+    with pytest.raises(ConfigError, match="prices of 'my-model' must be a table of input, output"):
+        resolve()
+
+
+def test_an_unknown_price_key_is_warned_about_with_the_closest_one(cli_env, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "agentcli.toml").write_text('[prices."my-model"]\ninptu = 3.0\noutput = 15.0\n')
+    prices = resolve().prices
+    err = capsys.readouterr().err
+    assert "unknown price 'inptu' of 'my-model' is ignored; did you mean input?" in err
+    assert estimate_cost("my-model", {"output_tokens": 1_000_000}, prices) == 15.0
+
+
+def test_a_price_not_set_for_a_known_model_is_its_built_in_price(cli_env, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "agentcli.toml").write_text('[prices."claude-sonnet-5-5"]\noutput = 10\n')
+    prices = resolve().prices
+    assert prices == {"claude-sonnet-5-5": {"output": 10.0}}
+    usage = {"input_tokens": 1_000_000, "output_tokens": 1_000_000}
+    assert estimate_cost("claude-sonnet-5-5", usage, prices) == 3.0 + 10.0  # not 0 + 10

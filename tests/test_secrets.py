@@ -122,8 +122,22 @@ def test_passwords_in_context_and_credential_shapes():
               "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc", "-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----"):
         assert redact(f"see {s} here") == "see *** here"
     for s in ("bearer instruments", "the task-management-system-2024 doc", "sk-this-is-not-a-real-key",
-              "http://host:8080/a/b", "ana@example.com", "Ana Silva <ana@example.com>", "GH56JK78MN"):
+              "http://host:8080/a/b", "ana@example.com", "Ana Silva <ana@example.com>", "GH56JK78MN",
+              "Kunde:ana@example.com", "Re:ana@example.com thanks", "at 10:30 ana@example.com/x"):
         assert redact(s) == s
+
+
+@pytest.mark.parametrize("text,shown", [
+    # a URL whose "://" is misspelt, and the SQLite path one became: the password still stands
+    # as a password (user:PASSWORD@host, then a path, a port or a query)
+    ("postgresql:/support:Tr0ub4dor3xyz@replica/shop", "postgresql:/support:***@replica/shop"),
+    ("postgres//support:pw@replica/shop", "postgres//support:***@replica/shop"),
+    ("orders database support:pw@host/db does not exist", "orders database support:***@host/db does not exist"),
+    ("sqlite:///support:p@ss@w0rd@db:5432/x", "sqlite:///support:***@db:5432/x"),
+    ("mysql:/u:hunter2@h?sslmode=require", "mysql:/u:***@h?sslmode=require"),
+])
+def test_a_password_without_the_urls_slashes_is_still_a_password(text, shown):
+    assert redact(text) == shown
 
 
 def test_redaction_leaves_everything_else_byte_for_byte(monkeypatch):

@@ -414,3 +414,171 @@ def test_review_target_refuses_what_is_not_a_duration(here, value):
         return
     with pytest.raises(ConfigError, match="review_target must be a duration"):
         resolve()
+
+
+# =========================================================================== what a message shows
+
+SECRET_VALUE = "Xk29sLq81mZpA0vB7cD"  # 19 characters, mixed: what a helpdesk token looks like
+JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJzdXBwb3J0In0.Qm9ndXNTaWduYXR1cmUxMjM"
+
+
+@pytest.mark.parametrize("name", [s.name for s in SETTINGS if s.secret and s.toml])
+@pytest.mark.parametrize("toml,said", [
+    (f'["{SECRET_VALUE}"]', "an array"), ("9876543210123", "a whole number"),
+    (f'{{token = "{SECRET_VALUE}"}}', "a table"), ("98765.43210123", "a number"),
+])
+def test_a_secret_setting_of_the_wrong_type_is_said_by_its_type_never_shown(here, name, toml, said):
+    (here / "agentcli.toml").write_text(f"{name} = {toml}\n")
+    with pytest.raises(ConfigError) as e:
+        resolve()
+    assert f"{name} must be text, got {said}" in e.value.message
+    assert SECRET_VALUE not in e.value.message and "9876543210123" not in e.value.message
+    assert "98765" not in e.value.message
+
+
+@pytest.mark.parametrize("toml", [f'reviewer = {{token = "{SECRET_VALUE}"}}',
+                                  f'model = ["{SECRET_VALUE}"]', f'agentcli = ["{SECRET_VALUE}"]',
+                                  f'max_turns = {{pw = "{SECRET_VALUE}"}}'])
+def test_what_a_table_or_an_array_holds_is_never_shown(here, toml):
+    (here / "agentcli.toml").write_text(toml + "\n")
+    with pytest.raises(ConfigError) as e:
+        resolve()
+    assert SECRET_VALUE not in e.value.message
+    assert "got a table" in e.value.message or "got an array" in e.value.message
+
+
+def test_doctor_says_a_secret_of_the_wrong_type_without_showing_it(cli, cli_env, tmp_path):
+    (tmp_path / "agentcli.toml").write_text(f'front_token = ["{JWT}"]\n')
+    p = cli(["doctor", "--provider", "offline"], cli_env, cwd=tmp_path)
+    assert p.returncode == 3
+    assert "front_token must be text, got an array" in p.out
+    assert "eyJ" not in p.out + p.err
+    p = cli(["doctor", "--provider", "offline", "--json"], cli_env, cwd=tmp_path)
+    assert "eyJ" not in p.out + p.err and "got an array" in p.out
+
+
+def test_a_value_quoted_in_a_message_is_redacted_and_bounded(here):
+    (here / "agentcli.toml").write_text(f'max_turns = "sk-ant-api03-{SECRET_VALUE * 3}"\n')
+    with pytest.raises(ConfigError) as e:
+        resolve()
+    assert SECRET_VALUE not in e.value.message and "must be a whole number, got" in e.value.message
+    (here / "agentcli.toml").write_text(f'mode = "{"x" * 5000}"\n')
+    with pytest.raises(ConfigError) as e:
+        resolve()
+    assert len(e.value.message) < 400
+
+
+# =========================================================================== control characters, long paths
+
+PLAIN_KINDS = (config.TEXT, config.PATH, config.POSTGRES_URL)
+
+
+@pytest.mark.parametrize("name", [s.name for s in SETTINGS if s.kind in PLAIN_KINDS])
+def test_a_control_character_is_refused_from_every_source_naming_the_key(here, monkeypatch, name):
+    s = SETTING[name]
+    bad = "postgresql://h/q\x00x" if s.kind is config.POSTGRES_URL else "a\x00b"
+    in_toml = bad.replace("\x00", "\\u0000")
+    (here / "agentcli.toml").write_text(f'{name} = "{in_toml}"\n')
+    with pytest.raises(ConfigError) as e:
+        resolve()
+    assert e.value.message.startswith(f"{here / 'agentcli.toml'}: {name} holds a control character (U+0000")
+    env_bad = bad.replace("\x00", "\x1b")  # no environment variable or argument holds a NUL
+    if s.env:
+        monkeypatch.setenv(s.env, env_bad)
+        with pytest.raises(UsageError, match="holds a control character .U\\+001B") as e:
+            resolve()
+        assert e.value.message.startswith(s.env) and "\x1b" not in e.value.message
+        monkeypatch.delenv(s.env)
+    if s.flags:
+        with pytest.raises(UsageError, match="holds a control character .U\\+001B") as e:
+            resolve(**{name: env_bad})
+        assert e.value.message.startswith(s.flag)
+
+
+@pytest.mark.parametrize("toml,named", [('drafts_dir = "a\\u0000b"', "drafts_dir"),
+                                        ('db = "x\\u0000y"', "db"),
+                                        ('drafts_dir = "' + "d" * 300 + '"', "drafts_dir"),
+                                        ('drafts_dir = "/tmp/' + "d/" * 2100 + '"', "drafts_dir")])
+def test_a_nul_or_a_path_too_long_is_exit_3_and_a_failed_check_of_doctor(cli, cli_env, tmp_path, toml, named):
+    cli_env = {k: v for k, v in cli_env.items() if k not in ("AGENTCLI_DRAFTS_DIR", "AGENTCLI_DB")}
+    (tmp_path / "agentcli.toml").write_text(toml + "\n")
+    p = cli(["ask", "--provider", "offline", Q], cli_env, cwd=tmp_path)
+    assert p.returncode == 3, p.err
+    (line,) = [ln for ln in p.err.splitlines() if "offline workflow" not in ln]
+    assert f"agentcli.toml: {named} " in line and "internal error" not in line
+    p = cli(["doctor", "--provider", "offline", "--json"], cli_env, cwd=tmp_path)
+    assert p.returncode == 3, p.err
+    checks = {c["name"]: c for c in json.loads(p.out)["checks"]}
+    assert not checks[f"setting {named}"]["ok"] and checks["provider"]["ok"]
+    if named == "drafts_dir":
+        assert "the default" in checks["drafts folder"]["detail"]  # not "from drafts_dir in ..."
+
+
+def test_a_flag_naming_a_path_too_long_is_a_usage_error(cli, cli_env, tmp_path):
+    p = cli(["ask", "--provider", "offline", "--drafts-dir", str(tmp_path / ("d" * 300)), Q], cli_env)
+    assert p.returncode == 2 and "--drafts-dir has a name of 300 bytes" in p.err
+
+
+def test_an_agentcli_home_too_long_is_exit_3_and_doctor_lists_every_check(cli, cli_env, tmp_path):
+    env = {k: v for k, v in cli_env.items() if k not in ("AGENTCLI_DRAFTS_DIR", "AGENTCLI_DB")}
+    env["AGENTCLI_HOME"] = str(tmp_path / ("h" * 300))
+    p = cli(["ask", "--provider", "offline", Q], env, cwd=tmp_path)
+    assert p.returncode == 3 and "longer than the file system allows" in p.err, p.err
+    p = cli(["doctor", "--provider", "offline", "--json"], env, cwd=tmp_path)
+    assert p.returncode == 3, p.err
+    checks = {c["name"]: c["ok"] for c in json.loads(p.out)["checks"]}
+    assert checks["drafts folder"] is checks["database"] is False and checks["provider"] is True
+
+
+# =========================================================================== where drafts go, and who is blamed
+
+DEAD_QUEUE = "postgresql://support@127.0.0.1:9/queue"  # nothing listens on port 9
+
+
+def test_a_drafts_dir_from_a_higher_source_beats_drafts_url_in_the_file(cli, cli_env, tmp_path, here, monkeypatch):
+    env = {k: v for k, v in cli_env.items() if k != "AGENTCLI_DRAFTS_DIR"}
+    (tmp_path / "agentcli.toml").write_text(f'drafts_url = "{DEAD_QUEUE}"\n')
+    p = cli(["ask", "--provider", "offline", "--json", "--drafts-dir", "mine", Q], env, cwd=tmp_path)
+    assert p.returncode == 0, p.err
+    (draft,) = json.loads(p.out)["drafts"]
+    assert (tmp_path / "mine" / f"{draft['id']}.md").is_file()
+    listed = cli(["drafts", "list", "--json", "--drafts-dir", "mine"], env, cwd=tmp_path)
+    assert listed.returncode == 0 and [d["id"] for d in json.loads(listed.out)] == [draft["id"]]
+    monkeypatch.setenv("AGENTCLI_DRAFTS_DIR", "from-env")
+    assert resolve().drafts_url is None and config.resolve_drafts_url() is None
+    monkeypatch.delenv("AGENTCLI_DRAFTS_DIR")
+    assert resolve().drafts_url == DEAD_QUEUE == config.resolve_drafts_url()
+    # the queue from a higher source still wins over the folder of the file
+    (tmp_path / "agentcli.toml").write_text('drafts_dir = "team"\n')
+    monkeypatch.setenv("AGENTCLI_DRAFTS_URL", DEAD_QUEUE)
+    assert resolve().drafts_url == DEAD_QUEUE
+    assert resolve(drafts_dir=Path("flag")).drafts_url is None
+
+
+def test_a_message_names_the_source_the_value_came_from(cli, cli_env, tmp_path):
+    env = {k: v for k, v in cli_env.items() if k != "AGENTCLI_DRAFTS_DIR"}
+    cfg = tmp_path / "agentcli.toml"
+    cfg.write_text('drafts_dir = "/nonexistent-parent/sub/drafts"\n')
+    p = cli(["ask", "--provider", "offline", Q], env, cwd=tmp_path)
+    assert p.returncode == 3 and f"check drafts_dir in {cfg}" in p.err and "--drafts-dir" not in p.err, p.err
+    p = cli(["drafts", "list", "--drafts-dir", "nowhere"], env, cwd=tmp_path)
+    assert p.returncode == 3 and "point --drafts-dir at" in p.err and "AGENTCLI_DRAFTS_DIR" not in p.err, p.err
+    cfg.write_text(f'drafts_url = "{DEAD_QUEUE}"\n')
+    for args in (["ask", "--provider", "offline", Q], ["drafts", "list"]):
+        p = cli(args, env, cwd=tmp_path)
+        assert p.returncode == 3 and f"check drafts_url in {cfg} (host" in p.err, p.err
+        assert "--drafts-url" not in p.err
+    cfg.unlink()
+    p = cli(["drafts", "list"], {**env, "AGENTCLI_DRAFTS_URL": DEAD_QUEUE}, cwd=tmp_path)
+    assert p.returncode == 3 and "check AGENTCLI_DRAFTS_URL (--drafts-url) (host" in p.err, p.err
+
+
+@pytest.mark.parametrize("var,value,said", [
+    ("AGENTCLI_DRAFTS_DIR", "/etc/passwd/drafts", "/etc/passwd is not a folder"),
+    ("AGENTCLI_HOME", "/dev/null", "/dev/null is not a folder"),
+])
+def test_a_file_in_the_way_of_a_folder_is_said_to_be_one(cli, cli_env, tmp_path, var, value, said):
+    env = {k: v for k, v in cli_env.items() if k != "AGENTCLI_DRAFTS_DIR"}
+    p = cli(["ask", "--provider", "offline", Q], {**env, var: value}, cwd=tmp_path)
+    assert p.returncode == 3 and said in p.err, p.err
+    assert "neither does" not in p.err and "no longer exists" not in p.err

@@ -68,7 +68,8 @@ def parse_line(line_no: int, raw: str) -> Item | None:
     qid = obj.get("id")
     if qid is None:
         qid = line_no
-    elif isinstance(qid, bool) or not isinstance(qid, (str, int)) or qid == "":
+    elif isinstance(qid, bool) or not isinstance(qid, (str, int)) or (isinstance(qid, str) and not qid.strip()):
+        # a blank id ("   ") would be the line's ticket: refused as a blank --ticket is
         return Item(line_no, line_no, error=f"line {line_no}: \"id\" must be a non-empty string "
                                             "or an integer")
     q = obj.get("question")

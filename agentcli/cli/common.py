@@ -309,6 +309,9 @@ def _run(fn: Callable[[], Any], previous: dict[int, Any]) -> Any:
             # after the I/O error it causes; the same end as SIGHUP's
             raise stopped(signal.SIGHUP, _stop_line(signal.SIGHUP)) from None
         where = f"cannot use {e.filename}" if e.filename else "cannot write the output"
+        if e.errno == errno.ENAMETOOLONG:  # a path the settings made (AGENTCLI_HOME, a folder)
+            raise fail(f"{where}: its path is longer than the file system allows; shorten "
+                       "AGENTCLI_HOME or the setting that names it", 3) from None
         raise fail(f"{where} ({e.strerror or e})", 1) from None
     except Exception as e:  # a bug: one line, never a traceback
         raise fail(f"internal error ({type(e).__name__}: {str(e)[:200]}); please report it "

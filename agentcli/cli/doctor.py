@@ -17,7 +17,7 @@ from ..config import config_file_candidates, config_file_in_use, drafts_dir_sour
 from ..errors import AgentcliError
 from ..helpdesk import HELPDESKS
 from ..helpdesk.rules import Refused, check_base_url
-from ..redact import clean_for_terminal
+from ..redact import clean_for_terminal, one_line
 from . import preflight as pf
 from .common import dump_json, out_console, provider_chosen, run
 from .layout import print_lines, wrapped
@@ -83,6 +83,17 @@ def _helpdesk_checks(settings: Any) -> list[Any]:
     return out
 
 
+def _tried(name: str, checks: Any, *, pair: bool = False) -> list[Any]:
+    """``checks()``, or one failed check NAME when the system refused a path it names (one
+    longer than the file system allows, under a long AGENTCLI_HOME): the other checks still run."""
+    try:
+        return checks()
+    except OSError as e:
+        c = pf.Check(name, False, f"cannot use {one_line(str(e.filename or '?'), 200)} ({e.strerror or e})",
+                     "shorten AGENTCLI_HOME or the setting that names it")
+        return [(c, None)] if pair else [c]
+
+
 async def _doctor(opts: ModelOptions, api: bool) -> int:
     settings, problems = opts.settings_each()
     checks = [_config_check(problems)]
@@ -92,10 +103,12 @@ async def _doctor(opts: ModelOptions, api: bool) -> int:
         source = drafts_dir_source(opts.drafts_dir)
     except AgentcliError:
         source = None
-    checks += pf.drafts_checks(settings, source)
+    if any(p.name == "drafts_dir" for p in problems):  # its default stands in
+        source = "the default, in place of the bad setting"
+    checks += _tried("drafts folder", lambda: pf.drafts_checks(settings, source))
     checks.append(pf.sessions_check())
     checks += _helpdesk_checks(settings)
-    db, store = pf.database_check(settings)
+    (db, store), = _tried("database", lambda: [pf.database_check(settings)], pair=True)
     checks.append(db)
     key = pf.key_check(settings, chosen=provider_chosen(opts))
     address = pf.endpoint_check(settings)

@@ -15,6 +15,7 @@ from ..drafts.store import DraftStore
 from ..errors import ConfigError, UsageError
 from ..redact import json_dumps, one_line, redact_obj
 from ..stores import (
+    check_db_url,
     init_postgres,
     init_sqlite,
     is_postgres_url,
@@ -131,6 +132,7 @@ def db_init(
             n = init_postgres(db, orders, force=force)
             where = mask_dsn(db)
         else:
+            check_db_url(db)  # a misspelt URL is not a file to create
             path = sqlite_path(db) if db else default_db_path()
             n = init_sqlite(path, orders, force=force)
             where = str(path)

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..config import is_default_drafts_dir, sessions_dir
+from ..config import is_default_drafts_dir, sessions_dir, where_set
 from ..drafts.backends import open_drafts
 from ..errors import AgentcliError, ConfigError, ModelAPIError, signals_held
 from ..loop import SYSTEM_PROMPT
@@ -115,6 +115,11 @@ def _folder_check(name: str, path: Path, fix: str) -> Check:
 DRAFTS_FIX = "set --drafts-dir (or AGENTCLI_DRAFTS_DIR, or drafts_dir in agentcli.toml) to a folder agentcli can write"
 
 
+def _drafts_fix(folder: Any) -> str:
+    """DRAFTS_FIX naming the one place the folder's setting came from, when it is known."""
+    return f"set {where_set('drafts_dir', folder)} to a folder agentcli can write"
+
+
 def drafts_checks(settings: Any, source: str | None = None) -> list[Check]:
     """What every save needs in the drafts folder, tried for real (``DraftStore.probe``): the
     folder, its lock (a root-owned 0600 ``.lock`` makes every save fail), a file written and
@@ -143,7 +148,7 @@ def drafts_checks(settings: Any, source: str | None = None) -> list[Check]:
         detail = p.detail
         if p.name == "drafts folder" and source:
             detail += f" (from {source})"
-        out.append(Check(p.name, p.ok, detail, None if p.ok else (p.fix or DRAFTS_FIX)))
+        out.append(Check(p.name, p.ok, detail, None if p.ok else (p.fix or _drafts_fix(folder))))
     return out
 
 

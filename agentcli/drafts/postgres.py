@@ -43,6 +43,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from ..config import where_set
 from ..errors import ConfigError, UsageError
 from ..redact import (
     add_secret,
@@ -324,7 +325,7 @@ class PgDraftStore:
 
     def _unreachable(self, e: BaseException) -> ConfigError:
         return ConfigError(f"cannot connect to the drafts queue {self.location}: "
-                           f"{_reason(e, self.url)}; check --drafts-url / AGENTCLI_DRAFTS_URL "
+                           f"{_reason(e, self.url)}; check {where_set('drafts_url', self.url)} "
                            "(host, port, user, password) and that the server is running")
 
     def _migrate_hint(self) -> str:

@@ -22,14 +22,15 @@ from typing import Any
 from ..config import (
     is_default_drafts_dir,
     resolve_drafts_dir,
-    resolve_setting,
+    resolve_drafts_url,
     reviewer_setting,
     sessions_dir,
+    where_set,
 )
 from ..errors import ConfigError, UsageError
 from ..redact import one_line
 from ..sessions.log import SESSION_ID_RE, read_events
-from ..vocab import CallRecord, OrderCode, parse_since, parse_time
+from ..vocab import CallRecord, InvalidOrderCode, OrderCode, parse_since, parse_time
 from .backends import open_drafts
 from .base import DraftsBackend
 from .format import VERSION_RE, safe_ticket
@@ -56,6 +57,17 @@ def ticket_arg(value: str | None, what: str = "--ticket") -> str | None:
                          "characters (e.g. T-1042)")
 
     return safe_ticket(v)  # a key pasted as a ticket: its hash, as the drafts store keeps it
+
+
+def order_arg(value: str | None, what: str = "--order") -> str | None:
+    """An order code given by a person, in any form customers write it (``log list --order``'s
+    rule): a malformed one is a usage error, never a filter that silently matches nothing."""
+    if value is None:
+        return None
+    try:
+        return str(OrderCode.parse(value))
+    except InvalidOrderCode as e:
+        raise UsageError(f"{what}: {e}") from None
 
 
 def normalise_status(value: str | None) -> str | None:
@@ -333,7 +345,7 @@ def provenance(draft: Draft, sessions_dir: Path) -> dict[str, Any]:
 def store_for(flag: Any, url_flag: Any = None) -> DraftsBackend:
     """The drafts store, resolved like every command's (flag > env > agentcli.toml): the
     queue of ``--drafts-url`` when one is set, else the folder."""
-    url = resolve_setting("drafts_url", url_flag)
+    url = resolve_drafts_url(url_flag, flag)
     if url:
         return open_drafts(url=url, folder=None)
     folder = resolve_drafts_dir(flag)
@@ -341,7 +353,7 @@ def store_for(flag: Any, url_flag: Any = None) -> DraftsBackend:
 
 
 def query(status, order, customer, since, ticket, flagged, all_, pushed=None):
-    return Query(status=normalise_status(status), order=order, customer=customer,
+    return Query(status=normalise_status(status), order=order_arg(order), customer=customer,
                  since=parse_since(since), ticket=ticket_arg(ticket), flagged=flagged, all=all_,
                  pushed=pushed)
 
@@ -361,6 +373,5 @@ def require_folder(store) -> None:
                 f"{one_line(last[1], 40)}): use --drafts-dir, AGENTCLI_DRAFTS_DIR or drafts_dir in "
                 "agentcli.toml")
     else:
-        msg += ("; point --drafts-dir, AGENTCLI_DRAFTS_DIR or drafts_dir in agentcli.toml at the "
-                "team's drafts folder")
+        msg += f"; point {where_set('drafts_dir', store.location)} at the team's drafts folder"
     raise ConfigError(msg)

@@ -38,6 +38,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from ..config import where_set
 from ..errors import UsageError, fsync_folder, replace_file, signals_held, write_temp
 from ..redact import one_line, redact, redact_obj
 from ..vocab import parse_time
@@ -162,6 +163,19 @@ def holder_text(raw: bytes) -> str | None:
     return _NAME_CLEAN.sub("", text)
 
 
+def not_a_folder(where: Path) -> Path | None:
+    """The nearest of ``where`` and its parents that exists, when it is not a folder (a file or
+    a device in the way: ``/etc/passwd`` of ``/etc/passwd/drafts``); None otherwise."""
+    p = Path(where)
+    while not os.path.lexists(p) and p != p.parent:
+        p = p.parent
+    return None if os.path.isdir(p) else p
+
+
+def _fix_folder(where: Path, what: str = "at a folder") -> str:
+    return f"point {where_set('drafts_dir', where)} {what}"
+
+
 def why_not_written(e: OSError, where: Path) -> str:
     """A failed write in a person's words."""
     n = e.errno
@@ -174,6 +188,9 @@ def why_not_written(e: OSError, where: Path) -> str:
     if n in (errno.ENOENT, errno.ENOTDIR):
         if os.path.isdir(where):  # there, but nothing can be made in it (/proc, /sys)
             return f"{where} cannot hold files (it is not an ordinary folder)"
+        in_the_way = not_a_folder(where)
+        if in_the_way is not None:  # AGENTCLI_HOME=/dev/null: it exists, it is no folder
+            return f"{in_the_way} is not a folder"
         return f"{where} no longer exists"
     return f"{e.strerror or type(e).__name__} in {where}"
 
@@ -201,10 +218,13 @@ class DraftStore:
             return
         parent = self.dir.parent
         if not self.create_parents and not parent.is_dir():
+            in_the_way = not_a_folder(parent)
+            why = (f"{in_the_way} is not a folder" if in_the_way is not None
+                   else f"neither does {parent}")
             raise DraftsFolderError(
-                f"the drafts folder {self.dir} does not exist, and neither does {parent}: check "
-                "the path (--drafts-dir, AGENTCLI_DRAFTS_DIR or drafts_dir in agentcli.toml); "
-                "agentcli creates a drafts folder only inside a folder that exists")
+                f"the drafts folder {self.dir} does not exist, and {why}: check the path "
+                f"({where_set('drafts_dir', self.dir)}); agentcli creates a drafts folder only "
+                "inside a folder that exists")
         try:
             self.dir.mkdir(mode=0o700, parents=self.create_parents, exist_ok=True)  # private
         except OSError as e:
@@ -385,12 +405,14 @@ class DraftStore:
         if not self.dir.is_dir():
             if self.dir.exists() or self.dir.is_symlink():
                 return [Probe("drafts folder", False, f"{self.dir} is not a folder",
-                              "point --drafts-dir (or AGENTCLI_DRAFTS_DIR) at a folder")]
+                              _fix_folder(self.dir))]
             if not self.create_parents and not self.dir.parent.is_dir():
-                return [Probe("drafts folder", False, f"{self.dir} does not exist, and neither "
-                              f"does {self.dir.parent}", "check --drafts-dir (or "
-                              "AGENTCLI_DRAFTS_DIR, or drafts_dir in agentcli.toml): agentcli "
-                              "creates a drafts folder only inside a folder that exists")]
+                in_the_way = not_a_folder(self.dir.parent)
+                why = (f"{in_the_way} is not a folder" if in_the_way is not None
+                       else f"neither does {self.dir.parent}")
+                return [Probe("drafts folder", False, f"{self.dir} does not exist, and {why}",
+                              f"check {where_set('drafts_dir', self.dir)}: agentcli creates a "
+                              "drafts folder only inside a folder that exists")]
             made: list[Path] = []  # created only to be sure it can be, then removed
             try:
                 p = self.dir
@@ -402,7 +424,7 @@ class DraftStore:
             except OSError as e:
                 return [Probe("drafts folder", False, f"{self.dir} cannot be created: "
                               f"{why_not_written(e, self.dir.parent)}",
-                              "point --drafts-dir (or AGENTCLI_DRAFTS_DIR) at a folder you can write")]
+                              _fix_folder(self.dir, "at a folder you can write"))]
             finally:
                 for d in made:
                     with contextlib.suppress(OSError):

@@ -8,13 +8,18 @@ Prices are US dollars per million tokens. Override or add models in ``agentcli.t
     cache_read = 0.3
     cache_write = 3.75
 
-An unknown model has no estimate (``None``), never a made-up number.
+A model's table may set only some of its prices: the others are the built-in ones of that model
+(0 for a model of its own). ``agentcli.toml`` checks the tables (``config.PRICE_KEYS``, numbers
+of at least 0; an unknown key is warned about). An unknown model has no estimate (``None``),
+never a made-up number.
 """
 
 from __future__ import annotations
 
 import math
 from typing import Any
+
+from ..config import PRICE_KEYS
 
 PRICES: dict[str, dict[str, float]] = {
     "claude-sonnet-5-5": {"input": 3.0, "output": 15.0, "cache_read": 0.30, "cache_write": 3.75},
@@ -31,12 +36,14 @@ BATCH_DISCOUNT = 0.5
 def price_for(model: str | None, overrides: dict[str, Any] | None = None) -> dict[str, float] | None:
     if not model:
         return None
-    table = {**PRICES, **{k: v for k, v in (overrides or {}).items() if isinstance(v, dict)}}
-    p = table.get(model)
-    if p is None:
+    override = (overrides or {}).get(model)
+    if not isinstance(override, dict):
+        override = None
+    if override is None and model not in PRICES:
         return None
+    p = {**PRICES.get(model, {}), **(override or {})}  # a price not set is the built-in one
     try:
-        out = {k: float(p.get(k, 0.0)) for k in ("input", "output", "cache_read", "cache_write")}
+        out = {k: float(p.get(k, 0.0)) for k in PRICE_KEYS}
     except (TypeError, ValueError, OverflowError):
         return None
     # nan/inf would print as NaN/Infinity: not JSON. An unusable price is no estimate.

@@ -27,12 +27,56 @@ from .records import (
 # The drivers (sqlite3, psycopg) load with their store module, only when a store is opened or a
 # demo database made: ``stores.sqlite``, ``stores.postgres``, ``stores.demo``.
 __all__ = ["OrderStore", "StoreError", "open_store", "init_sqlite", "init_postgres", "mask_dsn",
-           "order_record", "sqlite_path", "is_postgres_url", "ORDER_COLUMNS", "LINE_COLUMNS",
+           "order_record", "sqlite_path", "is_postgres_url", "check_db_url", "ORDER_COLUMNS", "LINE_COLUMNS",
            "STATUSES"]
 
 
 def is_postgres_url(url: str | None) -> bool:
     return bool(url) and url.startswith(("postgresql://", "postgres://"))  # type: ignore[union-attr]
+
+
+_SCHEMES = ("postgresql", "postgres", "sqlite")
+# A scheme-like head: letters, then ':' with any number of slashes, or '//' with no ':'
+# (``postgres//app:pw@db/shop``). One letter is a Windows drive (``C:/orders.db``), not a scheme.
+_URL_HEAD_RE = re.compile(r"^([A-Za-z][A-Za-z0-9+._-]{1,40})(:/*|//+)(.*)$", re.S)
+DB_FORMS = "use a SQLite path, sqlite:///path or postgresql://..."
+
+
+def check_db_url(url: str | None) -> None:
+    """ConfigError (exit 3) when ``url`` is a URL agentcli cannot open: one of another kind
+    (``mysql://``), or a misspelt one (``postgresql:/...``, ``postgres//...``, ``sqlite:path``).
+    Taken for a SQLite path, a misspelt URL named a file that does not exist, and the message
+    saying so showed its password: that message names only its scheme (with "://" the URL is
+    shown as ``mask_dsn`` masks it)."""
+    m = _URL_HEAD_RE.match(url or "")
+    if not m:
+        return
+    scheme, sep, rest = m.group(1), m.group(2), m.group(3)
+    low = scheme.lower()
+    if sep.startswith("://"):
+        if low in _SCHEMES:
+            return
+        # the "://" is there, so the password is where mask_dsn finds it
+        raise ConfigError(f"unsupported database URL {mask_dsn(url)}: {DB_FORMS}"  # type: ignore[arg-type]
+                          f"{_did_you_mean(low)}")
+    import difflib
+
+    near = low.startswith(_SCHEMES) or difflib.get_close_matches(low, _SCHEMES, n=1, cutoff=0.75)
+    if near or sep.startswith(":/") or "@" in rest:
+        raise ConfigError(f"unsupported database URL: it starts with {_scheme_said(scheme)}{sep[:3]} "
+                          f"where a URL has {_scheme_said(scheme)}://; {DB_FORMS}"
+                          f"{_did_you_mean(low)}")
+
+
+def _scheme_said(scheme: str) -> str:
+    return scheme if len(scheme) <= 20 else scheme[:19] + "\u2026"
+
+
+def _did_you_mean(low: str) -> str:
+    import difflib
+
+    near = difflib.get_close_matches(low, _SCHEMES, n=1, cutoff=0.6)
+    return f" (did you mean {near[0]}://?)" if near and near[0] != low else ""
 
 
 def open_store(url: str | None, *, create_demo: bool = True, pool_size: int = 4) -> OrderStore:
@@ -41,9 +85,7 @@ def open_store(url: str | None, *, create_demo: bool = True, pool_size: int = 4)
         from .postgres import PostgresStore  # psycopg: imported only when used
 
         return PostgresStore(url, pool_size=pool_size)  # type: ignore[arg-type]
-    if url is not None and re.match(r"^[A-Za-z][A-Za-z0-9+._-]*://", url) and not url.startswith("sqlite:"):
-        raise ConfigError(f"unsupported database URL {mask_dsn(url)}: use a SQLite path, "
-                          "sqlite:///path or postgresql://...")
+    check_db_url(url)
     from . import demo, sqlite  # sqlite3: imported only when used
 
     if url is None:
