@@ -263,7 +263,7 @@ def test_the_token_is_in_no_output_log_or_draft_whatever_happens(cli, cli_env, d
         f'{name}_url = "{fake.url}"\n{name}_token = "{fake.token}"\n')
     env2 = {k: v for k, v in env.items() if not k.startswith(f"AGENTCLI_{name.upper()}_")}
     outputs.append(cli(["drafts", "push", "--to", name, "--json"], env2, cwd=tmp_path))
-    assert outputs[-1].returncode in (0, 1), outputs[-1].err  # the token from the file works
+    assert outputs[-1].returncode == 0, (outputs[-1].returncode, outputs[-1].err)  # the token from the file works
     text = "".join(p.out + p.err for p in outputs)
     files = "".join(p.read_text(errors="replace") for root in (drafts_dir, home)
                     for p in root.rglob("*") if p.is_file())
@@ -467,22 +467,24 @@ def test_a_draft_edited_after_it_was_selected_is_not_pushed(cli_env, drafts_dir)
         assert fake.calls == [] and "push" not in meta(drafts_dir, d.id)
 
 
+# (status, body, exit code): a 5xx is tried again (and the retry's note is made); a 4xx is a
+# failed push (4); a 2xx whatever its body made the note, which is recorded (its id if one is there)
 HOSTILE_ANSWERS = [
-    (500, b'{"error": "\\u001b[31mBOOM\\u001b]0;pwned\\u0007 sk-ant-api03-abcdefghijklmnopqrstuvwx"}'),
-    (422, b'{"description": "' + b"x" * 100_000 + b'"}'),
-    (200, b"[" * 100_000 + b"]" * 100_000),
-    (201, b"<html><body>Sign in to the proxy</body></html>"),
-    (200, b'{"audit": {"events": [{"type": "Comment", "id": "../../etc"}]}, "id": {"x": 1}}'),
+    (500, b'{"error": "\\u001b[31mBOOM\\u001b]0;pwned\\u0007 sk-ant-api03-abcdefghijklmnopqrstuvwx"}', 0),
+    (422, b'{"description": "' + b"x" * 100_000 + b'"}', 4),
+    (200, b"[" * 100_000 + b"]" * 100_000, 0),
+    (201, b"<html><body>Sign in to the proxy</body></html>", 0),
+    (200, b'{"audit": {"events": [{"type": "Comment", "id": "../../etc"}]}, "id": {"x": 1}}', 0),
 ]
 
 
-@pytest.mark.parametrize("status,raw", HOSTILE_ANSWERS)
-def test_a_hostile_answer_is_one_clean_line_and_never_a_second_note(cli, cli_env, drafts_dir, status, raw):
+@pytest.mark.parametrize("status,raw,code", HOSTILE_ANSWERS)
+def test_a_hostile_answer_is_one_clean_line_and_never_a_second_note(cli, cli_env, drafts_dir, status, raw, code):
     d = approved(drafts_dir, "1042", "Hello")
     with FAKES["zendesk"]() as fake:
         fake.fault(Fault(status=status, body=raw, store=status < 300))
         p = push(cli, env_for(cli_env, "zendesk", fake), "zendesk")
-        assert p.returncode in (0, 4), p.err
+        assert p.returncode == code, (p.returncode, p.err)
         assert "Traceback" not in p.err and "\x1b" not in p.err + p.out and "sk-ant-api03" not in p.err
         assert all(len(line) < 600 for line in p.err.splitlines())
         assert len(fake.all_notes()) <= 1 and fake.public_replies == []
@@ -518,6 +520,6 @@ def test_a_token_in_agentcli_toml_is_hidden_from_drafts_written_by_any_command(c
     (tmp_path / "agentcli.toml").write_text(f'zendesk_token = "{token}"\n')
     p = cli(["ask", "--provider", "offline", "--ticket", "1042", "--json",
              f"Customer: my key {token} for GH56JK78MN does not work"], cli_env, cwd=tmp_path)
-    assert p.returncode in (0, 1), p.err
+    assert p.returncode == 0, (p.returncode, p.err)
     files = "".join(f.read_text(errors="replace") for f in drafts_dir.rglob("*") if f.is_file())
     assert files and token not in files and token not in p.out + p.err

@@ -310,7 +310,7 @@ def test_a_full_disk_and_a_read_only_folder_are_named_and_the_reply_kept(cli, cl
     os.truncate(filler, max(0, filler.stat().st_size - 4096))  # ... but one page: the check passes
     env = {**cli_env, "AGENTCLI_DRAFTS_DIR": str(folder)}
     question = "where is GH56JK78MN? " + "Please tell me everything. " * 200  # a draft of 2+ pages
-    r = _json_or(cli(["ask", "--provider", "offline", "--json", question], env))
+    r = _json_or(cli(["ask", "--provider", "offline", "--json", question], env), 1)  # no draft: not ok
     (call,) = [c for c in r["tool_calls"] if c["name"] == "draft_reply"]
     assert call["is_error"] and "is full" in call["result"], call
     assert "not writable" not in call["result"] and r["status"] == "incomplete"
@@ -328,8 +328,9 @@ def test_a_full_disk_and_a_read_only_folder_are_named_and_the_reply_kept(cli, cl
     assert "read-only file system" in " ".join(bad.values()), bad
 
 
-def _json_or(p):
-    assert p.returncode in (0, 1), p.err
+def _json_or(p, code: int = 0):
+    """The --json result of a finished run that exits with ``code``."""
+    assert p.returncode == code, (p.returncode, p.err)
     return json.loads(p.out)
 
 

@@ -9,6 +9,7 @@ passes through the redactor, so no API key or database password is ever written.
 from __future__ import annotations
 
 import errno
+import hashlib
 import json
 import os
 import re
@@ -23,6 +24,16 @@ from ..redact import redact_obj
 
 # What a session id (a log file's stem) may look like: ours are "20261130-120000-<12 hex>".
 SESSION_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+# The ticket index: TICKETS/<ticket_key> lists the session ids whose log starts in that ticket, one
+# a line, so a ticket is found among any number of logs (the newest are also searched, so a line
+# a crash kept from the index is no loss).
+TICKETS = ".tickets"
+MAX_INDEX_BYTES = 1 << 20
+
+
+def ticket_key(ticket: str) -> str:
+    """The index file name of a ticket (as its ``session_start`` record holds it)."""
+    return hashlib.sha256(ticket.encode("utf-8", "surrogatepass")).hexdigest()[:24]
 
 
 class SessionLog:
@@ -42,9 +53,31 @@ class SessionLog:
                 raise ConfigError(f"cannot write the session log in {self.dir} ({e.strerror}); "
                                   "set AGENTCLI_HOME to a writable folder") from None
             if os.fstat(self._fd).st_size == 0:
-                self._write({"type": "session_start", "session_id": self.session_id,
-                             "ts": round(time.time(), 3), **self._meta})
+                start = {"type": "session_start", "session_id": self.session_id,
+                         "ts": round(time.time(), 3), **self._meta}
+                self._write(start)
+                ticket = redact_obj(start).get("ticket")  # as the record holds it
+                if isinstance(ticket, str):
+                    self._index(ticket)
         return self._fd
+
+    def _index(self, ticket: str) -> None:
+        """Name this session in its ticket's index; a shortcut only (the newest logs are
+        searched too), so a folder that cannot hold it costs nothing but the shortcut."""
+        index = self.dir / TICKETS
+        try:
+            index.mkdir(mode=0o700, exist_ok=True)
+            if index.is_symlink():
+                return
+            fd = os.open(index / ticket_key(ticket), os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW
+                         | os.O_CLOEXEC | os.O_NONBLOCK, 0o600)
+            try:
+                if stat.S_ISREG(os.fstat(fd).st_mode):
+                    os.write(fd, (self.session_id + "\n").encode("ascii", "replace"))
+            finally:
+                os.close(fd)
+        except OSError:
+            pass
 
     def _write(self, d: dict[str, Any]) -> None:
         # ASCII JSON: any text (lone surrogates from a model included) encodes, and one

@@ -12,14 +12,16 @@ import dataclasses
 import json
 import os
 import re
+import stat
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable
 
 from .. import events as E
 from ..errors import UsageError
+from ..redact import one_line
 from ..vocab import CallRecord, OrderCode, ToolName, parse_time
-from .log import SESSION_ID_RE, read_events
+from .log import MAX_INDEX_BYTES, SESSION_ID_RE, TICKETS, read_events, ticket_key
 
 
 @dataclasses.dataclass
@@ -203,8 +205,15 @@ def ticket_sessions(directory: Path, ticket: str, warnings: list[str] | None = N
     that continues the old) and the ones it was ``resumed_from`` (a resumed conversation moved
     by ``/ticket ID`` carries its earlier days along). A log that cannot be read may be one of
     them: it is said in ``warnings`` (once), never skipped silently."""
-    files = session_files(directory)[:MAX_TICKET_SCAN]  # not a regular file: no one's history
-    by_id = {p.stem: p for p in files}
+    every = session_files(directory)  # not a regular file: no one's history
+    by_id = {p.stem: p for p in every}
+    files = every[:MAX_TICKET_SCAN]
+    # the ticket's index names its logs among any number; the newest are searched as well
+    named = [by_id[x] for x in _indexed(Path(directory), ticket) if x in by_id]
+    if ticket in by_id:
+        named.append(by_id[ticket])  # a log without a ticket is the ticket of its own session id
+    seen = {p.stem for p in files}
+    files += [p for p in dict.fromkeys(named) if p.stem not in seen]
     metas: dict[str, dict[str, Any] | None] = {}
     found: dict[str, Path] = {}
     todo: list[str] = []
@@ -216,6 +225,10 @@ def ticket_sessions(directory: Path, ticket: str, warnings: list[str] | None = N
         if (t if isinstance(t, str) else p.stem) == ticket:
             found[p.stem] = p
             todo.append(p.stem)
+    if not found and len(every) > MAX_TICKET_SCAN and warnings is not None:
+        warnings.append(f"no log of ticket {one_line(ticket, 60)} among the newest {MAX_TICKET_SCAN:,} of "
+                        f"{len(every):,} session logs, and the ticket index names none (logs from before the "
+                        "index were not searched)")
     while todo:  # follow the chain of logs each one goes on from
         meta = metas.get(todo.pop())
         if meta is None:
@@ -227,6 +240,27 @@ def ticket_sessions(directory: Path, ticket: str, warnings: list[str] | None = N
                 found[prev] = by_id[prev]
                 todo.append(prev)
     return sorted(found.values(), key=lambda p: (p.stem[:15], p.stem))
+
+
+def _indexed(directory: Path, ticket: str) -> list[str]:
+    """The session ids the ticket index names for ``ticket`` (none without an index)."""
+    index = directory / TICKETS
+    try:
+        if index.is_symlink():
+            return []
+        fd = os.open(index / ticket_key(ticket), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return []
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return []
+        raw = os.read(fd, MAX_INDEX_BYTES)
+    except OSError:
+        return []
+    finally:
+        os.close(fd)
+    ids = raw.decode("ascii", "replace").split("\n")
+    return list(dict.fromkeys(x for x in ids if SESSION_ID_RE.match(x)))
 
 
 def ticket_events(directory: Path, ticket: str,
