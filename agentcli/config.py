@@ -172,8 +172,8 @@ def _plain(v: str) -> str:
 
 
 def _text(s: "Setting", v: Any) -> Any:
-    v = str(v)
-    return _plain(v) if v.strip() else _UNSET
+    v = str(v).strip()  # " postgresql://..." pasted with a space is the URL, not a path named so
+    return _plain(v) if v else _UNSET
 
 
 def _path(s: "Setting", v: Any) -> Any:

@@ -152,14 +152,16 @@ _KEY_RE = re.compile(
     rf"|AIza[0-9A-Za-z_\-]{{30,}})"
     r"|-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)")
 _SK_RE = re.compile(rf"{_B}sk-([A-Za-z0-9_\-]{{16,}})")
-# scheme://user:PASSWORD@host - the password runs to the LAST '@' of the address.
-_DSN_PW_RE = re.compile(r"\b[a-z][a-z0-9+._-]*://[^:/@\s]*:(\S+)@[^@\s]*", re.IGNORECASE)
-# user:PASSWORD@host without the "://" (a misspelt URL, ``postgresql:/app:pw@db/shop``,
-# ``postgres//app:pw@db/shop``, or the SQLite path one became): the user starts a word or
-# follows a '/', the password runs to the LAST '@', and the host is followed by a path, a port
-# or a query, so prose such as "Kunde:ana@example.com" is left alone.
-_BARE_PW_RE = re.compile(r"(?:^|(?<=[\s/\"'(<=,;]))[^\s:/@\"'()<>]+:([^\s/]\S*)@"
-                         r"[A-Za-z0-9._\-\[\]]+(?::\d+)?(?=[/?])")
+# scheme://user:PASSWORD@host - the password runs to the LAST '@' of the address (within 256
+# characters: every repeat is bounded, so a text of many "x://a:b@" is read in linear time).
+_DSN_PW_RE = re.compile(r"\b[a-z][a-z0-9+._-]{0,40}://[^:/@\s]{0,64}:(\S{1,256})@[^@\s]{0,256}", re.IGNORECASE)
+# user:PASSWORD@host after a misspelt scheme's head, without the "://" (``postgresql:/app:pw@db``,
+# ``postgres//app:pw@db``, ``postgresql;//app:pw@db``, the SQLite path one became: ``postgres/app:pw@db``):
+# a word, then ':' or ';' with slashes or one to three slashes, the user, ':', the password to
+# the last '@' (bounded, as above). Prose keeps its addresses: "email:ana@example.com?",
+# "mailto:ana@example.com", "Kunde:ana@example.com" hold no second ':' before the '@'.
+_BARE_PW_RE = re.compile(r"(?<![A-Za-z0-9+._-])[A-Za-z][A-Za-z0-9+._-]{0,40}(?:[:;]/{0,3}|/{1,3})"
+                         r"[^\s:/@\"'()<>]{1,64}:([^\s/@][^\s/]{0,255})@(?=[A-Za-z0-9\[])")
 # key=value parameters (libpq strings, URL queries) and auth headers.
 _KV_PW_RE = re.compile(
     r"\b(?:password|passwd|pwd|api[-_]?key|access[-_]?token|auth[-_]?token|client[-_]?secret)"
@@ -172,7 +174,7 @@ _HEADER_RE = re.compile(r"\b(?:authorization\s*:\s*(?:bearer\s+|basic\s+)?|beare
 # The header names are spelled out in any case, as _HEADER_RE's re.IGNORECASE reads them (its
 # "i" also matches U+0130 and U+0131, its "k" the Kelvin sign): an inline (?i) costs twice as much.
 _SHAPE_HINT_RE = re.compile(r"sk-|gh[pousr]_|github_pat_|AKIA|xox[abposr]-|[sr]k_(?:live|test)_|AIza"
-                            r"|-----BEGIN |://|=|:[^\s@]*@|[Bb][Ee][Aa][Rr][Ee][Rr]"
+                            r"|-----BEGIN |://|=|:[^\s@]{0,256}@|[Bb][Ee][Aa][Rr][Ee][Rr]"
                             "|[Hh][Oo][Rr][Ii\u0130\u0131][Zz][Aa][Tt][Ii\u0130\u0131][Oo][Nn]"
                             "|-[Aa][Pp][Ii\u0130\u0131]-[Kk\u212a][Ee][Yy]")
 _SHORTEST = 6  # no secret (MIN_SECRET) and no credential shape is shorter

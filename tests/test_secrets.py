@@ -15,6 +15,7 @@ import sys
 
 import pytest
 
+from agentcli.drafts.store import DraftStore
 from agentcli.redact import (
     SecretsHeld,
     clean_for_terminal,
@@ -132,12 +133,35 @@ def test_passwords_in_context_and_credential_shapes():
     # as a password (user:PASSWORD@host, then a path, a port or a query)
     ("postgresql:/support:Tr0ub4dor3xyz@replica/shop", "postgresql:/support:***@replica/shop"),
     ("postgres//support:pw@replica/shop", "postgres//support:***@replica/shop"),
-    ("orders database support:pw@host/db does not exist", "orders database support:***@host/db does not exist"),
+    ("orders database /work/postgres/support:pw@host/db does not exist",
+     "orders database /work/postgres/support:***@host/db does not exist"),
+    ("postgresql;//app:s3cretPW@db", "postgresql;//app:***@db"),              # ';' for ':'
+    (" postgresql:/app:s3cretPW@db", " postgresql:/app:***@db"),
+    ("https:/admin:hunter2secret@x.zendesk.com", "https:/admin:***@x.zendesk.com"),  # no path after the host
     ("sqlite:///support:p@ss@w0rd@db:5432/x", "sqlite:///support:***@db:5432/x"),
     ("mysql:/u:hunter2@h?sslmode=require", "mysql:/u:***@h?sslmode=require"),
 ])
 def test_a_password_without_the_urls_slashes_is_still_a_password(text, shown):
     assert redact(text) == shown
+
+
+@pytest.mark.parametrize("text", ["Please confirm your address, email:ana.new@example.com? Thanks.",
+                                  "See help:support@shop.example/faq.", "E-Mail:ben.okafor@example.net?",
+                                  "mailto:ana@example.com?subject=Order", "Kunde:ana@example.com", "C:/orders.db"])
+def test_an_address_in_prose_is_no_password(text, drafts_dir):
+    """A reply is kept verbatim: an email address after a word and a colon is no user:password."""
+    assert redact(text) == text
+    d, _ = DraftStore(drafts_dir).save(text=text, ticket="HD-1")
+    assert DraftStore(drafts_dir).get(d.id).text == text
+
+
+@pytest.mark.parametrize("unit", ["x://a:b@", "/a:b@c!", "postgres//u:", "a:b@" * 3, "u:p@h/"])
+def test_redaction_of_a_long_hostile_text_is_linear(unit):
+    """Every credential shape is read in linear time: 28 KB of "/a:b@c!" took a second, 112 KB
+    fifteen (each '@' tried from every start); 800 KB here finishes well inside the test's timeout."""
+    text = unit * (800_000 // len(unit))
+    shown = redact(text, ["never-in-it-0123"])
+    assert shown == text or "***" in shown
 
 
 def test_redaction_leaves_everything_else_byte_for_byte(monkeypatch):
@@ -328,3 +352,20 @@ def test_what_a_person_types_into_a_draft_is_redacted_like_the_models_text(cli, 
     # the edit and the decision are recorded all the same, the key as ***
     assert store.get(b.id).text == "Second reply, key ***." and store.get(a.id).meta["status"] == "rejected"
     assert store.get(a.id).meta["history"][-1]["who"] == "lee ***"
+
+
+@pytest.mark.parametrize("db", ["postgresql;//app:s3cretPW9@db", " postgresql:/app:s3cretPW9@db", "p:/app:s3cretPW9@db/x",
+                                "1x:/app:s3cretPW9@db", "postgres/app:s3cretPW9@db/shop",
+                                "a" * 50 + ":/app:s3cretPW9@db"])
+def test_a_database_url_with_a_typo_never_shows_its_password(cli, cli_env, tmp_path, db):
+    """Whatever the typo before it, a value holding user:password@host is a URL, not a SQLite
+    path: `orders show`, `doctor` and `db init` refuse it (exit 3) without naming it, and db init
+    makes no folders of it."""
+    env = {**cli_env, "AGENTCLI_DB": db}
+    for args in (["orders", "show", "GH56JK78MN"], ["doctor", "--provider", "offline"]):
+        p = cli(args, env)
+        assert p.returncode == 3 and "s3cretPW9" not in p.out + p.err, (args, p.out, p.err)
+    work = tmp_path / "work"
+    work.mkdir()
+    p = cli(["db", "init", "--db", db], cli_env, cwd=work)
+    assert p.returncode == 3 and "s3cretPW9" not in p.out + p.err and list(work.iterdir()) == [], p.err

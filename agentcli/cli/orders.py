@@ -128,12 +128,13 @@ def db_init(
 
     def body() -> int:
         t0 = time.perf_counter()
-        if is_postgres_url(db):
-            n = init_postgres(db, orders, force=force)
-            where = mask_dsn(db)
+        db_ = (db or "").strip() or None  # as the db setting reads it: " postgresql://..." is the URL
+        if is_postgres_url(db_):
+            n = init_postgres(db_, orders, force=force)
+            where = mask_dsn(db_)
         else:
-            check_db_url(db)  # a misspelt URL is not a file to create
-            path = sqlite_path(db) if db else default_db_path()
+            check_db_url(db_)  # a misspelt URL is not a file to create
+            path = sqlite_path(db_) if db_ else default_db_path()
             n = init_sqlite(path, orders, force=force)
             where = str(path)
         sys.stderr.write(f"created {one_line(where, 4096)} with {n} orders in "

@@ -40,6 +40,7 @@ _SCHEMES = ("postgresql", "postgres", "sqlite")
 # (``postgres//app:pw@db/shop``). One letter is a Windows drive (``C:/orders.db``), not a scheme.
 _URL_HEAD_RE = re.compile(r"^([A-Za-z][A-Za-z0-9+._-]{1,40})(:/*|//+)(.*)$", re.S)
 DB_FORMS = "use a SQLite path, sqlite:///path or postgresql://..."
+_CREDENTIAL_RE = re.compile(r"[^\s:/@]{1,64}:[^\s/@]{1,256}@[A-Za-z0-9\[]")
 
 
 def check_db_url(url: str | None) -> None:
@@ -48,6 +49,11 @@ def check_db_url(url: str | None) -> None:
     Taken for a SQLite path, a misspelt URL named a file that does not exist, and the message
     saying so showed its password: that message names only its scheme (with "://" the URL is
     shown as ``mask_dsn`` masks it)."""
+    if url and "://" not in url and _CREDENTIAL_RE.search(url):
+        # whatever the typo before it ("postgresql;//", a leading space, "p:/"), a user:password@host
+        # is a URL's, and no SQLite path: never named, never made into folders by db init
+        raise ConfigError(f"unsupported database URL: it holds a user:password@host but does not start with "
+                          f"postgresql://; {DB_FORMS}")
     m = _URL_HEAD_RE.match(url or "")
     if not m:
         return
