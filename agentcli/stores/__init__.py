@@ -9,6 +9,7 @@ above it (no tools, loop, cli or app).
 
 from __future__ import annotations
 
+import difflib  # typer's own import: loaded with any command already
 import re
 from typing import Any
 
@@ -65,8 +66,6 @@ def check_db_url(url: str | None) -> None:
         # the "://" is there, so the password is where mask_dsn finds it
         raise ConfigError(f"unsupported database URL {mask_dsn(url)}: {DB_FORMS}"  # type: ignore[arg-type]
                           f"{_did_you_mean(low)}")
-    import difflib
-
     near = low.startswith(_SCHEMES) or difflib.get_close_matches(low, _SCHEMES, n=1, cutoff=0.75)
     if near or sep.startswith(":/") or "@" in rest:
         raise ConfigError(f"unsupported database URL: it starts with {_scheme_said(scheme)}{sep[:3]} "
@@ -79,8 +78,6 @@ def _scheme_said(scheme: str) -> str:
 
 
 def _did_you_mean(low: str) -> str:
-    import difflib
-
     near = difflib.get_close_matches(low, _SCHEMES, n=1, cutoff=0.6)
     return f" (did you mean {near[0]}://?)" if near and near[0] != low else ""
 
