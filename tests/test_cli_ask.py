@@ -149,7 +149,7 @@ def test_unreachable_api_exit_4(cli, anthropic_env):
     (["ask", "--db", "postgressql://u:hunter2@h/db", "x"], 3, "did you mean postgresql://?"),
     (["ask", "--db", "sqlite:orders.db", "x"], 3, "sqlite: where a URL has sqlite://"),
     (["ask", "--db", "mysql:/u:hunter2@h/db", "x"], 3, "unsupported database"),
-    (["ask", "--db", "sqlite:///u:hunter2@h/db", "x"], 3, "u:***@h/db does not exist"),
+    (["ask", "--db", "sqlite:///u:hunter2@h/db", "x"], 3, "holds a user:password@host"),  # a server's, no path
     (["orders", "show", "--db", "postgresql:/u:hunter2@h/db", "GH56JK78MN"], 3, "unsupported database"),
     (["db", "init", "--db", "postgresql:/u:hunter2@h/db"], 3, "unsupported database"),
     (["doctor", "--db", "postgresql:/u:hunter2@h/db"], 3, "✗ database: unsupported database"),

@@ -50,27 +50,27 @@ def check_db_url(url: str | None) -> None:
     Taken for a SQLite path, a misspelt URL named a file that does not exist, and the message
     saying so showed its password: that message names only its scheme (with "://" the URL is
     shown as ``mask_dsn`` masks it)."""
-    if url and "://" not in url and _CREDENTIAL_RE.search(url):
-        # whatever the typo before it ("postgresql;//", a leading space, "p:/"), a user:password@host
-        # is a URL's, and no SQLite path: never named, never made into folders by db init
+    if not url or is_postgres_url(url):
+        return
+    m = _URL_HEAD_RE.match(url)
+    if m:
+        scheme, sep, rest = m.group(1), m.group(2), m.group(3)
+        low = scheme.lower()
+        if sep.startswith("://") and low not in _SCHEMES:
+            # the "://" is there, so the password is where mask_dsn finds it
+            raise ConfigError(f"unsupported database URL {mask_dsn(url)}: {DB_FORMS}"
+                              f"{_did_you_mean(low)}")
+        near = low.startswith(_SCHEMES) or difflib.get_close_matches(low, _SCHEMES, n=1, cutoff=0.75)
+        if not sep.startswith("://") and (near or sep.startswith(":/") or "@" in rest):
+            raise ConfigError(f"unsupported database URL: it starts with {_scheme_said(scheme)}{sep[:3]} "
+                              f"where a URL has {_scheme_said(scheme)}://; {DB_FORMS}"
+                              f"{_did_you_mean(low)}")
+    if _CREDENTIAL_RE.search(url):
+        # whatever the typo before it ("postgresql;//", "p:/", "sqlite:///u:pw@h/db"), a
+        # user:password@host is a server's, and no SQLite path: never named, never made into
+        # folders by db init
         raise ConfigError(f"unsupported database URL: it holds a user:password@host but does not start with "
                           f"postgresql://; {DB_FORMS}")
-    m = _URL_HEAD_RE.match(url or "")
-    if not m:
-        return
-    scheme, sep, rest = m.group(1), m.group(2), m.group(3)
-    low = scheme.lower()
-    if sep.startswith("://"):
-        if low in _SCHEMES:
-            return
-        # the "://" is there, so the password is where mask_dsn finds it
-        raise ConfigError(f"unsupported database URL {mask_dsn(url)}: {DB_FORMS}"  # type: ignore[arg-type]
-                          f"{_did_you_mean(low)}")
-    near = low.startswith(_SCHEMES) or difflib.get_close_matches(low, _SCHEMES, n=1, cutoff=0.75)
-    if near or sep.startswith(":/") or "@" in rest:
-        raise ConfigError(f"unsupported database URL: it starts with {_scheme_said(scheme)}{sep[:3]} "
-                          f"where a URL has {_scheme_said(scheme)}://; {DB_FORMS}"
-                          f"{_did_you_mean(low)}")
 
 
 def _scheme_said(scheme: str) -> str:
