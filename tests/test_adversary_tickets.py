@@ -133,8 +133,10 @@ def test_a_live_draft_of_another_customer_is_no_ticket_for_this_scope(cli, cli_e
 def test_lookups_outside_the_scope_do_not_come_back(cli, anthropic_env, fake_anthropic):
     """A ticket that looked up ben's order and then ana's, resumed scoped to ana: ben's lookup
     came back into the context and the checks, so a draft stating ben's order's status passed
-    (status ok) where a fresh ticket gets an error-level finding."""
+    (status ok) where a fresh ticket gets an error-level finding. (Ben's draft is approved
+    before ana's is drafted: a ticket whose live draft is ben's takes no draft of ana's.)"""
     assert ask(cli, anthropic_env, "HD-30", "ORD-20261234").returncode == 0
+    assert cli(["drafts", "approve", "--ticket", "HD-30", "--yes"], anthropic_env).returncode == 0
     assert ask(cli, anthropic_env, "HD-30", "GH56JK78MN").returncode == 0
     fake_anthropic.queue(message(tool_use_block("draft_reply", {
         "text": "Your order ORD-20261234 has shipped and is on its way.", "order_code": "ORD-20261234"})),
@@ -269,3 +271,20 @@ def test_a_ticket_older_than_the_newest_logs_searched_is_found_through_its_index
     _newer_logs(home, 30)
     gone = cli(["log", "list", "--ticket", "HD-7"], cli_env)
     assert "no log of ticket HD-7 among the newest 20 of" in gone.err, gone.err
+
+
+# --------------------------------------------------------------------------- one customer a ticket
+
+def test_a_batch_line_never_drafts_into_a_ticket_whose_live_draft_is_another_customers(cli, cli_env,
+                                                                                     drafts_dir):
+    """A batch line's id names its drafts but resumes nothing: ben's draft became HD-1's live
+    draft, ana's superseded, status ok."""
+    assert ask(cli, cli_env, "HD-1", "GH56JK78MN", "--customer", ANA).returncode == 0
+    (anas,) = saved_drafts(drafts_dir)
+    line = json.dumps({"id": "HD-1", "question": "Where is my order ORD-20261234? please reply"})
+    p = cli(["batch", "--provider", "offline"], cli_env, input=line + "\n")
+    (rec,) = [json.loads(x) for x in p.out.splitlines()]
+    assert p.returncode == 1 and rec["status"] != "ok" and rec["drafts"] == [], (rec, p.err)
+    (draft,) = [c for c in rec["tool_calls"] if c["name"] == "draft_reply"]
+    assert draft["is_error"] and f"ticket HD-1's live draft {anas.id} is for {ANA}" in draft["result"], draft
+    assert [(d.id, d.meta["status"]) for d in saved_drafts(drafts_dir)] == [(anas.id, "pending_review")]
