@@ -131,6 +131,10 @@ class Ticket:
         self.continues: str | None = None  # the session log this one goes on from (/ticket ID)
         self.unread_logs: list[str] = []  # what a resume could not read of the ticket's history
         self.scope_from: str | None = None  # where a resume found the customer scope (not given)
+        # (customer, why): the customer the ticket was worked on for before this session (its
+        # earlier days' scope; the scope of the ticket a /ticket ID moved it into): /customer
+        # keeps to it
+        self.owner: tuple[str, str] | None = None
         self.run: Run | None = None     # the question being answered now
         self._unread: list[CallRecord] = []
 

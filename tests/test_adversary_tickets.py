@@ -288,3 +288,34 @@ def test_a_batch_line_never_drafts_into_a_ticket_whose_live_draft_is_another_cus
     (draft,) = [c for c in rec["tool_calls"] if c["name"] == "draft_reply"]
     assert draft["is_error"] and f"ticket HD-1's live draft {anas.id} is for {ANA}" in draft["result"], draft
     assert [(d.id, d.meta["status"]) for d in saved_drafts(drafts_dir)] == [(anas.id, "pending_review")]
+
+
+def test_a_conversation_without_a_scope_moved_into_a_scoped_ticket_takes_on_its_scope(cli, cli_env,
+                                                                                    drafts_dir):
+    """A chat with no scope drafts for no customer (ZZ99ZZ99ZZ: not found), then `/ticket HD-1`
+    (ana's): the move went through and the conversation went on unscoped, so ben's draft became
+    HD-1's live draft, and `ask --ticket HD-1` the next day was exit 2."""
+    assert ask(cli, cli_env, "HD-1", "GH56JK78MN", "--customer", ANA).returncode == 0
+    code, screen = chat("Hi, where is my order ZZ99ZZ99ZZ? please reply\r/ticket HD-1\r"
+                        "Hi, where is my order ORD-20261234? please reply\r/exit\r")
+    assert code == 0 and "moved into it" in screen, screen
+    assert f"scoped to {ANA} (the scope ticket HD-1 was worked on under)" in screen, screen
+    assert {d.meta.get("customer") for d in saved_drafts(drafts_dir)} <= {ANA, None}
+    again = ask(cli, cli_env, "HD-1", "GH56JK78MN")
+    assert again.returncode == 0 and f"goes on scoped to {ANA}" in again.err, again.err
+
+
+def test_a_conversation_holding_two_customers_orders_is_not_moved_into_a_scoped_ticket(cli, cli_env,
+                                                                                     drafts_dir):
+    """Its lookups span ana's and ben's orders (its draft has no customer): `/ticket HD-1`
+    moved it into ana's ticket all the same."""
+    assert ask(cli, cli_env, "HD-1", "GH56JK78MN", "--customer", ANA).returncode == 0
+    before = {d.id: d.meta["status"] for d in saved_drafts(drafts_dir)}
+    code, screen = chat("Where are my orders GH56JK78MN and ORD-20261234? please reply\r/ticket HD-1\r"
+                        "/ticket\r/exit\r")
+    assert code == 0, screen
+    (line,) = [x for x in screen.splitlines() if "the ticket is unchanged" in x]
+    assert f"ticket HD-1 is scoped to {ANA}, and this ticket holds orders of" in line and BEN in line, line
+    assert "ticket: HD-1" not in screen, screen
+    after = {d.id: d.meta["status"] for d in saved_drafts(drafts_dir)}
+    assert {k: v for k, v in after.items() if k in before} == before

@@ -156,6 +156,7 @@ class SlashCommands:
             else:
                 self.say(f"ticket: {_clean(new)}; drafts from now on are saved in it")
             return
+        scope = t.customer
         try:
             moved, replaced = self.app.move_ticket(self.conv, new, resolve_reviewer(reviewer_setting()))
         except (UsageError, OSError) as e:
@@ -165,6 +166,8 @@ class SlashCommands:
                      "the ticket is unchanged", "yellow")
             return
         msg = f"ticket: {_clean(new)}; drafts from now on are saved in it"
+        if t.customer != scope:  # it took on the scope of the ticket it moved into
+            msg += f", scoped to {_clean(t.customer)} ({_clean(t.scope_from)})"
         theirs = ", ".join(_clean(d) for d in replaced[:3]) + (f" and {len(replaced) - 3} more"
                                                                if len(replaced) > 3 else "")
         if moved is not None:
