@@ -319,3 +319,60 @@ def test_a_conversation_holding_two_customers_orders_is_not_moved_into_a_scoped_
     assert "ticket: HD-1" not in screen, screen
     after = {d.id: d.meta["status"] for d in saved_drafts(drafts_dir)}
     assert {k: v for k, v in after.items() if k in before} == before
+
+
+# --------------------------------------------------------------------------- /customer
+
+def test_slash_customer_gives_a_ticket_of_one_customer_no_other_scope(cli, cli_env, drafts_dir):
+    """`chat --ticket HD-1` (ana's), `/customer ben`, a question about ben's order: ben's draft
+    superseded ana's live draft, exit 0 (`--customer ben --ticket HD-1` is exit 2); `/customer`
+    alone, then the same question, ended the same way."""
+    assert ask(cli, cli_env, "HD-1", "GH56JK78MN", "--customer", ANA).returncode == 0
+    for typed, said in ((f"/customer {BEN}", f"not {BEN}'s: one ticket is one customer's"),
+                        ("/customer", f"its customer scope stays {ANA}")):
+        code, screen = chat(f"{typed}\rHi, where is my order ORD-20261234? please reply\r/exit\r",
+                            ticket="HD-1")
+        assert code == 0, screen
+        (line,) = [x for x in screen.splitlines() if said in x]
+        assert line.startswith(f"ticket HD-1 is {ANA}'s (the scope it was worked on under)"), line
+    assert {d.meta.get("customer") for d in saved_drafts(drafts_dir)} == {ANA}
+    # a ticket whose live draft is ana's, made in this session: the same
+    code, screen = chat(f"/customer {ANA}\rHi, where is my order GH56JK78MN? please reply\r"
+                        f"/customer {BEN}\r/customer\r/exit\r")
+    assert code == 0 and screen.count(f"is {ANA}'s (the customer of its live draft d-") == 2, screen
+    # the same customer in another case of letters is no other
+    code, screen = chat(f"/customer {ANA.upper()}\r/exit\r", ticket="HD-1")
+    assert f"customer scope: {ANA.upper()}" in screen, screen
+
+
+def test_the_scope_typed_before_slash_ticket_goes_along(cli, cli_env, drafts_dir):
+    """`chat --ticket HD-1` (ana's scope brought back), `/customer ana` typed, `/ticket HD-40`
+    before the first question: the scope typed was dropped (the resumed ticket's was taken for
+    it) and HD-40 went on unscoped; into ben's ticket it went on as ben's."""
+    assert ask(cli, cli_env, "HD-1", "GH56JK78MN", "--customer", ANA).returncode == 0
+    assert ask(cli, cli_env, "HD-2", "ORD-20261234").returncode == 0
+    code, screen = chat(f"/customer {ANA}\r/ticket HD-40\rHi, where is my order ORD-20261234? "
+                        "please reply\r/exit\r", ticket="HD-1")
+    assert code == 0, screen
+    (d,) = [d for d in saved_drafts(drafts_dir) if d.ticket == "HD-40"]
+    assert d.meta["customer"] == ANA, d.meta
+    code, screen = chat(f"/customer {ANA}\r/ticket HD-2\r/ticket\r/exit\r", ticket="HD-1")
+    (line,) = [x for x in screen.splitlines() if "the ticket is unchanged" in x]
+    assert f"is for {BEN}, not {ANA}" in line and "clear the scope with /new, then /customer alone" in line, line
+    assert "ticket: HD-1" in screen.split("is unchanged", 1)[1], screen
+
+
+def test_a_scope_a_resume_brought_back_is_not_the_persons_after_slash_new(cli, cli_env):
+    """`chat --ticket HD-1` (ana's scope brought back), `/new`, `/ticket HD-2` (ben's): refused
+    as "(the customer scope given): resume it without a customer scope", of a scope the person
+    never gave, in a REPL where the way out is /customer."""
+    assert ask(cli, cli_env, "HD-1", "GH56JK78MN", "--customer", ANA).returncode == 0
+    assert ask(cli, cli_env, "HD-2", "ORD-20261234").returncode == 0
+    code, screen = chat("/new\r/ticket HD-2\r/exit\r", ticket="HD-1")
+    assert code == 0 and "resumed ticket HD-2: 1 earlier question" in screen, screen
+    assert "customer scope given" not in screen and "unchanged" not in screen, screen
+    # a scope the person typed is theirs: refused, with the REPL's way out
+    code, screen = chat(f"/customer {ANA}\r/ticket HD-2\r/exit\r")
+    (line,) = [x for x in screen.splitlines() if "the ticket is unchanged" in x]
+    assert "(the customer scope given): clear the scope with /customer alone, or use" in line, line
+    assert "resume it" not in line, line
