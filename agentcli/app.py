@@ -92,6 +92,32 @@ def _logged_scope(logs: list[tuple[str, list[dict[str, Any]]]]) -> str | None:
     return scope
 
 
+def _askers(events: list[dict[str, Any]]) -> dict[int, frozenset[str]]:
+    """For each logged question (by its index in ``events``): whose it was. The scope it was
+    asked under; without one, the customers of the orders its lookups found (up to the next
+    question); finding none (a follow-up, "make it shorter"), the question's before it in the
+    same log. A question of another customer than a resumed ticket's scope does not come back:
+    it holds that customer's words (name, address)."""
+    out: dict[int, frozenset[str]] = {}
+    at: int | None = None
+    scoped, found, before = False, set(), frozenset()
+    for i, d in [*enumerate(events), (len(events), {"type": "question"})]:
+        kind = d.get("type")
+        if kind == "question":
+            if at is not None:
+                out[at] = before = frozenset(found) or before
+            at, found = i, set()
+            who = _address(d.get("customer"))
+            scoped = who is not None
+            if scoped:
+                found.add(who)
+        elif kind == "tool_result" and at is not None and not scoped:
+            who = _address(d.get("customer"))
+            if who is not None:
+                found.add(who)
+    return out
+
+
 def _outside(ev: Event, scope: str | None) -> bool:
     """A logged result of another customer's order than the scope's: it never comes back into a
     scoped ticket (context, grounding, a draft's provenance), as the lookup would answer now."""
@@ -248,14 +274,19 @@ class App:
                           for d in theirs[-MAX_BROUGHT_BACK:]]
         self._resume_scope(t, logs, pending[-1] if pending else None, unscoped)
         owners: dict[str, str] = {}  # order code -> its customer, as the logged lookups said
+        dropped: set[str] = set()  # questions of another customer: not from the draft either
         for sid, events in logs:
-            for d in events:
+            theirs = _askers(events)
+            for i, d in enumerate(events):
                 ev = _ticket_event(d, sid)
                 if isinstance(ev, ToolResult) and ev.customer is not None:
                     code = CallRecord.from_dict(d).order_code
                     if code is not None:
                         owners[code] = ev.customer
-                if ev is not None and not _outside(ev, t.customer):
+                if isinstance(ev, Question) and t.customer is not None and any(
+                        c.casefold() != t.customer.casefold() for c in theirs.get(i, ())):
+                    dropped.add(ev.text)
+                elif ev is not None and not _outside(ev, t.customer):
                     t.apply(ev)
         t.delivered()  # every result a session logged was sent to its model
         t.answered.clear()  # an earlier day's results are context, never given again as current
@@ -265,7 +296,8 @@ class App:
             # the draft's provenance for what the logs lack (none here, one unreadable, a draft
             # moved in from a conversation whose logs are elsewhere): earlier than the logs'
             known = set(t.questions)
-            earlier = [q for q in d.meta.get("questions") or [] if isinstance(q, str) and q not in known]
+            earlier = [q for q in d.meta.get("questions") or []
+                       if isinstance(q, str) and q not in known and q not in dropped]
             t.questions[:0] = earlier
             del t.questions[:-MAX_QUESTIONS]
             seen = {r.key() for r in t.lookups}

@@ -376,3 +376,38 @@ def test_a_scope_a_resume_brought_back_is_not_the_persons_after_slash_new(cli, c
     (line,) = [x for x in screen.splitlines() if "the ticket is unchanged" in x]
     assert "(the customer scope given): clear the scope with /customer alone, or use" in line, line
     assert "resume it" not in line, line
+
+
+# --------------------------------------------------------------------------- what comes back
+
+BENS_WORDS = "Hi, this is Ben Okafor, 12 Elm St, where is my order ORD-20261234? please reply"
+
+
+def test_another_customers_questions_do_not_come_back_into_a_scoped_ticket(cli, anthropic_env,
+                                                                          fake_anthropic, drafts_dir):
+    """Ben's question (his name, his address) asked in HD-30 without a scope, his draft
+    approved, then `ask --customer ana --ticket HD-30`: ana's draft recorded ben's question in
+    its `questions`, and the model was given it. Lookups were kept out; questions were not, from
+    the logs nor from the live draft's provenance."""
+    def offline(*args):
+        p = cli(["ask", "--provider", "offline", "--json", "--ticket", "HD-30", *args], anthropic_env)
+        assert p.returncode == 0, p.err
+        return json.loads(p.out)
+
+    offline(BENS_WORDS)
+    assert cli(["drafts", "approve", "--ticket", "HD-30", "--yes"], anthropic_env).returncode == 0
+    # a day without a scope drafts ana's order: its `questions` hold ben's (no scope: all of it)
+    unscoped = offline("Hi, and my order GH56JK78MN? please reply")
+    (draft,) = [d for d in saved_drafts(drafts_dir) if d.id == unscoped["drafts"][0]["id"]]
+    assert draft.meta["customer"] == ANA and BENS_WORDS in draft.meta["questions"], draft.meta
+    fake_anthropic.queue(text("Looking into it."))
+    p = cli(["ask", "--customer", ANA, "--ticket", "HD-30", "Where is my order GH56JK78MN?"], anthropic_env)
+    assert p.returncode == 0, p.err
+    sent = json.dumps(fake_anthropic.requests[0]["messages"])
+    assert "Ben Okafor" not in sent and "ORD-20261234" not in sent, sent
+    assert "Hi, and my order GH56JK78MN?" in sent, sent  # ana's own questions do come back
+    again = offline("--customer", ANA, "And my orders GH56JK78MN and 4P4NNC7UX6? please reply")
+    (latest,) = [d for d in saved_drafts(drafts_dir) if d.id == again["drafts"][0]["id"]]
+    assert latest.meta["customer"] == ANA, latest.meta
+    assert not any("Ben Okafor" in q for q in latest.meta["questions"]), latest.meta["questions"]
+    assert "Hi, and my order GH56JK78MN? please reply" in latest.meta["questions"]
