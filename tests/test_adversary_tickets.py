@@ -411,3 +411,19 @@ def test_another_customers_questions_do_not_come_back_into_a_scoped_ticket(cli, 
     assert latest.meta["customer"] == ANA, latest.meta
     assert not any("Ben Okafor" in q for q in latest.meta["questions"]), latest.meta["questions"]
     assert "Hi, and my order GH56JK78MN? please reply" in latest.meta["questions"]
+
+
+# --------------------------------------------------------------------------- what is said
+
+def test_drafts_brought_back_are_not_said_to_be_of_the_ticket_moved_into(cli, cli_env, drafts_dir):
+    """`chat --ticket HD-7`, a question, `/ticket HD-8`: `/drafts` listed HD-7's draft under
+    "brought back from earlier sessions of ticket HD-8"."""
+    assert ask(cli, cli_env, "HD-7", "GH56JK78MN").returncode == 0
+    (hd7,) = saved_drafts(drafts_dir)
+    code, screen = chat("Is the license for GH56JK78MN there yet?\r/ticket HD-8\r/drafts\r/exit\r",
+                        ticket="HD-7")
+    assert code == 0 and "moved into it" in screen, screen
+    assert "of ticket HD-8" not in screen, screen
+    (moved,) = [d for d in saved_drafts(drafts_dir) if d.ticket == "HD-8"]
+    assert f"{moved.id}  pending_review" in screen.split("/drafts", 1)[-1], screen
+

@@ -167,6 +167,9 @@ class SlashCommands:
                      f"({_clean(getattr(e, 'message', None) or getattr(e, 'strerror', None) or e)}); "
                      "the ticket is unchanged", "yellow")
             return
+        # the drafts a resume brought back are the ticket left's, never "of ticket NEW"
+        self.back_before.extend(t.brought_back)
+        t.brought_back = []
         msg = f"ticket: {_clean(new)}; drafts from now on are saved in it"
         if t.customer != scope:  # it took on the scope of the ticket it moved into
             msg += f", scoped to {_clean(t.customer)} ({_clean(t.scope_from)})"
