@@ -191,6 +191,13 @@ class Ticket:
             del self.answered[k]
         self._unread = keep[-MAX_CALLS:]  # bounded: a cancelled MCP request is never returned
 
+    def scope_note(self) -> str | None:
+        """One line when a resume brought the ticket's customer scope back (none was given)."""
+        if self.scope_from is None or self.customer is None:
+            return None
+        return (f"ticket {self.id} goes on scoped to {self.customer} ({self.scope_from}): other "
+                "customers' orders read as not found")
+
     def unread_note(self) -> str | None:
         """One line when part of the ticket's history could not be read by its resume."""
         if not self.unread_logs:

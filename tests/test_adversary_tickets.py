@@ -427,3 +427,17 @@ def test_drafts_brought_back_are_not_said_to_be_of_the_ticket_moved_into(cli, cl
     (moved,) = [d for d in saved_drafts(drafts_dir) if d.ticket == "HD-8"]
     assert f"{moved.id}  pending_review" in screen.split("/drafts", 1)[-1], screen
 
+
+def test_chat_on_a_pipe_says_the_scope_a_resume_brought_back(cli, cli_env):
+    """`ask --ticket HD-1` says "goes on scoped to ..." on stderr; `chat --ticket HD-1` on a
+    pipe restored the scope without a word."""
+    assert ask(cli, cli_env, "HD-1", "GH56JK78MN", "--customer", ANA).returncode == 0
+    p = cli(["chat", "--provider", "offline", "--ticket", "HD-1"], cli_env,
+            input="Where is my order ORD-20261234? please reply\n")
+    assert p.returncode == 0, p.err
+    (line,) = [x for x in p.err.splitlines() if "scoped" in x]
+    assert line == (f"agentcli: ticket HD-1 goes on scoped to {ANA} (the scope it was worked on "
+                    "under): other customers' orders read as not found"), line
+    q = cli(["chat", "--provider", "offline", "-q", "--ticket", "HD-1"], cli_env, input="make it shorter\n")
+    assert q.returncode == 0 and "scoped" not in q.err, q.err
+
