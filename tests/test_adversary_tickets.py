@@ -441,3 +441,25 @@ def test_chat_on_a_pipe_says_the_scope_a_resume_brought_back(cli, cli_env):
     q = cli(["chat", "--provider", "offline", "-q", "--ticket", "HD-1"], cli_env, input="make it shorter\n")
     assert q.returncode == 0 and "scoped" not in q.err, q.err
 
+
+def test_an_unreadable_log_is_one_warning_not_two(cli, cli_env, home):
+    """HD-7 asked twice (the second log resumed from the first), the first log unreadable: the
+    ticket search and the read each said it, so `log list --ticket HD-7` warned twice and the
+    resume's note said "and 1 more" of the same log."""
+    assert ask(cli, cli_env, "HD-7", "GH56JK78MN").returncode == 0
+    (log,) = (home / "sessions").glob("*.jsonl")
+    assert cli(["ask", "--provider", "offline", "--ticket", "HD-7", "make it shorter"], cli_env).returncode == 0
+    log.chmod(0o000)
+    try:
+        listed = subprocess.run(as_a_user([agentcli_exe(), "log", "list", "--ticket", "HD-7"]),
+                                env=cli_env, capture_output=True, text=True, timeout=60)
+        asked = subprocess.run(as_a_user([agentcli_exe(), "ask", "--provider", "offline", "-q",
+                                          "--ticket", "HD-7", "make it shorter"]),
+                               env=cli_env, capture_output=True, text=True, timeout=60)
+    finally:
+        log.chmod(0o600)
+    assert listed.returncode == 0, listed.stderr
+    assert [x for x in listed.stderr.splitlines() if "warning" in x] == [
+        f"agentcli: warning: {log.name}: cannot read it (Permission denied)"], listed.stderr
+    (line,) = [x for x in asked.stderr.splitlines() if "warning" in x]
+    assert log.name in line and "more" not in line, line
