@@ -419,7 +419,6 @@ def test_drafts_brought_back_are_not_said_to_be_of_the_ticket_moved_into(cli, cl
     """`chat --ticket HD-7`, a question, `/ticket HD-8`: `/drafts` listed HD-7's draft under
     "brought back from earlier sessions of ticket HD-8"."""
     assert ask(cli, cli_env, "HD-7", "GH56JK78MN").returncode == 0
-    (hd7,) = saved_drafts(drafts_dir)
     code, screen = chat("Is the license for GH56JK78MN there yet?\r/ticket HD-8\r/drafts\r/exit\r",
                         ticket="HD-7")
     assert code == 0 and "moved into it" in screen, screen

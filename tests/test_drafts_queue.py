@@ -175,7 +175,7 @@ def test_a_ticket_whose_live_draft_is_another_customers_takes_no_draft_of_this_o
     """One ticket is one customer's, at the store, under its lock: every path that saves (ask,
     chat, batch, mcp, a move) checked, if at all, before it saved, and a batch line's id put
     ben's draft into ana's ticket as its live draft (ana's superseded)."""
-    kind, make, _ = backend
+    _, make, _ = backend
     s = make()
     ana, _ = s.save(text="Your order GH56JK78MN waits for payment.", ticket="HD-1",
                     order_code="GH56JK78MN", customer="ana.silva@example.com")
