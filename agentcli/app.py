@@ -48,6 +48,7 @@ Consumer = Callable[[Event], None]
 CHECK_BUDGET_S = 5.0  # seconds the floor and the verifier may take over one ticket's texts
 CHECK_MODEL_OFF = ("off", "none", "floor")  # check_model values that turn the model layer off
 MAX_BROUGHT_BACK = 20  # a resumed ticket's drafts listed as brought back (the newest)
+UNSCOPED = "resume it without a customer scope"  # going on without the scope given (the REPL's: /customer)
 
 
 def _ticket_event(d: dict[str, Any], sid: str) -> Event | None:
@@ -89,6 +90,32 @@ def _logged_scope(logs: list[tuple[str, list[dict[str, Any]]]]) -> str | None:
             elif kind == "customer_changed" and who is None:
                 scope = None  # a person cleared the scope
     return scope
+
+
+def _askers(events: list[dict[str, Any]]) -> dict[int, frozenset[str]]:
+    """For each logged question (by its index in ``events``): whose it was. The scope it was
+    asked under; without one, the customers of the orders its lookups found (up to the next
+    question); finding none (a follow-up, "make it shorter"), the question's before it in the
+    same log. A question of another customer than a resumed ticket's scope does not come back:
+    it holds that customer's words (name, address)."""
+    out: dict[int, frozenset[str]] = {}
+    at: int | None = None
+    scoped, found, before = False, set(), frozenset()
+    for i, d in [*enumerate(events), (len(events), {"type": "question"})]:
+        kind = d.get("type")
+        if kind == "question":
+            if at is not None:
+                out[at] = before = frozenset(found) or before
+            at, found = i, set()
+            who = _address(d.get("customer"))
+            scoped = who is not None
+            if scoped:
+                found.add(who)
+        elif kind == "tool_result" and at is not None and not scoped:
+            who = _address(d.get("customer"))
+            if who is not None:
+                found.add(who)
+    return out
 
 
 def _outside(ev: Event, scope: str | None) -> bool:
@@ -209,14 +236,16 @@ class App:
                         self.prompt_version, self.mode)
 
     def conversation(self, customer: str | None = None, ticket: str | None = None, *,
-                     resume: bool = False) -> Conversation:
+                     resume: bool = False, unscoped: str = UNSCOPED) -> Conversation:
         """A conversation on a new ticket, or on ``ticket``: with ``resume`` (``ask``, ``chat``)
-        a ticket that exists comes back as it was; a batch line's id only names its drafts."""
+        a ticket that exists comes back as it was; a batch line's id only names its drafts.
+        ``unscoped``: how the person goes on without the scope given, when the ticket is another
+        customer's (the REPL: ``/customer`` alone)."""
         s = self.settings
         t = Ticket(new_session_id(), external=ticket,
                    customer=customer if customer is not None else s.customer)
         if ticket is not None and resume:
-            self.resume(t)
+            self.resume(t, unscoped=unscoped)
         # The repair turn needs a model that can read findings: the offline rules cannot.
         conv = Conversation(self.provider, self.registry, self.deps(), t, max_turns=s.max_turns,
                             tool_timeout=s.tool_timeout, retries=s.retries, stream=s.stream,
@@ -226,7 +255,7 @@ class App:
         return conv
 
     # -- resuming a ticket -------------------------------------------------------------
-    def resume(self, t: Ticket) -> None:
+    def resume(self, t: Ticket, *, unscoped: str = UNSCOPED) -> None:
         """Bring back what ticket ``t.external`` already holds: its questions and lookups from
         the session logs that worked on it (and, for what they lack, from its live draft's
         provenance: another machine's logs, or removed ones), and its live draft. A ticket
@@ -243,16 +272,21 @@ class App:
         pending = [d for d in theirs if d.meta.get("status") == "pending_review"]
         t.brought_back = [SavedDraft(d.id, str(d.path), d.meta.get("order_code"), False)
                           for d in theirs[-MAX_BROUGHT_BACK:]]
-        self._resume_scope(t, logs, pending[-1] if pending else None)
+        self._resume_scope(t, logs, pending[-1] if pending else None, unscoped)
         owners: dict[str, str] = {}  # order code -> its customer, as the logged lookups said
+        dropped: set[str] = set()  # questions of another customer: not from the draft either
         for sid, events in logs:
-            for d in events:
+            theirs = _askers(events)
+            for i, d in enumerate(events):
                 ev = _ticket_event(d, sid)
                 if isinstance(ev, ToolResult) and ev.customer is not None:
                     code = CallRecord.from_dict(d).order_code
                     if code is not None:
                         owners[code] = ev.customer
-                if ev is not None and not _outside(ev, t.customer):
+                if isinstance(ev, Question) and t.customer is not None and any(
+                        c.casefold() != t.customer.casefold() for c in theirs.get(i, ())):
+                    dropped.add(ev.text)
+                elif ev is not None and not _outside(ev, t.customer):
                     t.apply(ev)
         t.delivered()  # every result a session logged was sent to its model
         t.answered.clear()  # an earlier day's results are context, never given again as current
@@ -262,7 +296,8 @@ class App:
             # the draft's provenance for what the logs lack (none here, one unreadable, a draft
             # moved in from a conversation whose logs are elsewhere): earlier than the logs'
             known = set(t.questions)
-            earlier = [q for q in d.meta.get("questions") or [] if isinstance(q, str) and q not in known]
+            earlier = [q for q in d.meta.get("questions") or []
+                       if isinstance(q, str) and q not in known and q not in dropped]
             t.questions[:0] = earlier
             del t.questions[:-MAX_QUESTIONS]
             seen = {r.key() for r in t.lookups}
@@ -288,7 +323,8 @@ class App:
                                findings)
 
     @staticmethod
-    def _resume_scope(t: Ticket, logs: list[tuple[str, list[dict[str, Any]]]], live: Any) -> None:
+    def _resume_scope(t: Ticket, logs: list[tuple[str, list[dict[str, Any]]]], live: Any,
+                      unscoped: str = UNSCOPED) -> None:
         """A resumed ticket keeps the customer scope it was worked on under: the last one its
         logs set (``--customer``, ``/customer``; ``/customer`` alone cleared it), or without
         logs its live draft's customer. Refused (UsageError, exit 2), since one reply would mix
@@ -301,18 +337,18 @@ class App:
             scope, why = drafted, f"the customer of its live draft {live.id}"
         given = t.customer
         if given is not None and scope is not None and given.casefold() != scope.casefold():
-            raise UsageError(f"ticket {t.id} is scoped to {scope} ({why}), not {given}: resume it "
-                             f"without a customer scope (its own comes back), or use another ticket "
-                             f"for {given}")
+            raise UsageError(f"ticket {t.id} is scoped to {scope} ({why}), not {given}: {unscoped} "
+                             f"(its own comes back), or use another ticket for {given}")
         wanted = given or scope
         if wanted is not None and drafted is not None and wanted.casefold() != drafted.casefold():
-            advice = (f"resume it without a customer scope, or use another ticket for {given}" if given
+            advice = (f"{unscoped}, or use another ticket for {given}" if given
                       else f"a person must review that draft first (agentcli drafts show {live.id})")
             raise UsageError(f"ticket {t.id}'s live draft {live.id} is for {drafted}, not {wanted} "
                              f"(the customer scope {'given' if given else 'it was worked on under'}): "
                              f"{advice}")
         t.customer = wanted
         t.scope_from = why if given is None else None
+        t.owner = (scope, why) if scope is not None and why is not None else None
 
     def move_ticket(self, conv: Conversation, ticket: str, reviewer: str) -> tuple[str | None, list[str]]:
         """``/ticket ID``: the conversation's ticket gets the helpdesk's id, and its live draft
@@ -321,7 +357,7 @@ class App:
         ``ticket``'s pending drafts it supersedes. A ticket of another customer (its scope, or
         its live draft's customer) is refused, nothing changed (UsageError)."""
         t = conv.ticket
-        replaced = self._check_move(t, ticket)
+        replaced, theirs = self._check_move(t, ticket)
         moved = self.drafts.move(t.live.id, ticket, who=reviewer) if t.live is not None else None
         # One session log is one ticket's: the conversation goes on in a new log that continues
         # this one, so `log list --ticket ID` and a resume the next day find both.
@@ -329,6 +365,10 @@ class App:
                                    "ticket": ticket, "draft_moved_to": moved.id if moved else None})
         self.close_conversation(conv)
         t.continues, t.session_id, t.external = conv.session_id, new_session_id(), ticket
+        if theirs is not None:  # that ticket's customer: its scope from now on (the new log's)
+            t.owner = theirs
+            if t.customer is None:
+                t.customer, t.scope_from = theirs
         if moved is not None:
             t.move_live(LiveDraft(moved.id, str(moved.path), moved.text, t.live.order_code,
                                   t.live.findings))
@@ -339,30 +379,68 @@ class App:
             return None, replaced
         return moved.id, [x for x in replaced if x != moved.id]  # the same text there: the same draft
 
-    def _check_move(self, t: Ticket, ticket: str) -> list[str]:
+    def _check_move(self, t: Ticket, ticket: str) -> tuple[list[str], tuple[str, str] | None]:
         """Whether ticket ``t`` may go on as ``ticket``: not when that ticket is another
-        customer's than ``t``'s (the scope, else the one customer of its lookups) by its scope
-        or its live draft (UsageError). Returns the ids of its pending drafts (superseded by the
-        move, or by the next draft)."""
+        customer's (its scope, or its live draft's customer) than any ``t`` holds (its scope, its
+        live draft's, the customers of the orders it found: ``held``) (UsageError). Returns the
+        ids of its pending drafts (superseded by the move, or by the next draft) and (customer,
+        why) of that ticket, when it has one: a conversation moved into it takes on that scope."""
         try:
             pending = [d for d in self.drafts.in_ticket(ticket) if d.meta.get("status") == "pending_review"
                        and (t.live is None or d.id != t.live.id)]
         except OSError as e:
             raise UsageError(f"its drafts cannot be read ({e.strerror or e})") from None
-        ours = t.customer or t.view().draft_customer(t.live.order_code if t.live is not None else None)
-        if ours is None:
-            return [d.id for d in pending]
-        logs = list(ticket_events(sessions_dir(), ticket))
-        scope = _logged_scope(logs)
-        if scope is not None and scope.casefold() != ours.casefold():
-            raise UsageError(f"ticket {ticket} is scoped to {scope}, and this ticket is {ours}'s; "
-                             "/new starts a ticket of its own")
+        held = self.held(t)
+        if len(held) == 1:
+            ours = f"this ticket is {next(iter(held.values()))}'s"
+        else:
+            ours = f"this ticket holds orders of {' and '.join(list(held.values())[:3])}"
+        theirs: tuple[str, str] | None = None
+        scope = _logged_scope(list(ticket_events(sessions_dir(), ticket)))
+        if scope is not None:
+            if any(k != scope.casefold() for k in held):
+                raise UsageError(f"ticket {ticket} is scoped to {scope}, and {ours}; /new starts a "
+                                 "ticket of its own")
+            theirs = (scope, f"the scope ticket {ticket} was worked on under")
         for d in pending:
-            theirs = _address(d.meta.get("customer"))
-            if theirs is not None and theirs.casefold() != ours.casefold():
-                raise UsageError(f"ticket {ticket}'s live draft {d.id} is for {theirs}, and this "
-                                 f"ticket is {ours}'s; /new starts a ticket of its own")
-        return [d.id for d in pending]
+            who = _address(d.meta.get("customer"))
+            if who is not None and any(k != who.casefold() for k in held):
+                raise UsageError(f"ticket {ticket}'s live draft {d.id} is for {who}, and {ours}; "
+                                 "/new starts a ticket of its own")
+            if who is not None and theirs is None:
+                theirs = (who, f"the customer of ticket {ticket}'s live draft {d.id}")
+        return [d.id for d in pending], theirs
+
+    def held(self, t: Ticket) -> dict[str, str]:
+        """The customers ticket ``t`` already holds (casefolded: as written): its scope, its live
+        draft's customer, the customers of the orders its lookups found (before a ``/customer``
+        too). A ticket goes on for none but these."""
+        found = [t.customer, *t.order_customers.values()]
+        if t.live is not None:
+            try:
+                found.append(self.drafts.get(t.live.id).meta.get("customer"))
+            except (OSError, AgentcliError, ValueError):
+                found.append(t.view().draft_customer(t.live.order_code))
+        out: dict[str, str] = {}
+        for c in found:
+            c = _address(c)
+            if c is not None:
+                out.setdefault(c.casefold(), c)
+        return out
+
+    def ticket_customer(self, t: Ticket) -> tuple[str, str] | None:
+        """(customer, why) ticket ``t`` is for, when it is known: the customer it was worked on
+        for before (``t.owner``: a resume, a move into a scoped ticket), else its live draft's.
+        ``/customer`` gives it no other scope."""
+        if t.owner is not None:
+            return t.owner
+        if t.live is None:
+            return None
+        try:
+            who = _address(self.drafts.get(t.live.id).meta.get("customer"))
+        except (OSError, AgentcliError, ValueError):
+            who = None
+        return (who, f"the customer of its live draft {t.live.id}") if who is not None else None
 
     # -- the session log ---------------------------------------------------------------
     def log_for(self, conv: Conversation, meta: dict[str, Any] | None = None) -> SessionLog:

@@ -615,8 +615,11 @@ class Conversation:
 
     # ------------------------------------------------------------------ the ticket's life
     def reset(self) -> None:
-        """Start a new ticket: fresh state and session id, the customer scope kept."""
-        self.ticket = Ticket(new_session_id(), customer=self.ticket.customer)
+        """Start a new ticket: fresh state and session id, the customer scope kept (and where it
+        came from: one a resume brought back is still not the person's)."""
+        old = self.ticket
+        self.ticket = Ticket(new_session_id(), customer=old.customer)
+        self.ticket.scope_from = old.scope_from
         self._finished = {}
         self._checked = None
 

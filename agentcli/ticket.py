@@ -131,6 +131,10 @@ class Ticket:
         self.continues: str | None = None  # the session log this one goes on from (/ticket ID)
         self.unread_logs: list[str] = []  # what a resume could not read of the ticket's history
         self.scope_from: str | None = None  # where a resume found the customer scope (not given)
+        # (customer, why): the customer the ticket was worked on for before this session (its
+        # earlier days' scope; the scope of the ticket a /ticket ID moved it into): /customer
+        # keeps to it
+        self.owner: tuple[str, str] | None = None
         self.run: Run | None = None     # the question being answered now
         self._unread: list[CallRecord] = []
 
@@ -186,6 +190,13 @@ class Ticket:
         for k in list(self.answered)[:max(0, len(self.answered) - MAX_CALLS)]:
             del self.answered[k]
         self._unread = keep[-MAX_CALLS:]  # bounded: a cancelled MCP request is never returned
+
+    def scope_note(self) -> str | None:
+        """One line when a resume brought the ticket's customer scope back (none was given)."""
+        if self.scope_from is None or self.customer is None:
+            return None
+        return (f"ticket {self.id} goes on scoped to {self.customer} ({self.scope_from}): other "
+                "customers' orders read as not found")
 
     def unread_note(self) -> str | None:
         """One line when part of the ticket's history could not be read by its resume."""

@@ -101,10 +101,11 @@ def test_linked_index_and_claims_folders_are_not_followed_out_of_the_drafts_fold
                 f.unlink()
             sub.rmdir()
         sub.symlink_to(elsewhere, target_is_directory=True)
-    # a new ticket and a second draft of the first one: saved, superseding as before
+    # a new ticket and a second draft of the first one: saved, superseding as before (another
+    # order of ana's: a ticket whose live draft is hers takes no other customer's)
     second = _ask(cli, cli_env, "T-9002")
     p = cli(["ask", "--provider", "offline", "--json", "--ticket", "T-9001",
-             "where is ORD-20261234?"], cli_env)
+             "where is 4P4NNC7UX6?"], cli_env)
     assert p.returncode == 0, p.err
     third = json.loads(p.out)["drafts"][0]["id"]
     rows = {r["id"]: r["status"] for r in json.loads(

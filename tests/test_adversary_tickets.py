@@ -133,8 +133,10 @@ def test_a_live_draft_of_another_customer_is_no_ticket_for_this_scope(cli, cli_e
 def test_lookups_outside_the_scope_do_not_come_back(cli, anthropic_env, fake_anthropic):
     """A ticket that looked up ben's order and then ana's, resumed scoped to ana: ben's lookup
     came back into the context and the checks, so a draft stating ben's order's status passed
-    (status ok) where a fresh ticket gets an error-level finding."""
+    (status ok) where a fresh ticket gets an error-level finding. (Ben's draft is approved
+    before ana's is drafted: a ticket whose live draft is ben's takes no draft of ana's.)"""
     assert ask(cli, anthropic_env, "HD-30", "ORD-20261234").returncode == 0
+    assert cli(["drafts", "approve", "--ticket", "HD-30", "--yes"], anthropic_env).returncode == 0
     assert ask(cli, anthropic_env, "HD-30", "GH56JK78MN").returncode == 0
     fake_anthropic.queue(message(tool_use_block("draft_reply", {
         "text": "Your order ORD-20261234 has shipped and is on its way.", "order_code": "ORD-20261234"})),
@@ -269,3 +271,194 @@ def test_a_ticket_older_than_the_newest_logs_searched_is_found_through_its_index
     _newer_logs(home, 30)
     gone = cli(["log", "list", "--ticket", "HD-7"], cli_env)
     assert "no log of ticket HD-7 among the newest 20 of" in gone.err, gone.err
+
+
+# --------------------------------------------------------------------------- one customer a ticket
+
+def test_a_batch_line_never_drafts_into_a_ticket_whose_live_draft_is_another_customers(cli, cli_env,
+                                                                                     drafts_dir):
+    """A batch line's id names its drafts but resumes nothing: ben's draft became HD-1's live
+    draft, ana's superseded, status ok."""
+    assert ask(cli, cli_env, "HD-1", "GH56JK78MN", "--customer", ANA).returncode == 0
+    (anas,) = saved_drafts(drafts_dir)
+    line = json.dumps({"id": "HD-1", "question": "Where is my order ORD-20261234? please reply"})
+    p = cli(["batch", "--provider", "offline"], cli_env, input=line + "\n")
+    (rec,) = [json.loads(x) for x in p.out.splitlines()]
+    assert p.returncode == 1 and rec["status"] != "ok" and rec["drafts"] == [], (rec, p.err)
+    (draft,) = [c for c in rec["tool_calls"] if c["name"] == "draft_reply"]
+    assert draft["is_error"] and f"ticket HD-1's live draft {anas.id} is for {ANA}" in draft["result"], draft
+    assert [(d.id, d.meta["status"]) for d in saved_drafts(drafts_dir)] == [(anas.id, "pending_review")]
+
+
+def test_a_conversation_without_a_scope_moved_into_a_scoped_ticket_takes_on_its_scope(cli, cli_env,
+                                                                                    drafts_dir):
+    """A chat with no scope drafts for no customer (ZZ99ZZ99ZZ: not found), then `/ticket HD-1`
+    (ana's): the move went through and the conversation went on unscoped, so ben's draft became
+    HD-1's live draft, and `ask --ticket HD-1` the next day was exit 2."""
+    assert ask(cli, cli_env, "HD-1", "GH56JK78MN", "--customer", ANA).returncode == 0
+    code, screen = chat("Hi, where is my order ZZ99ZZ99ZZ? please reply\r/ticket HD-1\r"
+                        "Hi, where is my order ORD-20261234? please reply\r/exit\r")
+    assert code == 0 and "moved into it" in screen, screen
+    assert f"scoped to {ANA} (the scope ticket HD-1 was worked on under)" in screen, screen
+    assert {d.meta.get("customer") for d in saved_drafts(drafts_dir)} <= {ANA, None}
+    again = ask(cli, cli_env, "HD-1", "GH56JK78MN")
+    assert again.returncode == 0 and f"goes on scoped to {ANA}" in again.err, again.err
+
+
+def test_a_conversation_holding_two_customers_orders_is_not_moved_into_a_scoped_ticket(cli, cli_env,
+                                                                                     drafts_dir):
+    """Its lookups span ana's and ben's orders (its draft has no customer): `/ticket HD-1`
+    moved it into ana's ticket all the same."""
+    assert ask(cli, cli_env, "HD-1", "GH56JK78MN", "--customer", ANA).returncode == 0
+    before = {d.id: d.meta["status"] for d in saved_drafts(drafts_dir)}
+    code, screen = chat("Where are my orders GH56JK78MN and ORD-20261234? please reply\r/ticket HD-1\r"
+                        "/ticket\r/exit\r")
+    assert code == 0, screen
+    (line,) = [x for x in screen.splitlines() if "the ticket is unchanged" in x]
+    assert f"ticket HD-1 is scoped to {ANA}, and this ticket holds orders of" in line and BEN in line, line
+    assert "ticket: HD-1" not in screen, screen
+    after = {d.id: d.meta["status"] for d in saved_drafts(drafts_dir)}
+    assert {k: v for k, v in after.items() if k in before} == before
+
+
+# --------------------------------------------------------------------------- /customer
+
+def test_slash_customer_gives_a_ticket_of_one_customer_no_other_scope(cli, cli_env, drafts_dir):
+    """`chat --ticket HD-1` (ana's), `/customer ben`, a question about ben's order: ben's draft
+    superseded ana's live draft, exit 0 (`--customer ben --ticket HD-1` is exit 2); `/customer`
+    alone, then the same question, ended the same way."""
+    assert ask(cli, cli_env, "HD-1", "GH56JK78MN", "--customer", ANA).returncode == 0
+    for typed, said in ((f"/customer {BEN}", f"not {BEN}'s: one ticket is one customer's"),
+                        ("/customer", f"its customer scope stays {ANA}")):
+        code, screen = chat(f"{typed}\rHi, where is my order ORD-20261234? please reply\r/exit\r",
+                            ticket="HD-1")
+        assert code == 0, screen
+        (line,) = [x for x in screen.splitlines() if said in x]
+        assert line.startswith(f"ticket HD-1 is {ANA}'s (the scope it was worked on under)"), line
+    assert {d.meta.get("customer") for d in saved_drafts(drafts_dir)} == {ANA}
+    # a ticket whose live draft is ana's, made in this session: the same
+    code, screen = chat(f"/customer {ANA}\rHi, where is my order GH56JK78MN? please reply\r"
+                        f"/customer {BEN}\r/customer\r/exit\r")
+    assert code == 0 and screen.count(f"is {ANA}'s (the customer of its live draft d-") == 2, screen
+    # the same customer in another case of letters is no other
+    code, screen = chat(f"/customer {ANA.upper()}\r/exit\r", ticket="HD-1")
+    assert f"customer scope: {ANA.upper()}" in screen, screen
+
+
+def test_the_scope_typed_before_slash_ticket_goes_along(cli, cli_env, drafts_dir):
+    """`chat --ticket HD-1` (ana's scope brought back), `/customer ana` typed, `/ticket HD-40`
+    before the first question: the scope typed was dropped (the resumed ticket's was taken for
+    it) and HD-40 went on unscoped; into ben's ticket it went on as ben's."""
+    assert ask(cli, cli_env, "HD-1", "GH56JK78MN", "--customer", ANA).returncode == 0
+    assert ask(cli, cli_env, "HD-2", "ORD-20261234").returncode == 0
+    code, screen = chat(f"/customer {ANA}\r/ticket HD-40\rHi, where is my order ORD-20261234? "
+                        "please reply\r/exit\r", ticket="HD-1")
+    assert code == 0, screen
+    (d,) = [d for d in saved_drafts(drafts_dir) if d.ticket == "HD-40"]
+    assert d.meta["customer"] == ANA, d.meta
+    code, screen = chat(f"/customer {ANA}\r/ticket HD-2\r/ticket\r/exit\r", ticket="HD-1")
+    (line,) = [x for x in screen.splitlines() if "the ticket is unchanged" in x]
+    assert f"is for {BEN}, not {ANA}" in line and "clear the scope with /new, then /customer alone" in line, line
+    assert "ticket: HD-1" in screen.split("is unchanged", 1)[1], screen
+
+
+def test_a_scope_a_resume_brought_back_is_not_the_persons_after_slash_new(cli, cli_env):
+    """`chat --ticket HD-1` (ana's scope brought back), `/new`, `/ticket HD-2` (ben's): refused
+    as "(the customer scope given): resume it without a customer scope", of a scope the person
+    never gave, in a REPL where the way out is /customer."""
+    assert ask(cli, cli_env, "HD-1", "GH56JK78MN", "--customer", ANA).returncode == 0
+    assert ask(cli, cli_env, "HD-2", "ORD-20261234").returncode == 0
+    code, screen = chat("/new\r/ticket HD-2\r/exit\r", ticket="HD-1")
+    assert code == 0 and "resumed ticket HD-2: 1 earlier question" in screen, screen
+    assert "customer scope given" not in screen and "unchanged" not in screen, screen
+    # a scope the person typed is theirs: refused, with the REPL's way out
+    code, screen = chat(f"/customer {ANA}\r/ticket HD-2\r/exit\r")
+    (line,) = [x for x in screen.splitlines() if "the ticket is unchanged" in x]
+    assert "(the customer scope given): clear the scope with /customer alone, or use" in line, line
+    assert "resume it" not in line, line
+
+
+# --------------------------------------------------------------------------- what comes back
+
+BENS_WORDS = "Hi, this is Ben Okafor, 12 Elm St, where is my order ORD-20261234? please reply"
+
+
+def test_another_customers_questions_do_not_come_back_into_a_scoped_ticket(cli, anthropic_env,
+                                                                          fake_anthropic, drafts_dir):
+    """Ben's question (his name, his address) asked in HD-30 without a scope, his draft
+    approved, then `ask --customer ana --ticket HD-30`: ana's draft recorded ben's question in
+    its `questions`, and the model was given it. Lookups were kept out; questions were not, from
+    the logs nor from the live draft's provenance."""
+    def offline(*args):
+        p = cli(["ask", "--provider", "offline", "--json", "--ticket", "HD-30", *args], anthropic_env)
+        assert p.returncode == 0, p.err
+        return json.loads(p.out)
+
+    offline(BENS_WORDS)
+    assert cli(["drafts", "approve", "--ticket", "HD-30", "--yes"], anthropic_env).returncode == 0
+    # a day without a scope drafts ana's order: its `questions` hold ben's (no scope: all of it)
+    unscoped = offline("Hi, and my order GH56JK78MN? please reply")
+    (draft,) = [d for d in saved_drafts(drafts_dir) if d.id == unscoped["drafts"][0]["id"]]
+    assert draft.meta["customer"] == ANA and BENS_WORDS in draft.meta["questions"], draft.meta
+    fake_anthropic.queue(text("Looking into it."))
+    p = cli(["ask", "--customer", ANA, "--ticket", "HD-30", "Where is my order GH56JK78MN?"], anthropic_env)
+    assert p.returncode == 0, p.err
+    sent = json.dumps(fake_anthropic.requests[0]["messages"])
+    assert "Ben Okafor" not in sent and "ORD-20261234" not in sent, sent
+    assert "Hi, and my order GH56JK78MN?" in sent, sent  # ana's own questions do come back
+    again = offline("--customer", ANA, "And my orders GH56JK78MN and 4P4NNC7UX6? please reply")
+    (latest,) = [d for d in saved_drafts(drafts_dir) if d.id == again["drafts"][0]["id"]]
+    assert latest.meta["customer"] == ANA, latest.meta
+    assert not any("Ben Okafor" in q for q in latest.meta["questions"]), latest.meta["questions"]
+    assert "Hi, and my order GH56JK78MN? please reply" in latest.meta["questions"]
+
+
+# --------------------------------------------------------------------------- what is said
+
+def test_drafts_brought_back_are_not_said_to_be_of_the_ticket_moved_into(cli, cli_env, drafts_dir):
+    """`chat --ticket HD-7`, a question, `/ticket HD-8`: `/drafts` listed HD-7's draft under
+    "brought back from earlier sessions of ticket HD-8"."""
+    assert ask(cli, cli_env, "HD-7", "GH56JK78MN").returncode == 0
+    code, screen = chat("Is the license for GH56JK78MN there yet?\r/ticket HD-8\r/drafts\r/exit\r",
+                        ticket="HD-7")
+    assert code == 0 and "moved into it" in screen, screen
+    assert "of ticket HD-8" not in screen, screen
+    (moved,) = [d for d in saved_drafts(drafts_dir) if d.ticket == "HD-8"]
+    assert f"{moved.id}  pending_review" in screen.split("/drafts", 1)[-1], screen
+
+
+def test_chat_on_a_pipe_says_the_scope_a_resume_brought_back(cli, cli_env):
+    """`ask --ticket HD-1` says "goes on scoped to ..." on stderr; `chat --ticket HD-1` on a
+    pipe restored the scope without a word."""
+    assert ask(cli, cli_env, "HD-1", "GH56JK78MN", "--customer", ANA).returncode == 0
+    p = cli(["chat", "--provider", "offline", "--ticket", "HD-1"], cli_env,
+            input="Where is my order ORD-20261234? please reply\n")
+    assert p.returncode == 0, p.err
+    (line,) = [x for x in p.err.splitlines() if "scoped" in x]
+    assert line == (f"agentcli: ticket HD-1 goes on scoped to {ANA} (the scope it was worked on "
+                    "under): other customers' orders read as not found"), line
+    q = cli(["chat", "--provider", "offline", "-q", "--ticket", "HD-1"], cli_env, input="make it shorter\n")
+    assert q.returncode == 0 and "scoped" not in q.err, q.err
+
+
+def test_an_unreadable_log_is_one_warning_not_two(cli, cli_env, home):
+    """HD-7 asked twice (the second log resumed from the first), the first log unreadable: the
+    ticket search and the read each said it, so `log list --ticket HD-7` warned twice and the
+    resume's note said "and 1 more" of the same log."""
+    assert ask(cli, cli_env, "HD-7", "GH56JK78MN").returncode == 0
+    (log,) = (home / "sessions").glob("*.jsonl")
+    assert cli(["ask", "--provider", "offline", "--ticket", "HD-7", "make it shorter"], cli_env).returncode == 0
+    log.chmod(0o000)
+    try:
+        listed = subprocess.run(as_a_user([agentcli_exe(), "log", "list", "--ticket", "HD-7"]),
+                                env=cli_env, capture_output=True, text=True, timeout=60)
+        asked = subprocess.run(as_a_user([agentcli_exe(), "ask", "--provider", "offline", "-q",
+                                          "--ticket", "HD-7", "make it shorter"]),
+                               env=cli_env, capture_output=True, text=True, timeout=60)
+    finally:
+        log.chmod(0o600)
+    assert listed.returncode == 0, listed.stderr
+    assert [x for x in listed.stderr.splitlines() if "warning" in x] == [
+        f"agentcli: warning: {log.name}: cannot read it (Permission denied)"], listed.stderr
+    (line,) = [x for x in asked.stderr.splitlines() if "warning" in x]
+    assert log.name in line and "more" not in line, line

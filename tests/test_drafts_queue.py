@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from agentcli.drafts.backends import create_schema, open_drafts
-from agentcli.drafts.base import DraftChanged, ReviewConflict
+from agentcli.drafts.base import DraftChanged, OtherCustomersTicket, ReviewConflict
 from agentcli.drafts.store import DraftStore
 
 from .pg import fresh_database
@@ -169,6 +169,42 @@ def test_hostile_tickets_and_texts_round_trip(backend):
     got = s.get(d.id)
     assert got.text == d.text and got.ticket == d.ticket
     assert s.set_status(d.id, "rejected", reviewer="k\x00im", reason="r\x00")[1]
+
+
+def test_a_ticket_whose_live_draft_is_another_customers_takes_no_draft_of_this_one(backend):
+    """One ticket is one customer's, at the store, under its lock: every path that saves (ask,
+    chat, batch, mcp, a move) checked, if at all, before it saved, and a batch line's id put
+    ben's draft into ana's ticket as its live draft (ana's superseded)."""
+    _, make, _ = backend
+    s = make()
+    ana, _ = s.save(text="Your order GH56JK78MN waits for payment.", ticket="HD-1",
+                    order_code="GH56JK78MN", customer="ana.silva@example.com")
+    bens, _ = s.save(text="Your order ORD-20261234 shipped.", ticket="HD-2",
+                     order_code="ORD-20261234", customer="ben.okafor@example.net")
+    with pytest.raises(OtherCustomersTicket) as e:
+        s.save(text="Your order ORD-20261234 shipped.", ticket="HD-1", customer="ben.okafor@example.net")
+    assert str(e.value).startswith(f"ticket HD-1's live draft {ana.id} is for ana.silva@example.com, "
+                                   "and this reply is for ben.okafor@example.net"), e.value
+    with pytest.raises(OtherCustomersTicket):  # nor moved in
+        s.move(bens.id, "HD-1", who="kim")
+    assert [(d.id, d.meta["status"]) for d in s.in_ticket("HD-1")] == [(ana.id, "pending_review")]
+    assert s.get(bens.id).meta["status"] == "pending_review"
+    # the same customer in another case of letters, or a reply for no customer: it goes on
+    b, _ = s.save(text="Shorter: it waits for payment.", ticket="HD-1", customer="Ana.Silva@Example.com")
+    c, _ = s.save(text="We are looking into it.", ticket="HD-1")
+    assert s.get(ana.id).meta["status"] == s.get(b.id).meta["status"] == "superseded"
+    # a superseded reply saved again is the live draft again: not when the live one is another's
+    s.save(text="Your order ORD-20261234 is ben's.", ticket="HD-3", customer="ben.okafor@example.net")
+    s.save(text="We are looking into it.", ticket="HD-3")
+    s.save(text="Ana's reply.", ticket="HD-3", customer="ana.silva@example.com")
+    with pytest.raises(OtherCustomersTicket):
+        s.save(text="Your order ORD-20261234 is ben's.", ticket="HD-3", customer="ben.okafor@example.net")
+    # once the live draft is decided, the ticket is free
+    s.set_status(c.id, "approved", reviewer="kim")
+    s.set_status(b.id, "rejected", reviewer="kim", force=True)
+    d, created = s.save(text="Your order ORD-20261234 shipped.", ticket="HD-1",
+                        customer="ben.okafor@example.net")
+    assert created and d.meta["status"] == "pending_review"
 
 
 def test_a_push_record_is_claimed_once_and_filters_on_both_backends(backend, cli, cli_env):

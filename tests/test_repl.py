@@ -534,14 +534,15 @@ def test_chat_on_a_pipe_is_one_ticket_line_by_line(cli, anthropic_env, fake_anth
 
 
 def test_chat_on_a_pipe_json_every_line_is_a_question(cli, cli_env):
+    # 4P4NNC7UX6 is ana's as GH56JK78MN is: a ticket whose live draft is ana's takes no other's
     p = cli(["chat", "--json", "--provider", "offline"], cli_env,
-            input="Where is GH56JK78MN?\nand ORD-20261234?\n/exit\nWhere is KL12MN34PQ?\n")
+            input="Where is GH56JK78MN?\nand ORD-20261234?\n/exit\nWhere is 4P4NNC7UX6?\n")
     assert p.returncode == 0, p.err
     objs = [json.loads(ln) for ln in p.out.splitlines()]
     assert [o["question"] for o in objs] == ["Where is GH56JK78MN?", "and ORD-20261234?", "/exit",
-                                             "Where is KL12MN34PQ?"]
+                                             "Where is 4P4NNC7UX6?"]
     assert [o["tool_calls"][0]["input"]["order_code"] for o in objs] == \
-        ["GH56JK78MN", "ORD-20261234", "ORD-20261234", "KL12MN34PQ"]  # "/exit" is a follow-up
+        ["GH56JK78MN", "ORD-20261234", "ORD-20261234", "4P4NNC7UX6"]  # "/exit" is a follow-up
     assert len({o["session_id"] for o in objs}) == 1 and objs[0]["status"] == "ok"
     assert "offline workflow" in p.err
 

@@ -74,11 +74,9 @@ async def _ask(settings, question: str, ticket: Optional[str] = None) -> int:
         note = conv.ticket.unread_note()
         if note is not None:
             warn([note])
-        t = conv.ticket
-        if t.scope_from is not None and not settings.quiet:
-            say_err(f"agentcli: ticket {clean_for_terminal(t.id)} goes on scoped to "
-                    f"{clean_for_terminal(t.customer)} ({clean_for_terminal(t.scope_from)}): other "
-                    "customers' orders read as not found")
+        scoped = conv.ticket.scope_note()
+        if scoped is not None and not settings.quiet:
+            say_err(f"agentcli: {clean_for_terminal(scoped)}")
         consumers = []
         application.drafts.on_wait = lock_notice(err_console())  # a held lock: who holds it
         if not settings.json:

@@ -309,6 +309,9 @@ class Repl(SlashCommands):
         note = self.conv.ticket.unread_note() if self.conv is not None else None
         if note is not None:  # stdout is the answers': the warning goes with the trace
             self.err.print(Text(f"agentcli: warning: {_clean(note)}"), highlight=False, soft_wrap=True)
+        scoped = self.conv.ticket.scope_note() if self.conv is not None else None
+        if scoped is not None and not self.quiet:  # as ask says it: no banner on a pipe
+            self.err.print(Text(f"agentcli: {_clean(scoped)}"), highlight=False, soft_wrap=True)
         while True:
             line = await reader.readline()
             if line is not None and reader.cut:  # one question, refused whole

@@ -143,8 +143,10 @@ class SlashCommands:
             # the ticket named is the one to work on (it may exist already)
             # the person's scope goes along, not one the resumed ticket came back with
             given = t.customer if t.scope_from is None else None
+            unscoped = ("clear the scope with /customer alone" if self.app.ticket_customer(t) is None
+                        else "clear the scope with /new, then /customer alone")
             try:
-                conv = self.app.conversation(customer=given, ticket=new, resume=True)
+                conv = self.app.conversation(customer=given, ticket=new, resume=True, unscoped=unscoped)
             except UsageError as e:  # another customer's ticket than the scope
                 self.say(f"{_clean(e.message)}; the ticket is unchanged", "yellow")
                 return
@@ -156,6 +158,7 @@ class SlashCommands:
             else:
                 self.say(f"ticket: {_clean(new)}; drafts from now on are saved in it")
             return
+        scope = t.customer
         try:
             moved, replaced = self.app.move_ticket(self.conv, new, resolve_reviewer(reviewer_setting()))
         except (UsageError, OSError) as e:
@@ -164,7 +167,12 @@ class SlashCommands:
                      f"({_clean(getattr(e, 'message', None) or getattr(e, 'strerror', None) or e)}); "
                      "the ticket is unchanged", "yellow")
             return
+        # the drafts a resume brought back are the ticket left's, never "of ticket NEW"
+        self.back_before.extend(t.brought_back)
+        t.brought_back = []
         msg = f"ticket: {_clean(new)}; drafts from now on are saved in it"
+        if t.customer != scope:  # it took on the scope of the ticket it moved into
+            msg += f", scoped to {_clean(t.customer)} ({_clean(t.scope_from)})"
         theirs = ", ".join(_clean(d) for d in replaced[:3]) + (f" and {len(replaced) - 3} more"
                                                                if len(replaced) > 3 else "")
         if moved is not None:
@@ -175,12 +183,21 @@ class SlashCommands:
         self.say(msg)
 
     def cmd_customer(self, arg: str) -> None:
+        """The scope of this ticket's lookups and drafts. A ticket known to be one customer's
+        (its earlier days' scope, the ticket it moved into, its live draft's customer) keeps
+        it: another customer's scope, or none, is refused (as ``--customer`` is on resume)."""
         t = self.conv.ticket
+        own = self.app.ticket_customer(t)
         if not arg:
             if t.customer is None:
                 self.say("no customer scope: every customer's orders are visible")
                 return
-            t.customer = None
+            if own is not None:
+                self.say(f"ticket {_clean(t.id)} is {_clean(own[0])}'s ({_clean(own[1])}): its "
+                         f"customer scope stays {_clean(t.customer)}; /new starts a ticket of its "
+                         "own, where /customer alone clears it", "yellow")
+                return
+            t.customer = t.scope_from = None
             self._note({"type": "customer_changed", "customer": None})
             self.say("customer scope cleared: every customer's orders are visible")
             return
@@ -190,7 +207,13 @@ class SlashCommands:
             self.say(f"the customer {_clean(str(e))}; usage: /customer EMAIL, or /customer alone "
                      "to clear", "yellow")
             return
+        if own is not None and own[0].casefold() != arg.casefold():
+            self.say(f"ticket {_clean(t.id)} is {_clean(own[0])}'s ({_clean(own[1])}), not "
+                     f"{_clean(arg)}'s: one ticket is one customer's; the customer scope is "
+                     f"unchanged (/new, then /customer {_clean(arg)}, starts a ticket for them)", "yellow")
+            return
         t.customer = arg
+        t.scope_from = None  # the person's scope now: /ticket ID takes it along
         self._note({"type": "customer_changed", "customer": arg})
         msg = f"customer scope: {_clean(arg)}; other customers' orders now read as not found"
         if self.conv.history:

@@ -19,10 +19,10 @@ import pwd
 import re
 import socket
 from datetime import datetime
-from typing import Any, Callable, Iterator, NamedTuple, Protocol
+from typing import Any, Callable, Iterable, Iterator, NamedTuple, Protocol
 
 from ..errors import ConfigError, UsageError
-from ..redact import redact, redact_obj
+from ..redact import one_line, redact, redact_obj
 from .format import (
     MAX_DRAFT_CHARS,
     STATUSES,
@@ -59,6 +59,29 @@ class SaveFailed(DraftsFolderError):
     def __init__(self, code: int | None, message: str):
         super().__init__(message)
         self.errno = code
+
+
+class OtherCustomersTicket(UsageError, OSError):
+    """A draft for one customer saved (or moved) into a ticket whose live draft is another
+    customer's: refused, nothing changed (one ticket is one customer's, and a reply never mixes
+    two). Exit 2; an ``OSError`` too, so the draft tool reports it as any save that failed."""
+
+
+def same_customer(ticket: str, customer: Any, live: Iterable[tuple[str, Any]]) -> None:
+    """Under the backend's lock (or in its transaction), before a draft for ``customer`` becomes
+    ``ticket``'s live draft: ``live`` holds (id, customer) of the ticket's other pending drafts.
+    One for another customer refuses the save (``OtherCustomersTicket``); a draft without a
+    customer, on either side, is no one customer's."""
+    ours = customer.strip() if isinstance(customer, str) else ""
+    if not ours:
+        return
+    for did, theirs in live:
+        theirs = theirs.strip() if isinstance(theirs, str) else ""
+        if theirs and theirs.casefold() != ours.casefold():
+            raise OtherCustomersTicket(
+                f"ticket {one_line(ticket, 80)}'s live draft {did} is for {one_line(theirs, 120)}, "
+                f"and this reply is for {one_line(ours, 120)}: one ticket is one customer's (use "
+                f"another ticket for {one_line(ours, 120)}, or a person reviews {did} first)")
 
 
 class ReviewConflict(UsageError):

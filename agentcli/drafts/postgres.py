@@ -72,6 +72,7 @@ from .base import (
     clean_text,
     new_entries,
     resolve_reviewer,
+    same_customer,
 )
 from .format import (
     ID_RE,
@@ -555,6 +556,13 @@ class PgDraftStore:
              fields: dict[str, Any]) -> tuple[Draft, bool]:
         conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 7))", (_j(ticket),))
         did = draft_id(ticket, text)
+        # under the ticket's lock, before this reply becomes its live draft (new, or saved again):
+        # that is not another customer's (else nothing changes)
+        was = conn.execute("SELECT status, customer FROM agentcli_drafts WHERE id = %s", (did,)).fetchone()
+        if was is None or was[0] == "superseded":
+            same_customer(ticket, fields.get("customer") or (was[1] if was else None), conn.execute(
+                "SELECT id, customer FROM agentcli_drafts WHERE ticket = %s AND status = "
+                "'pending_review' AND id <> %s", (_j(ticket), did)).fetchall())
         history = fields.pop("history", [])
         meta = {"id": did, "status": "pending_review", "created_at": now_iso(), "ticket": ticket,
                 **fields, "text_sha256": text_hash(text)}

@@ -67,6 +67,7 @@ from .base import (
     clean_text,
     require_version,
     resolve_reviewer,
+    same_customer,
 )
 from .format import (
     ID_RE,
@@ -913,6 +914,7 @@ class DraftStore:
         try:
             existing = self._load(path)
             if existing.meta.get("status") == "superseded":
+                self._same_customer(ticket, did, fields.get("customer") or existing.meta.get("customer"))
                 # saved again: the latest save of a ticket is its live draft
                 _record(existing, "agentcli", "pending_review", "saved again in its ticket")
                 existing.meta.pop("superseded_by", None)
@@ -925,7 +927,7 @@ class DraftStore:
         except ValueError as e:
             raise DraftsFolderError(f"draft file {path} is in the way ({e}); move it "
                                     "aside and try again") from None
-        self.in_ticket(ticket, strict=True)  # a live draft unread would stay live beside the new one
+        self._same_customer(ticket, did, fields.get("customer"))  # reads every draft of it (strict)
         meta = {"id": did, "status": "pending_review", "created_at": now_iso(), "ticket": ticket,
                 **fields, "text_sha256": text_hash(text)}
         content = fit_provenance(meta, text)
@@ -934,6 +936,14 @@ class DraftStore:
             self._index_add(did, meta["created_at"], ticket)
             self._supersede(ticket, did)
         return self._load(path), created
+
+    def _same_customer(self, ticket: str, did: str, customer: Any) -> None:
+        """Under the lock: ``ticket``'s live draft is not another customer's than ``customer``
+        (``same_customer``). Every draft of the ticket is read, strictly: a live draft unread
+        would stay live beside the new one."""
+        same_customer(ticket, customer, [(d.id, d.meta.get("customer")) for d in
+                                         self.in_ticket(ticket, strict=True)
+                                         if d.id != did and d.meta.get("status") == "pending_review"])
 
     def _create(self, path: Path, content: str) -> bool:
         """Write a new draft file atomically, never over one that exists: False when it does."""

@@ -271,9 +271,15 @@ def ticket_events(directory: Path, ticket: str,
         try:
             yield p.stem, list(read_events(p))
         except OSError as e:
-            if warnings is not None:
-                warnings.append(f"{p.name}: cannot read it ({e.strerror or e})")
+            _warn_once(warnings, f"{p.name}: cannot read it ({e.strerror or e})")
             continue
+
+
+def _warn_once(warnings: list[str] | None, message: str) -> None:
+    """``message`` added to ``warnings`` unless it is there already: a log that cannot be read
+    is found unreadable by the ticket search and again when it is read."""
+    if warnings is not None and message not in warnings:
+        warnings.append(message)
 
 
 def session_files(directory: Path, warnings: list[str] | None = None) -> list[Path]:
@@ -311,8 +317,7 @@ def list_sessions(directory: Path, *, tool: str | None = None, errors_only: bool
         try:
             events = list(read_events(path, local))
         except OSError as e:
-            if warnings is not None:
-                warnings.append(f"{path.name}: cannot read it ({e.strerror})")
+            _warn_once(warnings, f"{path.name}: cannot read it ({e.strerror or e})")
             continue
         s = summarise(path.stem, events, path)
         s.damaged_lines = len(local)
