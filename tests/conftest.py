@@ -331,3 +331,14 @@ def user_texts(message: dict) -> list[str]:
     content = message["content"]
     assert isinstance(content, list) and all(isinstance(b, dict) for b in content), content
     return [b["text"] for b in content if b.get("type") == "text"]
+
+
+def as_a_user(args: list[str]) -> list[str]:
+    """``args`` run with the file permissions applying: as root, without the capabilities that
+    bypass them (setpriv); skipped where neither is possible."""
+    if os.geteuid() != 0:
+        return args
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.skip("running as root without setpriv: permission bits do not apply")
+    return [setpriv, "--bounding-set=-dac_override,-dac_read_search", *args]

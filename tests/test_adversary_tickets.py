@@ -5,18 +5,15 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import shutil
 import subprocess
-
-import pytest
 
 from agentcli.app import App
 from agentcli.config import resolve
 from agentcli.testing.fake_anthropic import message, text, tool_use_block
 from agentcli.tools import default_registry
 
-from .conftest import agentcli_exe, saved_drafts
+from .conftest import agentcli_exe, as_a_user, saved_drafts
 from .test_repl import GUARD_S, piped_repl, type_lines
 
 ANA, BEN = "ana.silva@example.com", "ben.okafor@example.net"
@@ -45,17 +42,6 @@ def chat(keys: str, ticket: str | None = None, **settings) -> tuple[int, str]:
     return asyncio.run(main())
 
 
-def as_a_user(args: list[str]) -> list[str]:
-    """``args`` run with the file permissions applying (as root: without the capabilities that
-    bypass them)."""
-    if os.geteuid() != 0:
-        return args
-    setpriv = shutil.which("setpriv")
-    if setpriv is None:
-        pytest.skip("running as root without setpriv: permission bits do not apply")
-    return [setpriv, "--bounding-set=-dac_override,-dac_read_search", *args]
-
-
 # --------------------------------------------------------------------------- the history found
 
 def test_a_resumed_conversation_moved_by_slash_ticket_brings_its_earlier_days_along(cli, cli_env):
@@ -72,20 +58,27 @@ def test_a_resumed_conversation_moved_by_slash_ticket_brings_its_earlier_days_al
     assert len(sessions) == 3, sessions
 
 
+def _list_and_resume_unreadable(log, env):
+    """`log list --ticket HD-7` and a resume of HD-7 with LOG unreadable (real processes: the
+    permission must bite) -> (listed, asked)."""
+    log.chmod(0o000)
+    try:
+        listed = subprocess.run(as_a_user([agentcli_exe(), "log", "list", "--ticket", "HD-7"]),
+                                env=env, capture_output=True, text=True, timeout=60)
+        asked = subprocess.run(as_a_user([agentcli_exe(), "ask", "--provider", "offline", "-q",
+                                          "--ticket", "HD-7", "make it shorter"]),
+                               env=env, capture_output=True, text=True, timeout=60)
+    finally:
+        log.chmod(0o600)
+    return listed, asked
+
+
 def test_an_unreadable_log_of_the_ticket_is_said_not_skipped(cli, cli_env, home):
     """A log that cannot be read may hold part of the ticket: `log list --ticket` said "no
     sessions match" and a resume came back with less, both without a word."""
     assert ask(cli, cli_env, "HD-7", "GH56JK78MN").returncode == 0
     (log,) = (home / "sessions").glob("*.jsonl")
-    log.chmod(0o000)
-    try:
-        listed = subprocess.run(as_a_user([agentcli_exe(), "log", "list", "--ticket", "HD-7"]),
-                                env=cli_env, capture_output=True, text=True, timeout=60)
-        asked = subprocess.run(as_a_user([agentcli_exe(), "ask", "--provider", "offline", "-q",
-                                          "--ticket", "HD-7", "make it shorter"]),
-                               env=cli_env, capture_output=True, text=True, timeout=60)
-    finally:
-        log.chmod(0o600)
+    listed, asked = _list_and_resume_unreadable(log, cli_env)
     assert listed.returncode == 0, listed.stderr
     assert f"warning: {log.name}: cannot read it (Permission denied)" in listed.stderr, listed.stderr
     assert asked.returncode == 0 and "Traceback" not in asked.stderr, asked.stderr  # the draft gives the rest
@@ -448,15 +441,7 @@ def test_an_unreadable_log_is_one_warning_not_two(cli, cli_env, home):
     assert ask(cli, cli_env, "HD-7", "GH56JK78MN").returncode == 0
     (log,) = (home / "sessions").glob("*.jsonl")
     assert cli(["ask", "--provider", "offline", "--ticket", "HD-7", "make it shorter"], cli_env).returncode == 0
-    log.chmod(0o000)
-    try:
-        listed = subprocess.run(as_a_user([agentcli_exe(), "log", "list", "--ticket", "HD-7"]),
-                                env=cli_env, capture_output=True, text=True, timeout=60)
-        asked = subprocess.run(as_a_user([agentcli_exe(), "ask", "--provider", "offline", "-q",
-                                          "--ticket", "HD-7", "make it shorter"]),
-                               env=cli_env, capture_output=True, text=True, timeout=60)
-    finally:
-        log.chmod(0o600)
+    listed, asked = _list_and_resume_unreadable(log, cli_env)
     assert listed.returncode == 0, listed.stderr
     assert [x for x in listed.stderr.splitlines() if "warning" in x] == [
         f"agentcli: warning: {log.name}: cannot read it (Permission denied)"], listed.stderr

@@ -10,8 +10,8 @@ import os
 import pytest
 
 from agentcli.cli.preflight import folder_check
-from agentcli.sessions.log import SessionLog
 from agentcli.errors import ConfigError
+from agentcli.sessions.log import SessionLog
 
 Q = "where is GH56JK78MN"
 
@@ -244,31 +244,18 @@ def test_a_usable_unicode_host_is_not_refused(cli, anthropic_env):
     assert check["ok"], check
 
 
-def _without_dac_override(args: list[str]) -> list[str]:
-    """``args`` run as a user the folder's permissions apply to: as root, with the
-    capabilities that bypass them dropped (setpriv)."""
-    import shutil
-
-    if os.geteuid() != 0:
-        return args
-    setpriv = shutil.which("setpriv")
-    if setpriv is None:
-        pytest.skip("running as root without setpriv: permission bits do not apply")
-    return [setpriv, "--bounding-set=-dac_override,-dac_read_search", *args]
-
-
 def test_a_write_only_drafts_folder_fails_doctor_and_ask(cli_env, drafts_dir, tmp_path):
     import subprocess
 
-    from tests.conftest import agentcli_exe
+    from tests.conftest import agentcli_exe, as_a_user
 
     drafts_dir.mkdir()
     drafts_dir.chmod(0o333)  # files can be made in it, but it cannot be listed
     env = {**cli_env, "AGENTCLI_PROVIDER": "offline"}
     try:
-        d = subprocess.run(_without_dac_override([agentcli_exe(), "doctor", "--json"]), env=env,
+        d = subprocess.run(as_a_user([agentcli_exe(), "doctor", "--json"]), env=env,
                            capture_output=True, text=True, timeout=60)
-        a = subprocess.run(_without_dac_override([agentcli_exe(), "ask", Q]), env=env,
+        a = subprocess.run(as_a_user([agentcli_exe(), "ask", Q]), env=env,
                            capture_output=True, text=True, timeout=60)
     finally:
         drafts_dir.chmod(0o700)

@@ -88,7 +88,7 @@ def test_a_draft_of_the_ticket_that_cannot_be_read_stops_a_new_one(tmp_path):
     import subprocess
     import sys
 
-    from tests.test_doctor import _without_dac_override
+    from tests.conftest import as_a_user
 
     ds = DraftStore(tmp_path)
     first, _ = ds.save(text="Your order GH56JK78MN is waiting for its payment.", ticket="HD-7")
@@ -97,7 +97,7 @@ def test_a_draft_of_the_ticket_that_cannot_be_read_stops_a_new_one(tmp_path):
               "try:\n    DraftStore(sys.argv[1]).save(text='Your order ORD-20261234 has shipped.', ticket='HD-7')\n"
               "except AgentcliError as e:\n    print(e)\n    sys.exit(3)\n")
     try:
-        p = subprocess.run(_without_dac_override([sys.executable, "-c", script, str(tmp_path)]),
+        p = subprocess.run(as_a_user([sys.executable, "-c", script, str(tmp_path)]),
                            capture_output=True, text=True, timeout=60)
     finally:
         first.path.chmod(0o600)
