@@ -239,4 +239,6 @@ print(first, gc.get_freeze_count(), gc.isenabled())
     p = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr[-2000:]
     first, later, enabled = p.stdout.split()
-    assert int(first) > 100_000 and later == first and enabled == "True"
+    # not frozen twice: a second freeze would add the second App's objects; the count may drop a
+    # little as frozen objects are freed (re's cache evicting a compiled pattern, a cache cleared)
+    assert int(first) > 100_000 and int(later) <= int(first) and enabled == "True"
