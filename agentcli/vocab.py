@@ -106,8 +106,8 @@ def customer_address(value: str) -> str:
     """The customer's email address from ``value`` (``ana@example.com`` or ``Ana Silva
     <ana@example.com>``); ValueError with a message for anything else, blank included: a
     customer scope that silently meant "no scope" or "nobody" would fail open or look empty."""
-    v = clean_text(str(value)).strip()
-    m = _NAMED_RE.fullmatch(v)
+    v = "".join(c for c in clean_text(str(value)) if c not in BLANKS and unicodedata.category(c) != "Cf").strip()
+    m = _NAMED_RE.fullmatch(v)  # without what shows as nothing: "ana@x.com\u200b" is ana@x.com
     if m:
         v = m.group(1).strip()
     if not v:

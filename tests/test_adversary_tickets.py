@@ -126,10 +126,11 @@ def test_a_live_draft_of_another_customer_is_no_ticket_for_this_scope(cli, cli_e
 def test_lookups_outside_the_scope_do_not_come_back(cli, anthropic_env, fake_anthropic):
     """A ticket that looked up ben's order and then ana's, resumed scoped to ana: ben's lookup
     came back into the context and the checks, so a draft stating ben's order's status passed
-    (status ok) where a fresh ticket gets an error-level finding. (Ben's draft is approved
-    before ana's is drafted: a ticket whose live draft is ben's takes no draft of ana's.)"""
+    (status ok) where a fresh ticket gets an error-level finding. (Ben's draft is rejected
+    before ana's is drafted: a ticket with a reply for ben takes no draft of ana's.)"""
     assert ask(cli, anthropic_env, "HD-30", "ORD-20261234").returncode == 0
-    assert cli(["drafts", "approve", "--ticket", "HD-30", "--yes"], anthropic_env).returncode == 0
+    assert cli(["drafts", "reject", "--ticket", "HD-30", "--yes", "--reason", "wrong customer"],
+               anthropic_env).returncode == 0
     assert ask(cli, anthropic_env, "HD-30", "GH56JK78MN").returncode == 0
     fake_anthropic.queue(message(tool_use_block("draft_reply", {
         "text": "Your order ORD-20261234 has shipped and is on its way.", "order_code": "ORD-20261234"})),
@@ -279,7 +280,7 @@ def test_a_batch_line_never_drafts_into_a_ticket_whose_live_draft_is_another_cus
     (rec,) = [json.loads(x) for x in p.out.splitlines()]
     assert p.returncode == 1 and rec["status"] != "ok" and rec["drafts"] == [], (rec, p.err)
     (draft,) = [c for c in rec["tool_calls"] if c["name"] == "draft_reply"]
-    assert draft["is_error"] and f"ticket HD-1's live draft {anas.id} is for {ANA}" in draft["result"], draft
+    assert draft["is_error"] and f"ticket HD-1's draft {anas.id} is for {ANA}" in draft["result"], draft
     assert [(d.id, d.meta["status"]) for d in saved_drafts(drafts_dir)] == [(anas.id, "pending_review")]
 
 
@@ -379,8 +380,8 @@ BENS_WORDS = "Hi, this is Ben Okafor, 12 Elm St, where is my order ORD-20261234?
 def test_another_customers_questions_do_not_come_back_into_a_scoped_ticket(cli, anthropic_env,
                                                                           fake_anthropic, drafts_dir):
     """Ben's question (his name, his address) asked in HD-30 without a scope, his draft
-    approved, then `ask --customer ana --ticket HD-30`: ana's draft recorded ben's question in
-    its `questions`, and the model was given it. Lookups were kept out; questions were not, from
+    rejected (a wrong reply: the ticket is ana's), then `ask --customer ana --ticket HD-30`: ana's
+    draft recorded ben's question in its `questions`, and the model was given it. Lookups were kept out; questions were not, from
     the logs nor from the live draft's provenance."""
     def offline(*args):
         p = cli(["ask", "--provider", "offline", "--json", "--ticket", "HD-30", *args], anthropic_env)
@@ -388,7 +389,8 @@ def test_another_customers_questions_do_not_come_back_into_a_scoped_ticket(cli, 
         return json.loads(p.out)
 
     offline(BENS_WORDS)
-    assert cli(["drafts", "approve", "--ticket", "HD-30", "--yes"], anthropic_env).returncode == 0
+    assert cli(["drafts", "reject", "--ticket", "HD-30", "--yes", "--reason", "wrong customer"],
+               anthropic_env).returncode == 0
     # a day without a scope drafts ana's order: its `questions` hold ben's (no scope: all of it)
     unscoped = offline("Hi, and my order GH56JK78MN? please reply")
     (draft,) = [d for d in saved_drafts(drafts_dir) if d.id == unscoped["drafts"][0]["id"]]

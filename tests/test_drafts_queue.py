@@ -183,25 +183,34 @@ def test_a_ticket_whose_live_draft_is_another_customers_takes_no_draft_of_this_o
                      order_code="ORD-20261234", customer="ben.okafor@example.net")
     with pytest.raises(OtherCustomersTicket) as e:
         s.save(text="Your order ORD-20261234 shipped.", ticket="HD-1", customer="ben.okafor@example.net")
-    assert str(e.value).startswith(f"ticket HD-1's live draft {ana.id} is for ana.silva@example.com, "
+    assert str(e.value).startswith(f"ticket HD-1's draft {ana.id} is for ana.silva@example.com, "
                                    "and this reply is for ben.okafor@example.net"), e.value
     with pytest.raises(OtherCustomersTicket):  # nor moved in
         s.move(bens.id, "HD-1", who="kim")
     assert [(d.id, d.meta["status"]) for d in s.in_ticket("HD-1")] == [(ana.id, "pending_review")]
     assert s.get(bens.id).meta["status"] == "pending_review"
-    # the same customer in another case of letters, or a reply for no customer: it goes on
+    # the same customer in another case of letters or as "Name <address>", or a reply for no
+    # customer: it goes on
     b, _ = s.save(text="Shorter: it waits for payment.", ticket="HD-1", customer="Ana.Silva@Example.com")
+    b2, _ = s.save(text="Shorter still.", ticket="HD-1", customer="Ana Silva <ana.silva@example.com>")
     c, _ = s.save(text="We are looking into it.", ticket="HD-1")
     assert s.get(ana.id).meta["status"] == s.get(b.id).meta["status"] == "superseded"
-    # a superseded reply saved again is the live draft again: not when the live one is another's
+    # a reply for no customer opens the ticket to no other one, nor does a decided draft: the
+    # ticket is the customer's its replies were for (ben's after a reply for no one; after ana's
+    # approved)
+    with pytest.raises(OtherCustomersTicket):
+        s.save(text="Your order ORD-20261234 shipped.", ticket="HD-1", customer="ben.okafor@example.net")
+    s.set_status(c.id, "approved", reviewer="kim")
+    with pytest.raises(OtherCustomersTicket):
+        s.save(text="Your order ORD-20261234 shipped.", ticket="HD-1", customer="ben.okafor@example.net")
+    # a superseded reply saved again is the live draft again: not when the ticket is another's
     s.save(text="Your order ORD-20261234 is ben's.", ticket="HD-3", customer="ben.okafor@example.net")
     s.save(text="We are looking into it.", ticket="HD-3")
-    s.save(text="Ana's reply.", ticket="HD-3", customer="ana.silva@example.com")
     with pytest.raises(OtherCustomersTicket):
-        s.save(text="Your order ORD-20261234 is ben's.", ticket="HD-3", customer="ben.okafor@example.net")
-    # once the live draft is decided, the ticket is free
-    s.set_status(c.id, "approved", reviewer="kim")
-    s.set_status(b.id, "rejected", reviewer="kim", force=True)
+        s.save(text="Ana's reply.", ticket="HD-3", customer="ana.silva@example.com")
+    # only when every reply for ana was rejected (wrong replies) is the ticket free for another
+    for x in (ana, b, b2):
+        s.set_status(x.id, "rejected", reviewer="kim", reason="wrong customer", force=True)
     d, created = s.save(text="Your order ORD-20261234 shipped.", ticket="HD-1",
                         customer="ben.okafor@example.net")
     assert created and d.meta["status"] == "pending_review"

@@ -144,9 +144,10 @@ def test_two_users_share_a_setgid_drafts_folder(team, cli_env, demo_db):
         assert code == 0, err
         [rec] = json.loads(out)
         assert rec["reviewed_by"] == "agentcli-b" and rec["history"][-1]["who"] == "agentcli-b"
-        # b's draft in the same ticket supersedes a's: b writes the index a began
+        # b's draft in the same ticket (the same customer's other order) goes beside a's: b writes
+        # the index a began
         code, out, err = as_user(b, team_gid, ["ask", "--provider", "offline", "--ticket", "T-77",
-                                               "-q", "Hi, where is my order GH56JK78MN? Thanks"], env_b)
+                                               "-q", "Hi, and where is my order 6UNFP6AAYF? Thanks"], env_b)
         assert code == 0, err
         code, out, err = as_user(a, team_gid, ["drafts", "list", "--json", "--all", "--ticket", "T-77"],
                                  {**env, "AGENTCLI_HOME": str(homes[a.pw_name])})

@@ -376,3 +376,15 @@ def test_every_order_of_the_demo_database_can_be_asked_about_in_prose(tmp_path):
     codes = [r[0] for r in sqlite3.connect(db).execute("SELECT code FROM orders")]
     assert len(codes) == 300
     assert [c for c in codes if [f.code for f in find_codes(f"Where is my order {c}?")] != [c]] == []
+
+
+@pytest.mark.parametrize("written", ["ana.silva@example.com\u200b", "\ufeffAna.Silva@example.com",
+                                     "Ana Silva <ana.silva@example.com\u2060>"])
+def test_a_customer_written_with_invisible_characters_is_that_customer(written):
+    """A scope pasted with a zero-width space was another customer: "ticket HD-1 is scoped to
+    ana..., not ana...", and a false refusal whose two addresses read the same."""
+    from agentcli.drafts.base import customer_key
+    from agentcli.vocab import customer_address
+
+    assert customer_address(written).casefold() == "ana.silva@example.com"
+    assert customer_key(written) == customer_key("ana.silva@example.com")

@@ -23,6 +23,7 @@ from typing import Any, Callable, Iterable, Iterator, NamedTuple, Protocol
 
 from ..errors import ConfigError, UsageError
 from ..redact import one_line, redact, redact_obj
+from ..vocab import customer_address
 from .format import (
     MAX_DRAFT_CHARS,
     STATUSES,
@@ -67,21 +68,33 @@ class OtherCustomersTicket(UsageError, OSError):
     two). Exit 2; an ``OSError`` too, so the draft tool reports it as any save that failed."""
 
 
-def same_customer(ticket: str, customer: Any, live: Iterable[tuple[str, Any]]) -> None:
+def customer_key(v: Any) -> str:
+    """A customer as two drafts are compared by: the address alone (``Ana <ana@x.com>`` is
+    ``ana@x.com``), without the characters that show as nothing, in one case."""
+    if not isinstance(v, str) or not v.strip():
+        return ""
+    try:
+        return customer_address(v).casefold()
+    except ValueError:
+        return " ".join(v.split()).casefold()
+
+
+def same_customer(ticket: str, customer: Any, others: Iterable[tuple[str, Any]]) -> None:
     """Under the backend's lock (or in its transaction), before a draft for ``customer`` becomes
-    ``ticket``'s live draft: ``live`` holds (id, customer) of the ticket's other pending drafts.
-    One for another customer refuses the save (``OtherCustomersTicket``); a draft without a
-    customer, on either side, is no one customer's."""
-    ours = customer.strip() if isinstance(customer, str) else ""
+    ``ticket``'s live draft: ``others`` holds (id, customer) of the ticket's other drafts that
+    are not rejected (pending, approved, superseded: a ticket is the customer's its replies were
+    for, whether a person approved one or a reply with no customer came after). One for another
+    customer refuses the save (``OtherCustomersTicket``); a draft without a customer, on either
+    side, is no one customer's, and a rejected one (a wrong reply) no one's either."""
+    ours = customer_key(customer)
     if not ours:
         return
-    for did, theirs in live:
-        theirs = theirs.strip() if isinstance(theirs, str) else ""
-        if theirs and theirs.casefold() != ours.casefold():
+    for did, theirs in others:
+        if customer_key(theirs) and customer_key(theirs) != ours:
             raise OtherCustomersTicket(
-                f"ticket {one_line(ticket, 80)}'s live draft {did} is for {one_line(theirs, 120)}, "
-                f"and this reply is for {one_line(ours, 120)}: one ticket is one customer's (use "
-                f"another ticket for {one_line(ours, 120)}, or a person reviews {did} first)")
+                f"ticket {one_line(ticket, 80)}'s draft {did} is for {one_line(theirs, 120)}, "
+                f"and this reply is for {one_line(customer, 120)}: one ticket is one customer's (use "
+                f"another ticket for {one_line(customer, 120)})")
 
 
 class ReviewConflict(UsageError):

@@ -561,8 +561,8 @@ class PgDraftStore:
         was = conn.execute("SELECT status, customer FROM agentcli_drafts WHERE id = %s", (did,)).fetchone()
         if was is None or was[0] == "superseded":
             same_customer(ticket, fields.get("customer") or (was[1] if was else None), conn.execute(
-                "SELECT id, customer FROM agentcli_drafts WHERE ticket = %s AND status = "
-                "'pending_review' AND id <> %s", (_j(ticket), did)).fetchall())
+                "SELECT id, customer FROM agentcli_drafts WHERE ticket = %s AND status <> "
+                "'rejected' AND id <> %s", (_j(ticket), did)).fetchall())
         history = fields.pop("history", [])
         meta = {"id": did, "status": "pending_review", "created_at": now_iso(), "ticket": ticket,
                 **fields, "text_sha256": text_hash(text)}

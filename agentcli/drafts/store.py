@@ -938,12 +938,12 @@ class DraftStore:
         return self._load(path), created
 
     def _same_customer(self, ticket: str, did: str, customer: Any) -> None:
-        """Under the lock: ``ticket``'s live draft is not another customer's than ``customer``
-        (``same_customer``). Every draft of the ticket is read, strictly: a live draft unread
-        would stay live beside the new one."""
+        """Under the lock: no draft of ``ticket`` but a rejected one is another customer's than
+        ``customer`` (``same_customer``). Every draft of the ticket is read, strictly: a live
+        draft unread would stay live beside the new one."""
         same_customer(ticket, customer, [(d.id, d.meta.get("customer")) for d in
                                          self.in_ticket(ticket, strict=True)
-                                         if d.id != did and d.meta.get("status") == "pending_review"])
+                                         if d.id != did and d.meta.get("status") != "rejected"])
 
     def _create(self, path: Path, content: str) -> bool:
         """Write a new draft file atomically, never over one that exists: False when it does."""
