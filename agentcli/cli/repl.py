@@ -228,7 +228,9 @@ class Repl(SlashCommands):
                   else self.ticket_arg or "a new one (the session id)")
         rows = [("provider", s.provider), ("model", s.model or "—"), ("database", db),
                 ("drafts", mask_dsn(s.drafts_url) if s.drafts_url else os.path.abspath(s.drafts_dir)),
-                ("customer", customer or "none: every customer's orders are visible (/customer EMAIL)"),
+                ("customer", customer or ("the ticket's, if it was worked on under one (said once it is open)"
+                                          if self.conv is None and self.ticket_arg else
+                                          "none: every customer's orders are visible (/customer EMAIL)")),
                 ("ticket", ticket)]
         for label, value in rows:
             line = Text(f"{label:<10}", style="bold")
