@@ -449,3 +449,24 @@ def test_an_unreadable_log_is_one_warning_not_two(cli, cli_env, home):
         f"agentcli: warning: {log.name}: cannot read it (Permission denied)"], listed.stderr
     (line,) = [x for x in asked.stderr.splitlines() if "warning" in x]
     assert log.name in line and "more" not in line, line
+
+
+def test_drafts_edit_refuses_before_the_editor_opens_an_edit_that_would_make_two_live_drafts(
+        cli, cli_env, drafts_dir, tmp_path):
+    """Ana's draft approved, a newer one of her ticket saved: `drafts edit` of the approved one
+    put it back for review beside the newer one. It is refused in one line, before the editor
+    opens (nothing typed is lost), and the draft is unchanged."""
+    assert ask(cli, cli_env, "HD-1", "GH56JK78MN").returncode == 0
+    (old,) = saved_drafts(drafts_dir)
+    assert cli(["drafts", "approve", old.id], cli_env).returncode == 0
+    assert ask(cli, cli_env, "HD-1", "4P4NNC7UX6").returncode == 0  # another of ana's orders
+    (new,) = [d for d in saved_drafts(drafts_dir) if d.id != old.id]
+    opened = tmp_path / "opened"
+    editor = tmp_path / "ed.sh"
+    editor.write_text(f'#!/bin/sh\ntouch "{opened}"\necho edited >> "$1"\n')
+    editor.chmod(0o755)
+    p = cli(["drafts", "edit", old.id], {**cli_env, "EDITOR": str(editor), "VISUAL": str(editor)})
+    assert p.returncode == 2 and not opened.exists(), (p.out, p.err)
+    assert f"live draft is now {new.id}" in p.err and len(p.err.strip().splitlines()) == 1, p.err
+    statuses = {d.id: d.meta["status"] for d in saved_drafts(drafts_dir)}
+    assert statuses == {old.id: "approved", new.id: "pending_review"}

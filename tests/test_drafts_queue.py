@@ -216,6 +216,26 @@ def test_a_ticket_whose_live_draft_is_another_customers_takes_no_draft_of_this_o
     assert created and d.meta["status"] == "pending_review"
 
 
+def test_an_edit_never_makes_an_approved_draft_live_beside_a_newer_one(backend):
+    """Approved, then a newer draft of the ticket saved (the live one): an edit of the approved
+    draft put it back for review beside the newer one, two live drafts in one ticket."""
+    _, make, _ = backend
+    s = make()
+    old, _ = s.save(text="Your order GH56JK78MN waits for payment.", ticket="HD-1", customer="ana.silva@example.com")
+    s.set_status(old.id, "approved", reviewer="kim")
+    new, _ = s.save(text="Your payment has arrived; it is being matched.", ticket="HD-1",
+                    customer="ana.silva@example.com")
+    with pytest.raises(ReviewConflict) as e:
+        s.set_text(old.id, "Your order GH56JK78MN waits for payment (edited).", reviewer="kim")
+    assert f"live draft is now {new.id}" in str(e.value) and "two live drafts" in str(e.value), e.value
+    assert s.get(old.id).meta["status"] == "approved" and s.get(old.id).text == old.text
+    assert [d.id for d in s.in_ticket("HD-1") if d.meta["status"] == "pending_review"] == [new.id]
+    # with the newer one decided, the approved draft may be edited (and is for review again)
+    s.set_status(new.id, "rejected", reviewer="kim", reason="not yet")
+    d, changed = s.set_text(old.id, "Your order GH56JK78MN waits for payment (edited).", reviewer="kim")
+    assert changed and d.meta["status"] == "pending_review"
+
+
 def test_a_push_record_is_claimed_once_and_filters_on_both_backends(backend, cli, cli_env):
     """The helpdesk side's record (``remote``): a compare-and-set, the same on both backends."""
     kind, make, flags = backend

@@ -33,6 +33,7 @@ from typing import Any
 from rich.text import Text
 
 from ..config import sessions_dir, state_dir
+from ..drafts.base import ReviewConflict, one_live
 from ..drafts.format import not_utf8, same_text
 from ..drafts.queue import (
     Query,
@@ -443,6 +444,9 @@ def edit_draft(store, did: str, console: Any, *, version: str | None = None,
 
     d = store.get(did)
     require_version(d, version)
+    if d.meta.get("status") == "approved":  # said before the editor opens, so nothing typed is lost
+        one_live(d, [x.id for x in store.in_ticket(d.ticket)
+                     if x.id != d.id and x.meta.get("status") == "pending_review"])
     new = edit_text(d.text, did)
     bad = not_utf8(new)
     if bad is not None:
@@ -460,6 +464,8 @@ def edit_draft(store, did: str, console: Any, *, version: str | None = None,
         d2, changed = store.set_text(did, new, reviewer=reviewer(), expect=d.version)
     except DraftChanged as e:
         raise not_saved(console, did, new, e.message.removesuffix("; nothing was changed")) from None
+    except ReviewConflict as e:  # a newer live draft saved while the editor was open
+        raise not_saved(console, did, new, str(e)) from None
     except UsageError:
         raise
     except (AgentcliError, OSError) as e:  # locked too long, disk full, read-only, permission

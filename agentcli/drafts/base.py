@@ -101,6 +101,17 @@ class ReviewConflict(UsageError):
     """A status change that needs ``force`` (the draft was already decided)."""
 
 
+def one_live(d: "Draft", live: Iterable[str]) -> None:
+    """An approved draft an edit would put back to pending_review, beside the ticket's newer
+    live drafts (``live``: their ids): refused, nothing changed (two live drafts in one ticket)."""
+    live = list(live)
+    if live:
+        raise ReviewConflict(
+            f"{d.id} was approved, and ticket {one_line(d.ticket, 80)}'s live draft is now {live[0]}: an "
+            f"edit would put {d.id} back for review beside it (two live drafts in one ticket); edit "
+            f"{live[0]} instead, or reject it first")
+
+
 class DraftChanged(ReviewConflict):
     """An action carried the version the person was shown, and the draft is no longer at it:
     nothing was changed. ``draft`` is the draft as it is now, ``seen`` the version shown,

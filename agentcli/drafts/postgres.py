@@ -71,6 +71,7 @@ from .base import (
     clean_findings,
     clean_text,
     new_entries,
+    one_live,
     resolve_reviewer,
     same_customer,
 )
@@ -671,9 +672,10 @@ class PgDraftStore:
                              (did, old.rev, _j(moved.id), _j(entries[-1])))
             return moved
 
-    def _change(self, did: str, what: str, apply: Callable[[Draft], bool]) -> tuple[Draft, bool]:
-        """Load ``did`` FOR UPDATE, apply a rule, write the row and the new history entries:
-        one transaction."""
+    def _change(self, did: str, what: str, apply: Callable[[Draft], bool],
+                check: Callable[[Any, Draft, Any], None] | None = None) -> tuple[Draft, bool]:
+        """Load ``did`` FOR UPDATE, apply a rule (then ``check(conn, draft, status before)``),
+        write the row and the new history entries: one transaction."""
         if not isinstance(did, str) or not ID_RE.match(did):
             raise UsageError(f"not a draft id: {did!r} (ids look like d-3f2a9c1b7e04)")
         with self._tx(what) as conn:
@@ -681,8 +683,11 @@ class PgDraftStore:
             if d is None:
                 raise UsageError(f"no draft {did} in {self.location}")
             before = list(d.meta.get("history") or [])
+            was = d.meta.get("status")
             if not apply(d):
                 return d, False
+            if check is not None:
+                check(conn, d, was)
             decided = d.meta.get("status") in ("approved", "rejected")
             conn.execute(
                 "UPDATE agentcli_drafts SET status = %s, body = %s, "
@@ -710,7 +715,18 @@ class PgDraftStore:
                  expect: str | None = None) -> tuple[Draft, bool]:
         text = clean_text(text)
         who = reviewer if reviewer is not None else resolve_reviewer()
-        return self._change(did, "review", lambda d: apply_text(d, text, who, expect))
+        return self._change(did, "review", lambda d: apply_text(d, text, who, expect), check=self._one_live)
+
+    @staticmethod
+    def _one_live(conn: Any, d: Draft, was: Any) -> None:
+        """An approved draft an edit puts back for review: not beside a newer live draft of its
+        ticket (``one_live``), under the ticket's lock as a save takes it."""
+        if was != "approved" or d.meta.get("status") != "pending_review":
+            return
+        conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 7))", (_j(d.ticket),))
+        one_live(d, [r[0] for r in conn.execute(
+            "SELECT id FROM agentcli_drafts WHERE ticket = %s AND status = 'pending_review' AND id <> %s",
+            (_j(d.ticket), d.id)).fetchall()])
 
     def remote(self, did: str, field: str, value: dict[str, Any] | None, *, who: str,
                reason: str, expect: Any = ANY) -> tuple[Draft, bool]:

@@ -65,6 +65,7 @@ from .base import (
     claim_holder,
     clean_findings,
     clean_text,
+    one_live,
     require_version,
     resolve_reviewer,
     same_customer,
@@ -1033,8 +1034,12 @@ class DraftStore:
         who = reviewer if reviewer is not None else resolve_reviewer()
         with self._locked():
             d = self.get(did)
+            was = d.meta.get("status")
             if not apply_text(d, text, who, expect):
                 return d, False
+            if was == "approved" and d.meta.get("status") == "pending_review":
+                one_live(d, [x.id for x in self.in_ticket(d.ticket, strict=True)
+                             if x.id != d.id and x.meta.get("status") == "pending_review"])
             self._rewrite(d)
             return self._load(d.path), True
 
