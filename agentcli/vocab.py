@@ -20,6 +20,7 @@ Standard library only; imports nothing of agentcli but ``errors`` and ``redact``
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import unicodedata
@@ -116,6 +117,12 @@ def customer_address(value: str) -> str:
         raise ValueError(f"{one_line(v, 60)!r} is not an email address: give one like "
                          "ana@example.com or 'Ana Silva <ana@example.com>'")
     return v
+
+
+def ticket_key(ticket: str) -> str:
+    """The file name a ticket is indexed under (the drafts folder's and the session logs' ticket
+    indexes): a hash, so any ticket id names a file safely."""
+    return hashlib.sha256(ticket.encode("utf-8", "surrogatepass")).hexdigest()[:24]
 
 
 # ----------------------------------------------------------------------------- characters

@@ -18,6 +18,7 @@ from typing import Any
 
 from rich.text import Text
 
+from ..drafts.format import MAX_TICKET_CHARS
 from ..drafts.queue import (
     check_reason,
     check_version,
@@ -26,7 +27,6 @@ from ..drafts.queue import (
     resolve_draft_id,
     review,
 )
-from ..drafts.format import MAX_TICKET_CHARS
 from ..drafts.store import require_version
 from ..errors import UsageError
 from ..redact import clean_for_terminal, one_line

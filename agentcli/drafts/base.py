@@ -90,7 +90,7 @@ def same_customer(ticket: str, customer: Any, others: Iterable[tuple[str, Any]])
     if not ours:
         return
     for did, theirs in others:
-        if customer_key(theirs) and customer_key(theirs) != ours:
+        if customer_key(theirs) not in ("", ours):
             raise OtherCustomersTicket(
                 f"ticket {one_line(ticket, 80)}'s draft {did} is for {one_line(theirs, 120)}, "
                 f"and this reply is for {one_line(customer, 120)}: one ticket is one customer's (use "

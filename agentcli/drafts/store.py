@@ -24,7 +24,6 @@ import contextlib
 import errno
 import fcntl
 import grp
-import hashlib
 import json
 import os
 import pwd
@@ -41,7 +40,7 @@ from typing import Any, Callable, Iterator
 from ..config import where_set
 from ..errors import UsageError, fsync_folder, replace_file, signals_held, write_temp
 from ..redact import one_line, redact, redact_obj
-from ..vocab import parse_time
+from ..vocab import parse_time, ticket_key
 from .base import (
     _NAME_CLEAN,
     ANY,
@@ -496,10 +495,7 @@ class DraftStore:
     # skipped; a file the index does not name is still listed (``_unindexed``).
 
     INDEX, TICKETS, STATE = ".index", ".tickets", ".index-state"
-
-    @staticmethod
-    def ticket_key(ticket: str) -> str:
-        return hashlib.sha256(ticket.encode("utf-8", "surrogatepass")).hexdigest()[:24]
+    ticket_key = staticmethod(ticket_key)  # one key for the folder's and the logs' ticket indexes
 
     def _append(self, path: Path, line: str) -> None:
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC,

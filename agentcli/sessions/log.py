@@ -9,7 +9,6 @@ passes through the redactor, so no API key or database password is ever written.
 from __future__ import annotations
 
 import errno
-import hashlib
 import json
 import os
 import re
@@ -20,7 +19,8 @@ from typing import Any, Iterator
 
 from ..errors import ConfigError
 from ..events import Event, to_dict
-from ..redact import redact_obj
+from ..redact import redact, redact_obj
+from ..vocab import ticket_key
 
 # What a session id (a log file's stem) may look like: ours are "20261130-120000-<12 hex>".
 SESSION_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
@@ -29,11 +29,6 @@ SESSION_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 # a crash kept from the index is no loss).
 TICKETS = ".tickets"
 MAX_INDEX_BYTES = 1 << 20
-
-
-def ticket_key(ticket: str) -> str:
-    """The index file name of a ticket (as its ``session_start`` record holds it)."""
-    return hashlib.sha256(ticket.encode("utf-8", "surrogatepass")).hexdigest()[:24]
 
 
 class SessionLog:
@@ -56,9 +51,9 @@ class SessionLog:
                 start = {"type": "session_start", "session_id": self.session_id,
                          "ts": round(time.time(), 3), **self._meta}
                 self._write(start)
-                ticket = redact_obj(start).get("ticket")  # as the record holds it
+                ticket = self._meta.get("ticket")
                 if isinstance(ticket, str):
-                    self._index(ticket)
+                    self._index(redact(ticket))  # as the record holds it
         return self._fd
 
     def _index(self, ticket: str) -> None:

@@ -20,8 +20,8 @@ from typing import Any, Iterable
 from .. import events as E
 from ..errors import UsageError
 from ..redact import one_line
-from ..vocab import CallRecord, OrderCode, ToolName, parse_time
-from .log import MAX_INDEX_BYTES, SESSION_ID_RE, TICKETS, read_events, ticket_key
+from ..vocab import CallRecord, OrderCode, ToolName, parse_time, ticket_key
+from .log import MAX_INDEX_BYTES, SESSION_ID_RE, TICKETS, read_events
 
 
 @dataclasses.dataclass
