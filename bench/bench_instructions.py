@@ -222,14 +222,13 @@ def main(argv: list[str] | None = None) -> int:
     env_note = os.environ.get("PYTHONDONTWRITEBYTECODE")
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)  # byte-code kept: a fresh process must not recompile
     tmp = Path(tempfile.mkdtemp(prefix="agentcli-bench-instr-"))
+    sys.path.insert(0, str(HERE))
+    import run as bench_run
+
     try:
-        subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "agentcli")],
-                       capture_output=True, timeout=300)
+        bench_run.compile_tree(ROOT)
         before = None
         if a.before:
-            sys.path.insert(0, str(HERE))
-            import run as bench_run
-
             tree = bench_run.before_tree(a.before, tmp)
             bench_run.compile_tree(tree)
             log(f"{a.before} ...")

@@ -672,7 +672,7 @@ def _status_claims(sent: str) -> Iterable[tuple[int, str]]:
             subject = before[-80:] + " " + m.group(0)
             if _PRONOUN_END_RE.search(before):
                 subject = sent[:m.end()]  # "we are still preparing your parcel; it hasn't been handed to the carrier"
-            if "obj" in rx.groupindex and (m.group("obj") or m.group("obj2" if "obj2" in rx.groupindex else "obj")):
+            if "obj" in rx.groupindex and (m.group("obj") or ("obj2" in rx.groupindex and m.group("obj2"))):
                 subject = sent  # our own act denied of an object: "we never handed it over to the carrier"
             if _NEG_SUBJECT_RE.search(subject) or find_codes(subject, 1):
                 yield m.start(), NOT + st  # not "the replacement has not shipped", "we haven't delivered on that"

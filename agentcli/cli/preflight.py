@@ -112,11 +112,8 @@ def _folder_check(name: str, path: Path, fix: str) -> Check:
     return Check(name, True, f"{_shown(path)} is writable" + (" (will be created)" if created else ""))
 
 
-DRAFTS_FIX = "set --drafts-dir (or AGENTCLI_DRAFTS_DIR, or drafts_dir in agentcli.toml) to a folder agentcli can write"
-
-
 def _drafts_fix(folder: Any) -> str:
-    """DRAFTS_FIX naming the one place the folder's setting came from, when it is known."""
+    """The fix for a drafts folder that cannot be written, naming where its setting came from."""
     return f"set {where_set('drafts_dir', folder)} to a folder agentcli can write"
 
 

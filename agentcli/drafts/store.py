@@ -911,12 +911,12 @@ class DraftStore:
         try:
             existing = self._load(path)
             if existing.meta.get("status") == "superseded":
-                self._same_customer(ticket, did, fields.get("customer") or existing.meta.get("customer"))
+                drafts = self._same_customer(ticket, did, fields.get("customer") or existing.meta.get("customer"))
                 # saved again: the latest save of a ticket is its live draft
                 _record(existing, "agentcli", "pending_review", "saved again in its ticket")
                 existing.meta.pop("superseded_by", None)
                 self._rewrite(existing)
-                self._supersede(ticket, did)
+                self._supersede(ticket, did, drafts)
                 existing = self._load(path)
             return existing, False
         except FileNotFoundError:
@@ -924,23 +924,24 @@ class DraftStore:
         except ValueError as e:
             raise DraftsFolderError(f"draft file {path} is in the way ({e}); move it "
                                     "aside and try again") from None
-        self._same_customer(ticket, did, fields.get("customer"))  # reads every draft of it (strict)
+        drafts = self._same_customer(ticket, did, fields.get("customer"))  # every draft of it, read once
         meta = {"id": did, "status": "pending_review", "created_at": now_iso(), "ticket": ticket,
                 **fields, "text_sha256": text_hash(text)}
         content = fit_provenance(meta, text)
         created = self._create(path, content)
         if created:
             self._index_add(did, meta["created_at"], ticket)
-            self._supersede(ticket, did)
+            self._supersede(ticket, did, drafts)
         return self._load(path), created
 
-    def _same_customer(self, ticket: str, did: str, customer: Any) -> None:
+    def _same_customer(self, ticket: str, did: str, customer: Any) -> list[Draft]:
         """Under the lock: no draft of ``ticket`` but a rejected one is another customer's than
         ``customer`` (``same_customer``). Every draft of the ticket is read, strictly: a live
-        draft unread would stay live beside the new one."""
-        same_customer(ticket, customer, [(d.id, d.meta.get("customer")) for d in
-                                         self.in_ticket(ticket, strict=True)
+        draft unread would stay live beside the new one. Returns them (for ``_supersede``)."""
+        drafts = self.in_ticket(ticket, strict=True)
+        same_customer(ticket, customer, [(d.id, d.meta.get("customer")) for d in drafts
                                          if d.id != did and d.meta.get("status") != "rejected"])
+        return drafts
 
     def _create(self, path: Path, content: str) -> bool:
         """Write a new draft file atomically, never over one that exists: False when it does."""
@@ -989,8 +990,10 @@ class DraftStore:
             self._rewrite(d)
             return moved
 
-    def _supersede(self, ticket: str, newer: str) -> None:
-        for d in self.in_ticket(ticket):
+    def _supersede(self, ticket: str, newer: str, drafts: list[Draft] | None = None) -> None:
+        """The ticket's pending drafts but ``newer`` superseded by it (``drafts``: the ticket's,
+        as read under this lock already)."""
+        for d in self.in_ticket(ticket) if drafts is None else drafts:
             if d.id == newer or d.meta.get("status") != "pending_review":
                 continue
             _reopen(d)
