@@ -356,6 +356,31 @@ def _finite(value: Any) -> Any:
     return None if isinstance(value, float) and not math.isfinite(value) else value
 
 
+def ascii_json_redacted(obj: Any) -> str:
+    """``json.dumps(redact_obj(obj), ensure_ascii=True, default=str)``, the session log's line,
+    without walking ``obj`` when the dump shows that no string in it can hold a secret.
+
+    A dump with no backslash holds every string of ``obj`` (keys, values, ``default=str``
+    output) verbatim: no escape, so no control, non-ASCII or quote character is in any of them.
+    The search ``redact`` begins with (a configured secret or a window of it, a credential
+    shape's hint, a character skipped when matching) has no look-around, so if it finds nothing
+    in the whole dump it finds nothing in any string, ``redact`` returns each as it is, and
+    ``redact_obj(obj)`` dumps to the same text. A NaN or an infinity (``allow_nan=False``), an
+    escape or any hit takes the walk (tests/test_redact.py holds both ways equal)."""
+    try:
+        line = json.dumps(obj, ensure_ascii=True, default=str, allow_nan=False)
+    except (ValueError, RecursionError):
+        line = None
+    if line is not None and "\\" not in line:
+        secrets = _secrets()
+        if secrets:
+            if _gate(secrets).search(line) is None:
+                return line
+        elif _SKIP_RE.search(line) is None and _SHAPE_HINT_RE.search(line) is None:
+            return line
+    return json.dumps(redact_obj(obj), ensure_ascii=True, default=str)
+
+
 _SURROGATE_RE = re.compile("[\ud800-\udfff]")
 
 

@@ -14,10 +14,13 @@ import sqlite3
 import sys
 
 import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 
 from agentcli.drafts.store import DraftStore
 from agentcli.redact import (
     SecretsHeld,
+    ascii_json_redacted,
     clean_for_terminal,
     looks_like_secret,
     redact,
@@ -187,6 +190,34 @@ def test_secrets_held_for_a_block_and_read_again_after_it(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", other)
     assert redact_obj({"k": other[:60], "t": KEY}) == {"k": "***", "t": "***"}
     assert redact("x " + other + " " + KEY) == "x *** ***"
+
+
+# Strings made of what redaction reacts to: pieces of keys, credential hints, escapes and
+# invisible characters, quotes and backslashes, non-ASCII, and plain words.
+_PIECES = st.sampled_from([KEY, KEY[:30], KEY[20:70], OTHER, "s", OTHER[1:], KEY[:8], KEY[8:19], "sk-", "://",
+                           "=", "@", ":", "a:b@c", "pw",
+                           "postgresql://u:p4ss@db/x", "Bearer abcdefgh1234", "\x1b[0m", "\u200b", "\x7f",
+                           "\\", '"', "\u00e9", "\ud800", "\n", " ", "GH56JK78MN", "order", "x"])
+_TEXT = st.lists(_PIECES, max_size=6).map("".join)
+_JSONISH = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True, allow_infinity=True) | _TEXT,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_TEXT, inner, max_size=4),
+    max_leaves=12)
+
+
+@pytest.mark.parametrize("configured", [False, True])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(value=_JSONISH)
+@example(value={"t": "s\u200b" + OTHER[1:]})  # a key split by an escaped character: no hint in the dump
+@example(value=["s\x1b[0m" + OTHER[1:], KEY[:8] + "\u00ad" + KEY[8:19]])
+def test_the_session_logs_json_line_is_the_dump_of_the_redacted_value(configured, value, monkeypatch):
+    """ascii_json_redacted skips the walk of redact_obj when the dump shows nothing to redact:
+    its line is always exactly the walked one's, with a key configured or not."""
+    if configured:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    else:
+        monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    assert ascii_json_redacted(value) == json.dumps(redact_obj(value), ensure_ascii=True, default=str)
 
 
 def test_redact_obj_takes_the_deepest_json():

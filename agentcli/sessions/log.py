@@ -19,7 +19,7 @@ from typing import Any, Iterator
 
 from ..errors import ConfigError
 from ..events import Event, to_dict
-from ..redact import redact, redact_obj
+from ..redact import ascii_json_redacted, redact
 from ..vocab import ticket_key
 
 # What a session id (a log file's stem) may look like: ours are "20261130-120000-<12 hex>".
@@ -77,7 +77,7 @@ class SessionLog:
     def _write(self, d: dict[str, Any]) -> None:
         # ASCII JSON: any text (lone surrogates from a model included) encodes, and one
         # os.write per event keeps lines whole.
-        line = json.dumps(redact_obj(d), ensure_ascii=True, default=str) + "\n"
+        line = ascii_json_redacted(d) + "\n"
         try:
             os.write(self._fd, line.encode("ascii"))  # type: ignore[arg-type]
         except OSError as e:  # a full disk mid-run: name the session log, not "the output"
