@@ -6,9 +6,13 @@ from __future__ import annotations
 import io
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from rich.console import Console
+from rich.text import Text
 
 from agentcli.cli.advice import advise
+from agentcli.cli.layout import write_line
 from agentcli.events import DraftSaved, ModelResponse, Question, ToolResult, TurnFinished
 from agentcli.cli.render import TraceRenderer
 from agentcli.cli.trace_lines import draft_block, result_summary
@@ -153,3 +157,41 @@ def test_the_repair_turn_and_a_repeated_call_fit_the_terminal(width):
     assert "status_mismatch: draft d-3f2a9c1b7e04 says GH56JK78MN is shipped" in text
     assert "get_order_status repeated, not run again: ok (0.0 ms)" in text
     assert "GH56JK78MN" in text and "\x1b" not in buf.getvalue() and "\u2028" not in buf.getvalue()
+
+
+# Lines as the trace writes them, and what could make writing them directly differ from rich:
+# wide and zero-width characters, emoji, tabs, controls, separators, no-break and trailing spaces.
+_LINE = st.lists(st.sampled_from(["→ get_order_status", " ", "GH56JK78MN", "ok (1.0 ms)", "·", "“x”", "日本",
+                                  "e\u0301", "😀", "\t", "\x1b[31m", "\u200b", "\u00a0", "\u2028", "[b]x[/b]",
+                                  ":smile:", "é", "a" * 30]), max_size=8).map("".join)
+_STYLES = ["", "dim", "cyan", "bold red", "magenta", "yellow", "bold yellow", "bold magenta", "green"]
+
+
+def _console(**kw):
+    return Console(file=io.StringIO(), highlight=False, soft_wrap=True, **kw)
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=_LINE, style=st.sampled_from(_STYLES), width=st.sampled_from([12, 40, 80, 160]),
+       system=st.sampled_from([None, "standard", "256", "truecolor"]), no_color=st.booleans(),
+       terminal=st.booleans())
+def test_a_line_written_directly_is_byte_for_byte_what_rich_prints(text, style, width, system, no_color,
+                                                                   terminal):
+    kw = dict(width=width, color_system=system, no_color=no_color, force_terminal=terminal)
+    direct, printed = _console(**kw), _console(**kw)
+    if write_line(direct, text, style):
+        printed.print(Text(text, style=style), soft_wrap=True, highlight=False)
+        assert direct.file.getvalue() == printed.file.getvalue()
+    else:
+        assert direct.file.getvalue() == ""
+
+
+def test_the_trace_lines_of_a_question_take_the_direct_way():
+    """Not a vacuous equality above: the lines a lookup draws (styled, on a colour terminal and
+    in a pipe) are written directly; a line too wide or with a tab is left to rich."""
+    for kw in (dict(force_terminal=True, color_system="truecolor"), dict(force_terminal=False)):
+        c = _console(width=80, **kw)
+        assert write_line(c, "→ get_order_status {\"order_code\": \"GH56JK78MN\"}", "cyan")
+        assert write_line(c, "Checking order GH56JK78MN.", "dim")
+        assert not write_line(c, "x" * 81, "cyan") and not write_line(c, "a\tb", "dim")
+    assert _console(width=80, force_terminal=True, color_system="truecolor").file.getvalue() == ""

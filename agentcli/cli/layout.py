@@ -10,6 +10,7 @@ reply says.
     table_lines(cols, rows, width)     the table as one ``Text`` per screen line (header, rule,
                                        rows), none wider than ``width``
     print_lines(console, lines)        print them uncut and unwrapped (each already fits)
+    write_line(console, text, style)   one line that fits, written as rich would print it
     wrapped(console, text, width)      a ``Text`` as the lines a terminal shows: wrapped at
                                        spaces, a word longer than the line folded (rich's rules)
     preview(text, width)               one line of what a reply says: the greeting and the
@@ -27,6 +28,7 @@ from datetime import datetime, timezone
 from typing import Any, Sequence
 
 from rich.cells import cell_len
+from rich.console import COLOR_SYSTEMS
 from rich.text import Text
 
 from ..redact import clean_for_terminal, one_line
@@ -141,6 +143,30 @@ def print_lines(console: Any, lines: Sequence[Text]) -> None:
     for ln in lines:
         console.print(ln, no_wrap=True, overflow="crop", crop=True, soft_wrap=False,
                       highlight=False)
+
+
+def write_line(console: Any, text: str, style: str = "") -> bool:
+    """Write ``text`` and a newline exactly as ``console.print(Text(text, style=style),
+    soft_wrap=True, highlight=False)`` does, without rich's rendering pipeline (options, segments,
+    the buffer: most of the time a trace line takes), and return True; or write nothing and
+    return False when that is not certain: a line that is not all printable characters (a tab, a
+    control, a separator, an invisible format character), has trailing spaces, is wider than the
+    console, or a console that records, is quiet or has a base style. The bytes are those of
+    rich's own ``Style.render`` for the console's colour system (colours dropped under
+    ``no_color``, as rich does); tests/test_render_terminal.py holds both ways equal."""
+    if (not text.isprintable() or text != text.rstrip() or console.record or console.quiet
+            or console.style or cell_len(text) > console.width):
+        return False
+    system = console.color_system
+    out = text
+    if style and system is not None:
+        st = console.get_style(style)
+        if console.no_color:
+            st = st.without_color
+        out = st.render(text, color_system=COLOR_SYSTEMS[system]) if st else text
+    console.file.write(out + "\n")
+    console.file.flush()
+    return True
 
 
 _TOKENS = re.compile(r"(?:[^\s]|\u00a0)+|\s+")  # a no-break space holds words together

@@ -46,7 +46,7 @@ from ..events import (
 )
 from ..redact import clean_for_terminal
 from .advice import advise
-from .layout import print_lines, wrapped
+from .layout import print_lines, wrapped, write_line
 from .trace_lines import (
     DRAFT_TOOL,
     _word,
@@ -146,6 +146,11 @@ class TraceRenderer:
         if self.quiet and not force:
             return
 
+        if not no_wrap:  # one line that fits: written as rich prints it, at a tenth of the cost
+            self.stop_spinner()
+            self._end_text()
+            if write_line(self.console, text, style or ""):
+                return
         if not self.terminal:  # a pipe or a log: one line per item, never wrapped
             self._print(Text(text, style=style or ""), soft_wrap=True)
         elif no_wrap:  # a path: whole when it fits, else broken after a "/", never wider
@@ -236,7 +241,7 @@ class TraceRenderer:
         if not text or (self.quiet and not final):  # -q: the answer only, not "I'll look it up"
             return
         if self._blocks:
-            self._print(Text(""))
+            self._print_line("")
         self._blocks += 1
         if final:
             shown = self._markdown(text)
@@ -246,7 +251,15 @@ class TraceRenderer:
             else:  # Markdown that renders to (almost) nothing, e.g. nested 5000 deep: as text
                 self._print(Text(text), soft_wrap=self._fits(text))
         else:
-            self._print(Text(text, style="dim"), soft_wrap=self._fits(text))
+            self._print_line(text, "dim")
+
+    def _print_line(self, text: str, style: str = "") -> None:
+        """``text`` printed as one item: written directly when it is one line that fits, else
+        through rich (wrapped at words on a terminal)."""
+        self.stop_spinner()
+        self._end_text()
+        if not write_line(self.console, text, style):
+            self._print(Text(text, style=style), soft_wrap=self._fits(text))
 
     def _markdown(self, text: str) -> str | None:
         """``text`` rendered as Markdown for this console, or None when the rendering loses
