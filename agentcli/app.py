@@ -581,14 +581,13 @@ class App:
         sinks = [log, *consumers]
         events = conv.ask(question, max_turns=max_turns, resume=resume)
         try:
-            async for ev in events:
-                with SecretsHeld():  # the log and the renderers redact with one read of them
+            with SecretsHeld():  # the log and the renderers redact with one read of them a question
+                async for ev in events:
                     for sink in sinks:
                         sink(ev)
-            checked = await self._check(conv, run)
-            if checked is not None:
-                conv.ticket.apply(checked)
-                with SecretsHeld():
+                checked = await self._check(conv, run)
+                if checked is not None:
+                    conv.ticket.apply(checked)
                     for sink in sinks:
                         sink(checked)
         except (asyncio.CancelledError, KeyboardInterrupt):

@@ -39,7 +39,7 @@ import json
 import math
 import os
 import re
-import threading
+import contextvars
 from typing import Any
 from urllib.parse import quote, quote_plus, unquote
 
@@ -75,9 +75,15 @@ def looks_like_secret(value: str | None) -> bool:
 
 
 def add_secret(value: str | None) -> None:
-    """Register a value (a database password) to be hidden, if it ``looks_like_secret``."""
+    """Register a value (a database password) to be hidden, if it ``looks_like_secret``: from
+    now on, inside a ``SecretsHeld`` block too."""
+    global _added
     if value and looks_like_secret(value):
         _extra.add(value)
+        _added += 1
+
+
+_added = 0  # values add_secret has registered: a held read older than the last one is read again
 
 
 def _forms(v: str) -> set[str]:
@@ -93,34 +99,39 @@ _cache: dict[frozenset[str], tuple[list[str], dict[str, str]]] = {}
 MEMO_CHARS, MEMO_SIZE = 100, 4096  # redact_obj remembers short strings (keys, names, ids)
 
 
-_held = threading.local()  # .state: the secrets read once for the block of a ``SecretsHeld``
+# The secrets read once for a ``SecretsHeld`` block: (``_added`` then, the state). A context
+# variable, so a block may span awaits: each asyncio task (a batch's conversations) and each
+# thread has its own, and a task started inside a block sees the block's.
+_held: contextvars.ContextVar[Any] = contextvars.ContextVar("agentcli_secrets_held", default=None)
 
 
 class SecretsHeld:
     """``with SecretsHeld():`` reads the configured secrets from the environment once for the
-    block (in this thread) instead of at every call: eight variables are ~10 us a read, and one
-    event reaching the session log and a renderer is redacted dozens of times. For code that
-    does not change the environment inside the block (``App.run`` around each event)."""
+    block instead of at every call: eight variables are ~7 us a read, and one event reaching
+    the session log and a renderer is redacted dozens of times. A value ``add_secret``
+    registers meanwhile is hidden at once; a change to the environment is seen after the block.
+    ``App.run`` holds them for a question; the block may span awaits (see ``_held``)."""
 
     def __enter__(self) -> "SecretsHeld":
-        self._outer = getattr(_held, "state", None)
-        _held.state = _READ_ONCE  # read at the first redaction in the block, if there is one
+        self._token = _held.set(_READ_ONCE)  # read at the first redaction in the block, if any
         return self
 
     def __exit__(self, *exc: object) -> None:
-        _held.state = self._outer
+        _held.reset(self._token)
 
 
 _READ_ONCE: Any = object()
 
 
 def _state() -> tuple[list[str], dict[str, str]]:
-    held = getattr(_held, "state", None)
+    held = _held.get()
     if held is None:
         return _read_state()
-    if held is _READ_ONCE:
-        held = _held.state = _read_state()
-    return held
+    if held is _READ_ONCE or held[0] != _added:
+        state = _read_state()
+        _held.set((_added, state))
+        return state
+    return held[1]
 
 
 def _read_state() -> tuple[list[str], dict[str, str]]:
@@ -356,27 +367,54 @@ def _finite(value: Any) -> Any:
     return None if isinstance(value, float) and not math.isfinite(value) else value
 
 
+# The gate's credential hints as they can occur in a dump that is pure printable ASCII (no
+# escape: see ascii_json_redacted), in lower case, to be searched in the lowered dump: a match of
+# the gate's hints is one of these once lowered (their U+0130, U+0131 and Kelvin-sign variants
+# cannot occur in ASCII), and a match of these the gate would not make only sends the value
+# through the walk. Every branch starts with a literal, so the search skips in C every position
+# that cannot start one. ``_SKIP_RE`` can only find DEL there: json escapes every other control.
+_ASCII_HINT_RE = re.compile(r"sk-|sk_(?:live|test)_|rk_(?:live|test)_|gh[pousr]_|github_pat_|akia|"
+                            r"xox[abposr]-|aiza|-----begin |://|=|:[^\s@]{0,256}@|bearer|horization|-api-key")
+_literal_gates: dict[tuple[str, ...], re.Pattern | None] = {}
+
+
+def _literal_gate(secrets: list[str]) -> "re.Pattern | None":
+    """The secrets part of ``_gate``: each secret, or each ``FRAGMENT`` window of a long one."""
+    key = tuple(secrets)
+    if key not in _literal_gates:
+        lits: set[str] = set()
+        for s in secrets:
+            if len(s) >= 2 * FRAGMENT:
+                lits.update(s[k:k + FRAGMENT] for k in range(0, len(s) - FRAGMENT + 1, FRAGMENT // 3))
+            else:
+                lits.add(s)
+        if len(_literal_gates) > 16:
+            _literal_gates.clear()
+        _literal_gates[key] = re.compile("|".join(re.escape(x) for x in sorted(lits))) if lits else None
+    return _literal_gates[key]
+
+
 def ascii_json_redacted(obj: Any) -> str:
     """``json.dumps(redact_obj(obj), ensure_ascii=True, default=str)``, the session log's line,
     without walking ``obj`` when the dump shows that no string in it can hold a secret.
 
     A dump with no backslash holds every string of ``obj`` (keys, values, ``default=str``
-    output) verbatim: no escape, so no control, non-ASCII or quote character is in any of them.
-    The search ``redact`` begins with (a configured secret or a window of it, a credential
-    shape's hint, a character skipped when matching) has no look-around, so if it finds nothing
-    in the whole dump it finds nothing in any string, ``redact`` returns each as it is, and
-    ``redact_obj(obj)`` dumps to the same text. A NaN or an infinity (``allow_nan=False``), an
-    escape or any hit takes the walk (tests/test_redact.py holds both ways equal)."""
+    output) verbatim, and all of them are printable ASCII (json escapes quotes, controls but
+    DEL, and everything beyond ASCII). The search ``redact`` begins with (``_gate``: a configured
+    secret or a window of it, a credential shape's hint, a character skipped when matching) has
+    no look-around, so when nothing it looks for is in the whole dump, nothing is in any string,
+    ``redact`` returns each as it is, and ``redact_obj(obj)`` dumps to the same text. On such a
+    dump that search is the two cheap ones below. A NaN or an infinity (``allow_nan=False``),
+    an escape or any hit takes the walk (tests/test_secrets.py holds both ways equal)."""
     try:
         line = json.dumps(obj, ensure_ascii=True, default=str, allow_nan=False)
     except (ValueError, RecursionError):
         line = None
-    if line is not None and "\\" not in line:
+    if line is not None and "\\" not in line and "\x7f" not in line \
+            and _ASCII_HINT_RE.search(line.lower()) is None:
         secrets = _secrets()
-        if secrets:
-            if _gate(secrets).search(line) is None:
-                return line
-        elif _SKIP_RE.search(line) is None and _SHAPE_HINT_RE.search(line) is None:
+        gate = _literal_gate(secrets) if secrets else None
+        if gate is None or gate.search(line) is None:
             return line
     return json.dumps(redact_obj(obj), ensure_ascii=True, default=str)
 

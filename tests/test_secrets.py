@@ -196,7 +196,8 @@ def test_secrets_held_for_a_block_and_read_again_after_it(monkeypatch):
 # invisible characters, quotes and backslashes, non-ASCII, and plain words.
 _PIECES = st.sampled_from([KEY, KEY[:30], KEY[20:70], OTHER, "s", OTHER[1:], KEY[:8], KEY[8:19], "sk-", "://",
                            "=", "@", ":", "a:b@c", "pw",
-                           "postgresql://u:p4ss@db/x", "Bearer abcdefgh1234", "\x1b[0m", "\u200b", "\x7f",
+                           "postgresql://u:p4ss@db/x", "Bearer abcdefgh1234", "BEARER ", "x-Api-Key: ", "Authorization: ",
+                           "AKIA", "AIza", "SK-", "ghp_", "rk_live_", "-----BEGIN ", "\x1b[0m", "\u200b", "\x7f",
                            "\\", '"', "\u00e9", "\ud800", "\n", " ", "GH56JK78MN", "order", "x"])
 _TEXT = st.lists(_PIECES, max_size=6).map("".join)
 _JSONISH = st.recursive(
@@ -218,6 +219,45 @@ def test_the_session_logs_json_line_is_the_dump_of_the_redacted_value(configured
     else:
         monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     assert ascii_json_redacted(value) == json.dumps(redact_obj(value), ensure_ascii=True, default=str)
+
+
+def test_a_held_read_spans_awaits_in_its_own_task_only(monkeypatch):
+    """App.run holds the secrets for a whole question, across its awaits: another task (a
+    batch's other conversation) is not inside the block and sees a change at once, and a value
+    add_secret registers inside the block (a database password met mid-question) is hidden at
+    once too."""
+    import asyncio
+
+    import agentcli.redact as redact_module
+
+    monkeypatch.setattr(redact_module, "_extra", set())
+    other = "Wq3Er5Ty7Ui9Op1As2Df4Gh" * 2
+    password = "Zp9-xQ4!vR7#tL2m"
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+
+    async def main() -> None:
+        started, changed = asyncio.Event(), asyncio.Event()
+
+        async def holder() -> None:
+            with SecretsHeld():
+                assert redact("a " + KEY) == "a ***"
+                started.set()
+                await changed.wait()
+                assert redact("b " + other) == "b " + other  # the environment as read at the start
+                redact_module.add_secret(password)
+                assert redact("pw " + password) == "pw ***"
+            assert redact("c " + other) == "c ***"  # read again after the block
+
+        async def elsewhere() -> None:
+            await started.wait()
+            monkeypatch.setenv("OPENAI_API_KEY", other)
+            assert redact("d " + other) == "d ***"  # not in the block: read at the call
+            changed.set()
+
+        await asyncio.gather(holder(), elsewhere())
+
+    asyncio.run(main())
 
 
 def test_redact_obj_takes_the_deepest_json():
