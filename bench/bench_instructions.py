@@ -22,6 +22,9 @@ Measures:
    same difference for the bare ``AsyncAnthropic`` SDK replaying agentcli's 5 requests is taken
    off, and what is left is divided by 5 N calls. Threads are counted: the checks' worker thread
    (the question's grounding checks are in the figure) and the fake server's (the same in both).
+   Per tool cycle: the same with a ``TraceRenderer`` drawing every event on a 120-column
+   truecolor terminal console (into memory), minus the bare SDK, over the 4 cycles of each
+   question (the final answer's call charged to them, as ``bench_overhead.py`` does).
 2. ``ask`` offline, the whole process: ``python -m agentcli ask --provider offline QUESTION`` on
    the demo database in a fresh home.
 3. ``python -c pass``: the interpreter alone, for scale.
@@ -60,8 +63,9 @@ def _scrubbed_env(extra: dict[str, str]) -> dict[str, str]:
 
 # ------------------------------------------------------------------ the workloads (--child)
 def child(mode: str, questions: int) -> int:
-    """Run WARM + ``questions`` five-turn questions, through agentcli (``agent``) or the bare SDK
-    (``bare``, replaying agentcli's requests of the first question)."""
+    """Run WARM + ``questions`` five-turn questions, through agentcli (``agent``; ``render``:
+    with a TraceRenderer on a terminal console) or the bare SDK (``bare``, replaying agentcli's
+    requests of the first question)."""
     sys.path.insert(0, str(HERE))
     import anthropic
     import bench_overhead as bo
@@ -89,9 +93,25 @@ def child(mode: str, questions: int) -> int:
         async def main() -> None:
             app = App.open(settings)
 
+            consumers: list[Any] = []
+            if mode == "render":
+                import io
+
+                from rich.console import Console
+
+                from agentcli.cli.render import TraceRenderer
+
+                buf = io.StringIO()
+                console = Console(file=buf, force_terminal=True, color_system="truecolor", width=120,
+                                  highlight=False, soft_wrap=True)
+
             async def agent() -> None:
                 conv = app.conversation()
-                b = await app.run(conv, bo.QUESTION)
+                if mode == "render":
+                    consumers[:] = [TraceRenderer(console, live=True)]
+                    buf.seek(0)
+                    buf.truncate()
+                b = await app.run(conv, bo.QUESTION, consumers)
                 app.log_for(conv).close()
                 res = b.result()
                 if res["status"] != "ok" or res["turns"] != 5:
@@ -111,7 +131,7 @@ def child(mode: str, questions: int) -> int:
                             pass
                         await s.get_final_message()
 
-            one = agent if mode == "agent" else bare_once
+            one = bare_once if mode == "bare" else agent
             for _ in range(WARM + questions):
                 await one()
                 fake.reset()
@@ -152,7 +172,7 @@ def measure(tree: Path | None, questions: int, valgrind: str | None, log: Any) -
     runs: dict[tuple[str, int], int | None] = {}
     home = Path(tempfile.mkdtemp(prefix="agentcli-bench-instr-home-"))
     try:
-        for mode in ("agent", "bare"):
+        for mode in ("agent", "render", "bare"):
             for n in (0, questions):
                 log(f"{'counting' if valgrind else 'running'} {mode}, {WARM + n} questions ...")
                 runs[mode, n] = count([py, str(Path(__file__).resolve()), "--child", mode, str(n)],
@@ -161,6 +181,8 @@ def measure(tree: Path | None, questions: int, valgrind: str | None, log: Any) -
             ours = (runs["agent", questions] - runs["agent", 0]) - (runs["bare", questions] - runs["bare", 0])
             out["per_call"] = ours / (5 * questions)
             out["bare_per_call"] = (runs["bare", questions] - runs["bare", 0]) / (5 * questions)
+            drawn = (runs["render", questions] - runs["render", 0]) - (runs["bare", questions] - runs["bare", 0])
+            out["per_cycle"] = drawn / (4 * questions)
         from agentcli.stores import init_sqlite  # this checkout's (the package counted runs in the child)
 
         init_sqlite(home / "orders.sqlite3", 300)
@@ -187,7 +209,9 @@ def report(now: dict[str, float | None], before: dict[str, float | None] | None,
            questions: int) -> list[str]:
     head = ["measure", "this checkout"] + ([f"before ({ref})", "change"] if before is not None else [])
     rows = [head, ["---"] * len(head)]
-    names = [("per_call", "our instructions per model call"), ("bare_per_call", "the bare SDK's per call (for scale)"),
+    names = [("per_call", "our instructions per model call"),
+             ("per_cycle", "our instructions per tool cycle (drawn on a terminal)"),
+             ("bare_per_call", "the bare SDK's per call (for scale)"),
              ("ask_offline", "`ask` offline, whole process"), ("pass", "`python -c pass`")]
     for key, label in names:
         row = [label, _m(now.get(key))]
@@ -197,7 +221,9 @@ def report(now: dict[str, float | None], before: dict[str, float | None] | None,
         rows.append(row)
     lines = ["| " + " | ".join(r) + " |" for r in rows]
     lines += ["", f"- per call: ({WARM}+{questions} questions - {WARM}) of agentcli minus the same of the bare "
-              f"SDK, over {5 * questions} calls; threads included (the question's checks are in it)"]
+              f"SDK, over {5 * questions} calls; threads included (the question's checks are in it)",
+              f"- per tool cycle: the same with a TraceRenderer on a 120-column truecolor console, over "
+              f"{4 * questions} cycles"]
     return lines
 
 
