@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import io
 import json
 import os
@@ -27,22 +28,14 @@ import sys
 import threading
 import time
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from mcp import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
-from mcp.shared.exceptions import MCPError
-from mcp.shared.memory import create_client_server_memory_streams
-from mcp.shared.message import SessionMessage
-from mcp.types import Implementation, JSONRPCNotification, JSONRPCRequest, JSONRPCResponse
 
-from agentcli.cli.mcp import opened
 from agentcli.config import resolve
 from agentcli.drafts.queue import ticket_arg
 from agentcli.drafts.store import DraftStore
-from agentcli.mcp_server.server import sdk_logging, serve_on
-from agentcli.mcp_server.session import McpSession
 from agentcli.stores import init_sqlite, open_store
 from agentcli.ticket import Ticket
 from agentcli.tools import ToolDeps, default_registry, run_tool
@@ -50,7 +43,32 @@ from agentcli.tools import ToolDeps, default_registry, run_tool
 from .conftest import agentcli_exe, saved_drafts
 from .test_store_faults import SLOW_VIEW
 
-CLIENT = Implementation(name="test-client", version="9.1")
+
+@functools.cache
+def sdk() -> SimpleNamespace:
+    """The MCP SDK's client side and agentcli's server, imported when a test first needs them:
+    every xdist worker collects this file, and an import at the top costs each of them ~1 s of
+    CPU for a file only one of them runs."""
+    from mcp import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+    from mcp.shared.exceptions import MCPError
+    from mcp.shared.memory import create_client_server_memory_streams
+    from mcp.shared.message import SessionMessage
+    from mcp.types import Implementation, JSONRPCNotification, JSONRPCRequest, JSONRPCResponse
+
+    from agentcli.cli.mcp import opened
+    from agentcli.mcp_server.server import sdk_logging, serve_on
+    from agentcli.mcp_server.session import McpSession
+
+    return SimpleNamespace(
+        ClientSession=ClientSession, StdioServerParameters=StdioServerParameters,
+        stdio_client=stdio_client, MCPError=MCPError,
+        create_client_server_memory_streams=create_client_server_memory_streams,
+        SessionMessage=SessionMessage, JSONRPCNotification=JSONRPCNotification,
+        JSONRPCRequest=JSONRPCRequest, JSONRPCResponse=JSONRPCResponse, opened=opened,
+        sdk_logging=sdk_logging, serve_on=serve_on, McpSession=McpSession,
+        CLIENT=Implementation(name="test-client", version="9.1"))
+
 TRUE_REPLY = ("Hello Ana, we received your payment for order GH56JK78MN; it is not yet matched "
               "to the order, so the license has not been issued yet. A colleague is on it.")
 FALSE_REPLY = "Hello Ana, your order GH56JK78MN has shipped and will arrive tomorrow."
@@ -79,13 +97,13 @@ def in_memory(body, *, ticket: str | None = None, **flags: str) -> tuple[Any, st
     err = io.StringIO()
 
     async def main():
-        with contextlib.redirect_stderr(err), sdk_logging():
-            async with opened(settings, ticket_arg(ticket)) as (app, t):
-                async with create_client_server_memory_streams() as (client, server):
-                    served = asyncio.ensure_future(serve_on(McpSession(app, t),
+        with contextlib.redirect_stderr(err), sdk().sdk_logging():
+            async with sdk().opened(settings, ticket_arg(ticket)) as (app, t):
+                async with sdk().create_client_server_memory_streams() as (client, server):
+                    served = asyncio.ensure_future(sdk().serve_on(sdk().McpSession(app, t),
                                                             contextlib.nullcontext(server)))
                     try:
-                        async with ClientSession(*client, client_info=CLIENT) as session:
+                        async with sdk().ClientSession(*client, client_info=sdk().CLIENT) as session:
                             return await body(session, await session.initialize())
                     finally:
                         await client[1].aclose()  # the client is done: the server's input ends
@@ -101,10 +119,10 @@ def with_client(env: dict[str, str], args: list[str], body, tmp_path: Path) -> t
     errfile = tmp_path / f"mcp-stderr-{len(list(tmp_path.glob('mcp-stderr-*')))}.txt"
 
     async def main():
-        params = StdioServerParameters(command=agentcli_exe(), args=["mcp", *args], env=env)
+        params = sdk().StdioServerParameters(command=agentcli_exe(), args=["mcp", *args], env=env)
         with open(errfile, "w") as errlog:
-            async with stdio_client(params, errlog=errlog) as (read, write):
-                async with ClientSession(read, write, client_info=CLIENT) as session:
+            async with sdk().stdio_client(params, errlog=errlog) as (read, write):
+                async with sdk().ClientSession(read, write, client_info=sdk().CLIENT) as session:
                     init = await session.initialize()
                     return await body(session, init)
 
@@ -143,9 +161,9 @@ def test_over_stdio_the_console_script_lists_the_two_tools_with_every_hint_set(c
     # end to end: the installed console script, the SDK's stdio client, the JSON on the wire
     async def body(s, init):
         tools = await s.list_tools()
-        with pytest.raises(MCPError) as prompts:  # nothing else is served
+        with pytest.raises(sdk().MCPError) as prompts:  # nothing else is served
             await s.list_prompts()
-        with pytest.raises(MCPError) as resources:
+        with pytest.raises(sdk().MCPError) as resources:
             await s.list_resources()
         looked = await s.call_tool("get_order_status", {"order_code": "GH56JK78MN"})
         return init, tools, prompts.value, resources.value, looked
@@ -288,7 +306,7 @@ def test_an_unknown_tool_is_a_protocol_error_and_nothing_approves_or_sends(cli_e
     async def body(s, init):
         out = []
         for name in ("approve_draft", "send_reply", "drafts approve", "x" * 5000):
-            with pytest.raises(MCPError) as e:
+            with pytest.raises(sdk().MCPError) as e:
                 await s.call_tool(name, {"id": "d-1"})
             out.append(e.value.error)
         return out
@@ -304,15 +322,15 @@ def test_unknown_methods_early_requests_and_odd_params_are_protocol_errors(cli_e
     """Messages a well-behaved client never sends, as the SDK's JSON-RPC types, to the real
     server (the wire's own checks: test_malformed_messages_...)."""
     async def main():
-        async with opened(resolve(), None) as (app, t):
-            async with create_client_server_memory_streams() as ((read, write), server):
-                served = asyncio.ensure_future(serve_on(McpSession(app, t), contextlib.nullcontext(server)))
+        async with sdk().opened(resolve(), None) as (app, t):
+            async with sdk().create_client_server_memory_streams() as ((read, write), server):
+                served = asyncio.ensure_future(sdk().serve_on(sdk().McpSession(app, t), contextlib.nullcontext(server)))
 
                 async def send(msg):
-                    await write.send(SessionMessage(msg))
+                    await write.send(sdk().SessionMessage(msg))
 
                 async def request(rid, method, params=None):
-                    await send(JSONRPCRequest(jsonrpc="2.0", id=rid, method=method, params=params))
+                    await send(sdk().JSONRPCRequest(jsonrpc="2.0", id=rid, method=method, params=params))
                     got = await read.receive()
                     return got.message.model_dump(by_alias=True, exclude_none=True)
 
@@ -323,7 +341,7 @@ def test_unknown_methods_early_requests_and_odd_params_are_protocol_errors(cli_e
                         "protocolVersion": "2025-06-18", "capabilities": {},
                         "clientInfo": {"name": "raw", "version": "1"}})
                     assert "result" in init, init
-                    await send(JSONRPCNotification(jsonrpc="2.0", method="notifications/initialized"))
+                    await send(sdk().JSONRPCNotification(jsonrpc="2.0", method="notifications/initialized"))
                     assert (await request(2, "resources/read", {"uri": "file:///etc/passwd"}))["error"]["code"] == -32601
                     assert (await request(3, "no/such/method"))["error"]["code"] == -32601
                     assert (await request(4, "tools/call", {"name": "get_order_status", "arguments": [1, 2]})
@@ -331,8 +349,8 @@ def test_unknown_methods_early_requests_and_odd_params_are_protocol_errors(cli_e
                     assert (await request(5, "tools/call", {"arguments": {}}))["error"]["code"] == -32602
                     assert (await request(6, "tools/call", {"name": "draft_reply"}))["result"]["isError"] is True
                     # a response to a request never made, a notification nobody knows: dropped
-                    await send(JSONRPCResponse(jsonrpc="2.0", id=99, result={}))
-                    await send(JSONRPCNotification(jsonrpc="2.0", method="notifications/whatever",
+                    await send(sdk().JSONRPCResponse(jsonrpc="2.0", id=99, result={}))
+                    await send(sdk().JSONRPCNotification(jsonrpc="2.0", method="notifications/whatever",
                                                    params={"a": 1}))
                     assert (await request(7, "ping"))["result"] == {}  # nothing hangs
                 finally:
