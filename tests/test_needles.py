@@ -41,9 +41,18 @@ def _texts() -> list[str]:
 TEXTS = _texts()
 
 
-def _skipped_but_matching(text: str) -> list[str]:
-    return [rx._args[0][:80] for rx in PATTERNS
-            if not rx.may_match(text) and re.compile(*rx._args).search(text)]
+# each pattern compiled apart from its _Lazy (whose own compile-on-first-use stays untouched)
+PLAIN = [(rx, re.compile(*rx._args).search) for rx in PATTERNS]
+
+
+def _skipped(text: str) -> list:
+    """(pattern, plain search) of each pattern the gate skips on TEXT."""
+    return [(rx, search) for rx, search in PLAIN if not rx.may_match(text)]
+
+
+def _skipped_but_matching(text: str, skipped: list | None = None) -> list[str]:
+    return [rx._args[0][:80] for rx, search in (_skipped(text) if skipped is None else skipped)
+            if search(text)]
 
 
 def test_the_table_is_what_the_patterns_give_today():
@@ -62,8 +71,9 @@ def test_a_skipped_pattern_finds_nothing_in_any_known_text():
     assert len(TEXTS) > 400
     skipped = 0
     for text in TEXTS:
-        assert _skipped_but_matching(text) == [], text
-        skipped += sum(not rx.may_match(text) for rx in PATTERNS)
+        gated = _skipped(text)
+        assert _skipped_but_matching(text, gated) == [], text
+        skipped += len(gated)
     assert skipped > len(TEXTS) * len(PATTERNS) // 2  # the gate does skip most of them
 
 
