@@ -31,6 +31,20 @@ fails until the file is made again.
 NEEDLES: dict[str, tuple[tuple[str, ...], ...]] = {
 '''
 
+WORDS_HEADER = '''
+# For each group of a pattern's needles, those that every match holds as whole words (a run of
+# ``\\w`` characters with none on either side: ``\\bis\\b``, ``\\s+at\\s``): a pattern not
+# compiled yet is tried on a text only where such a needle is one of the text's words.
+WORDS: dict[str, tuple[tuple[str, ...], ...]] = {
+'''
+
+PHRASES_HEADER = '''
+# Groups of phrases (whole words one after the other, as they read in the text's words joined
+# by one space, a space at an end where the pattern puts a word's edge there): a pattern not
+# compiled yet is tried on a text only where one phrase of each group is in its joined words.
+PHRASES: dict[str, tuple[tuple[str, ...], ...]] = {
+'''
+
 
 def _lit(code: int, ic: bool) -> str:
     ch = chr(code)
@@ -39,54 +53,207 @@ def _lit(code: int, ic: bool) -> str:
 
 MAX_GROUPS = 4  # the most selective groups of a pattern: more would cost more than they skip
 
-
-def _selectivity(g: frozenset[str]) -> tuple[int, int]:
-    return (min(map(len, g)), -len(g))
+Group = tuple[frozenset[str], frozenset[str]]  # (needles, those of them found only as whole words)
 
 
-def needles_of(seq, ic: bool, exact: bool = True) -> list[frozenset[str]]:
-    """Groups of strings such that any match of SEQ (a parsed sequence) contains one string of
-    every group, most selective first (possibly none). IC: the pattern is case-insensitive as a
-    whole (the text is lower-cased before the needles are looked for, so every literal is
-    lower-cased, a scoped ``(?-i:...)`` one too); EXACT False: inside a scoped ``(?i:...)`` of a
-    case-sensitive pattern, where no literal can be looked for as it is."""
+def _selectivity(g: Group) -> tuple[int, int]:
+    return (min(map(len, g[0])), -len(g[0]))
+
+
+def _is_word(s: str) -> bool:
+    return bool(s) and all(c.isalnum() or c == "_" for c in s)  # what ``\w`` matches, every character
+
+
+# ------------------------------------------------------------------ whole words
+# A needle is a whole word of every match when the pattern puts a character that is not ``\w``
+# (or the text's edge) on both sides of it: ``\b``, ``\s``, ``^``, ``$``, ``(?<![\w-])``,
+# punctuation. ``_ends(seq, ctx)``: the character before the end of any match of SEQ is not
+# ``\w`` (or there is none), given CTX, the same of its start; ``_starts`` the mirror. A ``\b``
+# next to the run counts because the run's own first (last) character is ``\w``; an empty match
+# keeps the position, so what held before it holds after it. Anything not understood: False.
+_AT_LEFT = {C.AT_BOUNDARY, C.AT_BEGINNING, C.AT_BEGINNING_STRING, C.AT_BEGINNING_LINE}
+_AT_RIGHT = {C.AT_BOUNDARY, C.AT_END, C.AT_END_STRING, C.AT_END_LINE}
+_ONE_CHAR = {C.IN, C.LITERAL, C.NOT_LITERAL, C.ANY, C.CATEGORY}
+_NOT_WORD_CATEGORIES = {C.CATEGORY_SPACE, C.CATEGORY_NOT_WORD, C.CATEGORY_LINEBREAK}
+
+
+def _ascii_not_word(code: int) -> bool:
+    # ASCII only: no other character matches it in any case (a non-ASCII symbol might have one)
+    return code < 128 and not _is_word(chr(code))
+
+
+def _never_word(op, av) -> bool:
+    r"""Every character OP AV (one character's worth) matches is not ``\w``."""
+    if op is C.LITERAL:
+        return _ascii_not_word(av)
+    if op is C.CATEGORY:
+        return av in _NOT_WORD_CATEGORIES
+    if op is C.IN:
+        for iop, iav in av:
+            if iop is C.LITERAL:
+                ok = _ascii_not_word(iav)
+            elif iop is C.RANGE:
+                ok = iav[1] < 128 and all(_ascii_not_word(c) for c in range(iav[0], iav[1] + 1))
+            elif iop is C.CATEGORY:
+                ok = iav in _NOT_WORD_CATEGORIES
+            else:  # NEGATE and anything else
+                ok = False
+            if not ok:
+                return False
+        return True
+    return False
+
+
+def _covers_word(body) -> bool:
+    r"""BODY is one character's worth that matches every ``\w`` character: ``\w``, ``[\w-]``."""
+    if len(body) != 1:
+        return False
+    op, av = body[0]
+    if op is C.IN:
+        return any(iop is C.CATEGORY and iav is C.CATEGORY_WORD for iop, iav in av) and \
+            not any(iop is C.NEGATE for iop, _ in av)
+    return False
+
+
+def _step_left(op, av, before: bool) -> bool:
+    r"""Given BEFORE (the character before this item's start is not ``\w``), the same of its end."""
+    if op is C.AT:
+        return True if av in _AT_LEFT else before
+    if op in _ONE_CHAR:
+        return _never_word(op, av)
+    if op is C.ASSERT:
+        direction, body = av
+        return (direction < 0 and _ends(body, False)) or before
+    if op is C.ASSERT_NOT:
+        direction, body = av
+        return (direction < 0 and _covers_word(body)) or before
+    if op is C.SUBPATTERN:
+        return _ends(av[3], before)
+    if op is C.ATOMIC_GROUP:
+        return _ends(av, before)
+    if op is C.BRANCH:
+        return all(_ends(alt, before) for alt in av[1])
+    if op in (C.MAX_REPEAT, C.MIN_REPEAT, C.POSSESSIVE_REPEAT):
+        lo, hi, body = av
+        if hi == 0:
+            return before
+        last = _ends(body, before if hi == 1 else False)
+        return last if lo >= 1 else last and before
+    return False
+
+
+def _step_right(op, av, after: bool) -> bool:
+    r"""Given AFTER (the character after this item's end is not ``\w``), the same of its start."""
+    if op is C.AT:
+        return True if av in _AT_RIGHT else after
+    if op in _ONE_CHAR:
+        return _never_word(op, av)
+    if op is C.ASSERT:
+        direction, body = av
+        return (direction > 0 and _starts(body, False)) or after
+    if op is C.ASSERT_NOT:
+        direction, body = av
+        return (direction > 0 and _covers_word(body)) or after
+    if op is C.SUBPATTERN:
+        return _starts(av[3], after)
+    if op is C.ATOMIC_GROUP:
+        return _starts(av, after)
+    if op is C.BRANCH:
+        return all(_starts(alt, after) for alt in av[1])
+    if op in (C.MAX_REPEAT, C.MIN_REPEAT, C.POSSESSIVE_REPEAT):
+        lo, hi, body = av
+        if hi == 0:
+            return after
+        first = _starts(body, after if hi == 1 else False)
+        return first if lo >= 1 else first and after
+    return False
+
+
+def _lefts(items, ctx: bool) -> list[bool]:
+    out = [ctx]
+    for op, av in items:
+        out.append(_step_left(op, av, out[-1]))
+    return out
+
+
+def _rights(items, ctx: bool) -> list[bool]:
+    out = [ctx]
+    for op, av in reversed(items):
+        out.append(_step_right(op, av, out[-1]))
+    return out[::-1]
+
+
+def _ends(seq, ctx: bool) -> bool:
+    return _lefts(list(seq), ctx)[-1]
+
+
+def _starts(seq, ctx: bool) -> bool:
+    return _rights(list(seq), ctx)[0]
+
+
+# ------------------------------------------------------------------ needles
+def needles_of(seq, ic: bool, exact: bool = True, left: bool = False, right: bool = False) -> list[Group]:
+    r"""Groups of strings such that any match of SEQ (a parsed sequence) contains one string of
+    every group, most selective first (possibly none), each with those of its strings that such
+    a match holds as a whole word (a run of ``\w`` with none on either side). IC: the pattern
+    is case-insensitive as a whole (the text is lower-cased before the needles are looked for,
+    so every literal is lower-cased, a scoped ``(?-i:...)`` one too); EXACT False: inside a
+    scoped ``(?i:...)`` of a case-sensitive pattern, where no literal can be looked for as it
+    is. LEFT / RIGHT: the character before / after any match of SEQ is not ``\w`` (or there is
+    none)."""
     if not exact:
         return []
-    groups: list[frozenset[str]] = []
+    groups: list[Group] = []
 
-    def consider(cands: list[frozenset[str]]) -> None:
-        for g in cands:
-            if g and min(map(len, g)) >= MIN_LEN and g not in groups:
+    def consider(cands: list[Group]) -> None:
+        for g in cands:  # the first of two groups of the same strings is kept: each is true
+            if g[0] and min(map(len, g[0])) >= MIN_LEN and g[0] not in [h[0] for h in groups]:
                 groups.append(g)
 
     run: list[str] = []
+    run_at = 0
     items = list(seq)
-    for op, av in items + [(None, None)]:
+    lefts, rights = _lefts(items, left), _rights(items, right)
+    for i, (op, av) in enumerate(items + [(None, None)]):
         if op is C.LITERAL:
+            if not run:
+                run_at = i
             run.append(_lit(av, ic))
             continue
         if run:
-            consider([frozenset({"".join(run)})])
+            s = "".join(run)
+            word = _is_word(s) and lefts[run_at] and rights[i]
+            consider([(frozenset({s}), frozenset({s}) if word else frozenset())])
             run = []
+        if op is None:
+            break
+        inner_l, inner_r = lefts[i], rights[i + 1]
         if op is C.SUBPATTERN:
             _group, add, _sub, body = av
-            consider(needles_of(body, ic, exact=ic or not add & re.I))
+            consider(needles_of(body, ic, ic or not add & re.I, inner_l, inner_r))
         elif op is C.ATOMIC_GROUP:
-            consider(needles_of(av, ic))
+            consider(needles_of(av, ic, True, inner_l, inner_r))
         elif op is C.BRANCH:
             # every match goes through one alternative: it holds that alternative's best group
+            # (a whole word only where every alternative holding that string holds it so)
             union: set[str] = set()
+            not_words: set[str] = set()
+            words: set[str] = set()
             for alt in av[1]:
-                got = needles_of(alt, ic)
+                got = needles_of(alt, ic, True, inner_l, inner_r)
                 if not got:
                     union = set()
                     break
-                union |= got[0]
-            consider([frozenset(union)])
+                union |= got[0][0]
+                words |= got[0][1]
+                not_words |= got[0][0] - got[0][1]
+            consider([(frozenset(union), frozenset(words - not_words) if union else frozenset())])
         elif op in (C.MAX_REPEAT, C.MIN_REPEAT, C.POSSESSIVE_REPEAT):
-            lo, _hi, body = av
+            lo, hi, body = av
             if lo >= 1:
-                consider(needles_of(body, ic))
+                # an iteration follows the one before it or what precedes the repeat
+                consider(needles_of(body, ic, True, inner_l and (hi == 1 or _ends(body, False)),
+                                    inner_r and (hi == 1 or _starts(body, False))))
     return sorted(groups, key=_selectivity, reverse=True)[:MAX_GROUPS]
 
 
@@ -96,28 +263,333 @@ def _minimal(found: frozenset[str]) -> tuple[str, ...]:
     return tuple(sorted(keep))
 
 
-def derive(pattern: str, flags: int) -> tuple[tuple[str, ...], ...] | None:
-    """The needle groups of a pattern (a text must hold a needle of each), or None."""
+def _minimal_words(found: Group) -> tuple[str, ...]:
+    # a needle that covers another is a whole word only when it covers none: "refund" found as
+    # a word says nothing of "refunded"
+    strings, words = found
+    return tuple(n for n in _minimal(strings) if n in words and not any(m != n and n in m for m in strings))
+
+
+def _parsed(pattern: str, flags: int):
     tree = _parser.parse(pattern, flags)
     if tree.state.flags & re.I and not flags & re.I:
         return None  # a leading (?i): the floor lower-cases the text only for flags=re.I
+    return tree
+
+
+def _ascii_anywhere(tree) -> bool:
+    r"""ASCII ``\w`` / ``\b`` (re.A, ``(?a)``, ``(?a:...)``): not the words the floor splits on."""
+    if tree.state.flags & re.A:
+        return True
+    stack = [list(tree)]
+    while stack:
+        for op, av in stack.pop():
+            if op is C.SUBPATTERN:
+                if av[1] & re.A:
+                    return True
+                stack.append(av[3])
+            elif op is C.BRANCH:
+                stack.extend(av[1])
+            elif op in (C.MAX_REPEAT, C.MIN_REPEAT, C.POSSESSIVE_REPEAT):
+                stack.append(av[2])
+            elif op in (C.ASSERT, C.ASSERT_NOT):
+                stack.append(av[1])
+            elif op is C.ATOMIC_GROUP:
+                stack.append(av)
+            elif op is C.GROUPREF_EXISTS:
+                stack.extend(b for b in av[1:] if b is not None)
+    return False
+
+
+def derive_groups(pattern: str, flags: int) -> list[Group] | None:
+    tree = _parsed(pattern, flags)
+    if tree is None:
+        return None
     found = needles_of(tree, bool(flags & re.I))
-    return tuple(_minimal(g) for g in found) or None
+    if _ascii_anywhere(tree):
+        found = [(g, frozenset()) for g, _w in found]
+    return found
 
 
-def table() -> dict[str, tuple[tuple[str, ...], ...]]:
+def derive(pattern: str, flags: int) -> tuple[tuple[str, ...], ...] | None:
+    """The needle groups of a pattern (a text must hold a needle of each), or None."""
+    found = derive_groups(pattern, flags)
+    if found is None:
+        return None
+    return tuple(_minimal(g[0]) for g in found) or None
+
+
+# ------------------------------------------------------------------ phrases
+# A phrase: whole words one after the other with only characters that are not ``\w`` between
+# them ("your payment", "has been shipped"), looked for in the text's words joined by one space
+# (``claims._words_of``): " your payment " is in " we matched your payment ". A leading
+# (trailing) space where the pattern puts the text's edge or a character that is not ``\w``
+# before (after) it. Words written next to each other in the pattern are one word of the text
+# ("licen" then "sed"). Only what the pattern's parse shows for sure, and at most MAX_PHRASES
+# phrases a group.
+MAX_PHRASES = 24
+MAX_BRANCH_PHRASES = 96  # the alternatives of a branch, each with its own
+MAX_PHRASE_GROUPS = 3
+_REPEATS = (C.MAX_REPEAT, C.MIN_REPEAT, C.POSSESSIVE_REPEAT)
+_ZERO_WIDTH = (C.AT, C.ASSERT, C.ASSERT_NOT)
+
+
+def _nonword_only(op, av) -> bool:
+    r"""Every character OP AV consumes is not ``\w`` (it may consume none)."""
+    if op in _ZERO_WIDTH:
+        return True
+    if op in _ONE_CHAR:
+        return _never_word(op, av)
+    if op in _REPEATS:
+        return all(_nonword_only(*it) for it in av[2])
+    if op is C.SUBPATTERN:
+        return all(_nonword_only(*it) for it in av[3])
+    if op is C.ATOMIC_GROUP:
+        return all(_nonword_only(*it) for it in av)
+    if op is C.BRANCH:
+        return all(_nonword_only(*it) for alt in av[1] for it in alt)
+    return False
+
+
+def _consumes(op, av) -> bool:
+    """OP AV consumes at least one character, whatever it matches."""
+    if op in _ONE_CHAR:
+        return True
+    if op in _REPEATS:
+        return av[0] >= 1 and any(_consumes(*it) for it in av[2])
+    if op is C.SUBPATTERN:
+        return any(_consumes(*it) for it in av[3])
+    if op is C.ATOMIC_GROUP:
+        return any(_consumes(*it) for it in av)
+    if op is C.BRANCH:
+        return all(any(_consumes(*it) for it in alt) for alt in av[1])
+    return False
+
+
+def _is_sep(op, av) -> bool:
+    return _nonword_only(op, av) and _consumes(op, av)
+
+
+def _inner(op, av, ic: bool):
+    """The alternatives of a group-like item that is matched exactly once, or None."""
+    if op is C.SUBPATTERN:
+        return [av[3]] if ic or not av[1] & re.I else None
+    if op is C.ATOMIC_GROUP:
+        return [av]
+    if op is C.BRANCH:
+        return av[1]
+    if op in _REPEATS and av[0] == av[1] == 1:
+        return [av[2]]
+    return None
+
+
+def _sep_item(op, av) -> bool:
+    if op is C.LITERAL:
+        return _ascii_not_word(av)
+    return _is_sep(op, av)
+
+
+def _cat(c: str, x: str) -> str:
+    """C, then X: one space where either holds one at the seam (a separator, or a word's edge),
+    else X joined to C's last word."""
+    if c.endswith(" ") or x.startswith(" "):
+        return c.rstrip(" ") + " " + x.lstrip(" ")
+    return c + x
+
+
+def _piece(op, av, ic: bool, left: bool, right: bool) -> tuple[set[str], bool] | None:
+    """What a chain of words can take in from OP AV: (the strings it matches, as words and
+    spaces; whether it may match nothing instead), or None. LEFT / RIGHT: what ``_lefts`` /
+    ``_rights`` say of the item's start / end."""
+    if op is C.LITERAL:
+        ch = _lit(av, ic)
+        return ({ch}, False) if _is_word(ch) else None
+    if op is C.IN:
+        if av and all(iop is C.LITERAL and _is_word(_lit(iav, ic)) for iop, iav in av):
+            return ({_lit(iav, ic) for _iop, iav in av}, False)  # [cs]
+        return None
+    optional = op in _REPEATS and av[0] == 0 and av[1] == 1
+    alts = [av[2]] if optional else _inner(op, av, ic)
+    if alts is None:
+        return None
+    got: set[str] = set()
+    for alt in alts:
+        r = _phrase_alts(alt, ic, left, right)
+        if r is None:
+            return None
+        got |= r
+        if len(got) > MAX_PHRASES:
+            return None
+    return (got, optional) if got else None
+
+
+def _edged(p: tuple[set[str], bool], left: bool, right: bool) -> tuple[set[str], bool]:
+    """A piece's strings with a space at an end where a word's edge is sure there (LEFT: what
+    ``_lefts`` says before the piece, RIGHT: what ``_rights`` says after it, which counts in
+    whatever follows, an optional piece too)."""
+    strings, optional = p
+    if left:
+        strings = {_cat(" ", x) for x in strings}
+    if right:
+        strings = {_cat(x, " ") for x in strings}
+    return strings, optional
+
+
+def _phrase_alts(seq, ic: bool, left: bool, right: bool) -> set[str] | None:
+    """Every string SEQ matches, as words and spaces (a space for a separator, or where a
+    word's edge is sure: LEFT / RIGHT as for ``needles_of``), when that is all it can match;
+    else None."""
+    items = list(seq)
+    lefts, rights = _lefts(items, left), _rights(items, right)
+    out = {""}
+    for i, (op, av) in enumerate(items):
+        if op in _ZERO_WIDTH:
+            continue
+        if _sep_item(op, av):
+            out = {_cat(o, " ") for o in out}
+            continue
+        p = _piece(op, av, ic, lefts[i], rights[i + 1])
+        if p is None:
+            return None
+        strings, optional = _edged(p, lefts[i], rights[i + 1])
+        extra = {_cat(o, x) for o in out for x in strings}
+        out = out | extra if optional else extra
+        if len(out) > MAX_PHRASES:
+            return None
+    return out
+
+
+def _phrase_rank(g: frozenset[str]) -> tuple[int, int, int]:
+    return (min(x.strip().count(" ") for x in g), min(len(x.strip()) for x in g), -len(g))
+
+
+def phrases_of(seq, ic: bool, exact: bool = True, left: bool = False, right: bool = False) -> list[frozenset[str]]:
+    """Groups of phrases (as they read in the text's words joined by one space, see above) such
+    that any match of SEQ holds one phrase of every group, the most selective first. LEFT /
+    RIGHT as for ``needles_of``."""
+    if not exact:
+        return []
+    groups: list[frozenset[str]] = []
+    items = list(seq)
+    lefts, rights = _lefts(items, left), _rights(items, right)
+    chain: set[str] | None = None
+
+    def add(g: frozenset[str]) -> None:
+        if g and len(g) <= MAX_PHRASES and g not in groups and all(x.strip() for x in g):
+            groups.append(g)
+
+    def emit() -> None:
+        add(frozenset(chain))
+
+    for i, (op, av) in enumerate(items):
+        if op in _ZERO_WIDTH:
+            continue
+        sep = _sep_item(op, av)
+        if chain is not None and sep:
+            chain = {_cat(c, " ") for c in chain}
+            continue
+        p = None if sep else _piece(op, av, ic, lefts[i], rights[i + 1])
+        if p is not None and (chain is not None or not p[1]):
+            strings, optional = _edged(p, lefts[i], rights[i + 1])
+            if chain is not None and len(chain) * len(strings) > MAX_PHRASES:
+                if optional:
+                    p = None  # ends the chain
+                else:
+                    emit()  # and a new one from here
+                    chain = None
+            if p is not None:
+                if chain is None:
+                    chain = set(strings)
+                else:
+                    extra = {_cat(c, x) for c in chain for x in strings}
+                    chain = chain | extra if optional else extra
+                continue
+        if chain is not None:
+            emit()
+            chain = None
+        if sep:
+            continue
+        inner_l, inner_r = lefts[i], rights[i + 1]
+        if op is C.SUBPATTERN:
+            for g in phrases_of(av[3], ic, ic or not av[1] & re.I, inner_l, inner_r):
+                add(g)
+        elif op is C.ATOMIC_GROUP:
+            for g in phrases_of(av, ic, True, inner_l, inner_r):
+                add(g)
+        elif op is C.BRANCH:
+            # every match goes through one alternative: it holds one phrase of that one's
+            # smallest group (of those with a word's edge or two words in each phrase)
+            union: set[str] = set()
+            for alt in av[1]:
+                got = phrases_of(alt, ic, True, inner_l, inner_r)
+                if not got:
+                    union = set()
+                    break
+                edged = [g for g in got if all(" " in x for x in g)] or got
+                union |= min(edged, key=len)
+            if union and len(union) <= MAX_BRANCH_PHRASES and frozenset(union) not in groups:
+                groups.append(frozenset(union))
+        elif op in _REPEATS:
+            lo, hi, body = av
+            if lo >= 1:
+                for g in phrases_of(body, ic, True, inner_l and (hi == 1 or _ends(body, False)),
+                                    inner_r and (hi == 1 or _starts(body, False))):
+                    add(g)
+    if chain is not None:
+        emit()
+    return sorted(groups, key=_phrase_rank, reverse=True)
+
+
+def derive_phrases(pattern: str, flags: int) -> tuple[tuple[str, ...], ...] | None:
+    """Groups of phrases a match of the pattern holds one of each (see ``phrases_of``), or None."""
+    tree = _parsed(pattern, flags)
+    if tree is None or _ascii_anywhere(tree):
+        return None
+    # a group of bare strings says no more than the needles do
+    found = [g for g in phrases_of(tree, bool(flags & re.I)) if any(" " in x for x in g)]
+    return tuple(tuple(sorted(g)) for g in found[:MAX_PHRASE_GROUPS]) or None
+
+
+def derive_words(pattern: str, flags: int) -> tuple[tuple[str, ...], ...] | None:
+    """For each group of ``derive``, the needles a match holds as whole words; None: none."""
+    found = derive_groups(pattern, flags)
+    if not found:
+        return None
+    words = tuple(_minimal_words(g) for g in found)
+    return words if any(words) else None
+
+
+Table = dict[str, tuple[tuple[str, ...], ...]]
+
+
+def table() -> tuple[Table, Table, Table]:
+    """(NEEDLES, WORDS, PHRASES) of every pattern of the floor."""
     from agentcli.checks import claims
 
-    out: dict[str, tuple[tuple[str, ...], ...]] = {}
+    out: Table = {}
+    words: Table = {}
+    phrases: Table = {}
     for pattern, flags in claims.lazy_patterns():
+        key = claims.needle_key(pattern, flags)
         got = derive(pattern, flags)
         if got:
-            out[claims.needle_key(pattern, flags)] = got
-    return dict(sorted(out.items()))
+            out[key] = got
+            w = derive_words(pattern, flags)
+            if w:
+                words[key] = w
+        ph = derive_phrases(pattern, flags)
+        if ph:
+            phrases[key] = ph
+    return dict(sorted(out.items())), dict(sorted(words.items())), dict(sorted(phrases.items()))
 
 
-def render(t: dict[str, tuple[tuple[str, ...], ...]]) -> str:
-    return HEADER + "".join(f"    {k!r}: {v!r},\n" for k, v in t.items()) + "}\n"
+def _entries(t: Table) -> str:
+    return "".join(f"    {k!r}: {v!r},\n" for k, v in t.items()) + "}\n"
+
+
+def render(t: tuple[Table, Table, Table]) -> str:
+    needles, words, phrases = t
+    return HEADER + _entries(needles) + WORDS_HEADER + _entries(words) + PHRASES_HEADER + _entries(phrases)
 
 
 def main(argv: list[str]) -> int:

@@ -49,7 +49,7 @@ from typing import Any, Iterable
 
 from ..redact import one_line as safe_line
 from ..vocab import find_codes, parse_date
-from .needles import NEEDLES
+from .needles import NEEDLES, PHRASES, WORDS
 from .normalize import key
 
 MAX_TEXT = 20_000     # characters of one text that are read
@@ -96,14 +96,20 @@ class _Lazy:
     one string of each, derived from the pattern by ``tests/gen_needles.py``): ``ask`` pays for
     the patterns a text can match, in the checks' worker thread, not for all of them at import
     (compiling them all took ~220 ms; with one needle group instead of several, ``ask`` compiled
-    71 patterns of which 16 matched)."""
+    71 patterns of which 16 matched). Until it is compiled, a pattern also wants the needles that
+    every match holds as whole words (``needles.WORDS``) among the text's words: "is" inside
+    "this" or "we" inside "went" compiled a pattern in vain (a compiled one keeps the cheaper
+    substring test alone: what it would skip costs less than the words)."""
 
-    __slots__ = ("_args", "_ic", "_needles", "_rx")
+    __slots__ = ("_args", "_ic", "_needles", "_phrases", "_rx", "_words")
 
     def __init__(self, pattern: str, flags: int = 0) -> None:
         self._args, self._rx = (pattern, flags), None
         self._ic = bool(int(flags) & re.IGNORECASE)  # a plain bool: "&" of two RegexFlags is slow
-        self._needles = NEEDLES.get(needle_key(pattern, flags))
+        key = needle_key(pattern, flags)
+        self._needles = NEEDLES.get(key)
+        self._words = WORDS.get(key)
+        self._phrases = PHRASES.get(key)
         _ALL.append(self)
 
     def get(self) -> re.Pattern:
@@ -127,14 +133,58 @@ class _Lazy:
                 return False
         return True
 
-    def search(self, text: str, *a: Any) -> re.Match | None:
-        return self.get().search(text, *a) if self.may_match(text) else None
+    def worth_trying(self, text: str, endpos: int | None = None) -> bool:
+        """``may_match``, and for a pattern not compiled yet ``words_hold`` too. False only when
+        no match is possible in TEXT[:ENDPOS]. With an ENDPOS short of the end, ``may_match``
+        alone: the end of a search is a word's edge to ``\\b`` ("is" of "isn" at ENDPOS 2)."""
+        if not self.may_match(text):
+            return False
+        if self._rx is not None or (endpos is not None and endpos < len(text)):
+            return True
+        return self.words_hold(text)
 
-    def match(self, text: str, *a: Any) -> re.Match | None:
-        return self.get().match(text, *a) if self.may_match(text) else None
+    def words_hold(self, text: str) -> bool:
+        """False only when no match is possible anywhere in TEXT: for one of the needle groups,
+        no needle is in it as the pattern holds it (a whole-word one among TEXT's words, another
+        anywhere), or for one of the phrase groups, no phrase is in TEXT's words joined by one
+        space. Says nothing of a search that ends before TEXT does."""
+        words, phrases = self._words, self._phrases
+        if words is None and phrases is None:
+            return True
+        hay = _lowered(text) if self._ic else text
+        have, joined = _words_of(hay)
+        if words is not None:
+            for group, whole in zip(self._needles, words):
+                if not whole:
+                    continue
+                for n in group:
+                    if n in have if n in whole else n in hay:
+                        break
+                else:
+                    return False
+        if phrases is not None:
+            for group in phrases:
+                for ph in group:
+                    if ph in joined:
+                        break
+                else:
+                    return False
+        return True
 
-    def finditer(self, text: str, *a: Any) -> Iterable[re.Match]:
-        return self.get().finditer(text, *a) if self.may_match(text) else iter(())
+    def search(self, text: str, pos: int = 0, endpos: int | None = None) -> re.Match | None:
+        if not self.worth_trying(text, endpos):
+            return None
+        return self.get().search(text, pos) if endpos is None else self.get().search(text, pos, endpos)
+
+    def match(self, text: str, pos: int = 0, endpos: int | None = None) -> re.Match | None:
+        if not self.worth_trying(text, endpos):
+            return None
+        return self.get().match(text, pos) if endpos is None else self.get().match(text, pos, endpos)
+
+    def finditer(self, text: str, pos: int = 0, endpos: int | None = None) -> Iterable[re.Match]:
+        if not self.worth_trying(text, endpos):
+            return iter(())
+        return self.get().finditer(text, pos) if endpos is None else self.get().finditer(text, pos, endpos)
 
     @property
     def groupindex(self) -> Any:
@@ -147,6 +197,8 @@ _ALL: list[_Lazy] = []
 # combining dot, which would split "KİSTE"). tests/test_needles.py checks every cased character.
 _IC_EXTRA = {0x130: "i", 0x131: "i", 0x17F: "s"}
 _last_lowered: tuple[str, str] = ("", "")  # one entry: the ~60 promise patterns ask of one sentence
+_last_words: tuple[str, frozenset[str], str] = ("", frozenset(), "  ")
+_WORD_RUN = re.compile(r"\w+")  # a whole word is a run of what \b stands between
 
 
 def _lowered(text: str) -> str:
@@ -157,6 +209,20 @@ def _lowered(text: str) -> str:
     low = text.lower() if text.isascii() else text.translate(_IC_EXTRA).lower()
     _last_lowered = (text, low)
     return low
+
+
+def _words_of(hay: str) -> tuple[frozenset[str], str]:
+    """The words of HAY (the text, or as ``_lowered`` made it: the same words, lower-cased;
+    tests/test_needles_words.py checks every character keeps its length and its ``\\w``), and
+    the same joined by one space, a space before the first and after the last."""
+    global _last_words
+    last = _last_words
+    if last[0] is hay:
+        return last[1], last[2]
+    found = _WORD_RUN.findall(hay)
+    have, joined = frozenset(found), f" {' '.join(found)} "
+    _last_words = (hay, have, joined)
+    return have, joined
 
 
 def needle_key(pattern: str, flags: int) -> str:
@@ -1802,9 +1868,9 @@ _EAGER_RE = _rx(r"\b(?:can(?:'t|not|\s+not)|could(?:n't|\s+not))\s+wait\s+to\b")
 
 
 def _hedged(said: str) -> bool:
-    if _NO_COST_RE.may_match(said):
+    if _NO_COST_RE.worth_trying(said):
         said = _NO_COST_RE.get().sub(" ", said)
-    if _EAGER_RE.may_match(said):
+    if _EAGER_RE.worth_trying(said):
         said = _EAGER_RE.get().sub(" ", said)
     return HEDGE_NEG.search(said) is not None
 
@@ -2235,13 +2301,13 @@ def extract(text: str, known: Known) -> tuple[list[Claim], bool]:
                 if what is None and called_total(sent, m.start(), m.end(), labels):
                     what = TOTAL
                 add("price", m.start(), cents, what=what)
-        if BARE_PRICE_RE.may_match(sent) and (_PRICE_CTX_RE.search(sent) or
+        if BARE_PRICE_RE.worth_trying(sent) and (_PRICE_CTX_RE.search(sent) or
                                               any(_label_re(x).search(sent) for x in known.item_labels)):
             for m in BARE_PRICE_RE.finditer(sent):
                 cents = money_cents(m.group("a"), "eur")
                 if cents is not None and not theirs(m.start()):
                     add("price", m.start("a"), cents, what=priced_item(sent, m.start("a"), labels))
-        if SKU_PRICE_RE.may_match(sent):  # "Line items: USB-KEY 25.00, MAN-PRT 12.50": a price without its currency
+        if SKU_PRICE_RE.worth_trying(sent):  # "Line items: USB-KEY 25.00, MAN-PRT 12.50": a price without its currency
             for m in SKU_PRICE_RE.finditer(sent):
                 cents = money_cents(m.group("a"), "eur")
                 if cents is not None and not theirs(m.start("a")):
