@@ -186,6 +186,37 @@ def test_a_line_written_directly_is_byte_for_byte_what_rich_prints(text, style, 
         assert direct.file.getvalue() == ""
 
 
+_LONG = st.lists(st.sampled_from(["→", "get_order_status", " ", "  ", "GH56JK78MN", "ok (1.0 ms):", "·", "“x”",
+                                  "日本", "e\u0301", "😀", "\u200b", "[b]x[/b]", "é", "a" * 11, "b" * 30]),
+                 max_size=40).map("".join)
+
+
+@settings(max_examples=600, deadline=None)
+@given(text=_LONG, style=st.sampled_from(_STYLES), width=st.sampled_from([12, 20, 40, 80, 120]),
+       system=st.sampled_from([None, "standard", "truecolor"]), no_color=st.booleans(),
+       terminal=st.booleans(), ignore=st.booleans())
+def test_a_wrapped_line_written_directly_is_byte_for_byte_what_rich_prints(text, style, width, system,
+                                                                           no_color, terminal, ignore):
+    """``wrap=True``: a line wider than the console broken at spaces as rich wraps it (the
+    trace's lookup results are wider than most terminals)."""
+    kw = dict(width=width, color_system=system, no_color=no_color, force_terminal=terminal)
+    direct, printed = _console(**kw), _console(**kw)
+    if write_line(direct, text, style, wrap=True):
+        t = Text(text, style=style, overflow="ignore") if ignore else Text(text, style=style)
+        printed.print(t, soft_wrap=False, highlight=False)
+        assert direct.file.getvalue() == printed.file.getvalue()
+    else:
+        assert direct.file.getvalue() == ""
+
+
+def test_a_wide_lookup_line_is_wrapped_directly():
+    c = _console(width=40, force_terminal=True, color_system="truecolor")
+    line = "← get_order_status ok (0.3 ms): ORD-20260001 delivered · Printed manual · placed 2026-10-02"
+    assert not write_line(c, line, "green") and write_line(c, line, "green", wrap=True)
+    assert len(c.file.getvalue().splitlines()) == 3
+    assert not write_line(c, "x" * 41, "green", wrap=True)  # a word wider than a line: rich folds it
+
+
 def test_the_trace_lines_of_a_question_take_the_direct_way():
     """Not a vacuous equality above: the lines a lookup draws (styled, on a colour terminal and
     in a pipe) are written directly; a line too wide or with a tab is left to rich."""

@@ -11,6 +11,7 @@ reply says.
                                        rows), none wider than ``width``
     print_lines(console, lines)        print them uncut and unwrapped (each already fits)
     write_line(console, text, style)   one line that fits, written as rich would print it
+                                       (``wrap=True``: a wider one broken at spaces, as rich does)
     wrapped(console, text, width)      a ``Text`` as the lines a terminal shows: wrapped at
                                        spaces, a word longer than the line folded (rich's rules)
     preview(text, width)               one line of what a reply says: the greeting and the
@@ -146,7 +147,7 @@ def print_lines(console: Any, lines: Sequence[Text]) -> None:
                       highlight=False)
 
 
-def write_line(console: Any, text: str, style: str = "") -> bool:
+def write_line(console: Any, text: str, style: str = "", *, wrap: bool = False) -> bool:
     """Write ``text`` and a newline exactly as ``console.print(Text(text, style=style),
     soft_wrap=True, highlight=False)`` does, without rich's rendering pipeline (options, segments,
     the buffer: most of the time a trace line takes), and return True; or write nothing and
@@ -154,20 +155,64 @@ def write_line(console: Any, text: str, style: str = "") -> bool:
     control, a separator, an invisible format character), has trailing spaces, is wider than the
     console, or a console that records, is quiet or has a base style. The bytes are those of
     rich's own ``Style.render`` for the console's colour system (colours dropped under
-    ``no_color``, as rich does); tests/test_render_terminal.py holds both ways equal."""
+    ``no_color``, as rich does); tests/test_render_terminal.py holds both ways equal.
+
+    ``wrap``: as ``console.print(Text(text, style=style), soft_wrap=False, highlight=False)``
+    instead: a line wider than the console is broken at spaces where rich breaks it (its
+    ``divide_line`` and ``rstrip_end`` rules, ``_wrap_at_spaces``), each piece styled apart; a
+    word wider than a line (rich would fold it) is left to rich."""
     if (not text.isprintable() or text != text.rstrip() or console.record or console.quiet
-            or console.style or cell_len(text) > console.width):
+            or console.style):
+        return False
+    width = console.width
+    if cell_len(text) <= width:
+        lines = [text]
+    elif not wrap or (lines := _wrap_at_spaces(text, width)) is None:
         return False
     system = console.color_system
-    out = text
     if style and system is not None:
         st = console.get_style(style)
         if console.no_color:
             st = st.without_color
-        out = st.render(text, color_system=COLOR_SYSTEMS[system]) if st else text
-    console.file.write(out + "\n")
+        if st:
+            render, colors = st.render, COLOR_SYSTEMS[system]
+            lines = [render(ln, color_system=colors) for ln in lines]
+    console.file.write("\n".join(lines) + "\n")
     console.file.flush()
     return True
+
+
+# rich's words (``\s*\S+\s*``) on a printable line, whose only whitespace is the space
+_WORDS = re.compile(r" *[^ ]+ *")
+
+
+def _wrap_at_spaces(text: str, width: int) -> list[str] | None:
+    """The lines rich wraps a printable ``text`` into at ``width`` cells (``Text.wrap``: a word
+    goes to the next line when it does not fit the rest of this one, its spaces with it; a
+    line's trailing spaces past ``width`` characters dropped), or None when a word is wider
+    than a line or a line would still be wider than ``width`` (rich folds and crops: left to
+    it)."""
+    cuts: list[int] = []
+    used = 0
+    for m in _WORDS.finditer(text):
+        word = m.group()
+        need = cell_len(word.rstrip(" "))
+        if width - used >= need:
+            used += cell_len(word)
+        elif need > width:
+            return None
+        else:
+            cuts.append(m.start())
+            used = cell_len(word)
+    lines = []
+    for a, b in zip([0, *cuts], [*cuts, len(text)]):
+        ln = text[a:b]
+        if len(ln) > width:  # rich's rstrip_end counts characters
+            ln = ln[:max(len(ln.rstrip(" ")), width)]
+        if cell_len(ln) > width:
+            return None
+        lines.append(ln)
+    return lines
 
 
 _TOKENS = re.compile(r"(?:[^\s]|\u00a0)+|\s+")  # a no-break space holds words together

@@ -146,10 +146,10 @@ class TraceRenderer:
         if self.quiet and not force:
             return
 
-        if not no_wrap:  # one line that fits: written as rich prints it, at a tenth of the cost
+        if not no_wrap:  # written as rich prints it (wrapped at spaces on a terminal), at a tenth of the cost
             self.stop_spinner()
             self._end_text()
-            if write_line(self.console, text, style or ""):
+            if write_line(self.console, text, style or "", wrap=self.terminal):
                 return
         if not self.terminal:  # a pipe or a log: one line per item, never wrapped
             self._print(Text(text, style=style or ""), soft_wrap=True)
@@ -258,7 +258,7 @@ class TraceRenderer:
         through rich (wrapped at words on a terminal)."""
         self.stop_spinner()
         self._end_text()
-        if not write_line(self.console, text, style):
+        if not write_line(self.console, text, style, wrap=True):
             self._print(Text(text, style=style), soft_wrap=self._fits(text))
 
     def _markdown(self, text: str) -> str | None:
