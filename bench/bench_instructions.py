@@ -99,7 +99,14 @@ def child(mode: str, questions: int) -> int:
 
                 from rich.console import Console
 
+                from agentcli.cli import render
                 from agentcli.cli.render import TraceRenderer
+
+                # A step shorter than SPIN_DELAY_S of wall time starts no Live (the preview, its
+                # refresh thread): a fast model's steps never do, but valgrind runs ~50 times
+                # slower, and a Live redrawn 8 times a second made the count follow the machine's
+                # load (4.4 M to 5.6 M a cycle for the same code). The step's own drawing is counted.
+                render.SPIN_DELAY_S = float("inf")
 
                 buf = io.StringIO()
                 console = Console(file=buf, force_terminal=True, color_system="truecolor", width=120,
