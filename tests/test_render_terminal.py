@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.text import Text
 
 from agentcli.cli.advice import advise
-from agentcli.cli.layout import write_line
+from agentcli.cli.layout import plain_paragraph, write_line
 from agentcli.events import DraftSaved, ModelResponse, Question, ToolResult, TurnFinished
 from agentcli.cli.render import TraceRenderer
 from agentcli.cli.trace_lines import draft_block, result_summary
@@ -215,6 +215,33 @@ def test_a_wide_lookup_line_is_wrapped_directly():
     assert not write_line(c, line, "green") and write_line(c, line, "green", wrap=True)
     assert len(c.file.getvalue().splitlines()) == 3
     assert not write_line(c, "x" * 41, "green", wrap=True)  # a word wider than a line: rich folds it
+
+
+_PROSE = st.lists(st.sampled_from(["GH56JK78MN", "is", "waiting", "ORD-20261234", "shipped;", "soon.", "(USB)", "“x”", "日本",
+                                   "e\u0301", "😀", "é", "a" * 11, "b" * 19, "http://example.com/x", "Note:", "1.", "2)", "-",
+                                   "+", "#", "=", ">", "$5", "'s", ",", "?", "1986", "---", "x/y", "www.example.com",
+                                   ":smile:", "*x*", "_y_", "`z`", "a&amp;b", "<b>", "~~s~~", "|", "[l](u)", "\\*"]),
+                  min_size=1, max_size=40).map(" ".join)
+
+
+@settings(max_examples=500, deadline=None)
+@given(text=_PROSE, width=st.sampled_from([12, 20, 40, 80, 120]),
+       system=st.sampled_from([None, "standard", "truecolor"]), terminal=st.booleans())
+def test_a_plain_paragraph_is_byte_for_byte_what_rich_markdown_prints(text, width, system, terminal):
+    from rich.markdown import Markdown
+
+    c = _console(width=width, color_system=system, force_terminal=terminal)
+    got = plain_paragraph(c, text)
+    if got is not None:
+        with c.capture() as cap:
+            c.print(Markdown(text, hyperlinks=False), soft_wrap=False)
+        assert got == cap.get()
+
+
+def test_the_bench_answer_is_a_plain_paragraph():
+    c = _console(width=120, force_terminal=True, color_system="truecolor")
+    assert plain_paragraph(c, ("GH56JK78MN is waiting for payment; ORD-20261234 has shipped. " * 3).strip()) is not None
+    assert plain_paragraph(c, "GH56JK78MN is **waiting**") is None and plain_paragraph(c, "1. first") is None
 
 
 def test_the_trace_lines_of_a_question_take_the_direct_way():

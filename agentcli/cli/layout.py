@@ -12,6 +12,7 @@ reply says.
     print_lines(console, lines)        print them uncut and unwrapped (each already fits)
     write_line(console, text, style)   one line that fits, written as rich would print it
                                        (``wrap=True``: a wider one broken at spaces, as rich does)
+    plain_paragraph(console, text)     a plain one-paragraph answer as rich's Markdown prints it
     wrapped(console, text, width)      a ``Text`` as the lines a terminal shows: wrapped at
                                        spaces, a word longer than the line folded (rich's rules)
     preview(text, width)               one line of what a reply says: the greeting and the
@@ -213,6 +214,32 @@ def _wrap_at_spaces(text: str, width: int) -> list[str] | None:
             return None
         lines.append(ln)
     return lines
+
+
+# what CommonMark (with rich's strikethrough and tables) reads inside a line: escapes, code,
+# emphasis, links and images, autolinks and HTML, entities, strikethrough, table cells
+_MARKDOWN_INLINE = frozenset("\\`*_[]!<>&~|")
+
+
+def plain_paragraph(console: Any, text: str) -> str | None:
+    """What ``console.print(Markdown(text), soft_wrap=False)`` writes, for a ``text`` that is
+    one plain paragraph (one printable line, single spaces, none of the characters Markdown
+    reads inside a line, no block marker or digit first) on a console where a paragraph has no
+    style: its lines wrapped at spaces as rich wraps them, each padded to the width (a paragraph
+    is justified left). None when that is not certain: rich renders it (markdown-it's parse and
+    rich's rendering were two thirds of drawing an ordinary answer). tests/test_render_terminal.py
+    holds both ways equal."""
+    if (not text or not text.isprintable() or text != text.strip() or "  " in text
+            or not _MARKDOWN_INLINE.isdisjoint(text) or text[0] in "#>-+=" or text[0].isdigit()
+            or console.record or console.quiet or console.style
+            or console.get_style("markdown.paragraph", default="none")):
+        return None
+    width = console.width
+    if cell_len(text) <= width:
+        lines = [text]
+    elif (lines := _wrap_at_spaces(text, width)) is None:
+        return None
+    return "".join(ln + " " * (width - cell_len(ln)) + "\n" for ln in lines)
 
 
 _TOKENS = re.compile(r"(?:[^\s]|\u00a0)+|\s+")  # a no-break space holds words together

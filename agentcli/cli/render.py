@@ -46,7 +46,7 @@ from ..events import (
 )
 from ..redact import clean_for_terminal
 from .advice import advise
-from .layout import print_lines, wrapped, write_line
+from .layout import plain_paragraph, print_lines, wrapped, write_line
 from .trace_lines import (
     DRAFT_TOOL,
     _word,
@@ -264,6 +264,9 @@ class TraceRenderer:
     def _markdown(self, text: str) -> str | None:
         """``text`` rendered as Markdown for this console, or None when the rendering loses
         most of its words (markdown-it drops what nests deeper than its limit) or fails."""
+        plain = plain_paragraph(self.console, text)
+        if plain is not None:  # one plain paragraph: what rich would print, without its parse
+            return plain
         from rich.markdown import Markdown
 
         try:
