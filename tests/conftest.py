@@ -108,12 +108,14 @@ def _one_system_ca() -> str | None:
 
 
 def pytest_xdist_auto_num_workers(config):
-    # `-n auto`: two workers a core. Much of the suite's wall time is waiting (timeouts,
-    # Retry-After pauses, the signal grace period, servers, child processes starting), so with
-    # one worker a core the cores idle meanwhile. On two cores (2026-12-03, ~2,300 tests, ~100 s
-    # of CPU): 3 workers took 64-70 s, 4 took 59-62 s (the CPU is then the bound; each worker
-    # also collects the whole suite, ~2.5 s of CPU). `--maxprocesses` caps it.
-    return 2 * (os.cpu_count() or 1)
+    # `-n auto`: one worker a core and one more. Much of the suite's wall time is waiting
+    # (timeouts, Retry-After pauses, the signal grace period, servers, child processes starting),
+    # so with one worker a core the cores idle meanwhile; but each worker also collects the whole
+    # suite (~4.5 s of CPU) and imports the SDKs its files use, and once the CPU is the bound a
+    # worker more only adds that. On two idle cores (2026-12-07, 3,380 tests): 4 workers took
+    # 100 s wall and 188 s of CPU, 3 took 97 s and 165 s (2026-12-03, ~2,300 tests and ~100 s of
+    # CPU: 3 took 64-70 s, 4 took 59-62 s). `--maxprocesses` caps it.
+    return (os.cpu_count() or 1) + 1
 
 
 LONG_WEIGHT = 5  # a `long` file is started as a file of this many `slow` tests more
