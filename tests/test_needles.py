@@ -11,6 +11,7 @@ and over texts made of the patterns' own words in any case.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from pathlib import Path
@@ -26,6 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PATTERNS = claims._ALL
 
 
+@functools.cache
 def _texts() -> list[str]:
     out: list[str] = []
     for line in (ROOT / "bench" / "data" / "grounding_set.jsonl").read_text(encoding="utf-8").splitlines():
@@ -38,16 +40,19 @@ def _texts() -> list[str]:
     return [t for t in dict.fromkeys(folded + pieces) if t]  # what the floor's patterns read
 
 
-TEXTS = _texts()
 
 
-# each pattern compiled apart from its _Lazy (whose own compile-on-first-use stays untouched)
-PLAIN = [(rx, re.compile(*rx._args).search) for rx in PATTERNS]
+@functools.cache
+def _plain() -> list:
+    """(pattern, its plain search) for each pattern, compiled apart from its _Lazy (whose own
+    compile on first use stays untouched); when a test asks, not at collection (every worker
+    collects this file)."""
+    return [(rx, re.compile(*rx._args).search) for rx in PATTERNS]
 
 
 def _skipped(text: str) -> list:
     """(pattern, plain search) of each pattern the gate skips on TEXT."""
-    return [(rx, search) for rx, search in PLAIN if not rx.may_match(text)]
+    return [(rx, search) for rx, search in _plain() if not rx.may_match(text)]
 
 
 def _skipped_but_matching(text: str, skipped: list | None = None) -> list[str]:
@@ -68,13 +73,13 @@ def test_the_table_is_what_the_patterns_give_today():
 
 
 def test_a_skipped_pattern_finds_nothing_in_any_known_text():
-    assert len(TEXTS) > 400
+    assert len(_texts()) > 400
     skipped = 0
-    for text in TEXTS:
+    for text in _texts():
         gated = _skipped(text)
         assert _skipped_but_matching(text, gated) == [], text
         skipped += len(gated)
-    assert skipped > len(TEXTS) * len(PATTERNS) // 2  # the gate does skip most of them
+    assert skipped > len(_texts()) * len(PATTERNS) // 2  # the gate does skip most of them
 
 
 _WORDS = sorted({w for rx in PATTERNS for w in re.findall(r"[^\W\d_]{2,}|'\w+", rx._args[0])

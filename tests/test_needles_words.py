@@ -14,6 +14,7 @@ what the gate assumes of lower-casing and of ``\\w``.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from pathlib import Path
@@ -32,6 +33,7 @@ GATED = [rx for rx in PATTERNS if rx._words is not None or rx._phrases is not No
 _W = re.compile(r"\w")
 
 
+@functools.cache
 def _texts() -> list[str]:
     out: list[str] = []
     for name in ("grounding_set.jsonl", "grounding_blind.jsonl"):
@@ -48,7 +50,6 @@ def _texts() -> list[str]:
     return [t for t in dict.fromkeys(out + folded + pieces) if t]
 
 
-TEXTS = _texts()
 
 
 def _wrongly_skipped(text: str) -> list[str]:
@@ -65,13 +66,13 @@ def test_the_gate_is_derived_for_most_patterns_and_skips_texts():
         assert len(words) == len(needles.NEEDLES[key])
         assert all(set(w) <= set(g) for w, g in zip(words, needles.NEEDLES[key]))
         assert all(re.fullmatch(r"\w+", w) for ws in words for w in ws)
-    skipped = sum(rx.may_match(t) and not rx.words_hold(t) for t in TEXTS for rx in GATED)
-    assert skipped > len(TEXTS) * 5  # the words skip what the needles alone let through
+    skipped = sum(rx.may_match(t) and not rx.words_hold(t) for t in _texts() for rx in GATED)
+    assert skipped > len(_texts()) * 5  # the words skip what the needles alone let through
 
 
 def test_a_pattern_the_words_skip_finds_nothing_in_any_known_text():
-    assert len(TEXTS) > 400
-    for text in TEXTS:
+    assert len(_texts()) > 400
+    for text in _texts():
         assert _wrongly_skipped(text) == [], text
 
 
@@ -81,7 +82,7 @@ def _odd(text: str, which: int) -> str:
 
 
 def test_a_known_text_in_any_case_and_with_odd_letters_is_skipped_only_where_nothing_matches():
-    for text in TEXTS[::3]:
+    for text in _texts()[::3]:
         for variant in {text.upper(), text.lower(), text.title(), _odd(text, 1), _odd(text, 2), _odd(text, 5),
                         text.replace(" ", "-"), text.replace("'", ""), text.replace(" ", "  ")}:
             assert _wrongly_skipped(variant) == [], variant
