@@ -257,12 +257,7 @@ def _gate(secrets: list[str]) -> re.Pattern:
     key = tuple(secrets)
     gate = _gates.get(key)
     if gate is None:
-        lits: set[str] = set()
-        for s in secrets:
-            if len(s) >= 2 * FRAGMENT:
-                lits.update(s[k:k + FRAGMENT] for k in range(0, len(s) - FRAGMENT + 1, FRAGMENT // 3))
-            else:
-                lits.add(s)
+        lits = _secret_literals(secrets)
         parts = [re.escape(x) for x in sorted(lits)] + [_SKIP_RE.pattern, _SHAPE_HINT_RE.pattern]
         if len(_gates) > 16:
             _gates.clear()
@@ -378,16 +373,23 @@ _ASCII_HINT_RE = re.compile(r"sk-|sk_(?:live|test)_|rk_(?:live|test)_|gh[pousr]_
 _literal_gates: dict[tuple[str, ...], re.Pattern | None] = {}
 
 
+def _secret_literals(secrets: list[str]) -> set[str]:
+    """What a gate looks for of the secrets: each one, or of a long one its windows of
+    ``FRAGMENT`` characters, ``FRAGMENT // 3`` apart."""
+    lits: set[str] = set()
+    for s in secrets:
+        if len(s) >= 2 * FRAGMENT:
+            lits.update(s[k:k + FRAGMENT] for k in range(0, len(s) - FRAGMENT + 1, FRAGMENT // 3))
+        else:
+            lits.add(s)
+    return lits
+
+
 def _literal_gate(secrets: list[str]) -> "re.Pattern | None":
     """The secrets part of ``_gate``: each secret, or each ``FRAGMENT`` window of a long one."""
     key = tuple(secrets)
     if key not in _literal_gates:
-        lits: set[str] = set()
-        for s in secrets:
-            if len(s) >= 2 * FRAGMENT:
-                lits.update(s[k:k + FRAGMENT] for k in range(0, len(s) - FRAGMENT + 1, FRAGMENT // 3))
-            else:
-                lits.add(s)
+        lits = _secret_literals(secrets)
         if len(_literal_gates) > 16:
             _literal_gates.clear()
         _literal_gates[key] = re.compile("|".join(re.escape(x) for x in sorted(lits))) if lits else None
