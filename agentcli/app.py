@@ -539,14 +539,15 @@ class App:
             # model layer, and a process that never asks a model (ask --provider offline) is
             # spared the module (~1.3 ms of its start)
             from .checks import model_layer
-        texts = model_layer.texts_of(answer, drafts) if layer is not None else []
-        if layer is not None and texts:
-            forced, model, timeout = layer
-            reading = await model_layer.read(
-                lambda system, user, tool: forced(system, user, tool, model=model), texts, model=model,
-                timeout_s=timeout)
-            if reading.ran:
-                layers.append("model")
+
+            texts = model_layer.texts_of(answer, drafts)
+            if texts:
+                forced, model, timeout = layer
+                reading = await model_layer.read(
+                    lambda system, user, tool: forced(system, user, tool, model=model), texts,
+                    model=model, timeout_s=timeout)
+                if reading.ran:
+                    layers.append("model")
         work = functools.partial(check_ticket, answer=answer, drafts=drafts, tool_results=t.calls,
                                  questions=t.questions, budget_s=CHECK_BUDGET_S,
                                  model_claims=reading.claims if reading is not None and reading.ran else None)
