@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from agentcli.drafts.store import DraftStore
-from tests.conftest import agentcli_exe, clean_env, fake_api
+from tests.conftest import agentcli_exe, clean_env
 
 pytestmark = pytest.mark.slow  # real processes, seconds of work each
 
@@ -131,13 +131,15 @@ CASES = {
 
 @pytest.fixture(scope="module")
 def stalled(tmp_path_factory, demo_db) -> dict[str, Stalled]:
-    from agentcli.testing import fake_anthropic as fa
+    from agentcli.testing import fake_openai as fo
 
     procs: dict[str, subprocess.Popen] = {}
     counts, at_least, fds, files = {}, {}, [], []
     outs, reads, errs = {}, {}, {}
-    with fa.FakeAnthropic() as fake:
-        fake.queue(fa.text("All good. " * 3000))  # 30 KB: far more than the pipe holds
+    # ask's long answer comes from a model provider (the offline one's are short): openai's,
+    # whose SDK loads in half the CPU of anthropic's; the pipe and the signal are the point
+    with fo.FakeOpenAI() as fake:
+        fake.queue(fo.text("All good. " * 3000))  # 30 KB: far more than the pipe holds
         try:
             for name in CASES:
                 base = tmp_path_factory.mktemp(name)
@@ -178,7 +180,8 @@ def stalled(tmp_path_factory, demo_db) -> dict[str, Stalled]:
                 else:  # ask: one long answer
                     r, w = _stalled_pipe()
                     fds += [r, w]
-                    env.update(fake_api(fake.url))
+                    env.update(OPENAI_BASE_URL=fake.base_url, AGENTCLI_PROVIDER="openai",
+                               AGENTCLI_MODEL="fake-model", AGENTCLI_RETRIES="1")
                     procs[name] = subprocess.Popen([agentcli_exe(), "ask", "Where is GH56JK78MN?"],
                                                    env=env, stdin=subprocess.DEVNULL, stdout=w,
                                                    stderr=ferr)
