@@ -97,9 +97,13 @@ def _finish(proc: subprocess.Popen, sig: int) -> int:
             proc.wait()
 
 
-def _questions(tmp_path: Path, n: int = 3000) -> Path:
+def _questions(tmp_path: Path, n: int = 3000, *, lookups: bool = True) -> Path:
+    """N questions; each names an order (a lookup and a draft each), or with ``lookups=False``
+    none (the offline answer asks for the code: a third of the CPU a question, ~0.5 s a
+    process instead of ~1.6 s until the output stalls, ~100 questions in)."""
     f = tmp_path / "q.txt"
-    f.write_text("".join(f"Where is GH56JK78MN? (ticket {i})\n" for i in range(n)))
+    q = "Where is GH56JK78MN? (ticket {})\n" if lookups else "Where is my order? (ticket {})\n"
+    f.write_text("".join(q.format(i) for i in range(n)))
     return f
 
 
@@ -122,6 +126,8 @@ class Stalled:
 # The processes stalled on their output, each signalled once stalled. They run at once (a module
 # fixture): each one's wait after its signal (up to GRACE_S, the watchdog's, when its event loop is
 # stuck in a write) overlaps the others', and their seconds of silence are watched together.
+# batch-pipe-SIGTERM's questions each look an order up and draft a reply; the other two batches'
+# name no order (what stalls them is their output, whatever the questions are).
 CASES = {
     "batch-pipe-SIGTERM": signal.SIGTERM, "batch-pipe-SIGINT": signal.SIGINT,
     "batch-fifo-SIGTERM": signal.SIGTERM, "chat-pipe-SIGTERM": signal.SIGTERM,
@@ -152,8 +158,9 @@ def stalled(tmp_path_factory, demo_db) -> dict[str, Stalled]:
                     fds += [r, w]
                     out = outs[name] = base / "records.jsonl"
                     reads[name] = r
+                    qs = _questions(base, lookups=name == "batch-pipe-SIGTERM")
                     procs[name] = subprocess.Popen(
-                        [agentcli_exe(), "batch", str(_questions(base)), "-o", str(out)],
+                        [agentcli_exe(), "batch", str(qs), "-o", str(out)],
                         env=_offline(env), stdin=subprocess.DEVNULL, stdout=w, stderr=ferr)
                     counts[name] = (lambda out=out: out.read_bytes().count(b"\n") if out.exists() else 0)
                     at_least[name] = 8
@@ -164,7 +171,7 @@ def stalled(tmp_path_factory, demo_db) -> dict[str, Stalled]:
                     fcntl.fcntl(keep, fcntl.F_SETPIPE_SZ, 4096)
                     fds.append(keep)
                     procs[name] = subprocess.Popen(
-                        [agentcli_exe(), "batch", str(_questions(base)), "-o", str(fifo)],
+                        [agentcli_exe(), "batch", str(_questions(base, lookups=False)), "-o", str(fifo)],
                         env=_offline(env), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                         stderr=ferr)
                     counts[name], at_least[name] = (lambda home=home: _sessions(home)), 8
