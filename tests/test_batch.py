@@ -323,8 +323,10 @@ def test_resume_after_a_kill_loses_nothing_and_repeats_nothing(terminated_batche
     first = records(out.read_text())
     done_first = {r["id"] for r in first}
     assert 6 <= len(done_first) < 20
-    first_turns = lambda fake: [openai_question(r) for r in list(fake.requests)  # noqa: E731
-                                if not any(m["role"] == "tool" for m in r["messages"])]
+    def first_turns(fake) -> list[str]:  # (this batch's fake speaks Chat Completions)
+        return [openai_question(r) for r in list(fake.requests)
+                if not any(m["role"] == "tool" for m in r["messages"])]
+
     asked_before = len(first_turns(fake_openai))
     # Harder: one finished question later failed at the API (tried again on resume), and the
     # kill cut a record in half (ignored; the next record starts on its own line).
