@@ -198,6 +198,34 @@ _CTRL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]"
 _INVISIBLE = (r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f"
               r"\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufe00-\ufe0f\ufeff]")
 _SKIP_RE = re.compile(_ANSI_RE.pattern + "|" + _INVISIBLE + "+")
+# Every branch of _SKIP_RE begins with a character of _INVISIBLE (ESC and CSI are in it), and one
+# such character is a match of its last branch: _SKIP_RE finds something in a text exactly when
+# this one-character class does, which the engine searches for in one scan.
+_INVISIBLE_RE = re.compile(_INVISIBLE)
+
+# Pieces every match of _SHAPE_HINT_RE holds, branch by branch, as written (_HINT_PIECES) or, for
+# the header names in any case, in the lowered text (_HINT_LOWER: only letters whose class in the
+# hint is ASCII, which lower() maps to these, side by side; "zat" of "horization", "-ap" of
+# "-api-key"), and ":" with "@" for the password before a host. A text holding none of them is
+# not searched with _SHAPE_HINT_RE: an alternation of 14 branches tried at every position cost
+# ~800 instructions a character (tests/test_secrets.py holds _hint_in equal to the search).
+_HINT_PIECES = ("sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "AKIA", "xox", "k_live_",
+                "k_test_", "AIza", "-----BEGIN ", "://", "=")
+_HINT_LOWER = ("bearer", "zat", "-ap")
+
+
+def _hint_in(text: str) -> bool:
+    """``_SHAPE_HINT_RE.search(text) is not None``, searched only when a piece it needs is there."""
+    for p in _HINT_PIECES:
+        if p in text:
+            return _SHAPE_HINT_RE.search(text) is not None
+    if ":" in text and "@" in text:
+        return _SHAPE_HINT_RE.search(text) is not None
+    low = text.lower()
+    for p in _HINT_LOWER:
+        if p in low:
+            return _SHAPE_HINT_RE.search(text) is not None
+    return False
 
 
 def _view(text: str) -> tuple[str, list[int], list[int]]:
@@ -246,23 +274,27 @@ def _spans(view: str, secrets: list[str]) -> list[tuple[int, int]]:
     return spans
 
 
-_gates: dict[tuple[str, ...], re.Pattern] = {}
+_gate_literals: dict[tuple[str, ...], tuple[str, ...]] = {}
 
 
-def _gate(secrets: list[str]) -> re.Pattern:
-    """One search that finds something in every text ``_spans`` could find a span in: a
-    configured secret (a long one by its ``FRAGMENT`` windows, which its whole contains), a
-    credential shape's hint, or something skipped when matching (then the text is looked at
-    as seen). A text it finds nothing in is returned as it is."""
-    key = tuple(secrets)
-    gate = _gates.get(key)
-    if gate is None:
-        lits = _secret_literals(secrets)
-        parts = [re.escape(x) for x in sorted(lits)] + [_SKIP_RE.pattern, _SHAPE_HINT_RE.pattern]
-        if len(_gates) > 16:
-            _gates.clear()
-        gate = _gates[key] = re.compile("|".join(f"(?:{p})" for p in parts))
-    return gate
+def _looked_at(text: str, secrets: list[str]) -> bool:
+    """Whether ``text`` holds something ``_spans`` could find a span in: a configured secret (a
+    long one by its ``FRAGMENT`` windows, which its whole contains), a credential shape's hint,
+    or something skipped when matching (then the text is looked at as seen). The same answer as
+    one search of the alternation of the three (``(?:lit)|...|(?:_SKIP_RE)|(?:_SHAPE_HINT_RE)``,
+    which tests/test_secrets.py keeps as the reference): each part is asked on its own, the
+    literals with ``in``, the skipped characters as one class, the hint behind its pieces."""
+    if secrets:
+        key = tuple(secrets)
+        lits = _gate_literals.get(key)
+        if lits is None:
+            if len(_gate_literals) > 16:
+                _gate_literals.clear()
+            lits = _gate_literals[key] = tuple(sorted(_secret_literals(secrets)))
+        for lit in lits:
+            if lit in text:
+                return True
+    return _INVISIBLE_RE.search(text) is not None or _hint_in(text)
 
 
 def redact(text: str, secrets: list[str] | None = None) -> str:
@@ -270,12 +302,9 @@ def redact(text: str, secrets: list[str] | None = None) -> str:
     if len(text) < _SHORTEST:
         return text
     secrets = _secrets() if secrets is None else secrets
-    if secrets:  # the common case: nothing in the text to look at twice
-        if _gate(secrets).search(text) is None:
-            return text
-    elif _SKIP_RE.search(text) is None and _SHAPE_HINT_RE.search(text) is None:
+    if not _looked_at(text, secrets):  # the common case: nothing in the text to look at twice
         return text
-    skipped = _SKIP_RE.search(text) is not None
+    skipped = _INVISIBLE_RE.search(text) is not None
     view, vstarts, tstarts = _view(text) if skipped else (text, [0], [0])
     spans = _spans(view, secrets)
     if not spans:
@@ -386,7 +415,7 @@ def _secret_literals(secrets: list[str]) -> set[str]:
 
 
 def _literal_gate(secrets: list[str]) -> "re.Pattern | None":
-    """The secrets part of ``_gate``: each secret, or each ``FRAGMENT`` window of a long one."""
+    """The secrets part of ``_looked_at``: each secret, or each ``FRAGMENT`` window of a long one."""
     key = tuple(secrets)
     if key not in _literal_gates:
         lits = _secret_literals(secrets)
@@ -402,7 +431,7 @@ def ascii_json_redacted(obj: Any) -> str:
 
     A dump with no backslash holds every string of ``obj`` (keys, values, ``default=str``
     output) verbatim, and all of them are printable ASCII (json escapes quotes, controls but
-    DEL, and everything beyond ASCII). The search ``redact`` begins with (``_gate``: a configured
+    DEL, and everything beyond ASCII). The test ``redact`` begins with (``_looked_at``: a configured
     secret or a window of it, a credential shape's hint, a character skipped when matching) has
     no look-around, so when nothing it looks for is in the whole dump, nothing is in any string,
     ``redact`` returns each as it is, and ``redact_obj(obj)`` dumps to the same text. On such a
@@ -441,6 +470,10 @@ def clean_for_terminal(text: str) -> str:
     """Text safe to show: redacted, then without escape sequences or control characters (and
     redacted once more as shown, in case cleaning joined pieces of a secret)."""
     secrets = _secrets()
+    if "\u2028" not in text and "\u2029" not in text and not _looked_at(text, secrets):
+        # The common case, returned as it is: nothing to redact, and no ESC, CSI, CR or other
+        # control (each is a character _looked_at looks for), so no step below changes it.
+        return text
     text = _ANSI_RE.sub("", redact(text, secrets))
     # Line and paragraph separators break lines on some terminals: they become the newline a
     # reader can see, like a carriage return does (one-line fields flatten them before this).

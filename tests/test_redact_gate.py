@@ -1,0 +1,84 @@
+"""The redaction's cheap tests are the searches they stand for (agentcli/redact.py).
+
+``redact`` returns a text as it is when ``_looked_at`` finds nothing in it, and
+``clean_for_terminal`` does the same when nothing in it is to be redacted or cleaned: these
+hold each shortcut to the work it skips, on texts made of what redaction reacts to.
+"""
+
+from __future__ import annotations
+
+import re
+from unittest import mock
+
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from agentcli import redact as R
+
+KEY = "sk-ant-api03-" + "Qx7Lp2Vb9Tn4Rk8Wm3Zc6Yh1Fd5Gs0Ja" * 3 + "-AA"
+SHORT = "Zq7#mW2!kP"  # a configured secret shorter than 2 * FRAGMENT: looked for whole
+
+# One text for each branch of _SHAPE_HINT_RE, in the cases and lookalike letters it accepts.
+HINTS = ["sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "AKIA", "xoxa-", "xoxb-", "xoxp-", "xoxo-",
+         "xoxs-", "xoxr-", "sk_live_", "rk_test_", "AIza", "-----BEGIN ", "://", "=", ":@", "a:bc@d", "Bearer",
+         "bEaReR", "Authorization", "HORIZATION", "hor\u0130zat\u0131on", "-api-key", "-API-\u212aEY", "-ap\u0131-key"]
+
+_PIECES = st.sampled_from(
+    HINTS + [KEY, KEY[:30], KEY[20:70], KEY[:12], KEY[12:24], SHORT, SHORT[:5], "sk", "gh", "xo", "k_live", "AKI",
+             "-----BEGIN", ":/", ":", "@", " ", "\n", "\t", "\r", "\r\n", "\u2028", "\u2029", "\x1b", "\x1b[0m", "\x1b]8;;x\x07",
+             "\x9b", "\x9b1m", "\x00", "\x7f", "\u00ad", "\u034f", "\u200b", "\u202e", "\u2066", "\ufeff", "\ufe0f",
+             "\u0130", "\u0131", "\u212a", "bear", "zat", "-ap", "order", "GH56JK78MN", "\u00e9", "x"])
+_TEXT = st.lists(st.one_of(_PIECES, st.text(max_size=4)), max_size=10).map("".join)
+_SECRETS = st.sampled_from([[], R._forms(KEY), R._forms(SHORT), R._forms(KEY) | R._forms(SHORT)]).map(
+    lambda forms: sorted(forms, key=len, reverse=True))
+
+
+def old_gate(text: str, secrets: list[str]) -> bool:
+    """The search redact began with: one alternation of the secrets' literals, the skipped
+    characters and the credential hints (without secrets, the last two apart)."""
+    if not secrets:
+        return R._SKIP_RE.search(text) is not None or R._SHAPE_HINT_RE.search(text) is not None
+    parts = [re.escape(x) for x in sorted(R._secret_literals(secrets))] + [R._SKIP_RE.pattern,
+                                                                           R._SHAPE_HINT_RE.pattern]
+    return re.compile("|".join(f"(?:{p})" for p in parts)).search(text) is not None
+
+
+def old_clean(text: str, secrets: list[str]) -> str:
+    """clean_for_terminal as it was, every step taken."""
+    text = R._ANSI_RE.sub("", R.redact(text, secrets))
+    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\u2028", "\n").replace("\u2029", "\n")
+    return R.redact(R._CTRL_RE.sub("\ufffd", text), secrets)
+
+
+@pytest.mark.parametrize("hint", HINTS)
+def test_every_hint_branch_passes_its_pieces(hint):
+    assert R._SHAPE_HINT_RE.search(hint) is not None
+    assert R._hint_in(f"an {hint} in text")
+
+
+@settings(max_examples=1500, deadline=None)
+@given(text=_TEXT, secrets=_SECRETS)
+@example(text="hor\u0130zat\u0131on", secrets=[])
+@example(text="ab\u2028" + KEY[:12], secrets=[])
+def test_the_gate_is_the_one_search_it_replaced(text, secrets):
+    assert R._hint_in(text) == (R._SHAPE_HINT_RE.search(text) is not None)
+    assert (R._INVISIBLE_RE.search(text) is None) == (R._SKIP_RE.search(text) is None)
+    assert R._looked_at(text, secrets) == old_gate(text, secrets)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(text=_TEXT, secrets=_SECRETS)
+@example(text="a\u2028b", secrets=[])
+@example(text="\x1b[0m", secrets=[])
+def test_clean_for_terminal_is_every_step_taken(text, secrets):
+    with mock.patch.object(R, "_secrets", lambda: secrets):
+        assert R.clean_for_terminal(text) == old_clean(text, secrets)
+
+
+def test_a_secret_split_by_a_line_separator_is_still_cleaned_away(monkeypatch):
+    """The separator becomes a newline before the second redaction: a secret holding one is
+    found then, although the text as given holds nothing the gate looks for."""
+    secret = "Zq7#mW2\nkP9!"
+    monkeypatch.setattr(R, "_secrets", lambda: sorted(R._forms(secret), key=len, reverse=True))
+    assert R.clean_for_terminal("was Zq7#mW2\u2028kP9! there") == "was *** there"
