@@ -277,6 +277,17 @@ def _spans(view: str, secrets: list[str]) -> list[tuple[int, int]]:
 _gate_literals: dict[tuple[str, ...], tuple[str, ...]] = {}
 
 
+def _literals(secrets: list[str]) -> tuple[str, ...]:
+    """``_secret_literals(secrets)``, made once per set of secrets."""
+    key = tuple(secrets)
+    lits = _gate_literals.get(key)
+    if lits is None:
+        if len(_gate_literals) > 16:
+            _gate_literals.clear()
+        lits = _gate_literals[key] = tuple(sorted(_secret_literals(secrets)))
+    return lits
+
+
 def _looked_at(text: str, secrets: list[str]) -> bool:
     """Whether ``text`` holds something ``_spans`` could find a span in: a configured secret (a
     long one by its ``FRAGMENT`` windows, which its whole contains), a credential shape's hint,
@@ -285,13 +296,7 @@ def _looked_at(text: str, secrets: list[str]) -> bool:
     which tests/test_secrets.py keeps as the reference): each part is asked on its own, the
     literals with ``in``, the skipped characters as one class, the hint behind its pieces."""
     if secrets:
-        key = tuple(secrets)
-        lits = _gate_literals.get(key)
-        if lits is None:
-            if len(_gate_literals) > 16:
-                _gate_literals.clear()
-            lits = _gate_literals[key] = tuple(sorted(_secret_literals(secrets)))
-        for lit in lits:
+        for lit in _literals(secrets):
             if lit in text:
                 return True
     return _INVISIBLE_RE.search(text) is not None or _hint_in(text)
@@ -392,14 +397,35 @@ def _finite(value: Any) -> Any:
 
 
 # The gate's credential hints as they can occur in a dump that is pure printable ASCII (no
-# escape: see ascii_json_redacted), in lower case, to be searched in the lowered dump: a match of
-# the gate's hints is one of these once lowered (their U+0130, U+0131 and Kelvin-sign variants
-# cannot occur in ASCII), and a match of these the gate would not make only sends the value
-# through the walk. Every branch starts with a literal, so the search skips in C every position
-# that cannot start one. ``_SKIP_RE`` can only find DEL there: json escapes every other control.
-_ASCII_HINT_RE = re.compile(r"sk-|sk_(?:live|test)_|rk_(?:live|test)_|gh[pousr]_|github_pat_|akia|"
-                            r"xox[abposr]-|aiza|-----begin |://|=|:[^\s@]{0,256}@|bearer|horization|-api-key")
-_literal_gates: dict[tuple[str, ...], re.Pattern | None] = {}
+# escape: see ascii_json_redacted), in lower case, to be looked for in the lowered dump: a match
+# of the gate's hints is one of these once lowered (their U+0130, U+0131 and Kelvin-sign variants
+# cannot occur in ASCII), and one of these the gate would not find only sends the value through
+# the walk. The alternation ``sk-|sk_(?:live|test)_|rk_(?:live|test)_|gh[pousr]_|github_pat_|akia|
+# xox[abposr]-|aiza|-----begin |://|=|:[^\s@]{0,256}@|bearer|horization|-api-key`` (one search of
+# it cost ~100 instructions a character of the line) is asked branch by branch: every branch but
+# one is a literal (with ``gh``, ``xox``, ``k_live_``, ``k_test_`` asked first for their groups),
+# and the password before a host is its own search, which skips to each ":" in C.
+# tests/test_redact_gate.py holds _ascii_hint_in equal to the alternation. ``_SKIP_RE`` can only
+# find DEL there: json escapes every other control.
+_ASCII_LITERALS = ("sk-", "github_pat_", "akia", "aiza", "-----begin ", "://", "=", "bearer", "horization",
+                   "-api-key")
+_ASCII_GROUPS = (("k_live_", ("sk_live_", "rk_live_")), ("k_test_", ("sk_test_", "rk_test_")),
+                 ("gh", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_")),
+                 ("xox", ("xoxa-", "xoxb-", "xoxp-", "xoxo-", "xoxs-", "xoxr-")))
+_COLON_AT_RE = re.compile(r":[^\s@]{0,256}@")
+
+
+def _ascii_hint_in(low: str) -> bool:
+    """Whether the lowered dump ``low`` holds one of the hints above."""
+    for p in _ASCII_LITERALS:
+        if p in low:
+            return True
+    for head, pieces in _ASCII_GROUPS:
+        if head in low:
+            for p in pieces:
+                if p in low:
+                    return True
+    return "@" in low and _COLON_AT_RE.search(low) is not None
 
 
 def _secret_literals(secrets: list[str]) -> set[str]:
@@ -414,17 +440,6 @@ def _secret_literals(secrets: list[str]) -> set[str]:
     return lits
 
 
-def _literal_gate(secrets: list[str]) -> "re.Pattern | None":
-    """The secrets part of ``_looked_at``: each secret, or each ``FRAGMENT`` window of a long one."""
-    key = tuple(secrets)
-    if key not in _literal_gates:
-        lits = _secret_literals(secrets)
-        if len(_literal_gates) > 16:
-            _literal_gates.clear()
-        _literal_gates[key] = re.compile("|".join(re.escape(x) for x in sorted(lits))) if lits else None
-    return _literal_gates[key]
-
-
 def ascii_json_redacted(obj: Any) -> str:
     """``json.dumps(redact_obj(obj), ensure_ascii=True, default=str)``, the session log's line,
     without walking ``obj`` when the dump shows that no string in it can hold a secret.
@@ -435,17 +450,15 @@ def ascii_json_redacted(obj: Any) -> str:
     secret or a window of it, a credential shape's hint, a character skipped when matching) has
     no look-around, so when nothing it looks for is in the whole dump, nothing is in any string,
     ``redact`` returns each as it is, and ``redact_obj(obj)`` dumps to the same text. On such a
-    dump that search is the two cheap ones below. A NaN or an infinity (``allow_nan=False``),
+    dump that test is the two cheap ones below. A NaN or an infinity (``allow_nan=False``),
     an escape or any hit takes the walk (tests/test_secrets.py holds both ways equal)."""
     try:
         line = json.dumps(obj, ensure_ascii=True, default=str, allow_nan=False)
     except (ValueError, RecursionError):
         line = None
-    if line is not None and "\\" not in line and "\x7f" not in line \
-            and _ASCII_HINT_RE.search(line.lower()) is None:
+    if line is not None and "\\" not in line and "\x7f" not in line and not _ascii_hint_in(line.lower()):
         secrets = _secrets()
-        gate = _literal_gate(secrets) if secrets else None
-        if gate is None or gate.search(line) is None:
+        if not secrets or not any(lit in line for lit in _literals(secrets)):
             return line
     return json.dumps(redact_obj(obj), ensure_ascii=True, default=str)
 

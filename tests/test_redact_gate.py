@@ -7,6 +7,7 @@ hold each shortcut to the work it skips, on texts made of what redaction reacts 
 
 from __future__ import annotations
 
+import json
 import re
 from unittest import mock
 
@@ -82,3 +83,37 @@ def test_a_secret_split_by_a_line_separator_is_still_cleaned_away(monkeypatch):
     secret = "Zq7#mW2\nkP9!"
     monkeypatch.setattr(R, "_secrets", lambda: sorted(R._forms(secret), key=len, reverse=True))
     assert R.clean_for_terminal("was Zq7#mW2\u2028kP9! there") == "was *** there"
+
+
+# The lowered-dump hints as the one search they were (redact.py's comment above _ASCII_LITERALS).
+ASCII_HINT_RE = re.compile(r"sk-|sk_(?:live|test)_|rk_(?:live|test)_|gh[pousr]_|github_pat_|akia|"
+                           r"xox[abposr]-|aiza|-----begin |://|=|:[^\s@]{0,256}@|bearer|horization|-api-key")
+ASCII_HINTS = ["sk-", "sk_live_", "sk_test_", "rk_live_", "rk_test_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_",
+               "github_pat_", "akia", "xoxa-", "xoxb-", "xoxp-", "xoxo-", "xoxs-", "xoxr-", "aiza", "-----begin ",
+               "://", "=", ":@", ":ab@", "bearer", "horization", "-api-key"]
+_ASCII_TEXT = st.lists(st.one_of(st.sampled_from(ASCII_HINTS + [
+    "sk", "k_live", "k_test_", "sk_live", "gh", "ghx_", "github_pat", "xox", "xoxz-", "akI", "-----begin", ":/", ":",
+    "@", " ", "\t", ":" + "a" * 256 + "@", ":" + "a" * 255 + "@", '"order_code": "gh56jk78mn"', "bear", "-api",
+    "x"]), st.text(st.characters(min_codepoint=32, max_codepoint=126), max_size=4)), max_size=10).map("".join)
+
+
+@pytest.mark.parametrize("hint", ASCII_HINTS)
+def test_every_ascii_hint_branch_is_found(hint):
+    assert ASCII_HINT_RE.search(hint) is not None
+    assert R._ascii_hint_in(f'{{"t": "an {hint} in it"}}')
+
+
+@settings(max_examples=1500, deadline=None)
+@given(low=_ASCII_TEXT)
+def test_the_ascii_hints_are_the_one_search_they_replaced(low):
+    assert R._ascii_hint_in(low) == (ASCII_HINT_RE.search(low) is not None)
+
+
+@pytest.mark.parametrize("value", [{"t": KEY[20:70]}, ["x", {"k": KEY[40:60]}], KEY[-30:]])
+def test_a_piece_of_a_configured_key_in_a_dump_without_hints_is_redacted(value, monkeypatch):
+    """No hint, no escape: only the secrets' own literals send such a dump through the walk."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    line = R.ascii_json_redacted(value)
+    assert not R._ascii_hint_in(json.dumps(value).lower())
+    assert line == json.dumps(R.redact_obj(value), ensure_ascii=True, default=str)
+    assert "***" in line
