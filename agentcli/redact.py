@@ -197,7 +197,26 @@ _ANSI_RE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\
 _CTRL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 _INVISIBLE = (r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f"
               r"\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufe00-\ufe0f\ufeff]")
-_SKIP_RE = re.compile(_ANSI_RE.pattern + "|" + _INVISIBLE + "+")
+
+
+class _Later:
+    """A pattern compiled at its first use (call it for the pattern): one a process may never
+    need. sre compiles in Python; these four were ~6 M instructions of every process that
+    imports this module (``ask`` offline needs none of them)."""
+
+    __slots__ = ("pattern", "flags", "_rx")
+
+    def __init__(self, pattern: str, flags: int = 0) -> None:
+        self.pattern, self.flags, self._rx = pattern, flags, None
+
+    def __call__(self) -> re.Pattern:
+        rx = self._rx
+        if rx is None:  # two threads may both compile it: the same pattern either way
+            rx = self._rx = re.compile(self.pattern, self.flags)
+        return rx
+
+
+_SKIP_RE = _Later(_ANSI_RE.pattern + "|" + _INVISIBLE + "+")
 # Every branch of _SKIP_RE begins with a character of _INVISIBLE (ESC and CSI are in it), and one
 # such character is a match of its last branch: _SKIP_RE finds something in a text exactly when
 # this one-character class does, which the engine searches for in one scan.
@@ -232,7 +251,7 @@ def _view(text: str) -> tuple[str, list[int], list[int]]:
     """``text`` as seen, and the segments (start in view, start in text) that map it back."""
     parts, vstarts, tstarts = [], [], []
     pos = vlen = 0
-    for m in _SKIP_RE.finditer(text):
+    for m in _SKIP_RE().finditer(text):
         if m.start() > pos:
             parts.append(text[pos:m.start()])
             vstarts.append(vlen)
@@ -508,7 +527,7 @@ _LINE_UNSAFE_RE = re.compile(f"[\x00-\x1f{_UNSAFE_BEYOND_C0}]")
 # an escape: U+009B is CSI) or that hide or reorder text (bidi overrides, zero-width and format
 # characters, DEL, a BOM), and lone surrogates (not text).
 # (json.dumps escapes the C0 controls itself.)
-_JSON_UNSAFE_RE = re.compile(f"[{_UNSAFE_BEYOND_C0}]")
+_JSON_UNSAFE_RE = _Later(f"[{_UNSAFE_BEYOND_C0}]")
 
 
 def json_dumps(obj: Any) -> str:
@@ -516,7 +535,7 @@ def json_dumps(obj: Any) -> str:
     ``_JSON_UNSAFE_RE`` is a ``\\uXXXX`` escape: ``str.splitlines``, a terminal or a JSON Lines
     reader sees exactly one line, and the value reads back the same. (Those characters occur in
     the dump only inside strings, where the escape means the same character.)"""
-    return _JSON_UNSAFE_RE.sub(lambda m: f"\\u{ord(m.group()):04x}",
+    return _JSON_UNSAFE_RE().sub(lambda m: f"\\u{ord(m.group()):04x}",
                                json.dumps(obj, ensure_ascii=False))
 
 
@@ -535,15 +554,15 @@ def one_line(text: Any, limit: int = 60) -> str:
 
 # =========================================================================== URLs
 
-_SCHEME_RE = re.compile(r"^([A-Za-z][A-Za-z0-9+._-]*://)(.*)$", re.S)
-_PARAM_PW_RE = re.compile(r"(?i)(\bpassword\s*=\s*)('[^']*'|[^&\s]*)")
+_SCHEME_RE = _Later(r"^([A-Za-z][A-Za-z0-9+._-]*://)(.*)$", re.S)
+_PARAM_PW_RE = _Later(r"(?i)(\bpassword\s*=\s*)('[^']*'|[^&\s]*)")
 
 
 def url_userinfo(url: str) -> tuple[str, str | None] | None:
     """``(user, raw password)`` of a URL, read the cautious way: the userinfo is everything up to
     the LAST ``@`` (a raw ``@``, ``/``, ``#`` or ``?`` in a password stays in it). None when the
     URL has no userinfo; the password is None when the userinfo has no ``:``."""
-    m = _SCHEME_RE.match(url)
+    m = _SCHEME_RE().match(url)
     if not m or "@" not in m.group(2):
         return None
     userinfo = m.group(2).rsplit("@", 1)[0]
@@ -581,8 +600,8 @@ def mask_dsn(url: str) -> str:
     LAST ``@`` is masked (a raw ``@``, ``/``, ``#`` or ``?`` in a password is still masked), and so
     is every ``password=`` parameter, in URL and in ``key=value`` form."""
 
-    text = _PARAM_PW_RE.sub(lambda m: m.group(1) + "***", url)
-    m = _SCHEME_RE.match(text)
+    text = _PARAM_PW_RE().sub(lambda m: m.group(1) + "***", url)
+    m = _SCHEME_RE().match(text)
     if m and "@" in m.group(2):
         scheme, rest = m.groups()
         userinfo, tail = rest.rsplit("@", 1)
