@@ -2253,6 +2253,8 @@ def extract(text: str, known: Known) -> tuple[list[Claim], bool]:
                 if not m.group(0).startswith("ORD-") and ITEM_CTX_RE.search(sent, *part_of(sent, m.start(), m.end())):
                     add("item", m.start(), m.group(0))  # not "...; a USB-C adapter is handy": another part
         for label in known.item_labels:
+            if not _label_may_match(label, sent):
+                continue
             for hit in _label_re(label).finditer(sent):
                 q = QTY_BEFORE_RE.search(sent, max(0, hit.start() - 30), hit.start()) or \
                     QTY_AFTER_RE.match(sent, hit.end())
@@ -2316,7 +2318,8 @@ def extract(text: str, known: Known) -> tuple[list[Claim], bool]:
                     what = TOTAL
                 add("price", m.start(), cents, what=what)
         if BARE_PRICE_RE.worth_trying(sent) and (_PRICE_CTX_RE.search(sent) or
-                                              any(_label_re(x).search(sent) for x in known.item_labels)):
+                                              any(_label_may_match(x, sent) and _label_re(x).search(sent)
+                                                  for x in known.item_labels)):
             for m in BARE_PRICE_RE.finditer(sent):
                 cents = money_cents(m.group("a"), "eur")
                 if cents is not None and not theirs(m.start()):
@@ -2332,6 +2335,25 @@ def extract(text: str, known: Known) -> tuple[list[Claim], bool]:
 
 
 _LABEL_CACHE: dict[str, re.Pattern] = {}
+
+
+_LABEL_HEAD: dict[str, str] = {}
+
+
+def _label_may_match(label: str, text: str) -> bool:
+    """False only when ``_label_re(label)`` has no match in TEXT: every match begins with the
+    label's first word, in any case, which ``_lowered(text)`` then holds lower-cased (for a word
+    of ASCII letters, digits and "_": what ``re.IGNORECASE`` lets match them beyond ``lower()``,
+    the dotted and dotless i and the long s, ``_lowered`` maps to them; the Kelvin sign lowers to
+    "k"). A label whose first word is not ASCII is always tried. tests/test_checks_labels.py
+    holds it to the pattern."""
+    head = _LABEL_HEAD.get(label)
+    if head is None:
+        words = re.findall(r"\w+", label.partition("(")[0])[:1]
+        head = words[0].lower() if words and words[0].isascii() else ""
+        if len(_LABEL_HEAD) < 2000:
+            _LABEL_HEAD[label] = head
+    return not head or head in _lowered(text)
 
 
 def _label_re(label: str) -> re.Pattern:
