@@ -57,7 +57,9 @@ _COLLECTED = re.compile(r"Collected : (\d+)")
 
 def _scrubbed_env(extra: dict[str, str]) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_", "AGENTCLI_", "PG"))}
-    env.update(NO_COLOR="1", **extra)
+    # One hash seed for every counted process: str hashes decide the order of sets and dicts of
+    # strings (the checks' needle sets among them), and a random seed moved the counts between runs.
+    env.update(NO_COLOR="1", PYTHONHASHSEED="0", **extra)
     return env
 
 
@@ -89,6 +91,13 @@ def child(mode: str, questions: int) -> int:
                                check_model="off")
         except TypeError:  # a --before ref older than the model layer
             settings = resolve(provider="anthropic", db=str(db), drafts_dir=tmp / "drafts", retries=0)
+
+        # The checks' budget is wall time too: under valgrind (~50 times slower) on a loaded
+        # machine a question's checks could run past it and be cut short ("not fully checked"),
+        # and the count would drop with the load. The child checks every text whole.
+        import agentcli.app as app_module
+
+        app_module.CHECK_BUDGET_S = 1e6
 
         async def main() -> None:
             app = App.open(settings)
