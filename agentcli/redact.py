@@ -502,9 +502,11 @@ def clean_for_terminal(text: str) -> str:
     """Text safe to show: redacted, then without escape sequences or control characters (and
     redacted once more as shown, in case cleaning joined pieces of a secret)."""
     secrets = _secrets()
-    if "\u2028" not in text and "\u2029" not in text and not _looked_at(text, secrets):
+    if (type(text) is str and "\u2028" not in text and "\u2029" not in text
+            and not _looked_at(text, secrets)):
         # The common case, returned as it is: nothing to redact, and no ESC, CSI, CR or other
-        # control (each is a character _looked_at looks for), so no step below changes it.
+        # control (each is a character _looked_at looks for), so no step below changes it. (A
+        # str subclass, an enum's value, goes the long way: the steps hand back a plain str.)
         return text
     text = _ANSI_RE.sub("", redact(text, secrets))
     # Line and paragraph separators break lines on some terminals: they become the newline a

@@ -77,6 +77,21 @@ def test_clean_for_terminal_is_every_step_taken(text, secrets):
         assert R.clean_for_terminal(text) == old_clean(text, secrets)
 
 
+def test_clean_for_terminal_gives_a_plain_str_for_a_str_subclass():
+    """An enum's value or an OrderCode comes back as the plain text the steps made of it before
+    the shortcut, not as the object given (found by an adversarial pass over the shortcut)."""
+    from enum import StrEnum
+
+    from agentcli.vocab import OrderCode
+
+    class Word(StrEnum):
+        A = "nothing to clean here"
+
+    for given_ in (Word.A, OrderCode.parse("GH56JK78MN")):
+        got = R.clean_for_terminal(given_)
+        assert type(got) is str and got == str.__str__(given_)
+
+
 def test_a_secret_split_by_a_line_separator_is_still_cleaned_away(monkeypatch):
     """The separator becomes a newline before the second redaction: a secret holding one is
     found then, although the text as given holds nothing the gate looks for."""
