@@ -45,6 +45,11 @@ def pytest_configure(config):
     # default in an exec'd child, so handling it here gives every child the default.
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+    # nohup does the same to SIGHUP (agentcli keeps an ignored SIGHUP ignored, as nohup asks), so
+    # the SIGHUP tests would see exit 0. A handler that does nothing keeps this process as nohup
+    # wanted (alive after a hangup) and gives every exec'd child the default.
+    if signal.getsignal(signal.SIGHUP) is signal.SIG_IGN:
+        signal.signal(signal.SIGHUP, lambda signum, frame: None)
     # The tests never speak TLS (the fake servers are plain HTTP on 127.0.0.1), yet every SDK
     # client builds a TLS context and loads the system's CA bundle into it: ~140 certificates,
     # 40-80 ms of CPU per client, and each test against a fake server has its own client (about
