@@ -27,7 +27,8 @@ exactly as received and every tool result. ``ask(question)`` runs one question:
   data between tags) and the loop goes on (a ``Repair`` event). Its corrected draft supersedes
   the flagged one like any new draft; the run's checks afterwards are of the final state.
 - Repeated calls: a read-only call the ticket already answered for this question (same name,
-  same input) is answered from the ticket (``repeated_result``), not run again; after
+  same input), or a draft asked for again word for word while the one it saved is the ticket's
+  live draft, is answered from the ticket (``repeated_result``), not run again; after
   ``REPEAT_LIMIT`` model turns in a row of nothing else the question stops ``repeated_calls``.
 
 Workflow mode ("workflow first, then agent"; ``--mode workflow``): for the common ticket the
@@ -549,12 +550,22 @@ class Conversation:
         self.ticket.delivered()
 
     def _from_ticket(self, call: ToolCall) -> CallOutcome | None:
-        """The ticket's answer to a read-only call it already answered in this session."""
-        if call.input_error or self.registry.effect(call.name) != READ_ONLY:
+        """The ticket's answer to a call it already answered for this question: a read-only
+        call, or a draft asked for again word for word while the draft it saved is still the
+        ticket's live one (saving it again would change nothing; small models repeat a draft
+        turn after turn until the turn limit)."""
+        if call.input_error:
+            return None
+        effect = self.registry.effect(call.name)
+        if effect not in (READ_ONLY, DRAFT):
             return None
         rec = self.ticket.answered.get(call_key(call.name, call.input))
         if rec is None:
             return None
+        if effect == DRAFT:
+            live = self.ticket.live
+            if live is None or rec.draft_id is None or rec.draft_id != live.id:
+                return None
         return CallOutcome(repeated_result(rec.result), False, rec.outcome, 0.0)
 
     async def _run_tools(self, calls: list[ToolCall], results: list,

@@ -282,3 +282,46 @@ def test_cancelled_while_the_model_reads_the_findings_leaves_the_history_as_befo
     # repair turn of its own (once per question) and stays flagged (this model never redrafts)
     assert (r["status"], r["stop_reason"]) == ("incomplete", "grounding") and r["repair"]
     assert [m["role"] for m in last][-2:] == ["assistant", "user"]
+
+
+@pytest.mark.parametrize("mode", ["agent", "workflow"])
+def test_a_model_saving_the_same_draft_again_ends_with_its_own_stop_reason(
+        cli, openai_env, fake_openai, drafts_dir, mode):
+    """The 1.5B model of bench_localmodel saved one draft_reply three to six times in a row (9 of
+    10 turn-limit stops, 2026-12-07): a draft asked for again word for word, while the one it
+    saved is the ticket's live draft, is answered from the ticket and not saved again."""
+    text = "Hello, your order GH56JK78MN is waiting for payment to be confirmed."
+
+    def model(st):
+        if not st.lookups:
+            return ("calls", [("get_order_status", {"order_code": "GH56JK78MN"})])
+        return ("calls", [("draft_reply", {"text": text, "order_code": "GH56JK78MN"})])
+
+    fake_openai.handler = for_openai(model)
+    p, r = ask(cli, openai_env, "--mode", mode, "--max-turns", "10")
+    assert p.returncode == 1
+    assert (r["status"], r["stop_reason"]) == ("incomplete", "repeated_calls"), r.get("error")
+    drafts = [c for c in r["tool_calls"] if c["name"] == "draft_reply"]
+    assert len(drafts) == 4 and "note" not in drafts[0]["result"]
+    assert all(c["result"]["note"].startswith("already answered") for c in drafts[1:])
+    assert len({c["result"]["draft_id"] for c in drafts}) == 1
+    assert len(saved_drafts(drafts_dir)) == 1  # one file: the repeats saved nothing
+
+
+def test_a_changed_draft_is_saved_again(cli, openai_env, fake_openai, drafts_dir):
+    """Only the same words are a repeat: a draft with one word changed supersedes the first."""
+    texts = ["Hello, your order GH56JK78MN is waiting for payment to be confirmed.",
+             "Hello, your order GH56JK78MN is still waiting for payment to be confirmed."]
+
+    def model(st):
+        if not st.lookups:
+            return ("calls", [("get_order_status", {"order_code": "GH56JK78MN"})])
+        if st.drafts < 2:
+            return ("calls", [("draft_reply", {"text": texts[st.drafts], "order_code": "GH56JK78MN"})])
+        return ("text", "Saved a draft.")
+
+    fake_openai.handler = for_openai(model)
+    p, r = ask(cli, openai_env, "--max-turns", "10")
+    drafts = [c for c in r["tool_calls"] if c["name"] == "draft_reply"]
+    assert r["stop_reason"] == "end_turn" and len(drafts) == 2
+    assert not any("note" in c["result"] for c in drafts)
