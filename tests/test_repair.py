@@ -7,6 +7,7 @@ files, the session log)."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -306,6 +307,11 @@ def test_a_model_saving_the_same_draft_again_ends_with_its_own_stop_reason(
     assert all(c["result"]["note"].startswith("already answered") for c in drafts[1:])
     assert len({c["result"]["draft_id"] for c in drafts}) == 1
     assert len(saved_drafts(drafts_dir)) == 1  # one file: the repeats saved nothing
+    # the trace (on stderr) shows each repeat answered from the ticket: no "draft saved" line
+    p = cli(["ask", "--mode", mode, "--max-turns", "10", Q], openai_env)
+    assert p.returncode == 1 and p.err.count("✎ draft") == 1, p.err
+    assert len(re.findall(r"← draft_reply repeated, not run again: ok \(0\.0 ms\): draft d-[0-9a-f]+ "
+                          r"is already saved", p.err)) == 3, p.err
 
 
 def test_a_changed_draft_is_saved_again(cli, openai_env, fake_openai, drafts_dir):

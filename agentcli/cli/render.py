@@ -57,6 +57,7 @@ from .trace_lines import (
     flat,
     repair_lines,
     tool_call_line,
+    tool_result_head,
     tool_result_line,
 )
 
@@ -343,6 +344,12 @@ class TraceRenderer:
         if isinstance(ev, ToolResult):
             self._running = max(0, self._running - 1)
             if ev.name == DRAFT_TOOL and not ev.is_error:
+                if getattr(ev, "repeated", False) is True:  # answered from the ticket: no DraftSaved
+                    head, style = tool_result_head(ev.name, ev.outcome, False, ev.duration_ms, True)
+                    did = ev.result.get("draft_id") if isinstance(ev.result, dict) else None
+                    self._line(head + (f": draft {_word(did, 40)} is already saved" if did else ""), style)
+                    self._spin_tools()
+                    return
                 self._note_draft_text(ev)
                 return  # shown once, with its text, by DraftSaved (next)
             self._line(*tool_result_line(ev.name, ev.outcome, ev.is_error, ev.duration_ms, ev.result,
