@@ -58,7 +58,7 @@ def test_every_hint_branch_passes_its_pieces(hint):
     assert R._hint_in(f"an {hint} in text")
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=500, deadline=None)
 @given(text=_TEXT, secrets=_SECRETS)
 @example(text="hor\u0130zat\u0131on", secrets=[])
 @example(text="ab\u2028" + KEY[:12], secrets=[])
@@ -68,7 +68,7 @@ def test_the_gate_is_the_one_search_it_replaced(text, secrets):
     assert R._looked_at(text, secrets) == old_gate(text, secrets)
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=500, deadline=None)
 @given(text=_TEXT, secrets=_SECRETS)
 @example(text="a\u2028b", secrets=[])
 @example(text="\x1b[0m", secrets=[])
@@ -118,7 +118,7 @@ def test_every_ascii_hint_branch_is_found(hint):
     assert R._ascii_hint_in(f'{{"t": "an {hint} in it"}}')
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=500, deadline=None)
 @given(low=_ASCII_TEXT)
 def test_the_ascii_hints_are_the_one_search_they_replaced(low):
     assert R._ascii_hint_in(low) == (ASCII_HINT_RE.search(low) is not None)
