@@ -564,7 +564,7 @@ class Conversation:
             return None
         if effect == DRAFT:
             live = self.ticket.live
-            if live is None or rec.draft_id is None or rec.draft_id != live.id:
+            if live is None or rec.draft_id != live.id:
                 return None
         return CallOutcome(repeated_result(rec.result), False, rec.outcome, 0.0)
 
