@@ -289,6 +289,7 @@ class App:
                     t.apply(ev)
         t.delivered()  # every result a session logged was sent to its model
         t.answered.clear()  # an earlier day's results are context, never given again as current
+        t.refused.clear()
         t.asked = 0  # they were asked in earlier sessions, none yet in this one
         if pending:
             d = pending[-1]

@@ -28,8 +28,10 @@ exactly as received and every tool result. ``ask(question)`` runs one question:
   the flagged one like any new draft; the run's checks afterwards are of the final state.
 - Repeated calls: a read-only call the ticket already answered for this question (same name,
   same input), or a draft asked for again word for word while the one it saved is the ticket's
-  live draft, is answered from the ticket (``repeated_result``), not run again; after
-  ``REPEAT_LIMIT`` model turns in a row of nothing else the question stops ``repeated_calls``.
+  live draft, is answered from the ticket (``repeated_result``), not run again. A call our code
+  refused for what it asks (``REFUSED``: its input, an unknown tool) is run again, and refused
+  again with the same words is a repeat too. After ``REPEAT_LIMIT`` model turns in a row of
+  nothing else the question stops ``repeated_calls``.
 
 Workflow mode ("workflow first, then agent"; ``--mode workflow``): for the common ticket the
 first steps are known, so our code takes them. Before the model's first turn, the question's
@@ -75,6 +77,7 @@ from .ticket import Ticket, TicketView
 from .tools import DRAFT, READ_ONLY, CallOutcome, Registry, ToolDeps, run_tool
 from .vocab import (
     DRAFT_NOT_SAVED,
+    REFUSED,
     REPEATED_CALLS,
     TURN_LIMIT,
     Outcome,
@@ -161,6 +164,7 @@ def premature_draft_message(other_names: Any) -> str:
 
 # ------------------------------------------------------------------ repeated calls
 REPEAT_LIMIT = 3  # model turns in a row that asked only for results the ticket already held
+_NONE = object()  # no earlier refusal of a call key
 REPEATED_NOTE = ("already answered for this question: this is the earlier result of the same "
                  "call, given again; the call was not run again. Use it and go on; asking again "
                  "gives the same.")
@@ -323,6 +327,7 @@ class Conversation:
         self.repair = repair
         self._checked: tuple[Any, list[dict[str, Any]]] | None = None  # (state, findings)
         self._all_repeated = False  # the last tool turn was answered wholly from the ticket
+        self._refused_again = False  # ... and some of it refused again as an earlier turn was
 
     @property
     def session_id(self) -> str:
@@ -356,7 +361,8 @@ class Conversation:
         pending: list[ToolCall] = []  # tool_use blocks in the history still without results
         answer_parts: list[str] = []
         turn = 0
-        repeats = 0  # model turns in a row answered wholly from the ticket
+        repeats = 0  # model turns in a row answered wholly from the ticket (or refused again)
+        refused_again = False  # one of those turns was a refusal given again
         repaired = False  # the repair turn is once per question
         before_repair: list[str] = []  # the answer the findings were about
         undo: tuple[int, Any] | None = None  # the history before the repair message, until answered
@@ -435,13 +441,17 @@ class Conversation:
                     pending = []
                     answer_parts = []  # the answer is what the model says after the last tools
                     repeats = repeats + 1 if self._all_repeated else 0
+                    refused_again = refused_again or self._refused_again if repeats else False
                     if repeats >= REPEAT_LIMIT:
+                        how = ("each answered from the ticket, not run again, or refused again with "
+                               "the same error" if refused_again else
+                               "each answered from the ticket, not run again")
                         yield self._finish(q_usage, Status.INCOMPLETE, REPEATED_CALLS,
                                            answer_parts or before_repair, turn,
                                            f"the model asked {repeats} times in a row for results "
-                                           "it already had (each answered from the ticket, not run "
-                                           f"again) and was stopped after {turn} model call"
-                                           f"{'s' if turn != 1 else ''}; a person should review")
+                                           f"it already had ({how}) and was stopped after {turn} "
+                                           f"model call{'s' if turn != 1 else ''}; a person should "
+                                           "review")
                         return
                     continue
                 if pending:
@@ -575,7 +585,7 @@ class Conversation:
         self._finished = {}
         view = self.ticket.view()
         known = {i: out for i, c in enumerate(calls) if reuse and (out := self._from_ticket(c))}
-        self._all_repeated = bool(calls) and len(known) == len(calls)
+        self._all_repeated = self._refused_again = False  # set once every call has its result
 
         drafts = [(i, c) for i, c in enumerate(calls) if self.registry.effect(c.name) == DRAFT]
         others = [(i, c) for i, c in enumerate(calls) if self.registry.effect(c.name) != DRAFT]
@@ -620,6 +630,11 @@ class Conversation:
                     t.cancel()
             if any(not t.done() for t in tasks):
                 await asyncio.gather(*tasks, return_exceptions=True)
+        refused = self.ticket.refused  # the earlier turns' refusals (delivered() adds these)
+        again = [i for i, c in enumerate(calls) if i not in known and slots[i].outcome in REFUSED
+                 and refused.get(call_key(c.name, c.input), _NONE) == slots[i].result]
+        self._refused_again = bool(again)
+        self._all_repeated = bool(calls) and len(known) + len(again) == len(calls)
         for i, call in enumerate(calls):
             out = slots[i]
             results.append((call, out.result, out.is_error))

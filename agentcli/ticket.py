@@ -48,6 +48,7 @@ from .vocab import (
     LOOKUP_FAILED,
     NO_ANSWER,
     OUR_SIDE,
+    REFUSED,
     CallRecord,
     OrderCode,
     Status,
@@ -127,6 +128,11 @@ class Ticket:
         # have changed since). A repeated read-only call is answered from here
         # (``Conversation``), not run again.
         self.answered: dict[str, CallRecord] = {}
+        # The refusal each call key got for the question being answered (``REFUSED``): a call
+        # refused again with the same words counts as a repeat (``Conversation``). It is run
+        # again, not answered from here: a draft refused for the unread results beside it is
+        # saved once it is asked for alone.
+        self.refused: dict[str, Any] = {}
         self.resumed_from: list[str] = []  # sessions of earlier days this ticket was rebuilt from
         self.continues: str | None = None  # the session log this one goes on from (/ticket ID)
         self.unread_logs: list[str] = []  # what a resume could not read of the ticket's history
@@ -149,6 +155,7 @@ class Ticket:
             del self.questions[:-MAX_QUESTIONS]
             self.asked += 1
             self.answered.clear()  # a new question reads the current state afresh
+            self.refused.clear()
         elif isinstance(ev, ToolResult):
             rec = ev.record()
             self.calls.append(rec)
@@ -186,9 +193,13 @@ class Ticket:
                 self.answered[rec.key()] = rec
                 if rec.is_lookup:
                     self.lookups.append(rec)
+            elif rec.outcome in REFUSED:
+                self.refused.pop(rec.key(), None)
+                self.refused[rec.key()] = rec.result
         del self.lookups[:-MAX_LOOKUPS]
-        for k in list(self.answered)[:max(0, len(self.answered) - MAX_CALLS)]:
-            del self.answered[k]
+        for m in (self.answered, self.refused):
+            for k in list(m)[:max(0, len(m) - MAX_CALLS)]:
+                del m[k]
         self._unread = keep[-MAX_CALLS:]  # bounded: a cancelled MCP request is never returned
 
     def scope_note(self) -> str | None:

@@ -49,6 +49,9 @@ class Outcome(StrEnum):
 
 
 ANSWERED = frozenset({Outcome.OK, Outcome.NOT_FOUND})
+# Refused by our code for what the call asked (its input, an unknown tool): asked again the same
+# way in the same state, it is refused again with the same words.
+REFUSED = frozenset({Outcome.INVALID_INPUT, Outcome.UNKNOWN_TOOL})
 # A call that failed for a reason that is not the model's input: the person must hear of it.
 OUR_SIDE = frozenset({Outcome.TIMEOUT, Outcome.TOOL_ERROR, Outcome.CANCELLED})
 

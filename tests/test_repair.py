@@ -331,3 +331,62 @@ def test_a_changed_draft_is_saved_again(cli, openai_env, fake_openai, drafts_dir
     drafts = [c for c in r["tool_calls"] if c["name"] == "draft_reply"]
     assert r["stop_reason"] == "end_turn" and len(drafts) == 2
     assert not any("note" in c["result"] for c in drafts)
+
+
+@pytest.mark.parametrize("mode", ["agent", "workflow"])
+@pytest.mark.parametrize("call", [
+    # the 1.5B model's malformed-code run (2026-12-07): one draft refused for its order code, five times
+    ("draft_reply", {"text": "The order code you gave is not valid.", "order_code": "ORD-12345"}),
+    ("get_order_status", {"order_code": "12345"}),
+    ("get_order_status", {"order_code": "GH56JK78MN", "include_lines": True}),  # a field we do not have
+    ("send_email", {"to": "ana.silva@example.com"}),  # a tool we do not have
+])
+def test_a_model_repeating_a_refused_call_ends_with_its_own_stop_reason(
+        cli, openai_env, fake_openai, drafts_dir, mode, call):
+    """A call refused for what it asks is refused again with the same words: asked again and
+    again, the question ends repeated_calls, not at the turn limit. It is run each time (the
+    refusal is given by our code again, not from the ticket)."""
+    fake_openai.handler = for_openai(lambda st: ("calls", [call]))
+    p, r = ask(cli, openai_env, "--mode", mode, "--max-turns", "10")
+    assert p.returncode == 1
+    assert (r["status"], r["stop_reason"]) == ("incomplete", "repeated_calls"), r.get("error")
+    assert "refused again with the same error" in r["error"]
+    mine = [c for c in r["tool_calls"] if (c["name"], c["input"]) == call]  # not the workflow's lookup
+    assert len(mine) == 4 and all(c["is_error"] for c in mine)
+    assert len({json.dumps(c["result"]) for c in mine}) == 1 and "note" not in json.dumps(mine[0]["result"])
+    assert saved_drafts(drafts_dir) == []
+    logged = [e for e in session_events(r) if e["type"] == "tool_result" and (e["name"], e["input"]) == call]
+    assert [e["repeated"] for e in logged] == [False] * 4  # each one ran: no "not run again"
+
+
+def test_refusals_with_other_words_each_time_are_no_repeat(cli, openai_env, fake_openai):
+    """Only the same refusal of the same call counts: a model trying a new malformed code every
+    turn goes on to the turn limit."""
+    def model(st):
+        return ("calls", [("get_order_status", {"order_code": f"ORD-{len(fake_openai.requests)}"})])
+
+    fake_openai.handler = for_openai(model)
+    p, r = ask(cli, openai_env, "--max-turns", "5")
+    assert (r["status"], r["stop_reason"]) == ("incomplete", "turn_limit"), r.get("error")
+    assert len(r["tool_calls"]) == 5 and all(c["outcome"] == "invalid_input" for c in r["tool_calls"])
+
+
+def test_a_draft_refused_beside_unread_lookups_is_saved_when_asked_alone(cli, openai_env, fake_openai,
+                                                                         drafts_dir):
+    """The refusal of a draft written beside lookups depends on what is beside it, not on its
+    words: the same draft asked for alone next turn is saved, not refused from memory."""
+    text = "Hello, your order GH56JK78MN is waiting for payment to be confirmed."
+
+    def model(st):
+        if st.drafts == 0:
+            return ("calls", [("get_order_status", {"order_code": "GH56JK78MN"}),
+                              ("draft_reply", {"text": text, "order_code": "GH56JK78MN"})])
+        if st.drafts == 1:
+            return ("calls", [("draft_reply", {"text": text, "order_code": "GH56JK78MN"})])
+        return ("text", "Saved a draft.")
+
+    fake_openai.handler = for_openai(model)
+    p, r = ask(cli, openai_env, "--max-turns", "10")
+    drafts = [c for c in r["tool_calls"] if c["name"] == "draft_reply"]
+    assert [c["is_error"] for c in drafts] == [True, False], drafts
+    assert (r["status"], r["stop_reason"]) == ("ok", "end_turn") and len(saved_drafts(drafts_dir)) == 1
