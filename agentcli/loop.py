@@ -327,7 +327,7 @@ class Conversation:
         self.repair = repair
         self._checked: tuple[Any, list[dict[str, Any]]] | None = None  # (state, findings)
         self._all_repeated = False  # the last tool turn was answered wholly from the ticket
-        self._refused_again = False  # ... and some of it refused again as an earlier turn was
+        self._repeat_kinds: set[str] = set()  # ... "answered" from the ticket, "refused" again
 
     @property
     def session_id(self) -> str:
@@ -362,7 +362,7 @@ class Conversation:
         answer_parts: list[str] = []
         turn = 0
         repeats = 0  # model turns in a row answered wholly from the ticket (or refused again)
-        refused_again = False  # one of those turns was a refusal given again
+        kinds: set[str] = set()  # what those turns were: "answered" from the ticket, "refused" again
         repaired = False  # the repair turn is once per question
         before_repair: list[str] = []  # the answer the findings were about
         undo: tuple[int, Any] | None = None  # the history before the repair message, until answered
@@ -441,17 +441,23 @@ class Conversation:
                     pending = []
                     answer_parts = []  # the answer is what the model says after the last tools
                     repeats = repeats + 1 if self._all_repeated else 0
-                    refused_again = refused_again or self._refused_again if repeats else False
+                    if not repeats:
+                        kinds = set()
+                    elif self._repeat_kinds:
+                        kinds |= self._repeat_kinds
                     if repeats >= REPEAT_LIMIT:
-                        how = ("each answered from the ticket, not run again, or refused again with "
-                               "the same error" if refused_again else
-                               "each answered from the ticket, not run again")
+                        what = {"answered": "for results it already had (each answered from the "
+                                            "ticket, not run again)",
+                                "refused": "for calls refused before (each refused again with the "
+                                           "same error)"}
+                        how = (" and ".join(what[k] for k in sorted(kinds)) if len(kinds) == 1 else
+                               "for results it already had or calls refused before (each answered "
+                               "from the ticket, or refused again with the same error)")
                         yield self._finish(q_usage, Status.INCOMPLETE, REPEATED_CALLS,
                                            answer_parts or before_repair, turn,
-                                           f"the model asked {repeats} times in a row for results "
-                                           f"it already had ({how}) and was stopped after {turn} "
-                                           f"model call{'s' if turn != 1 else ''}; a person should "
-                                           "review")
+                                           f"the model asked {repeats} times in a row {how} and "
+                                           f"was stopped after {turn} model call"
+                                           f"{'s' if turn != 1 else ''}; a person should review")
                         return
                     continue
                 if pending:
@@ -585,7 +591,8 @@ class Conversation:
         self._finished = {}
         view = self.ticket.view()
         known = {i: out for i, c in enumerate(calls) if reuse and (out := self._from_ticket(c))}
-        self._all_repeated = self._refused_again = False  # set once every call has its result
+        self._all_repeated = False  # set once every call has its result
+        self._repeat_kinds = set()
 
         drafts = [(i, c) for i, c in enumerate(calls) if self.registry.effect(c.name) == DRAFT]
         others = [(i, c) for i, c in enumerate(calls) if self.registry.effect(c.name) != DRAFT]
@@ -633,8 +640,8 @@ class Conversation:
         refused = self.ticket.refused  # the earlier turns' refusals (delivered() adds these)
         again = [i for i, c in enumerate(calls) if i not in known and slots[i].outcome in REFUSED
                  and refused.get(call_key(c.name, c.input), _NONE) == slots[i].result]
-        self._refused_again = bool(again)
         self._all_repeated = bool(calls) and len(known) + len(again) == len(calls)
+        self._repeat_kinds = {k for k, n in (("answered", known), ("refused", again)) if n}
         for i, call in enumerate(calls):
             out = slots[i]
             results.append((call, out.result, out.is_error))

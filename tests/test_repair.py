@@ -350,7 +350,8 @@ def test_a_model_repeating_a_refused_call_ends_with_its_own_stop_reason(
     p, r = ask(cli, openai_env, "--mode", mode, "--max-turns", "10")
     assert p.returncode == 1
     assert (r["status"], r["stop_reason"]) == ("incomplete", "repeated_calls"), r.get("error")
-    assert "refused again with the same error" in r["error"]
+    assert "3 times in a row for calls refused before (each refused again with the same error)" in r["error"]
+    assert "answered from the ticket" not in r["error"]
     mine = [c for c in r["tool_calls"] if (c["name"], c["input"]) == call]  # not the workflow's lookup
     assert len(mine) == 4 and all(c["is_error"] for c in mine)
     assert len({json.dumps(c["result"]) for c in mine}) == 1 and "note" not in json.dumps(mine[0]["result"])
@@ -390,3 +391,17 @@ def test_a_draft_refused_beside_unread_lookups_is_saved_when_asked_alone(cli, op
     drafts = [c for c in r["tool_calls"] if c["name"] == "draft_reply"]
     assert [c["is_error"] for c in drafts] == [True, False], drafts
     assert (r["status"], r["stop_reason"]) == ("ok", "end_turn") and len(saved_drafts(drafts_dir)) == 1
+
+
+def test_a_repeated_lookup_beside_a_draft_refused_again_is_a_repeat_of_both_kinds(cli, openai_env, fake_openai,
+                                                                                 drafts_dir):
+    bad = ("draft_reply", {"text": "Your order is on its way.", "order_code": "ORD-12345"})
+    fake_openai.handler = for_openai(lambda st: ("calls", [("get_order_status", {"order_code": "GH56JK78MN"}), bad]))
+    p, r = ask(cli, openai_env, "--max-turns", "10")
+    assert (r["status"], r["stop_reason"]) == ("incomplete", "repeated_calls"), r.get("error")
+    # turn 1: the lookup is new (the draft beside it refused as written before its result);
+    # turn 2: the draft refused for its code, a new refusal; turns 3-5 repeat both
+    assert r["turns"] == 5 and "or calls refused before (each answered from the ticket, or refused" in r["error"]
+    drafts = [c for c in r["tool_calls"] if c["name"] == "draft_reply"]
+    assert "before their results existed" in drafts[0]["result"] and len({c["result"] for c in drafts[1:]}) == 1
+    assert saved_drafts(drafts_dir) == []
