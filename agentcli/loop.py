@@ -450,7 +450,7 @@ class Conversation:
                                             "ticket, not run again)",
                                 "refused": "for calls refused before (each refused again with the "
                                            "same error)"}
-                        how = (" and ".join(what[k] for k in sorted(kinds)) if len(kinds) == 1 else
+                        how = (what[min(kinds)] if len(kinds) == 1 else
                                "for results it already had or calls refused before (each answered "
                                "from the ticket, or refused again with the same error)")
                         yield self._finish(q_usage, Status.INCOMPLETE, REPEATED_CALLS,
