@@ -489,13 +489,26 @@ def replace_surrogates(obj: Any) -> Any:
     """``obj`` with every lone surrogate (legal in JSON as ``"\\ud800"``, impossible to encode as
     UTF-8, so impossible to send back or write to a file) replaced by U+FFFD. Returns ``obj``
     itself when there is none, which is always the case with a well-behaved API."""
+    if not _has_surrogate(obj):
+        return obj
     if isinstance(obj, str):
-        return _SURROGATE_RE.sub("\ufffd", obj) if _SURROGATE_RE.search(obj) else obj
+        return _SURROGATE_RE.sub("\ufffd", obj)
     if isinstance(obj, dict):
         return {replace_surrogates(k): replace_surrogates(v) for k, v in obj.items()}
+    return [replace_surrogates(v) for v in obj]
+
+
+def _has_surrogate(obj: Any) -> bool:
+    """Does ``obj`` (a string, or dicts and lists of them) hold a lone surrogate anywhere? A walk
+    that builds nothing: a well-behaved API's message, walked on every turn, is handed back as
+    it is."""
+    if isinstance(obj, str):
+        return not obj.isascii() and _SURROGATE_RE.search(obj) is not None
+    if isinstance(obj, dict):
+        return any(_has_surrogate(k) or _has_surrogate(v) for k, v in obj.items())
     if isinstance(obj, list):
-        return [replace_surrogates(v) for v in obj]
-    return obj
+        return any(_has_surrogate(v) for v in obj)
+    return False
 
 
 def clean_for_terminal(text: str) -> str:

@@ -132,3 +132,31 @@ def test_a_piece_of_a_configured_key_in_a_dump_without_hints_is_redacted(value, 
     assert not R._ascii_hint_in(json.dumps(value).lower())
     assert line == json.dumps(R.redact_obj(value), ensure_ascii=True, default=str)
     assert "***" in line
+
+
+def _old_replace_surrogates(obj):
+    """replace_surrogates before it walked first: every dict and list rebuilt."""
+    if isinstance(obj, str):
+        return re.sub("[\ud800-\udfff]", "\ufffd", obj)
+    if isinstance(obj, dict):
+        return {_old_replace_surrogates(k): _old_replace_surrogates(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_old_replace_surrogates(v) for v in obj]
+    return obj
+
+
+_SCALARS = st.one_of(st.text(alphabet=st.sampled_from("ab\u00e9\ud800\udfff\ud83d\ude00 {}\"\\"), max_size=6),
+                     st.integers(), st.booleans(), st.none(), st.floats(allow_nan=False))
+_JSONISH = st.recursive(_SCALARS, lambda inner: st.one_of(
+    st.lists(inner, max_size=4), st.dictionaries(st.text(alphabet="k\ud800\u00e9", max_size=3), inner, max_size=4)),
+    max_leaves=20)
+
+
+@settings(max_examples=500, deadline=None)
+@given(_JSONISH)
+def test_replace_surrogates_is_the_rebuild_it_replaced_and_hands_back_what_holds_none(obj):
+    got, want = R.replace_surrogates(obj), _old_replace_surrogates(obj)
+    assert got == want
+    if want == obj:
+        assert got is obj  # nothing to replace: the very object, nothing rebuilt
+    json.dumps(got, ensure_ascii=False).encode("utf-8")  # and it encodes
