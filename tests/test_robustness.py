@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sqlite3
+import threading
 import time
 
 import pytest
@@ -197,10 +198,12 @@ def test_cancelling_after_a_draft_keeps_its_real_result(anthropic_env, fake_anth
     # cancelled while the second is saving, the first keeps its real result.
     from agentcli.drafts.store import DraftStore
 
+    release = threading.Event()  # the slow save goes on until the cancel is over (bounded)
+
     class SlowDrafts(DraftStore):
         def save(self, **kw):
             if kw.get("text") == "slow":
-                time.sleep(2)
+                release.wait(10)
             return super().save(**kw)
 
     fake_anthropic.queue(message(tool_use_block("draft_reply", {"text": "Hello"}, id="t_draft"),
@@ -218,6 +221,7 @@ def test_cancelling_after_a_draft_keeps_its_real_result(anthropic_env, fake_anth
         task = asyncio.ensure_future(app.run(conv, "q", [on]))
         with pytest.raises(asyncio.CancelledError):
             await task
+        release.set()  # the cancel returned while the save still ran; now let its thread end
         await app.aclose()
         return conv
 
