@@ -297,9 +297,13 @@ def session_files(directory: Path, warnings: list[str] | None = None) -> list[Pa
             files.append(p)
         elif warnings is not None:
             warnings.append(f"{p.name}: not a regular file; skipped")
-    files.sort(key=lambda p: (p.stem[:15], p.stat().st_mtime if p.exists() else 0, p.stem),
-               reverse=True)
+    files.sort(key=_newest_first, reverse=True)
     return files
+
+
+def _newest_first(p: Path) -> tuple[str, float, str]:
+    """The sort key of session logs (reversed: newest first)."""
+    return p.stem[:15], p.stat().st_mtime if p.exists() else 0, p.stem
 
 
 def list_sessions(directory: Path, *, tool: str | None = None, errors_only: bool = False,
@@ -308,11 +312,10 @@ def list_sessions(directory: Path, *, tool: str | None = None, errors_only: bool
                   order: OrderCode | None = None, since: datetime | None = None) -> list[SessionSummary]:
     """Summaries of the session logs, newest first, that pass every filter given."""
     out: list[SessionSummary] = []
-    of_ticket = ({p.stem for p in ticket_sessions(directory, ticket, warnings)}
-                 if ticket is not None else None)
-    for path in session_files(directory, warnings):
-        if of_ticket is not None and path.stem not in of_ticket:
-            continue
+    # a ticket's logs are found by its search (which lists the folder once); else every log
+    paths = (sorted(ticket_sessions(directory, ticket, warnings), key=_newest_first, reverse=True)
+             if ticket is not None else session_files(directory, warnings))
+    for path in paths:
         local: list[str] = []
         try:
             events = list(read_events(path, local))
