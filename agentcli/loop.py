@@ -165,6 +165,13 @@ def premature_draft_message(other_names: Any) -> str:
 # ------------------------------------------------------------------ repeated calls
 REPEAT_LIMIT = 3  # model turns in a row that asked only for results the ticket already held
 _NONE = object()  # no earlier refusal of a call key
+# The repeated_calls error's words for what the turns repeated.
+_REPEATS_SAID = {
+    frozenset({"answered"}): "for results it already had (each answered from the ticket, not run again)",
+    frozenset({"refused"}): "for calls refused before (each refused again with the same error)",
+    frozenset({"answered", "refused"}): ("for results it already had or calls refused before (each "
+                                         "answered from the ticket, or refused again with the same error)"),
+}
 REPEATED_NOTE = ("already answered for this question: this is the earlier result of the same "
                  "call, given again; the call was not run again. Use it and go on; asking again "
                  "gives the same.")
@@ -326,8 +333,9 @@ class Conversation:
         self.checker = checker
         self.repair = repair
         self._checked: tuple[Any, list[dict[str, Any]]] | None = None  # (state, findings)
-        self._all_repeated = False  # the last tool turn was answered wholly from the ticket
-        self._repeat_kinds: set[str] = set()  # ... "answered" from the ticket, "refused" again
+        # The last tool turn, when every call of it was a repeat: how ("answered" from the
+        # ticket, "refused" again with the same error); empty when any call was new.
+        self._repeat_kinds: frozenset[str] = frozenset()
 
     @property
     def session_id(self) -> str:
@@ -362,7 +370,7 @@ class Conversation:
         answer_parts: list[str] = []
         turn = 0
         repeats = 0  # model turns in a row answered wholly from the ticket (or refused again)
-        kinds: set[str] = set()  # what those turns were: "answered" from the ticket, "refused" again
+        kinds: frozenset[str] = frozenset()  # how those turns repeated (``_repeat_kinds``)
         repaired = False  # the repair turn is once per question
         before_repair: list[str] = []  # the answer the findings were about
         undo: tuple[int, Any] | None = None  # the history before the repair message, until answered
@@ -440,19 +448,10 @@ class Conversation:
                             yield ev
                     pending = []
                     answer_parts = []  # the answer is what the model says after the last tools
-                    repeats = repeats + 1 if self._all_repeated else 0
-                    if not repeats:
-                        kinds = set()
-                    elif self._repeat_kinds:
-                        kinds |= self._repeat_kinds
+                    repeated = self._repeat_kinds
+                    repeats, kinds = (repeats + 1, kinds | repeated) if repeated else (0, frozenset())
                     if repeats >= REPEAT_LIMIT:
-                        what = {"answered": "for results it already had (each answered from the "
-                                            "ticket, not run again)",
-                                "refused": "for calls refused before (each refused again with the "
-                                           "same error)"}
-                        how = (what[min(kinds)] if len(kinds) == 1 else
-                               "for results it already had or calls refused before (each answered "
-                               "from the ticket, or refused again with the same error)")
+                        how = _REPEATS_SAID[kinds]
                         yield self._finish(q_usage, Status.INCOMPLETE, REPEATED_CALLS,
                                            answer_parts or before_repair, turn,
                                            f"the model asked {repeats} times in a row {how} and "
@@ -591,8 +590,7 @@ class Conversation:
         self._finished = {}
         view = self.ticket.view()
         known = {i: out for i, c in enumerate(calls) if reuse and (out := self._from_ticket(c))}
-        self._all_repeated = False  # set once every call has its result
-        self._repeat_kinds = set()
+        self._repeat_kinds = frozenset()  # set once every call has its result
 
         drafts = [(i, c) for i, c in enumerate(calls) if self.registry.effect(c.name) == DRAFT]
         others = [(i, c) for i, c in enumerate(calls) if self.registry.effect(c.name) != DRAFT]
@@ -640,8 +638,8 @@ class Conversation:
         refused = self.ticket.refused  # the earlier turns' refusals (delivered() adds these)
         again = [i for i, c in enumerate(calls) if i not in known and slots[i].outcome in REFUSED
                  and refused.get(call_key(c.name, c.input), _NONE) == slots[i].result]
-        self._all_repeated = bool(calls) and len(known) + len(again) == len(calls)
-        self._repeat_kinds = {k for k, n in (("answered", known), ("refused", again)) if n}
+        if calls and len(known) + len(again) == len(calls):
+            self._repeat_kinds = frozenset(k for k, n in (("answered", known), ("refused", again)) if n)
         for i, call in enumerate(calls):
             out = slots[i]
             results.append((call, out.result, out.is_error))
