@@ -160,12 +160,16 @@ _ORD_RE = re.compile(rf"ORD{_SEP}?([0-9]{{4}}){_SEP}?([0-9]{{4}})", re.ASCII | r
 _PLAIN_RE = re.compile(r"[A-Z0-9]{10}", re.ASCII | re.IGNORECASE)
 _GROUPED_RE = re.compile(rf"([A-Z0-9]{{4}}){_SEP}([A-Z0-9]{{4}}){_SEP}([A-Z0-9]{{2}})",
                          re.ASCII | re.IGNORECASE)
-# Before a code: no letter, digit or hyphen (not the tail of "X-GH56JK78MN"); after it: no letter
-# or digit, and a hyphen only where a word of three letters or more follows, joined to it as in
-# German ("ORD-20261234-Bestellung", "GH56JK78MN-Lizenz"; not "ORD-20261234-5").
+# Before a code: no letter or digit, and a hyphen only right after another code (not the tail of
+# "X-GH56JK78MN"; "ORD-20261234-GH56JK78MN" is two codes: ``find_codes`` checks it); after it: no
+# letter or digit, and a hyphen only where a word of three letters or more follows, joined to it
+# as in German ("ORD-20261234-Bestellung", "GH56JK78MN-Lizenz"), or another code (not
+# "ORD-20261234-5").
+_CODE_FORMS = (rf"ORD{_SEP}?[0-9]{{4}}{_SEP}?[0-9]{{4}}|[A-Z0-9]{{4}}{_SEP}[A-Z0-9]{{4}}{_SEP}[A-Z0-9]{{2}}"
+               r"|[A-Z0-9]{10}")
 _FIND_RE = re.compile(
-    rf"(?<![A-Za-z0-9-])(?:ORD{_SEP}?[0-9]{{4}}{_SEP}?[0-9]{{4}}|[A-Z0-9]{{4}}{_SEP}[A-Z0-9]{{4}}{_SEP}[A-Z0-9]{{2}}"
-    r"|[A-Z0-9]{10})(?![A-Za-z0-9]|-(?![A-Za-z]{3}))", re.ASCII | re.IGNORECASE)
+    rf"(?<![A-Za-z0-9])(?:{_CODE_FORMS})(?![A-Za-z0-9]|-(?![A-Za-z]{{3}}|(?:{_CODE_FORMS})(?![A-Za-z0-9])))",
+    re.ASCII | re.IGNORECASE)
 MAX_CODES_IN_TEXT = 200
 
 
@@ -265,8 +269,11 @@ def find_codes(text: str, limit: int = MAX_CODES_IN_TEXT) -> list[FoundCode]:
     if len(scan) != len(text):  # characters that show as nothing were left out
         at = [i for i, c in enumerate(text) if c.isascii() or _CODE_CHARS[ord(c)]]
         at.append(len(text))
+    after = -1  # where in ``scan`` the last code found ends
     for m in _FIND_RE.finditer(scan):
         w = m.group(0)
+        if m.start() and scan[m.start() - 1] == "-" and m.start() - 1 != after:
+            continue  # the tail of a word ("X-GH56JK78MN"), not a code joined to the one before
         code = OrderCode.parse_or_none(w)
         if code is None:
             continue
@@ -279,6 +286,7 @@ def find_codes(text: str, limit: int = MAX_CODES_IN_TEXT) -> list[FoundCode]:
                     continue
         a, b = (m.start(), m.end()) if at is None else (at[m.start()], at[m.end() - 1] + 1)
         out.append(FoundCode(a, b, code, text[a:b]))
+        after = m.end()
         if len(out) >= limit:
             break
     return out

@@ -331,6 +331,24 @@ def test_a_code_that_reads_as_a_claim_word_in_leetspeak_stays_the_code(code):
     assert "unverified_order" in {f.kind for f in run(draft=draft, lookups=[other])}
 
 
+@pytest.mark.parametrize("prose, codes", [
+    ("ORD-20261234-GH56JK78MN", ["ORD-20261234", "GH56JK78MN"]),
+    ("GH56JK78MN-ORD-20261234", ["GH56JK78MN", "ORD-20261234"]),
+    ("gh56jk78mn-kl12mn34pq", ["GH56JK78MN", "KL12MN34PQ"]),
+    ("GH56-JK78-MN-ORD 2026 1234", ["GH56JK78MN", "ORD-20261234"]),
+    ("Bestellungen ORD-20261234-GH56JK78MN-Lizenz?", ["ORD-20261234", "GH56JK78MN"]),
+    ("x-ORD-20261234-GH56JK78MN", []),          # the tail of one word, however long
+    ("GH56JK78MN-x-KL12MN34PQ", []),             # as "GH56JK78MN-X2": a short tail is one word
+])
+def test_codes_joined_by_a_hyphen_are_each_a_code_in_either_order(prose, codes):
+    """A customer pasting two references joined by a hyphen names both, whichever comes first:
+    before, "ORD-20261234-GH56JK78MN" held no code and the reverse only its first one."""
+    assert [str(f.code) for f in find_codes(prose)] == codes
+    assert [a["order_code"] for _, a in workflow_calls(prose, [ToolName.LOOKUP])] == codes
+    assert offline_codes(prose) == codes
+    assert [c for _, c, _ in codes_in(fold(prose))] == codes
+
+
 @pytest.mark.parametrize("prose", [
     "everything is fine", "EVERYTHING", "from 2026 to 2027", "FROM 2026 TO 2027", "call 0123456789",
     "the TEST 2026 IN", "x-GH56JK78MN", "GH56JK78MN-2", "ORD-2026123", "ord-202612345",
