@@ -1042,10 +1042,13 @@ _DATE_CUE = _lazy(rf"\b(?:{_MON})\b|\b(?:on|by|before|until|till|from|for|after)
                   r"halloween|boxing", re.I)
 
 
+_DIGIT_RE = re.compile(r"\d")
+
+
 def find_dates(text: str) -> list[tuple[int, int, frozenset]]:
     """(start, end, {(year or None, month, day)}) of the dates written in TEXT (folded)."""
     out: list[tuple[int, int, frozenset]] = []
-    digits = any(c.isdecimal() for c in text)
+    digits = _DIGIT_RE.search(text) is not None  # \d is a decimal digit (isdecimal), in C
     if not digits and not _DATE_CUE.search(text):
         return out
     taken = bytearray(len(text))  # the characters of a date already read (a linear test of overlap)
