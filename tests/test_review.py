@@ -303,6 +303,26 @@ def test_log_show_replays_a_session_recorded_through_the_fake_api(cli, anthropic
         [("GH56JK78MN", False), ("NOT-A-CODE", True)]
 
 
+class _RemovedAfterListing(type(Path())):
+    """A log a teammate removed between the folder's listing and its sort: it was there a moment
+    ago, and a stat of it now finds nothing."""
+
+    def exists(self, **kw):
+        return True
+
+    def stat(self, **kw):
+        raise FileNotFoundError(2, "No such file or directory", str(self))
+
+
+def test_a_log_removed_while_the_logs_are_sorted_is_sorted_as_the_oldest_not_a_crash(tmp_path):
+    from agentcli.sessions.replay import _newest_first
+
+    gone = _RemovedAfterListing(tmp_path / "20261130-100000-aaaaaaaaaaaa.jsonl")
+    here = tmp_path / "20261130-100000-bbbbbbbbbbbb.jsonl"
+    here.write_text("")
+    assert sorted([gone, here], key=_newest_first, reverse=True) == [here, gone]
+
+
 def test_log_list_newest_first_counts_and_filters(cli, cli_env, anthropic_env, fake_anthropic, home):
     first = ask("What are your opening hours?")
     incomplete = ask(CUSTOMER_Q, max_turns=1)

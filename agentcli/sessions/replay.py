@@ -302,8 +302,14 @@ def session_files(directory: Path, warnings: list[str] | None = None) -> list[Pa
 
 
 def _newest_first(p: Path) -> tuple[str, float, str]:
-    """The sort key of session logs (reversed: newest first)."""
-    return p.stem[:15], p.stat().st_mtime if p.exists() else 0, p.stem
+    """The sort key of session logs (reversed: newest first). A log removed since it was listed
+    (a teammate's cleanup) sorts as the oldest of its second: one stat, no test before it that
+    the removal can fall between."""
+    try:
+        mtime = p.stat().st_mtime
+    except OSError:
+        mtime = 0.0
+    return p.stem[:15], mtime, p.stem
 
 
 def list_sessions(directory: Path, *, tool: str | None = None, errors_only: bool = False,
