@@ -92,7 +92,8 @@ def _scenario(make, cli, env, flags):
     assert created
     again, created = s.save(text="Your order shipped on 2026-11-20.\n", ticket="T-1", model="m1")
     assert (again.id, created) == (a.id, False)  # the same reply in the same ticket: one draft
-    b, _ = s.save(text="Shorter: it shipped.", ticket="T-1", model="m1")
+    # (a text the floor finds nothing in: its approval runs the floor again on it)
+    b, _ = s.save(text="Shorter: a colleague is looking into it.", ticket="T-1", model="m1")
     assert s.get(a.id).meta["status"] == "superseded"  # one live draft per ticket
     c, _ = s.save(text="We refunded you sk-ant-api03-" + "x" * 40, ticket="T-2", model="m2")
     assert "sk-ant" not in s.get(c.id).text  # the sink redacts, whichever the backend

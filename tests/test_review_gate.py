@@ -199,10 +199,77 @@ def test_a_hand_edit_that_adds_a_promise_is_flagged_before_anyone_approves(cli, 
     listed = _json(cli(["drafts", "list", "--json", "--flagged"], cli_env))
     assert [r["id"] for r in listed] == [d.id]  # the edited text is checked on the way
     p = cli(["drafts", "approve", "--status", "pending", "--yes"], cli_env)
-    assert p.returncode == 0 and f"{d.id} left pending" in p.err
+    assert p.returncode == 1 and f"{d.id} left pending" in p.err  # a human must look
     p = cli(["drafts", "approve", d.id], cli_env)  # by id from a script: --force or a terminal
     assert p.returncode == 2 and "forbidden_promise" in p.err and "--force" in p.err
     assert store.get(d.id).meta["status"] == "pending_review"
+
+
+# ======================================================== hand edits of the header
+# The folder is hostile ground: a header line edited by hand (sed over the whole file, a line
+# deleted) must not turn a flagged or unreviewed draft into an approved one.
+
+def _exported(cli, cli_env) -> str:
+    p = cli(["drafts", "export", "--to", "zendesk"], cli_env)
+    assert "Traceback" not in p.err
+    return p.out
+
+
+def test_sed_over_an_approved_file_changes_its_approved_text_too_and_still_reopens_it(
+        cli, cli_env, drafts_dir):
+    store, d = _draft(drafts_dir, text="Hello,\n\nyour order ORD-20261234 has shipped. A colleague checks it.")
+    store.set_status(d.id, "approved", reviewer="kim")
+    raw = d.path.read_text()
+    assert raw.count("A colleague checks it.") == 2  # the reply and approved_text
+    d.path.write_text(raw.replace("A colleague checks it.", "We will refund you in full within 3 days."))
+    rec = _json(cli(["drafts", "show", d.id, "--json"], cli_env))
+    assert rec["status"] == "pending_review" and rec["edited_after_approval"] is True
+    assert "refund" not in _exported(cli, cli_env)
+    p = cli(["drafts", "approve", "--ticket", "T-1", "--yes"], cli_env)
+    assert p.returncode == 1 and "forbidden_promise" in p.err
+    assert store.get(d.id).meta["status"] == "pending_review"
+
+
+@pytest.mark.parametrize("edit", ["delete", "empty"])
+def test_a_findings_line_deleted_by_hand_does_not_make_a_flagged_draft_approvable(
+        cli, cli_env, drafts_dir, edit):
+    store, d = _draft(drafts_dir)
+    assert cli(["drafts", "show", d.id], cli_env).returncode == 0  # its findings stored
+    assert [f["kind"] for f in store.get(d.id).errors] == ["forbidden_promise"]
+    lines = d.path.read_text().split("\n")
+    (i,) = [n for n, ln in enumerate(lines) if ln.startswith("findings: ")]
+    if edit == "delete":
+        del lines[i]
+    else:
+        lines[i] = "findings: []"
+    d.path.write_text("\n".join(lines))
+    p = cli(["drafts", "approve", "--ticket", "T-1", "--yes", "--force"], cli_env)
+    assert p.returncode == 1 and f"{d.id} left pending" in p.err and "forbidden_promise" in p.err
+    assert store.get(d.id).meta["status"] == "pending_review"
+    assert [f["kind"] for f in store.get(d.id).errors] == ["forbidden_promise"]  # stored again
+    p = cli(["drafts", "approve", d.id], cli_env)  # by id from a script: still --force or a terminal
+    assert p.returncode == 2 and "forbidden_promise" in p.err
+
+
+@pytest.mark.parametrize("how", ["status", "dropped"])
+def test_a_file_that_says_approved_with_no_approval_on_record_is_pending(cli, cli_env, drafts_dir, how):
+    store, d = _draft(drafts_dir)
+    raw = d.path.read_text()
+    if how == "status":  # the status line edited by hand
+        d.path.write_text(raw.replace('status: "pending_review"', 'status: "approved"'))
+    else:  # a file put into the folder, as a current one looks, saying approved
+        other = drafts_dir / "d-0123456789ab.md"
+        other.write_text(raw.replace(d.id, "d-0123456789ab").replace('status: "pending_review"',
+                                                                      'status: "approved"'))
+        d.path.unlink()
+        d = store.get("d-0123456789ab")
+    assert "never approved" in cli(["drafts", "show", d.id], cli_env).out
+    rec = _json(cli(["drafts", "show", d.id, "--json"], cli_env))
+    assert rec["status"] == "pending_review", rec["status"]
+    assert "refund" not in _exported(cli, cli_env)
+    assert cli(["drafts", "reject", d.id, "--reason", "no"], cli_env).returncode == 0
+    hist = store.get(d.id).meta["history"]
+    assert "no approval is on record" in hist[0]["reason"] and hist[-1]["to"] == "rejected"
 
 
 def test_approving_an_error_level_draft_by_id_on_a_terminal_asks_first(cli_env, drafts_dir):

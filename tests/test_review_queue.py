@@ -326,12 +326,15 @@ def test_a_bulk_approval_leaves_flagged_drafts_for_a_person(cli, cli_env, drafts
     bad, _ = store.save(text="We have approved your full refund.", ticket="T-2")
     store.set_findings(bad.id, [{"kind": "forbidden_promise", "severity": "error",
                                  "message": "promises a refund", "where": bad.id}], text=bad.text)
-    p = cli(["drafts", "approve", "--status", "pending", "--yes"], cli_env)
-    assert p.returncode == 0, p.err
+    # --force re-decides a decided draft by id; a filter never approves a flagged one with it
+    p = cli(["drafts", "approve", "--status", "pending", "--yes", "--force"], cli_env)
+    assert p.returncode == 1, p.err  # the others approved; a human must look at this one
     assert f"{bad.id} left pending: error-level grounding finding forbidden_promise" in p.err
     assert "1 draft with error-level grounding findings" in p.err
     assert DraftStore(drafts_dir).get(ok.id).meta["status"] == "approved"
     assert DraftStore(drafts_dir).get(bad.id).meta["status"] == "pending_review"
+    p = cli(["drafts", "approve", "--status", "pending", "--yes"], cli_env)
+    assert p.returncode == 1 and "nothing else to approve" in p.err
     # by id, from a script: a person must confirm on a terminal, or say --force
     p = cli(["drafts", "approve", bad.id], cli_env)
     assert p.returncode == 2 and "--force" in p.err and "forbidden_promise" in p.err

@@ -6,9 +6,11 @@ Each draft is changed on its own (under the store's lock), at the version it had
 checked or shown (``--version`` for a script that showed it): one changed since is refused,
 saying what changed. A draft with an error-level grounding finding (or whose text changed and
 could not be checked again) is never approved by a filter: it is left pending with a line saying
-why; by id it needs a confirmation on a terminal (the finding shown) or ``--force``. One that
-cannot be changed is one line on stderr and exit 2, the others are still changed. Nothing is
-ever sent.
+why (exit 1: a human must look), ``--force`` or not; by id it needs a confirmation on a
+terminal (the finding shown) or ``--force``. Before an approval the pattern floor runs again on
+the text as it is now, so a findings line deleted by hand in the file does not make a flagged
+draft clean. One that cannot be changed is one line on stderr and exit 2, the others are still
+changed. Nothing is ever sent.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from .layout import preview, print_lines, short_status, wrapped
 from .recheck import Rechecker, select_fresh, unchecked_note
 
 MAX_LISTED = 20
+HELD = 1  # exit code of a bulk approval that left drafts for a person: a human must look
 
 
 def _confirm(prompt: str) -> bool:
@@ -51,14 +54,17 @@ def _confirm(prompt: str) -> bool:
 
 
 def held_reason(d: Any, checker: Rechecker) -> str | None:
-    """Why ``d`` may not be approved without a person's second look, or None."""
+    """Why ``d`` may not be approved without a person's second look, or None: an error-level
+    finding of its text as it is now (the floor run again: ``Rechecker.verify``), or findings
+    that are not of its text."""
+    d = checker.verify(d)
     errors = d.errors
     if errors:
         f = errors[0]
         more = f" and {len(errors) - 1} more" if len(errors) > 1 else ""
         said = one_line(f.get("sentence") or f.get("message") or "", 160).rstrip(".;:")
         return f"error-level grounding finding {one_line(f.get('kind') or '?', 40)}{more}: “{said}”"
-    return unchecked_note(d, checker)
+    return unchecked_note(d, checker) or checker.unverified.get(d.id)
 
 
 def _say(console: Any, text: str, style: str = "") -> None:
@@ -110,10 +116,12 @@ def decide(store, status: str, ids: list[str], filters: tuple, *, reason: str | 
     checker = Rechecker(store)
     approving = status == "approved"
     terminal = isatty(sys.stdin) and isatty(sys.stderr)
+    held: list[tuple[Any, str]] = []
     if by_filter:
         q = query(st_f or "pending_review", order, customer, since, ticket, flagged, False)
         chosen = select_fresh(store, q, checker).drafts
-        held = [(d, held_reason(d, checker)) for d in chosen] if approving and not force else []
+        # never by a filter, --force or not (--force re-decides a decided draft, by id)
+        held = [(d, held_reason(d, checker)) for d in chosen] if approving else []
         held = [(d, why) for d, why in held if why]
         for d, why in held[:MAX_LISTED]:  # a bulk approval never approves what needs a look
             _say(err, f"agentcli: {d.id} left pending: {why}; read it (agentcli drafts show "
@@ -130,7 +138,7 @@ def decide(store, status: str, ids: list[str], filters: tuple, *, reason: str | 
         if not targets:
             _say(err, "agentcli: no drafts match; nothing changed" if not held else
                       "agentcli: nothing else to approve; nothing changed")
-            return 0
+            return HELD if held else 0
     else:
         dids = list(dict.fromkeys(resolve(store, t) if t.strip().lower() == "last"
                                   else resolve_draft_id(store, t) for t in ids))
@@ -170,7 +178,7 @@ def decide(store, status: str, ids: list[str], filters: tuple, *, reason: str | 
             failed += 1
             continue
         _report(res, status)
-    return 2 if failed else 0
+    return 2 if failed else HELD if held else 0
 
 
 def _report(res: Any, status: str) -> None:

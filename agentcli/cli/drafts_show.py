@@ -100,7 +100,8 @@ class DraftView:
         if d.edited:
             head.append(" · ✎ edited after it was saved", style="bold magenta")
         if d.reopened:
-            head.append(" · edited after approval: pending again", style="bold magenta")
+            head.append(" · edited after approval: pending again" if d.meta.get("approved_sha256")
+                        else " · marked approved by hand, never approved: pending", style="bold magenta")
         return wrapped(self.c, head, self.width) if self.width else [head]
 
     def fields(self, *, short: bool = False) -> list[Text]:

@@ -71,6 +71,8 @@ class Rechecker:
         self.deadline = time.monotonic() + budget_s
         self.budget_s = budget_s
         self.notes: dict[str, str] = {}  # draft id -> what happened (for the screen)
+        self.unverified: dict[str, str] = {}  # draft id -> why it could not be verified
+        self._verified: dict[tuple[str, str], Draft] = {}
 
     def fresh(self, d: Draft) -> Draft:
         """``d`` with findings for its current text: as stored when they are current, else
@@ -91,6 +93,43 @@ class Rechecker:
         self.notes[d.id] = "checked again for its current text"
         meta = {**d.meta, "findings": found, "findings_sha256": text_key(d.text)}
         return dataclasses.replace(d, meta=meta)
+
+    def verify(self, d: Draft) -> Draft:
+        """``d`` as an approval must see it: when its stored findings are current and hold no
+        error-level one, the pattern floor runs again on its text as it is now, and an error-level
+        finding the stored ones lack is added (and stored). The folder is hostile ground: a
+        findings line deleted or emptied by hand is not a clean draft. Out of time, the draft is
+        ``unverified`` (held by the gate, as an unchecked one is)."""
+        if not isinstance(d, Draft) or not d.findings_current or d.errors:
+            return d
+        key = (d.id, d.version)
+        if key in self._verified:
+            return self._verified[key]
+        left = self.deadline - time.monotonic()
+        found = _in_thread(d, left) if left > 0 else None
+        if found is None:
+            self.unverified[d.id] = (f"the grounding checks could not run again within "
+                                     f"{self.budget_s:g} s before its approval")
+            return d
+        stored = list(d.meta.get("findings") or [])
+        missing = [f for f in found if f.get("severity") == "error"
+                   and not any(_same_finding(f, x) for x in stored)]
+        if missing:
+            merged = stored + missing
+            try:
+                self.store.set_findings(d.id, merged, text=d.text)
+            except (AgentcliError, OSError, ValueError):
+                pass  # a folder we may not write: held all the same
+            self.notes[d.id] = "its stored findings lack what the checks find in its text now"
+            d = dataclasses.replace(d, meta={**d.meta, "findings": merged,
+                                             "findings_sha256": text_key(d.text)})
+        self._verified[key] = d
+        return d
+
+
+def _same_finding(a: dict[str, Any], b: Any) -> bool:
+    return isinstance(b, dict) and a.get("kind") == b.get("kind") and \
+        (a.get("sentence") or a.get("message")) == (b.get("sentence") or b.get("message"))
 
 
 def select_fresh(store: Any, q: Any, checker: Rechecker, *, limit: int | None = None,

@@ -205,7 +205,7 @@ def _reopen(d: Draft) -> None:
     """Persist what reading found: a hand edit after approval made the draft pending again."""
     if d.reopened:
         d.meta["status"] = "approved"  # what the file says
-        _record(d, "(hand edit)", "pending_review", "the text was edited after approval")
+        _record(d, "(hand edit)", "pending_review", d.reopen_reason)
         d.reopened = False
 
 

@@ -190,7 +190,8 @@ class Draft:
     text: str
     path: Path
     # The file says approved, but its text is not the text that was approved (a hand edit after
-    # approval): ``meta["status"]`` reads pending_review and the next status change records it.
+    # approval), or no approval is on record (the status edited by hand): ``meta["status"]``
+    # reads pending_review and the next status change records it (``reopen_reason``).
     reopened: bool = field(default=False)
     # a queue's row version (PostgreSQL: changed at every write); None for a file
     rev: Any = field(default=None, compare=False, repr=False)
@@ -214,6 +215,13 @@ class Draft:
     @property
     def version(self) -> str:
         return version_of(self.meta.get("status"), self.text)
+
+    @property
+    def reopen_reason(self) -> str:
+        """Why a draft the file says is approved reads as pending_review (``reopened``)."""
+        if self.meta.get("approved_sha256"):
+            return "the text was edited after approval"
+        return "the file says approved, but no approval is on record (the status was edited by hand)"
 
     @property
     def findings_for(self) -> str | None:
@@ -312,14 +320,27 @@ def parse(raw: str, path: Path) -> Draft:
 
 def reopen_check(d: Draft) -> Draft:
     """A draft whose status says approved but whose text is not the approved one (a hand edit
-    after approval) reads as pending_review, ``reopened``."""
+    after approval) reads as pending_review, ``reopened``; so does one that says approved with
+    no approval on record (``approved_sha256``, written with every approval): a status edited by
+    hand, or a file put into the folder, is not a person's approval. ``approved_text`` (the
+    approved text itself, for an editor that changed only line ends or trailing spaces) counts
+    only while it is the text ``approved_sha256`` names: a ``sed`` over the whole file changes
+    the reply and ``approved_text`` alike. Drafts from before text hashes (no ``text_sha256``,
+    no ``history``) keep the status they say."""
     meta = d.meta
+    if meta["status"] != "approved":
+        return d
     approved = meta.get("approved_sha256")
-    if meta["status"] == "approved" and approved and not text_matches(approved, d.text):
+    if approved:
+        if text_matches(approved, d.text):
+            return d
         kept = meta.get("approved_text")
-        if not (isinstance(kept, str) and same_text(kept, d.text)):
-            meta["status"] = "pending_review"
-            d.reopened = True
+        if isinstance(kept, str) and text_matches(approved, kept) and same_text(kept, d.text):
+            return d
+    elif "text_sha256" not in meta and "history" not in meta:
+        return d  # a draft of the format before approvals were recorded
+    meta["status"] = "pending_review"
+    d.reopened = True
     return d
 
 
