@@ -47,6 +47,7 @@ from .vocab import (
     GROUNDING,
     LOOKUP_FAILED,
     NO_ANSWER,
+    NOT_FULLY_CHECKED,
     OUR_SIDE,
     REFUSED,
     CallRecord,
@@ -325,7 +326,8 @@ class Run:
         """(status, stop_reason, message) once the checks are known: an "ok" question is
         "incomplete" when a draft could not be saved, a lookup failed on our side and was never
         answered, an error-level finding stands, or the model ended with neither an answer nor
-        a draft. Warnings leave it ok; other statuses stay."""
+        a draft. Warnings leave it ok, but for ``not_fully_checked`` (a text the checks could not
+        read whole says what it says unchecked); other statuses stay."""
         f = self.finished
         if f is None:
             return Status.ERROR, None, None
@@ -345,6 +347,10 @@ class Run:
             more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
             return Status.INCOMPLETE, GROUNDING, (
                 f"{errors[0].get('kind')}: {errors[0].get('message')}{more}; a person must look")
+        unread = [x for x in findings if x.get("kind") == NOT_FULLY_CHECKED]
+        if unread:  # what was not read may say anything: no "ok" without a person reading it
+            return Status.INCOMPLETE, GROUNDING, (
+                f"{NOT_FULLY_CHECKED}: {unread[0].get('message')}")
         if not self.drafts and not has_words(f.answer):  # "\u200b", "\x1b[0m", "-": nothing usable
             return Status.INCOMPLETE, NO_ANSWER, ("the model ended its turn with neither an answer "
                                                   "nor a draft; a person must look")

@@ -70,6 +70,9 @@ DRAFT_NOT_SAVED = "draft_not_saved"
 LOOKUP_FAILED = "lookup_failed"
 GROUNDING = "grounding"
 NO_ANSWER = "no_answer"
+# The finding of a text the checks could not read whole (its length, their time budget, a model
+# layer that failed): never "ok" (``Ticket.verdict``), and held by the review gate.
+NOT_FULLY_CHECKED = "not_fully_checked"
 CANCELLED = "cancelled"
 # The model asked again and again for results it already had (each answered from the ticket).
 REPEATED_CALLS = "repeated_calls"

@@ -103,6 +103,19 @@ def test_warnings_are_listed_but_leave_ok():
     assert [c["severity"] for c in res["checks"]] == ["warning"] and kinds(res) == {"unconfirmed_date"}
 
 
+@pytest.mark.parametrize("answer", [
+    "GH56JK78MN is waiting for payment. " * 600,                       # beyond the 20,000 read
+    "GH56JK78MN is waiting for payment. " + "\ufdfa" * 2000,            # NFKC makes it longer
+])
+def test_an_answer_the_checks_could_not_read_whole_is_never_ok(drafts_dir, answer):
+    """What was not read may say anything: a not_fully_checked text is incomplete, exit 1."""
+    b, _ = ask([Reply(calls=[LOOKUP_GH]), Reply(answer)], "where is GH56JK78MN")
+    res = b[-1].result()
+    assert "not_fully_checked" in kinds(res)
+    assert res["status"] == "incomplete" and res["stop_reason"] == "grounding" and b[-1].exit_code == 1
+    assert "not_fully_checked" in res["error"]
+
+
 def test_the_whole_ticket_is_checked_not_only_the_last_question():
     """A lookup in the first question grounds a claim in the second."""
     b, _ = ask([Reply(calls=[LOOKUP_GH]), Reply("Found it."),

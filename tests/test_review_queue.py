@@ -320,6 +320,17 @@ def test_review_needs_a_terminal(cli, cli_env, drafts_dir):
     assert p.returncode == 2 and "terminal" in p.err
 
 
+def test_a_bulk_approval_leaves_a_draft_not_fully_checked_for_a_person(cli, cli_env, drafts_dir):
+    store = DraftStore(drafts_dir)
+    d, _ = store.save(text="Thanks, a colleague is looking into it.", ticket="T-1")
+    store.set_findings(d.id, [{"kind": "not_fully_checked", "severity": "warning", "where": d.id,
+                               "message": "the draft was not fully checked"}], text=d.text)
+    p = cli(["drafts", "approve", "--ticket", "T-1", "--yes"], cli_env)
+    assert p.returncode == 1 and f"{d.id} left pending: its text was not fully checked" in p.err
+    assert DraftStore(drafts_dir).get(d.id).meta["status"] == "pending_review"
+    assert cli(["drafts", "approve", d.id, "--force"], cli_env).returncode == 0  # a person's call
+
+
 def test_a_bulk_approval_leaves_flagged_drafts_for_a_person(cli, cli_env, drafts_dir):
     store = DraftStore(drafts_dir)
     ok, _ = store.save(text="Thanks, a colleague is looking into it.", ticket="T-1")

@@ -65,7 +65,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Iterable
 
 from ..vocab import ANSWERED as OK_OUTCOMES
-from ..vocab import OUR_SIDE, Outcome, records
+from ..vocab import NOT_FULLY_CHECKED, OUR_SIDE, Outcome, records
 from .claims import (
     COMPAT,
     CONTRADICTS,
@@ -100,7 +100,6 @@ MAX_MODEL_CLAIMS = 200
 MAX_TOOL_STRINGS = 200
 MAX_TOOL_CHARS = 2000
 ERROR, WARNING = "error", "warning"
-NOT_FULLY_CHECKED = "not_fully_checked"
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,7 @@ from ..drafts.store import require_version
 from ..errors import UsageError
 from ..redact import clean_for_terminal, one_line
 from ..stdio import isatty
+from ..vocab import NOT_FULLY_CHECKED
 from .common import err_console, lock_notice, out_console
 from .drafts_show import resolve
 from .layout import preview, print_lines, short_status, wrapped
@@ -64,6 +65,10 @@ def held_reason(d: Any, checker: Rechecker) -> str | None:
         more = f" and {len(errors) - 1} more" if len(errors) > 1 else ""
         said = one_line(f.get("sentence") or f.get("message") or "", 160).rstrip(".;:")
         return f"error-level grounding finding {one_line(f.get('kind') or '?', 40)}{more}: “{said}”"
+    unread = [f for f in (d.meta.get("findings") or []) if d.findings_current and isinstance(f, dict)
+              and f.get("kind") == NOT_FULLY_CHECKED]
+    if unread:
+        return f"its text was not fully checked: “{one_line(unread[0].get('message') or '', 160)}”"
     return unchecked_note(d, checker) or checker.unverified.get(d.id)
 
 
