@@ -244,6 +244,22 @@ def test_dense_dates_are_found_in_linear_time(unit):
     assert len(find_dates(text)) > 200_000 // len(unit) // 2
 
 
+@pytest.mark.parametrize("unit", ["vs. 3. ", "no. 3. ", "den 3. ", "ca. 24. "])
+def test_a_promise_after_a_run_of_full_stops_is_found_within_the_budget(unit):
+    """At every full stop the sentence splitter asks whether an abbreviation or a day stands
+    before it and a month after it; each asked the whole text for its needles, so a 19,000-
+    character run of "vs. 3. " cost ~2.8 s of CPU (quadratic) and a promise behind it was lost
+    to the 5 s budget as not_fully_checked. Each asks its window now."""
+    from tests.test_checks import saved
+
+    answer = (unit * 2900)[:19_990]
+    draft = (unit * 2700)[:19_000] + " We will refund you in full."
+    found = check_ticket(answer=answer, drafts=[{"id": DID, "text": draft}],
+                         tool_results=[lookup("GH"), saved(draft)], questions=["GH56JK78MN?"], budget_s=5.0)
+    kinds = {(f.kind, f.severity) for f in found}
+    assert ("forbidden_promise", "error") in kinds and ("not_fully_checked", "warning") not in kinds
+
+
 def test_a_spent_budget_is_not_fully_checked_never_ok():
     found = check_ticket(answer="Your order GH56JK78MN is waiting for payment.", drafts=[{"id": DID, "text": "Hello."}],
                          tool_results=[lookup("GH")], questions=["GH56JK78MN?"], budget_s=1e-9)

@@ -171,18 +171,27 @@ class _Lazy:
                     return False
         return True
 
+    def _worth(self, text: str, pos: int, endpos: int | None) -> bool:
+        """``worth_trying`` of a search of TEXT[POS:ENDPOS]: a window short of the whole text is
+        asked for its needles alone (a match lies within it, and no needle is taken from a
+        lookaround), so a search of a few characters of a long text costs a few characters, not
+        the text: ``sentences`` asks ~5 of them at every full stop."""
+        if pos or (endpos is not None and endpos < len(text)):
+            return self.may_match(text[pos:endpos])
+        return self.worth_trying(text)
+
     def search(self, text: str, pos: int = 0, endpos: int | None = None) -> re.Match | None:
-        if not self.worth_trying(text, endpos):
+        if not self._worth(text, pos, endpos):
             return None
         return self.get().search(text, pos) if endpos is None else self.get().search(text, pos, endpos)
 
     def match(self, text: str, pos: int = 0, endpos: int | None = None) -> re.Match | None:
-        if not self.worth_trying(text, endpos):
+        if not self._worth(text, pos, endpos):
             return None
         return self.get().match(text, pos) if endpos is None else self.get().match(text, pos, endpos)
 
     def finditer(self, text: str, pos: int = 0, endpos: int | None = None) -> Iterable[re.Match]:
-        if not self.worth_trying(text, endpos):
+        if not self._worth(text, pos, endpos):
             return iter(())
         return self.get().finditer(text, pos) if endpos is None else self.get().finditer(text, pos, endpos)
 
@@ -257,6 +266,9 @@ _CLAUSE_RE = _lazy(r"[,;:()]|\s-\s|\b(?:but|however|although|though|whereas|whil
                         r"obwohl|allerdings)\b", re.I)
 
 
+_NEXT_REACH = 24  # characters after a full stop the two patterns above can match (3 blanks, a month)
+
+
 def sentences(text: str) -> list[tuple[int, int]]:
     """(start, end) of each sentence, a long one cut into pieces of at most ``MAX_PIECE``
     characters at a space (a run-on answer costs the same per character as any other)."""
@@ -276,7 +288,8 @@ def sentences(text: str) -> list[tuple[int, int]]:
         if m.group(0)[0] == "." and m.end() - start < MAX_PIECE and (
                 _ABBR_RE.search(text, max(start, m.start() - 6), m.start())
                 or (_DAY_RE.search(text, max(start, m.start() - 6), m.start())
-                    and (_MONTH_NEXT_RE.match(text, m.end()) or _LOWER_NEXT_RE.match(text, m.end())))):
+                    and (_MONTH_NEXT_RE.match(text, m.end(), m.end() + _NEXT_REACH)
+                         or _LOWER_NEXT_RE.match(text, m.end(), m.end() + _NEXT_REACH)))):
             # "24. Dezember", "am 24. geliefert", "bis 6.12. in der Hand"
             continue
         add(start, m.end())
