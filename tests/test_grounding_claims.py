@@ -205,6 +205,29 @@ def test_fold(text, want):
     assert fold(text) == want
 
 
+@pytest.mark.parametrize("text,want", [
+    ("re\x00fund", "refund"), ("re\x7ffund", "refund"), ("re\x08fund", "refund"), ("re\rfund", "refund"),
+    ("re\x85fund", "re\x85fund"), ("line\r\nnext", "line\r\nnext"),          # NEL and CRLF end lines
+    ("re<b></b>fund", "refund"), ('we <span class="x">refund</span>', "we refund"), ("<!-- x -->refund", "refund"),
+    ("re&shy;fund", "refund"), ("re&#8203;fund", "refund"), ("re&#x200B;fund", "refund"),
+    ("AT&T, R&D &not here", "AT&T, R&D &not here"), ("if a < b and c > d", "if a < b and c > d"),
+    ("**re**fund", "refund"), ("re--fund", "refund"), ("can~~celled", "cancelled"), ("credit--card", "credit--card"),
+])
+def test_fold_reads_controls_html_and_markup_inside_a_word(text, want):
+    """What a mail or a rich-text editor leaves inside a word shows as nothing to a reader."""
+    assert fold(text) == want
+
+
+@pytest.mark.parametrize("draft", [
+    "We will re\x00fund you in full.", "We will re\rfund you in full.", "We will re<b></b>fund you in full.",
+    "We will re&shy;fund you in full.", "We will re&#8203;fund you in full.", "We will **re**fund you in full.",
+    "Wir werden Ihnen den Betrag er<i></i>statten.",
+])
+def test_a_promise_hidden_by_a_control_html_or_markup_is_flagged(draft):
+    assert "forbidden_promise" in [f.kind for f in run("", draft, [lookup("GH")], "GH56JK78MN?")
+                                   if f.severity == "error"]
+
+
 @pytest.mark.parametrize("text", ["\u200b", "\x1b[0m", "\u2800", "\u3164", "-", "", "\u2014 \u00ad"])
 def test_nothing_visible(text):
     assert not has_words(text)

@@ -3,7 +3,11 @@
 ``fold(text)`` is what the pattern floor and the model layer read, and what tool strings and
 questions are compared in:
 
-- escape sequences (CSI, OSC, two-character) are removed: a terminal shows nothing of them;
+- escape sequences (CSI, OSC, two-character) are removed: a terminal shows nothing of them; so
+  are the other controls (C0 and C1 but tab and the line breaks, DEL, a carriage return inside a
+  word: "re\\x00fund" is "refund");
+- HTML a rich-text editor leaves: a tag or comment is removed ("re<b></b>fund"), an entity with
+  its semicolon is its character ("re&shy;fund", "&#8203;"; "AT&T" stays);
 - NFKC: full-width letters and digits, ligatures, compatibility spaces (NBSP) and the like;
 - format characters (category Cf: soft hyphens, zero-width spaces and joiners, bidirectional
   controls, the BOM) and the blank "letters" (Hangul fillers, the braille blank, variation
@@ -23,7 +27,7 @@ questions are compared in:
 - a word written with digits or @ $ for letters ("r3fund3d", "sh1pped") is read as letters
   where that makes it begin with a claim's stem (below), so SKUs stay as they are, and never
   where it has an order code's shape (10 letters and digits: CR3D1T9999 is a code);
-- a hyphen (or ~ _ * ^ | +) cut inside the stem of a word a claim is made of ("re-fund",
+- a hyphen (or ~ _ * ^ | +, or two of them) cut inside the stem of a word a claim is made of ("re-fund",
   "ref*und", "can-celled", "zurück-er-stattet") is closed: only where the first part is shorter than the stem, so
   "credit-card" and "e-mail" stay what they are.
 
@@ -35,6 +39,7 @@ Linear in the text: one pass of a few linear regular expressions and ``str.trans
 
 from __future__ import annotations
 
+import html
 import re
 import unicodedata
 
@@ -90,8 +95,8 @@ _STEMS = ("refund", "reimburs", "credit", "compensat", "replac", "discount", "vo
           "gutschein", "rabatt", "entschädig", "storn", "versand", "versend", "verschick", "zugestellt",
           "geliefert", "bezahlt", "zahlung", "lizenz", "genehmig", "veranlass", "bestätig")
 _STEM_START = re.compile("|".join(sorted(_STEMS, key=len, reverse=True)), re.I)
-_SPLIT_WORD_RE = re.compile(r"(?<![\w~*^|+-])([^\W\d_]{1,12})[-~_*^|+]([^\W\d_]{1,16})(?:[-~_*^|+]([^\W\d_]{1,16}))?"
-                            r"(?![\w~*^|+-])")
+_SPLIT_WORD_RE = re.compile(r"(?<![\w~*^|+-])([^\W\d_]{1,12})[-~_*^|+]{1,2}([^\W\d_]{1,16})"
+                            r"(?:[-~_*^|+]{1,2}([^\W\d_]{1,16}))?(?![\w~*^|+-])")
 # A word written with digits or @ $ for letters ("r3fund3d", "sh1pped", "$hipped"): read as
 # letters only where that makes it begin with a claim's stem, so an order code (GH56JK78MN), a
 # SKU or "2nd" stays what it is. 1 is tried as i, then as l.
@@ -148,6 +153,21 @@ def _latin_word(m: re.Match) -> str:
     return folded if any("a" <= c <= "z" or "A" <= c <= "Z" for c in w) else w
 
 
+# Controls that show as nothing in a mail or on a screen (C0 and C1 but tab, the line breaks and
+# the separators the sentence splitter reads, and DEL): "re\x00fund" is "refund". A carriage
+# return inside a word is one too; elsewhere it ends a line.
+_CONTROL_RE = re.compile(r"[\x00-\x08\x0e-\x1b\x1f\x7f-\x84\x86-\x9f]|(?<=\w)\r(?=\w)")
+# HTML a draft may carry from a rich-text editor: a tag or a comment inside a word ("re<b></b>fund")
+# is nothing, an entity with its semicolon is its character ("re&shy;fund", "&#8203;"). Entities
+# without a semicolon stay as written ("AT&T", "&not" in prose).
+_TAG_RE = re.compile(r"<!--.{0,2000}?-->|</?[A-Za-z][A-Za-z0-9]{0,15}(?:\s[^<>]{0,300})?/?>", re.S)
+_ENTITY_RE = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
+
+
+def _entity(m: re.Match) -> str:
+    return html.unescape(m.group(0))
+
+
 def fold(text: str, limit: int | None = None) -> str:
     """``text`` as a reader sees it (see the module docstring); not case-folded (codes and SKUs
     are told by their capitals), but every pattern of the floor ignores case. ``limit``: at most
@@ -158,6 +178,11 @@ def fold(text: str, limit: int | None = None) -> str:
         text = text[:2 * limit]
     if "\x1b" in text or "\x9b" in text:
         text = _ANSI_RE.sub("", text)
+    if "<" in text:
+        text = _TAG_RE.sub("", text)
+    if "&" in text:
+        text = _ENTITY_RE.sub(_entity, text)
+    text = _CONTROL_RE.sub("", text)
     if text.isascii():
         text = unsplit(text)
         return text[:limit] if limit is not None else text
