@@ -218,6 +218,26 @@ def test_fold_reads_controls_html_and_markup_inside_a_word(text, want):
     assert fold(text) == want
 
 
+@pytest.mark.parametrize("draft, lookup_key, kind", [
+    ("Hello,\n\nbecause of the delay we will\nrefund the full amount of your order GH56JK78MN.", "GH", "forbidden_promise"),
+    ("Hallo,\n\nwir werden Ihnen den vollen\nBetrag erstatten.", "GH", "forbidden_promise"),
+    ("We will\nrefund you\nin full.", "GH", "forbidden_promise"),
+    ("Ihre Bestellung GH56JK78MN wurde\nbereits versandt.", "GH", "status_mismatch"),
+])
+def test_a_claim_a_hard_wrap_cut_across_two_lines_is_read_whole(draft, lookup_key, kind):
+    """A mail program's hard wrap ends a line, not a sentence: the claim goes on on the next."""
+    assert kind in [f.kind for f in run("", draft, [lookup(lookup_key)], "GH56JK78MN?") if f.severity == "error"]
+
+
+@pytest.mark.parametrize("draft", [
+    "Your orders:\n- GH56JK78MN: waiting for payment\n- a refund is not possible",
+    "Hello Ana,\nyour order GH56JK78MN is waiting for payment.\nBest regards,\nCustomer Support",
+    "Order GH56JK78MN\nStatus: pending_payment",
+])
+def test_lines_of_a_list_or_a_letter_stay_what_they_say(draft):
+    assert [f.to_dict() for f in run("", draft, [lookup("GH")], "GH56JK78MN?") if f.severity == "error"] == []
+
+
 @pytest.mark.parametrize("draft", [
     "We will re\x00fund you in full.", "We will re\rfund you in full.", "We will re<b></b>fund you in full.",
     "We will re&shy;fund you in full.", "We will re&#8203;fund you in full.", "We will **re**fund you in full.",

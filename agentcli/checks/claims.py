@@ -267,6 +267,17 @@ _CLAUSE_RE = _lazy(r"[,;:()]|\s-\s|\b(?:but|however|although|though|whereas|whil
 
 
 _NEXT_REACH = 24  # characters after a full stop the two patterns above can match (3 blanks, a month)
+# A line break that a mail program or a person's hard wrap put inside a sentence: the line before
+# ends in a letter, a digit or a comma (no full stop, colon or semicolon: a list's heading, a
+# headline), and the next line goes on in the same paragraph (not blank, not a list item).
+_WRAP_BEFORE_RE = re.compile(r"[^\W_][\"')\]]?,?[ \t]*\r?$")
+_WRAP_AFTER_RE = re.compile(r"[ \t]{0,8}(?![-*+\u2022\u2013\u2014>#|]|\d{1,3}[.)]\s)\S")
+
+
+def _wrapped_at(text: str, i: int) -> bool:
+    """Is the line break at TEXT[i] a wrap inside a sentence (see above)?"""
+    return _WRAP_BEFORE_RE.search(text, max(0, i - 4), i) is not None and \
+        _WRAP_AFTER_RE.match(text, i + 1, i + 16) is not None
 
 
 def sentences(text: str) -> list[tuple[int, int]]:
@@ -285,6 +296,8 @@ def sentences(text: str) -> list[tuple[int, int]]:
             out.append((a, b))
 
     for m in _SPLIT_RE.finditer(text):
+        if m.group(0) == "\n" and _wrapped_at(text, m.start()):
+            continue  # a line a mail program wrapped: the sentence goes on
         if m.group(0)[0] == "." and m.end() - start < MAX_PIECE and (
                 _ABBR_RE.search(text, max(start, m.start() - 6), m.start())
                 or (_DAY_RE.search(text, max(start, m.start() - 6), m.start())
