@@ -303,6 +303,16 @@ def test_a_promise_after_a_run_of_full_stops_is_found_within_the_budget(unit):
     assert ("forbidden_promise", "error") in kinds and ("not_fully_checked", "warning") not in kinds
 
 
+@pytest.mark.parametrize("n", range(88, 116, 3))
+def test_a_claim_the_cut_of_a_long_sentence_goes_through_is_read_whole(n):
+    """A run-on sentence is read in pieces of at most 400 characters; a piece is read with the
+    sentence's words on either side, so "we will | refund you in full" cut at 400 is still a
+    promise (it was lost at lengths 413-438), and found once."""
+    draft = "Hello " + "and " * n + "we will refund you in full."
+    found = [f.kind for f in run("", draft, [lookup("GH")], "GH56JK78MN?") if f.severity == "error"]
+    assert found == ["forbidden_promise"]
+
+
 def test_a_spent_budget_is_not_fully_checked_never_ok():
     found = check_ticket(answer="Your order GH56JK78MN is waiting for payment.", drafts=[{"id": DID, "text": "Hello."}],
                          tool_results=[lookup("GH")], questions=["GH56JK78MN?"], budget_s=1e-9)

@@ -283,21 +283,52 @@ def _wrapped_at(text: str, i: int) -> bool:
 def sentences(text: str) -> list[tuple[int, int]]:
     """(start, end) of each sentence, a long one cut into pieces of at most ``MAX_PIECE``
     characters at a space (a run-on answer costs the same per character as any other)."""
-    out: list[tuple[int, int]] = []
+    return [(a, b) for a, b, _, _ in pieces_of(text)]
+
+
+OVERLAP = 100  # characters of a long sentence read on either side of a piece cut out of it
+
+
+def pieces_of(text: str) -> list[tuple[int, int, int, int]]:
+    """(start, end, read from, read to) of each piece of TEXT (``sentences``): a piece cut out
+    of a long sentence is read with up to ``OVERLAP`` characters of the sentence on either side
+    (to a space), so a claim the cut went through ("we will | refund you") is read whole, in the
+    piece it begins in (``extract`` keeps a piece's claims that begin between start and end)."""
+    out: list[tuple[int, int, int, int]] = []
     start = 0
 
     def add(a: int, b: int) -> None:
+        first, parts = a, []
         while b - a > MAX_PIECE:
             cut = text.rfind(" ", a + MAX_PIECE // 2, a + MAX_PIECE)
             cut = cut if cut > a else a + MAX_PIECE
-            out.append((a, cut))
+            parts.append((a, cut))
             a = cut
         if text[a:b].strip():
-            out.append((a, b))
+            parts.append((a, b))
+        if len(parts) == 1:
+            out.append((*parts[0], *parts[0]))
+            return
+        for x, y in parts:
+            lo = max(first, x - OVERLAP)
+            if lo > first:  # from a word's start
+                sp = text.find(" ", lo, x)
+                lo = sp + 1 if sp >= 0 else lo
+            hi = min(b, y + OVERLAP)
+            if hi < b:  # to a word's end
+                sp = text.rfind(" ", y, hi)
+                hi = sp if sp > y else hi
+            out.append((x, y, lo, hi))
 
+    wrap_from: int | None = None  # where the lines a hard wrap may have cut begin
     for m in _SPLIT_RE.finditer(text):
         if m.group(0) == "\n" and _wrapped_at(text, m.start()):
-            continue  # a line a mail program wrapped: the sentence goes on
+            # a line a mail program may have wrapped inside a sentence: read as a line (as
+            # every line is) and, below, with the lines it goes on in (as one sentence)
+            wrap_from = start if wrap_from is None else wrap_from
+            add(start, m.end())
+            start = m.end()
+            continue
         if m.group(0)[0] == "." and m.end() - start < MAX_PIECE and (
                 _ABBR_RE.search(text, max(start, m.start() - 6), m.start())
                 or (_DAY_RE.search(text, max(start, m.start() - 6), m.start())
@@ -306,11 +337,16 @@ def sentences(text: str) -> list[tuple[int, int]]:
             # "24. Dezember", "am 24. geliefert", "bis 6.12. in der Hand"
             continue
         add(start, m.end())
+        if wrap_from is not None:
+            add(wrap_from, m.end())
+            wrap_from = None
         start = m.end()
         if len(out) >= MAX_PIECES:
             return out[:MAX_PIECES]
     if text[start:].strip():
         add(start, len(text))
+    if wrap_from is not None:
+        add(wrap_from, len(text))
     return out[:MAX_PIECES]
 
 
@@ -2180,12 +2216,23 @@ def extract(text: str, known: Known) -> tuple[list[Claim], bool]:
     text = text[:MAX_TEXT]
     spans = quoted_spans(text, known)
     out: list[Claim] = []
-    pieces = sentences(text)
+    pieces = pieces_of(text)
     if len(pieces) >= MAX_PIECES:
         complete = False
-    for a, b in pieces:
+    own: tuple[int, int, int] | None = None  # a piece read with more around it: claims from, start, end
+
+    def keep_own() -> None:
+        """Of the claims the last piece read, those that begin in it (not in what was read of
+        the sentence around it: the piece before or after reads those)."""
+        if own is not None:
+            n0, x, y = own
+            out[n0:] = [c for c in out[n0:] if x <= c.start < y]
+
+    for x, y, a, b in pieces:
+        keep_own()
         if known.deadline is not None and time.monotonic() > known.deadline:
-            return out, False
+            return _distinct(out), False
+        own = (len(out), x, y) if (a, b) != (x, y) else None
         sent = text[a:b]
         in_quote = [(x - a, y - a) for x, y in spans if x < b and y > a]
 
@@ -2359,8 +2406,23 @@ def extract(text: str, known: Known) -> tuple[list[Claim], bool]:
                 if cents is not None and not theirs(m.start("a")):
                     add("price", m.start("a"), cents, what=priced_item(sent, m.start("a"), labels))
         if len(out) >= MAX_CLAIMS:
-            return out[:MAX_CLAIMS], False
-    return out, complete
+            keep_own()
+            return _distinct(out)[:MAX_CLAIMS], False
+    keep_own()
+    return _distinct(out), complete
+
+
+def _distinct(claims: list[Claim]) -> list[Claim]:
+    """CLAIMS without a second reading of the same claim (a wrapped line is read on its own and
+    with the lines it goes on in): the first of each kind, place, order and value."""
+    seen: set[tuple[Any, ...]] = set()
+    out = []
+    for c in claims:
+        k = (c.kind, c.start, c.order, repr(c.value))
+        if k not in seen:
+            seen.add(k)
+            out.append(c)
+    return out
 
 
 _LABEL_CACHE: dict[str, re.Pattern] = {}
