@@ -219,6 +219,17 @@ def test_fold_reads_controls_html_and_markup_inside_a_word(text, want):
 
 
 @pytest.mark.parametrize("draft, lookup_key, kind", [
+    ("Sie erhalten eine Rueckerstattung.", "GH", "forbidden_promise"),
+    ("Wir ueberweisen Ihnen den Betrag zurueck.", "GH", "forbidden_promise"),
+    ("Die Lizenz fuer GH56JK78MN wurde ausgestellt.", "GH", "license_mismatch"),
+    ("Ihre Bestellung ORD-20261234 enthaelt zwei USB-Schluessel.", "ORD", "line_items_mismatch"),
+])
+def test_german_written_without_umlauts_is_checked_as_with_them(draft, lookup_key, kind):
+    q = "GH56JK78MN?" if lookup_key == "GH" else "ORD-20261234?"
+    assert kind in [f.kind for f in run("", draft, [lookup(lookup_key)], q) if f.severity == "error"]
+
+
+@pytest.mark.parametrize("draft, lookup_key, kind", [
     ("Hello,\n\nbecause of the delay we will\nrefund the full amount of your order GH56JK78MN.", "GH", "forbidden_promise"),
     ("Hallo,\n\nwir werden Ihnen den vollen\nBetrag erstatten.", "GH", "forbidden_promise"),
     ("We will\nrefund you\nin full.", "GH", "forbidden_promise"),

@@ -63,13 +63,15 @@ def _unsplit_ungated(text: str) -> str:
     """``normalize.unsplit`` with every pass run, whatever the text holds."""
     text = normalize._MARKUP_RE.sub("", text)
     text = normalize._SPELLED_RE.sub(normalize._spelled, text)
+    text = normalize.umlauts(text)
     text = normalize._SPLIT_WORD_RE.sub(normalize._split_word, text)
     return normalize._LEET_WORD_RE.sub(normalize._leet_word, text)
 
 
 _PIECES = ["re", "fund", "ship", "ped", "r", "e", "f", "can", "celled", "d", "x", "GH56JK78MN", "r3fund3d",
            "sh1pped", "$hipped", "2nd", "re-fund", "can-celled", "ref*und", "ship^ped", "deli+vered", "R E F U N D",
-           " ", "  ", ".", "-", "~", "_", "*", "**", "`", "^", "|", "+", "1", "@", "\u0435", "\u00e4"]
+           " ", "  ", ".", "-", "~", "_", "*", "**", "`", "^", "|", "+", "1", "@", "\u0435", "\u00e4", "zurue", "ck",
+           "fuer", "Rue", "ckerstattung", "due", "queue", "oe", "ae"]
 
 
 @settings(max_examples=300, deadline=None)
@@ -78,3 +80,23 @@ def test_a_cue_skips_only_a_pass_that_would_change_nothing(text):
     """Each pass of ``unsplit`` runs only when its cue is in the text: the same text as running
     every pass, for any mix of the cued characters and the words they cut."""
     assert normalize.unsplit(text) == _unsplit_ungated(text)
+
+
+def test_every_umlaut_word_of_the_floor_holds_a_stem_its_spelling_without_umlauts_is_read_as():
+    """A pattern that needs "zurück" finds "zurueck" only if ``unsplit`` reads it so: every
+    needle with an umlaut (of three letters or more) holds one of ``_UMLAUT_STEMS``."""
+    from agentcli.checks.needles import NEEDLES
+
+    umlauted = {n for groups in NEEDLES.values() for g in groups for n in g if set(n) & set("äöü")}
+    assert umlauted
+    assert [n for n in sorted(umlauted) if len(n) >= 3 and not any(st in n for st in normalize._UMLAUT_STEMS)] == []
+
+
+@pytest.mark.parametrize("written, read", [
+    ("Sie erhalten eine Rueckerstattung.", "Sie erhalten eine Rückerstattung."),
+    ("Wir ueberweisen Ihnen den Betrag zurueck.", "Wir überweisen Ihnen den Betrag zurück."),
+    ("RUECKERSTATTUNG fuer Sie", "RÜCKERSTATTUNG für Sie"),
+    ("due to the queue, it does not; Michael Steuer, aktuell, Phoenix", None),
+])
+def test_german_without_umlauts_is_read_with_them_and_english_stays(written, read):
+    assert normalize.fold(written) == (read or written)
