@@ -8,6 +8,8 @@ import json
 import shutil
 import subprocess
 
+import pytest
+
 from agentcli.app import App
 from agentcli.config import resolve
 from agentcli.testing.fake_anthropic import message, text, tool_use_block
@@ -84,6 +86,25 @@ def test_an_unreadable_log_of_the_ticket_is_said_not_skipped(cli, cli_env, home)
     assert asked.returncode == 0 and "Traceback" not in asked.stderr, asked.stderr  # the draft gives the rest
     (line,) = [x for x in asked.stderr.splitlines() if "warning" in x]
     assert "part of ticket HD-7's history may be missing" in line and log.name in line, line
+
+
+@pytest.mark.parametrize("damage", ["first", "question"])
+def test_a_damaged_line_of_the_tickets_log_is_said_on_a_resume_and_in_log_list(cli, cli_env, home, damage):
+    """A resume dropped what a damaged line held without a word: a damaged first line (the
+    session's start) lost the whole earlier session, a damaged question line that question, and
+    `log list --ticket` listed less, while plain `log show` did warn."""
+    assert ask(cli, cli_env, "DMG-1", "ORD-20261234").returncode == 0
+    (log,) = (home / "sessions").glob("*.jsonl")
+    lines = log.read_text().split("\n")
+    i = 0 if damage == "first" else next(n for n, x in enumerate(lines) if '"type": "question"' in x)
+    lines[i] = lines[i][:40] + "\x00garbage"
+    log.write_text("\n".join(lines))
+    asked = cli(["ask", "--provider", "offline", "-q", "--ticket", "DMG-1", "make it shorter"], cli_env)
+    assert "Traceback" not in asked.err
+    warned = [x for x in asked.err.splitlines() if "history may be missing" in x]
+    assert len(warned) == 1 and log.name in warned[0], asked.err
+    listed = cli(["log", "list", "--ticket", "DMG-1"], cli_env)
+    assert listed.returncode == 0 and log.name in listed.err and "warning" in listed.err, listed.err
 
 
 # --------------------------------------------------------------------------- the customer scope

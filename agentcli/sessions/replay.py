@@ -217,8 +217,12 @@ def ticket_sessions(directory: Path, ticket: str, warnings: list[str] | None = N
     metas: dict[str, dict[str, Any] | None] = {}
     found: dict[str, Path] = {}
     todo: list[str] = []
+    named_ids = {p.stem for p in named}
     for p in files:
         meta = metas[p.stem] = session_meta(p, warnings)
+        if meta is None and p.stem in named_ids:  # the ticket's own log, its first line damaged
+            _warn_once(warnings, f"{p.name}: its first line (the session's start) is damaged; "
+                                 "the questions and lookups in it were not read")
         if meta is None or _origin(meta) == EVAL:
             continue
         t = meta.get("ticket")
@@ -268,11 +272,16 @@ def ticket_events(directory: Path, ticket: str,
     """(session id, its events) for each session log of ``ticket``, oldest first; a log that
     cannot be read is said in ``warnings``."""
     for p in ticket_sessions(directory, ticket, warnings):
+        damaged: list[str] = []
         try:
-            yield p.stem, list(read_events(p))
+            events = list(read_events(p, damaged))
         except OSError as e:
             _warn_once(warnings, f"{p.name}: cannot read it ({e.strerror or e})")
             continue
+        if damaged:  # a line skipped may have been a question or a lookup of the ticket
+            more = f" (and {len(damaged) - 1} more)" if len(damaged) > 1 else ""
+            _warn_once(warnings, f"{p.name}: {damaged[0]}{more}")
+        yield p.stem, events
 
 
 def _warn_once(warnings: list[str] | None, message: str) -> None:
