@@ -446,19 +446,21 @@ SETTINGS: tuple[Setting, ...] = (
             "read as not found", flags=("--customer",), commands=frozenset({MODEL, ORDERS, MCP}),
             env="AGENTCLI_CUSTOMER", metavar="EMAIL",
             empty_env_unset=False),  # set but blank: refused, never "no scope"
+    # Upper bounds: a value past them is a typo or an attack, not a wish (a max_tokens of 10**26
+    # went to the API as it was, and its 400 came back as exit 4; a wait of 1e308 s is none).
     Setting("max_turns", INT, "model calls allowed per question", default=10, minimum=1,
-            flags=("--max-turns",), commands=_MODEL_ETC, metavar="N"),
+            maximum=1000, flags=("--max-turns",), commands=_MODEL_ETC, metavar="N"),
     Setting("tool_timeout", NUMBER, "seconds one tool call may take", default=30.0, minimum=0.001,
-            flags=("--tool-timeout",), commands=frozenset({MODEL, MCP}), metavar="SECONDS"),
+            maximum=3600, flags=("--tool-timeout",), commands=frozenset({MODEL, MCP}), metavar="SECONDS"),
     Setting("request_timeout", NUMBER, "seconds a model request may wait for data", default=120.0,
-            minimum=0.001, flags=("--request-timeout",), commands=_MODEL_ETC,
+            minimum=0.001, maximum=3600, flags=("--request-timeout",), commands=_MODEL_ETC,
             env="AGENTCLI_REQUEST_TIMEOUT", metavar="SECONDS"),
     Setting("retries", INT, f"retries of a failed model request, at most {MAX_RETRIES} (each "
             "waits longer, up to 30 s)", default=3, minimum=0, maximum=MAX_RETRIES,
             flags=("--retries",), commands=_MODEL_ETC, env="AGENTCLI_RETRIES", metavar="N"),
     Setting("max_tokens", INT, "output tokens the model may write per response", default=2048,
-            minimum=1, flags=("--max-tokens",), commands=_MODEL_ETC, env="AGENTCLI_MAX_TOKENS",
-            metavar="N"),
+            minimum=1, maximum=1_000_000, flags=("--max-tokens",), commands=_MODEL_ETC,
+            env="AGENTCLI_MAX_TOKENS", metavar="N"),
     Setting("mode", CHOICE, "agent (the model decides every step) or workflow (agentcli looks up "
             "the question's order codes first, then the model drafts and answers)",
             default="agent", choices=MODES, flags=("--mode",), commands=_MODEL_ETC,
@@ -752,6 +754,8 @@ def _resolve_one(s: Setting, flag: Any, cfg: ConfigFile, values: Mapping[str, An
             value = (base / value) if base is not None else value.absolute()
         except OSError:  # no working directory any more: leave it as given
             pass
+    if value is _UNSET and source == "flag":  # "--model ''" asked for something: say it is blank
+        raise _bad(s, source, cfg, "is blank: give a value, or leave the flag out")
     if value is _UNSET:
         _SAID_WHERE.pop(s.name, None)
         if s.derive is not None:

@@ -221,6 +221,22 @@ def test_through_the_cli_a_bad_value_exits_2_for_flag_and_env_and_3_for_the_file
         assert not (tmp_path / "drafts").exists()  # nothing ran
 
 
+@pytest.mark.parametrize("flag, value, words", [
+    ("--max-tokens", "99999999999999999999999999", "at most 1000000"),   # went to the API as it was
+    ("--max-turns", "99999999999999999999999", "at most 1000"),
+    ("--tool-timeout", "1e308", "at most 3600"),
+    ("--request-timeout", "1e308", "at most 3600"),
+    ("--model", "", "is blank"),                                       # the default model, silently
+    ("--model", "   ", "is blank"),
+    ("--check-model", "", "is blank"),
+])
+def test_a_value_past_any_sane_bound_or_a_blank_flag_is_a_usage_error(cli, cli_env, tmp_path, flag, value, words):
+    p = cli(["ask", flag, value, Q], cli_env, cwd=tmp_path)
+    assert p.returncode == 2, p.err
+    (line,) = p.err.splitlines()
+    assert flag in line and words in line, line
+
+
 def test_the_drafts_folder_follows_flag_env_and_file_in_a_real_run(cli, cli_env, tmp_path):
     env = {k: v for k, v in cli_env.items() if k != "AGENTCLI_DRAFTS_DIR"}
     (tmp_path / "agentcli.toml").write_text('drafts_dir = "from-file"\n')
