@@ -191,3 +191,32 @@ def test_replace_file_leaves_the_old_file_and_no_temporary_one_whatever_fails(tm
     replace_file(target, b"new", prefix=".state.")
     assert target.read_bytes() == b"new" and sorted(os.listdir(tmp_path)) == ["a-folder", "state.json"]
     assert target.stat().st_mode & 0o777 == 0o600  # mkstemp's mode: private until a caller widens it
+
+
+def test_a_wait_for_the_lock_held_by_another_thread_of_this_process_is_no_notice(tmp_path):
+    """A batch's workers wait on each other's saves: 'held by pid <its own pid>' read as if
+    someone else held the folder (37 such lines in a 400-question batch)."""
+    import threading
+
+    from agentcli.drafts.store import DraftStore, LOCK_NOTICE_AFTER
+
+    said: list = []
+    store = DraftStore(tmp_path / "drafts", on_wait=said.append)
+    store.save(text="first", ticket="T-0")
+    held, done = threading.Event(), threading.Event()
+
+    def hold():
+        with store._locked():
+            held.set()
+            done.wait(LOCK_NOTICE_AFTER * 4)
+
+    t = threading.Thread(target=hold)
+    t.start()
+    assert held.wait(10)
+    try:
+        threading.Timer(LOCK_NOTICE_AFTER * 3, done.set).start()
+        store.save(text="second", ticket="T-1")  # waits ~3 notice delays for the other thread
+    finally:
+        done.set()
+        t.join(10)
+    assert said == []

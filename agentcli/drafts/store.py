@@ -350,8 +350,9 @@ class DraftStore:
                             "try again when it is done")) from None
                     if not told and waited >= LOCK_NOTICE_AFTER and self.on_wait is not None:
                         told = True
-                        with contextlib.suppress(Exception):  # a notice never breaks a save
-                            self.on_wait(self._holder_of(fd))
+                        if not self._held_by_us(fd):  # another thread of ours (a batch): no news
+                            with contextlib.suppress(Exception):  # a notice never breaks a save
+                                self.on_wait(self._holder_of(fd))
                     time.sleep(0.02)
             # Held from here to the release: a save (the new draft, the indexes, the ticket's
             # older drafts superseded) is done whole or not begun, and no temporary file of it
@@ -373,6 +374,16 @@ class DraftStore:
                     fcntl.flock(fd, fcntl.LOCK_UN)
         finally:
             os.close(fd)
+
+    @staticmethod
+    def _held_by_us(fd: int) -> bool:
+        """Does the lock file name this very process as its holder?"""
+        try:
+            rec = json.loads(os.pread(fd, 4096, 0).decode("utf-8", "replace") or "null")
+        except (OSError, ValueError, RecursionError):
+            return False
+        return isinstance(rec, dict) and rec.get("pid") == os.getpid() and \
+            rec.get("host") == socket.gethostname()[:64]
 
     @staticmethod
     def _holder_of(fd: int) -> str | None:
