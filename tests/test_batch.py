@@ -607,3 +607,24 @@ def test_a_batch_lines_bad_customer_is_an_error_record(customer):
 def test_a_batch_lines_named_customer_is_reduced_to_the_address():
     it = parse_line(1, json.dumps({"question": "q", "customer": "Ana Silva <ana.silva@example.com>"}))
     assert it.customer == "ana.silva@example.com"
+
+
+def test_stdout_closed_by_its_reader_says_where_the_records_are(cli_env, tmp_path):
+    """`batch -o FILE ... | head -1`: the batch stopped with exit 1 and not a word, though its
+    records were in FILE and `--resume` goes on from them."""
+    from .conftest import agentcli_exe
+
+    qs = tmp_path / "q.jsonl"
+    qs.write_text("".join(json.dumps({"id": f"q{i:03d}", "question": "Where is GH56JK78MN?"}) + "\n"
+                          for i in range(200)))
+    out = tmp_path / "out.jsonl"
+    p = subprocess.Popen([agentcli_exe(), "batch", "--provider", "offline", "-o", str(out), str(qs)],
+                         env=cli_env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert p.stdout.readline()  # the first record, then the reader goes away
+    p.stdout.close()
+    err = p.stderr.read().decode()
+    assert p.wait(timeout=60) == 1
+    (line,) = [x for x in err.splitlines() if "standard output was closed" in x]
+    n = len(out.read_text().splitlines())
+    assert f"after {n} answered" in line and f"--resume -o {out}" in line, err
+    assert n < 200 and "Traceback" not in err

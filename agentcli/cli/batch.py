@@ -273,6 +273,14 @@ async def run_batch(settings: Any, *, source: Any, concurrency: int,
                 f"{s.incomplete} incomplete, {s.errors} failed"
                 + (f", {s.skipped} skipped" if s.skipped else "") + f"){where}")
         raise
+    except BrokenPipeError:
+        # standard output's reader went away (`| head -1`): quiet, as Unix tools are, but for a
+        # batch that keeps its records in a file, where they are and how to go on
+        if output is not None:
+            s = runner.summary
+            say_err(f"agentcli: standard output was closed after {s.total} answered; the records "
+                    f"so far are in {output}: rerun with --resume -o {output} to answer the rest")
+        raise
     finally:
         try:
             await app.aclose()
