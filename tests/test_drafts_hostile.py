@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import threading
@@ -259,3 +260,18 @@ def test_older_drafts_still_read(tmp_path):
                     'reviewed_by: "kim"\n---\nHello\n')
     d = parse(path.read_text(), path)
     assert d.ticket == "c1" and d.meta["status"] == "approved" and not d.reopened
+
+
+@pytest.mark.parametrize("created", ['"not a date"', '"9999-99-99T00:00:00+00:00"', '"9999-12-31T00:00:00+00:00"', "[]"])
+def test_a_created_at_that_is_no_time_or_far_ahead_is_damaged_not_the_last_draft(cli, cli_env, drafts_dir, created):
+    """A hand-edited created_at ("not a date", a year 9999) read as "just saved" and became
+    `last`, so `drafts approve last --force` picked the bogus draft."""
+    store = DraftStore(drafts_dir)
+    real, _ = store.save(text="Thanks, a colleague is looking into it.", ticket="T-1")
+    path = drafts_dir / "d-0123456789ab.md"
+    path.write_text(f'---\nid: "d-0123456789ab"\nstatus: "pending_review"\ncreated_at: {created}\n'
+                    'ticket: "T-2"\ntext_sha256: "x"\nhistory: []\n---\nWe will refund you in full.\n')
+    listed = json.loads(cli(["drafts", "list", "--json", "--all"], cli_env).out)
+    assert {d["id"]: d["status"] for d in listed}["d-0123456789ab"] == "damaged"
+    p = cli(["drafts", "show", "last", "--json"], cli_env)
+    assert p.returncode == 0 and json.loads(p.out)["id"] == real.id

@@ -29,7 +29,7 @@ import os
 import re
 import stat
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -164,6 +164,9 @@ def _load_value(key: str, value: str) -> Any:
     return v
 
 
+MAX_CLOCK_AHEAD = timedelta(days=1)  # a teammate's clock may be ahead; a draft from 9999 is no draft
+
+
 def check_meta(meta: dict[str, Any], stem: str) -> None:
     """A header must be one we can show and sort: the id of its file name, a known status, text
     (or null) in text fields, lists of the right items in list fields."""
@@ -182,6 +185,16 @@ def check_meta(meta: dict[str, Any], stem: str) -> None:
     for k in REMOTE_FIELDS:
         if meta.get(k) is not None and not isinstance(meta[k], dict):
             raise ValueError(f"{k!r} is not an object")
+    created = meta.get("created_at")
+    if created is not None:  # the queue's order ("last", oldest first): a time, and not ahead
+        try:
+            when = datetime.fromisoformat(created)
+            if when.tzinfo is None:
+                when = when.replace(tzinfo=timezone.utc)
+        except (TypeError, ValueError):
+            raise ValueError("its created_at is not a time (ISO 8601)") from None
+        if when > datetime.now(timezone.utc) + MAX_CLOCK_AHEAD:
+            raise ValueError(f"its created_at {created} is in the future")
 
 
 @dataclass
