@@ -219,8 +219,11 @@ def ticket_sessions(directory: Path, ticket: str, warnings: list[str] | None = N
     todo: list[str] = []
     named_ids = {p.stem for p in named}
     for p in files:
-        meta = metas[p.stem] = session_meta(p, warnings)
-        if meta is None and p.stem in named_ids:  # the ticket's own log, its first line damaged
+        unread: list[str] = []
+        meta = metas[p.stem] = session_meta(p, unread)
+        for w in unread:  # it cannot be read at all
+            _warn_once(warnings, w)
+        if meta is None and not unread and p.stem in named_ids:  # the ticket's own, its first line damaged
             _warn_once(warnings, f"{p.name}: its first line (the session's start) is damaged; "
                                  "the questions and lookups in it were not read")
         if meta is None or _origin(meta) == EVAL:
