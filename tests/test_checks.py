@@ -268,7 +268,8 @@ SEVERITY = {"unverified_order": {"error"}, "order_not_found": {"error"}, "unsupp
             "line_items_mismatch": {"error"}, "unconfirmed_date": {"warning"}, "unknown_draft_id": {"error"},
             "forbidden_promise": {"error"}, "draft_after_failed_lookups": {"error", "warning"},
             "false_not_found": {"error"}, "draft_not_saved": {"error"}, "price_mismatch": {"error"},
-            "quoted_promise": {"warning"}, "not_fully_checked": {"warning"}}  # the module docstring's table
+            "quoted_promise": {"warning"}, "not_fully_checked": {"warning"},
+            "claims_sent": {"error"}}  # the module docstring's table
 TEXT_KINDS = set(SEVERITY) - {"draft_not_saved", "draft_after_failed_lookups", "not_fully_checked"}  # need a text to read
 PLANTED_ID = "d-0a1b2c3d4e5f"
 UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")

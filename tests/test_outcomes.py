@@ -84,6 +84,28 @@ def test_a_refund_promise_in_a_draft_is_incomplete(drafts_dir):
     assert res["status"] == "incomplete" and "forbidden_promise" in kinds(res)
 
 
+@pytest.mark.parametrize("answer", [
+    "I've sent the customer a reply.", "I replied to the customer.", "Message sent to the customer.",
+    "I have emailed the customer about GH56JK78MN.", "Ich habe die Antwort an den Kunden geschickt.",
+])
+def test_an_answer_that_says_a_reply_was_sent_is_incomplete_even_beside_a_saved_draft(drafts_dir, answer):
+    """Nothing is ever sent: a draft waits for review, so "sent" is false whatever was saved."""
+    b, _ = ask([Reply(calls=[LOOKUP_GH]), Reply(calls=[("draft_reply", {"text": GOOD_DRAFT})]), Reply(answer)],
+               "where is GH56JK78MN")
+    res = b[-1].result()
+    assert res["drafts"] and res["status"] == "incomplete" and "claims_sent" in kinds(res)
+
+
+@pytest.mark.parametrize("answer", [
+    "I saved a draft reply for review; nothing was sent.", "Once you approve it, you can send the reply.",
+    "Should I email the customer?", "The customer sent a message about GH56JK78MN.", "I have not sent anything yet.",
+])
+def test_an_answer_about_sending_that_claims_none_stays_ok(drafts_dir, answer):
+    b, _ = ask([Reply(calls=[LOOKUP_GH]), Reply(calls=[("draft_reply", {"text": GOOD_DRAFT})]), Reply(answer)],
+               "where is GH56JK78MN")
+    assert "claims_sent" not in kinds(b[-1].result())
+
+
 def test_a_grounded_answer_stays_ok_with_no_findings(drafts_dir):
     b, _ = ask([Reply(calls=[LOOKUP_GH]), Reply(calls=[("draft_reply", {"text": GOOD_DRAFT})]),
                 Reply("GH56JK78MN is waiting for payment; I saved a draft for review.")],

@@ -68,7 +68,7 @@ class Claim:
     item -> a SKU or a product's words; product -> a product's name as written; quantity -> int
     (``what``: the item); item_count -> int (items the order holds); price -> cents;
     promise -> the promise's words; order -> the code; draft -> a draft id or "" (a reply
-    said to be drafted)."""
+    said to be drafted); sent -> True (a reply said to have been sent to the customer)."""
     kind: str
     value: Any
     sentence: str
@@ -2161,6 +2161,33 @@ EXAMPLE_RE = _rx(r"\b(?:e\.g|i\.e|for\s+example|for\s+instance|such\s+as|looks?\
                  r"zum\s+beispiel|beispielsweise)\b")
 
 
+# A reply said to have been sent to the customer: never true (agentcli sends nothing; a draft
+# waits for a person's review). "I've sent the customer a reply", "I replied to the customer",
+# "Message sent to the customer", "Ich habe die Antwort an den Kunden geschickt".
+_WHO = r"(?:the\s+customer|customer|them|him|her|the\s+client|ihm|ihr|ihnen)"
+_SENT_CLAIM_RE = _rx(
+    r"\b(?:i|we)(?:'ve|\s+have|\s+just|\s+already|\s+now)*\s+(?:sent|e-?mailed|mailed|messaged|forwarded)\s+"
+    rf"(?:{_WHO}\s+)?(?:(?:a|the|my|our|an)\s+)?(?:reply|response|answer|message|e-?mail|note)\b|"
+    rf"\b(?:i|we)(?:'ve|\s+have|\s+just|\s+already|\s+now)*\s+(?:e-?mailed|messaged|written\s+to|wrote\s+to)\s+{_WHO}\b|"
+    rf"\b(?:i|we)(?:'ve|\s+have|\s+just|\s+already|\s+now)*\s+(?:replied|responded|written\s+back|wrote\s+back)\s+to\s+{_WHO}\b|"
+    r"\b(?:reply|response|answer|message|e-?mail)\s+(?:(?:has\s+been|was|is|got)\s+)?(?:sent|delivered|e-?mailed)\s+"
+    r"(?:off\s+)?to\s+(?:the\s+)?(?:customer|client)\b|"
+    r"\b(?:ich|wir)\s+(?:habe|haben)\s+(?:die|eine|meine|unsere|ihre)?\s*(?:antwort|nachricht|e-?mail|mail)\s+"
+    r"(?:an\s+(?:den\s+kunden|die\s+kundin|sie|ihn)\s+)?(?:geschickt|gesendet|versandt|verschickt|abgeschickt|weitergeleitet)\b|"
+    r"\b(?:ich|wir)\s+(?:habe|haben)\s+(?:dem\s+kunden|der\s+kundin|ihm|ihr)\s+(?:geantwortet|geschrieben|gemailt)\b")
+
+
+def _sent_claims(sent: str) -> Iterable[int]:
+    """Where SENT says a reply went to the customer (not hedged, negated or asked)."""
+    m = _SENT_CLAIM_RE.search(sent)
+    if m is None or sent.rstrip(" \"')").endswith("?"):
+        return
+    before, said, after = clause_of(sent, m.start(), m.end())
+    if not _DRAFT_HEDGE.search(before + said) and \
+            not _DRAFT_HEDGE_BEFORE.search(sent[max(0, m.start() - 40):m.start()]):
+        yield m.start()
+
+
 def _draft_claims(sent: str) -> Iterable[tuple[int, str]]:
     for m in DRAFT_ID_RE.finditer(sent):
         yield m.start(), m.group(0).lower()
@@ -2276,6 +2303,8 @@ def extract(text: str, known: Known) -> tuple[list[Claim], bool]:
         question = sent.rstrip(" \"')").endswith("?")
         for p, v in _draft_claims(sent):
             out.append(Claim("draft", v, sent, a + p, quoted=quoted(p)))
+        for p in _sent_claims(sent):
+            out.append(Claim("sent", True, sent, a + p, quoted=quoted(p)))
         if question:
             continue
 

@@ -35,6 +35,8 @@ Finding kinds (severity):
   question stated;
 - ``unknown_draft_id`` (error): a draft id named that was never saved in the ticket, or the
   answer saying a draft was saved when none was;
+- ``claims_sent`` (error): the answer saying a reply was sent to the customer ("I've sent the
+  customer a reply", "Ich habe die Antwort an den Kunden geschickt"): nothing is ever sent;
 - ``forbidden_promise`` (error): a promise of a refund, credit, discount, replacement or
   compensation (stating the refund of a ``refunded`` order is a fact, not a promise);
 - ``quoted_promise`` (warning): the answer (to the staffer, not the customer) quotes a tool
@@ -351,6 +353,9 @@ class _Run:
                 r = t.found.get(code) if code else (next(iter(t.found.values())) if len(t.found) == 1 else None)
                 if r is not None:
                     self._product(label, c, r, ev)
+            elif c.kind == "sent" and is_answer and not c.quoted:
+                self.add("claims_sent", ERROR, "the answer says a reply was sent to the customer, but "
+                         "nothing is ever sent: a draft waits for a person's review", **ev)
             elif c.kind == "draft" and is_answer:
                 tok = str(c.value).lower()
                 if tok and not any(s.startswith(tok) for s in t.saved):
