@@ -349,6 +349,24 @@ def test_codes_joined_by_a_hyphen_are_each_a_code_in_either_order(prose, codes):
     assert [c for _, c, _ in codes_in(fold(prose))] == codes
 
 
+@pytest.mark.parametrize("prose, codes", [
+    ("Your customer number is KD12345678.", []), ("Ihre Kundennummer lautet KD12345678.", []),
+    ("Ihre Rechnungsnummer ist RE20261234.", []), ("Transaction ID TX98765432 was received.", []),
+    ("Kundennr. KD12345678", []), ("invoice: RE20261234", []), ("tracking number 1Z99AA1012", []),
+    # the order's own code after words that are no such label, a payment reference included:
+    # a bank transfer's reference is the order's code
+    ("payment reference GH56JK78MN", ["GH56JK78MN"]), ("Reference: GH56JK78MN", ["GH56JK78MN"]),
+    ("in any case GH56JK78MN is late", ["GH56JK78MN"]), ("order number GH56JK78MN", ["GH56JK78MN"]),
+    ("customer number KD12345678, order GH56JK78MN", ["GH56JK78MN"]),
+])
+def test_a_reference_of_another_kind_is_no_order_code(prose, codes):
+    """Ten letters and digits after "customer number" or "Rechnungsnummer" are that reference:
+    the checks flagged them as orders never looked up, the workflow looked them up."""
+    assert [str(f.code) for f in find_codes(prose)] == codes
+    assert [a["order_code"] for _, a in workflow_calls(prose, [ToolName.LOOKUP])] == codes
+    assert [c for _, c, _ in codes_in(fold(prose))] == codes
+
+
 @pytest.mark.parametrize("prose", [
     "everything is fine", "EVERYTHING", "from 2026 to 2027", "FROM 2026 TO 2027", "call 0123456789",
     "the TEST 2026 IN", "x-GH56JK78MN", "GH56JK78MN-2", "ORD-2026123", "ord-202612345",
