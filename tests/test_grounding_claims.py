@@ -31,6 +31,12 @@ def _l(spec):
 # (id, answer, draft, lookups, question, expected kind)
 FLAG = [
     ("arrive-by-the-10th", None, "Your order ORD-20261234 will arrive by the 10th.", ["ORD"], "ORD-20261234?", "date_mismatch"),
+    # the German placed-and-due sentence with a wrong delivery date, and a threshold beside a wrong total
+    ("de-placed-and-wrong-due", None, "Ihre Bestellung ORD-20261234 wurde am 18.11. aufgegeben und wird am 24.12. zugestellt.",
+     ["ORD"], "ORD-20261234?", "date_mismatch"),
+    ("threshold-and-wrong-total", None, "Shipping is free for orders over €50, and your order ORD-20261234 came to €99.",
+     ["ORD"], "ORD-20261234?", "price_mismatch"),
+    ("sent-forward-then-promise", None, "Wir erstatten Ihnen den vollen Betrag.", ["GH"], "GH56JK78MN?", "forbidden_promise"),
     # promises in other words
     ("were-refunding", None, "We're refunding your order GH56JK78MN.", ["GH"], "GH56JK78MN refund?", "forbidden_promise"),
     ("team-approved", None, "Our team has approved a full refund.", ["GH"], "GH56JK78MN refund?", "forbidden_promise"),
@@ -181,6 +187,21 @@ CLEAN = [
     ("not-pay-again", None, "You do not need to pay again: your payment arrived.", ["KL"], "KL12MN34PQ?"),
     ("de-nichts-weiter-tun", None, "Sie müssen nichts weiter tun.", ["GH"], "GH56JK78MN?"),
     ("de-wenn-keine-kosten", None, "Wenn die Zahlung fehlschlägt, entstehen Ihnen keine Kosten.", ["GH"], "GH56JK78MN?"),
+    # an adversarial pass's false alarms on correct drafts
+    ("de-forward-wish", None, "Ich habe Ihren Wunsch nach einer Erstattung an einen Kollegen weitergegeben.", ["GH"],
+     "GH56JK78MN?"),
+    ("de-forward-request", None, "Ich habe Ihre Erstattungsanfrage an die Buchhaltung weitergeleitet.", ["GH"], "GH56JK78MN?"),
+    ("de-forward-enquiry", None, "Ich habe Ihre Anfrage zur Rückerstattung an einen Kollegen weitergegeben.", ["GH"],
+     "GH56JK78MN?"),
+    ("de-placed-and-due", None, "Ihre Bestellung ORD-20261234 wurde am 18.11. aufgegeben und wird am 3.12. zugestellt.",
+     ["ORD"], "ORD-20261234?"),
+    ("de-placed-and-due-weekday", None, "Ihre Bestellung ORD-20261234 wurde am 18.11.2026 aufgegeben und wird am "
+     "Donnerstag, 3.12., zugestellt.", ["ORD"], "ORD-20261234?"),
+    ("shipping-threshold", None, "Shipping is free for orders over €50.", ["ORD"], "ORD-20261234?"),
+    ("de-shipping-threshold", None, "Der Versand ist für Bestellungen ab 50 EUR kostenlos.", ["ORD"], "ORD-20261234?"),
+    ("customer-number", None, "Your customer number is KD12345678; order GH56JK78MN is waiting for payment.", ["GH"],
+     "GH56JK78MN?"),
+    ("de-invoice-number", None, "Ihre Rechnungsnummer ist RE20261234.", ["GH"], "GH56JK78MN?"),
 ]
 
 

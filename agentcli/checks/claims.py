@@ -1243,7 +1243,20 @@ def date_context(sent: str, a: int, b: int, lo: int = 0) -> str | None:
     Christmas, nor "Die Aktion läuft bis 6. Dezember, Ihre Lieferung kommt ..." the delivery)."""
     before = [(m.end(), k) for k, rx in _DATE_WHAT for m in rx.finditer(sent, max(lo, a - 50), a)]
     if before:
-        return max(before)[1]
+        cue_end, what = max(before)
+        # the cue before is the last clause's when "und"/"and" stands between it and the date,
+        # and a German verb comes last: "wurde am 18.11. aufgegeben und wird am 3.12. zugestellt"
+        if not (_AND_RE.search(sent, cue_end, a) and (after := _cue_after(sent, b))):
+            return what
+        return after
+    return _cue_after(sent, b)
+
+
+_AND_RE = _rx(r"(?:und|and|sowie)")
+
+
+def _cue_after(sent: str, b: int) -> str | None:
+    """The nearest cue after the date at SENT[:b] within a few words (see ``date_context``)."""
     semi, new = sent.find(";", b, b + 30), _NEW_CLAUSE_RE.search(sent, b, b + 30)
     end = min(semi if semi >= 0 else b + 30, new.start() if new else b + 30)  # "bis 6. Dezember, Ihre Lieferung ..."
     after = [(m.start(), k) for k, rx in _DATE_WHAT for m in rx.finditer(sent, b, end)]
@@ -1556,6 +1569,12 @@ _CUR_TAIL_RE = _lazy(r"\s{0,2}(?:[€$£]|eur\b|euros?\b|usd\b|dollars?\b|gbp\b|
 # a difference of two prices, not a price: "10.00 EUR more expensive than the manual", "differ by 10.00 EUR"
 _DIFF_BEFORE_RE = _rx(r"\b(?:differ(?:s|ence)?(?:\s+in\s+price)?\s+(?:by|of)|difference\b[^.;]{0,30}?\b(?:is|was|of)|"
                       r"(?:unterscheiden|unterschied)\w*\b[^.;]{0,30}?\b(?:um|von|beträgt|ist))\s+(?:eur\s?|€\s?|\$\s?)?$")
+# a threshold of a policy, not an amount of the order: "Shipping is free for orders over €50",
+# "Versandkostenfrei ab 50 €", "for purchases of at least 30 EUR"
+_THRESHOLD_RE = _rx(r"\b(?:orders?|purchases?|baskets?|carts?|bestellungen|bestellung|einkäufe|einkauf|bestellwert|"
+                    r"warenwert|einkaufswert)\s+(?:over|above|from|of|worth|exceeding|ab|über|von|mit|im\s+wert\s+von)"
+                    r"\s+(?:at\s+least\s+|more\s+than\s+|mindestens\s+|mehr\s+als\s+)?(?:eur\s?|€\s?|\$\s?|£\s?)?$|"
+                    r"\b(?:versandkostenfrei|kostenlos|gratis|free)\s+(?:ab|über|from|over|above)\s+(?:eur\s?|€\s?|\$\s?|£\s?)?$")
 _DIFF_AFTER_RE = _rx(r"\s{0,2}(?:eur|euros?|€|usd|dollars?|\$)?\s{0,2}(?:more|less|cheaper|dearer|higher|lower|mehr|weniger|"
                      r"teurer|günstiger|billiger)\b")
 _WOULD_AMOUNT_RE = _rx(r"\b(?:would|could|might|würde|würden|hätte|hätten|wäre|wären|könnte|könnten)\b")
@@ -1875,7 +1894,8 @@ _PROMISE_PRE_HEDGE = _rx(rf"(?:\b(?:{_NEG}|{_COND}|{_REPORT}|could|might|may|pos
                          r"könnte|könnten|müsste|müssten|dürfte|dürften|"
                          r"möglicherweise|whether|decide|entscheiden)\b|n't)")
 _PROMISE_POST_HEDGE = _rx(r"(?:\b(?:not|never|nicht|kein|colleague|supervisor|review|look\s+into|decide|possible|eligible|"
-                          r"whether|prüfen|entscheiden|möglich|geprüft)\b|n't)")
+                          r"whether|prüfen|entscheiden|möglich|geprüft|kolleg\w{0,4}|buchhaltung|weitergegeben|"
+                          r"weitergeleitet|weitergereicht|forwarded|passed\s+(?:it\s+)?on)\b|n't)")
 FUTURE_RE = _rx(r"\b(?:will|'ll|shall|going\s+to|can|would|credit|discount|voucher|coupon|compensat|replacement|"
                 r"werden|wird|gutschein|rabatt|gutschrift)")
 
@@ -2402,6 +2422,7 @@ def extract(text: str, known: Known) -> tuple[list[Claim], bool]:
             return _THEIR_AMOUNT_RE.search(sent, lo, p) is not None or \
                 _WOULD_AMOUNT_RE.search(clause_of(sent, p, p + 1)[0]) is not None or \
                 _DIFF_BEFORE_RE.search(sent, lo, p) is not None or \
+                _THRESHOLD_RE.search(sent, lo, p) is not None or \
                 _DIFF_AFTER_RE.match(sent, _AMOUNT_RE.match(sent, p).end()) is not None
 
         labels = known.item_labels
