@@ -36,7 +36,7 @@ FLAG = [
      ["ORD"], "ORD-20261234?", "date_mismatch"),
     ("threshold-and-wrong-total", None, "Shipping is free for orders over €50, and your order ORD-20261234 came to €99.",
      ["ORD"], "ORD-20261234?", "price_mismatch"),
-    ("sent-forward-then-promise", None, "Wir erstatten Ihnen den vollen Betrag.", ["GH"], "GH56JK78MN?", "forbidden_promise"),
+    ("de-plain-refund-still-flagged", None, "Wir erstatten Ihnen den vollen Betrag.", ["GH"], "GH56JK78MN?", "forbidden_promise"),
     # promises in other words
     ("were-refunding", None, "We're refunding your order GH56JK78MN.", ["GH"], "GH56JK78MN refund?", "forbidden_promise"),
     ("team-approved", None, "Our team has approved a full refund.", ["GH"], "GH56JK78MN refund?", "forbidden_promise"),
