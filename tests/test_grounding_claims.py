@@ -205,6 +205,40 @@ CLEAN = [
 ]
 
 
+# an adversarial pass's promises in other words (stop 48), each of a class the floor now reads
+PROMISES_48 = [
+    "You will see the charge reversed on your statement.", "We've issued a chargeback in your favour.",
+    "I've applied a 15% reduction to your next purchase.", "I've cancelled the late fee.",
+    "The late fee has been removed from your account.", "We have written off the outstanding balance.",
+    "I've arranged for your payment to be sent back.", "We'll make it right with a gift card.",
+    "Your card will not be billed.", "There is nothing to pay.", "Den Betrag buchen wir auf Ihre Karte zurück.",
+    "Als Entschädigung schenken wir Ihnen einen Monat.", "Die Gebühr entfällt für Sie.", "Wir verzichten auf die Mahngebühr.",
+    "Wir erlassen Ihnen die Kosten.", "Das geht aufs Haus.", "Sie erhalten ein kostenloses Upgrade.",
+    "Der Kaufpreis wird Ihnen rückvergütet.", "Die Lastschrift wird zurückgebucht.", "Wir leiten die Erstattung heute in die Wege.",
+    "Erstattet!", "Sie werden entschädigt.", "Wir kommen Ihnen mit einem Preisnachlass entgegen.",
+    "Wir stellen Ihnen die Bestellung nicht in Rechnung.", "Die Rechnung wird storniert.",
+    "You asked for a refund, and that's approved.", "You asked for a full refund — consider it done.",
+    "Sie baten um eine Erstattung – das ist erledigt.",
+]
+NOT_PROMISES_48 = [
+    "We cannot waive the late fee, but a colleague will review it.", "Whether the fee can be removed is for a colleague to decide.",
+    "Wir prüfen, ob wir auf die Gebühr verzichten können.", "If the payment fails, your card will not be charged.",
+    "The reduction in delivery times is good news.", "Die Rechnung wird Ihnen nach der Zuordnung zugeschickt.",
+    "Ich habe Ihre Anfrage an die Buchhaltung weitergegeben; das ist erledigt.", "We will look into whether a refund is possible.",
+    "There is nothing to pay until the order ships.", "You asked whether a refund is possible; a colleague decides that.",
+]
+
+
+@pytest.mark.parametrize("draft", PROMISES_48)
+def test_promises_in_other_words_of_stop_48_are_flagged(draft):
+    assert "forbidden_promise" in [f.kind for f in run("", draft, [lookup("GH")], "GH56JK78MN?") if f.severity == "error"]
+
+
+@pytest.mark.parametrize("draft", NOT_PROMISES_48)
+def test_their_hedged_and_unrelated_neighbours_are_not(draft):
+    assert "forbidden_promise" not in [f.kind for f in run("", draft, [lookup("GH")], "GH56JK78MN?")]
+
+
 @pytest.mark.parametrize("case", FLAG, ids=[c[0] for c in FLAG])
 def test_issue_examples_are_flagged(case):
     _, answer, draft, lookups, question, kind = case

@@ -212,8 +212,9 @@ STANDS = [
     # (the floor reads "it's on us" and "... is on us" since stop 38: probes in tests/floor_probes.py)
     ("Consider next month's charge gone.", "promise", "Consider next month's charge gone", "compensation"),
     ("You won't pay anything for next month.", "promise", "You won't pay anything", "compensation"),
-    ("Für die Unannehmlichkeiten schenken wir Ihnen den nächsten Monat.", "promise", "schenken wir Ihnen",
-     "Entschädigung"),
+    # ("schenken wir Ihnen den nächsten Monat" is the floor's since stop 48)
+    ("Für die Unannehmlichkeiten ist der nächste Monat geschenkt.", "promise",
+     "ist der nächste Monat geschenkt", "Entschädigung"),
     ("The money for next month stays in your pocket.", "promise", "The money for next month stays in your pocket",
      "refund"),
     ("Nothing to pay: we have taken the charge off your invoice.", "promise", "taken the charge off your invoice",

@@ -1675,7 +1675,7 @@ _NOUN = (r"(?:refunds?|credits?|discounts?|vouchers?|coupons?|compensation|reimb
          r"(?:teil|voll|sofort|kaufpreis|zahlungs|geld|gesamt|kulanz)?(?:rückerstattung|erstattung|rückzahlung|zurückzahlung|rückbuchung|rücküberweisung|"
          r"rückvergütung|gutschrift|entschädigung)(?:sbetrag)?|rabatt|gutschein|ersatz[a-zäöüß]{0,12}|nachlass|"
          r"goodwill(?:\s+(?:gesture|credit|payment))?|gesture\s+of\s+goodwill|"
-         r"preisnachlass|kulanz[a-zäöüß]{0,10}|geld-zurück)"
+         r"preisnachlass|kulanz[a-zäöüß]{0,10}|geld-zurück|(?:price\s+)?reductions?|chargebacks?)"
          r"(?!\s+(?:request|policy|question|inquiry|enquiry|form|claim|application|process|antrag|anfrage))")
 _GIVE = (r"issue[sd]?|issuing|process(?:ed|ing)?|give|given|giving|send|sent|sending|arrange[ds]?|arranging|approved?|"
          r"approving|initiated?|initiating|grant(?:ed|ing)?|offer(?:ed|ing)?|appl(?:y|ied|ying)|provided?|providing|"
@@ -1889,6 +1889,41 @@ PROMISE_RES = [
         r"[^.!?;]{0,50}?\bals\s+(?:kostenlosen?\s+)?(?:ersatz|entschädigung|wiedergutmachung|kulanz\w*)\b|"
         r"\bals\s+(?:kostenlosen?\s+)?(?:ersatz|entschädigung|wiedergutmachung)\s+(?:\S{1,20}\s+){0,3}?(?:schicken|senden|"
         r"erhalten|bekommen|liefern|unterwegs|zugeschickt|geschickt|verschickt)\b"),
+    # an adversarial pass's wordings, by class
+    # a charge undone: "You will see the charge reversed", "the late fee has been removed", "we have
+    # written off the outstanding balance", "I've cancelled the late fee"
+    _rx(r"\b(?:see|have|get)\s+(?:the|your|this|that)\s+(?:\w+\s+)?(?:charge|payment|debit|transaction)\s+(?:reversed|refunded|"
+        r"cancell?ed|voided|returned)\b"),
+    _rx(rf"\b{_SUBJ}\s*{_WILL}?\s*{_FILL}(?:cancel(?:l?ed)?|remov(?:e|ed)|waiv(?:e|ed)|drop(?:ped)?|wr(?:ite|itten|ote)\s+off|"
+        r"forg(?:ive|iven|ave)|refund(?:ed)?|reverse[d]?)\s+(?:the|your|this|that|any|all)\s+(?:\w+\s+){0,2}?(?:fees?|charges?|"
+        r"balance|surcharge|penalty|invoice|debt|amount\s+(?:due|owed|outstanding))\b"),
+    _rx(r"\b(?:fees?|charges?|surcharge|penalty|outstanding\s+balance|balance|invoice)\b[^.!?\n]{0,20}?\b(?:has\s+been|have\s+been|"
+        r"was|were|is|are|will\s+be|'s\s+been)\s+(?:now\s+|already\s+|fully\s+)?(?:removed|cancell?ed|waived|written\s+off|dropped|"
+        r"forgiven|reversed|refunded|voided)\b"),
+    # "I've arranged for your payment to be sent back"
+    _rx(r"\b(?:payment|money|amount|funds|purchase\s+price)\s+to\s+be\s+(?:sent|paid|given|transferred|wired)\s+back\b"),
+    # German: "Den Betrag buchen wir auf Ihre Karte zurück", "Wir verzichten auf die Mahngebühr", "Wir
+    # erlassen Ihnen die Kosten", "schenken wir Ihnen einen Monat", "Das geht aufs Haus"
+    _rx(r"\b(?:buchen|überweisen|zahlen|erstatten|schreiben|geben)\s+(?:wir|ich)\s+(?:\S{1,20}\s+){0,5}?(?:zurück|gut)\b"),
+    _rx(r"\b(?:wir|ich)\s+(?:verzichten|verzichte)\s+(?:\S{1,12}\s+)?auf\s+(?:die|den|das|ihre|eine)\s+\w{0,14}(?:gebühr|kosten|"
+        r"zahlung|betrag|forderung|rechnung)\w*|\b(?:wir|ich)\s+(?:erlassen|erlasse)\s+(?:ihnen|dir)\b|"
+        r"\b(?:schenken|spendieren|schenke)\s+(?:wir|ich)\s+(?:ihnen|dir)\b|\b(?:wir|ich)\s+(?:schenken|spendieren|schenke)\s+"
+        r"(?:ihnen|dir)\b|\bgeht\s+aufs\s+haus\b|\bauf\s+(?:unsere|meine)\s+kosten\b"),
+    # "Die Gebühr entfällt", "Die Rechnung wird storniert", "Wir stellen Ihnen ... nicht in Rechnung"
+    _rx(r"\b\w{0,14}(?:gebühr|kosten)\w{0,3}\s+(?:entfällt|entfallen|wird\s+erlassen|werden\s+erlassen|wird\s+storniert|"
+        r"werden\s+storniert|wurde\s+erlassen|wurde\s+storniert)\b|\brechnung\s+(?:wird|wurde|ist)\s+(?:\S{1,20}\s+){0,2}?"
+        r"storniert\b"),
+    # "Der Kaufpreis wird Ihnen rückvergütet", "Die Lastschrift wird zurückgebucht", "Sie werden entschädigt"
+    _rx(r"\b(?:wird|werden|wurde|wurden)\s+(?:ihnen|dir)\s+(?:\S{1,20}\s+){0,2}?(?:rück|zurück)?(?:vergütet|erstattet|"
+        r"gutgeschrieben|überwiesen|ausgezahlt)\b|\b(?:lastschrift|abbuchung|belastung|zahlung)\s+(?:wird|wurde|ist)\s+"
+        r"(?:\S{1,20}\s+){0,2}?(?:zurückgebucht|zurückgegeben|storniert|rückgängig\s+gemacht)\b|"
+        r"\b(?:sie|du)\s+(?:werden|wirst)\s+(?:\S{1,20}\s+){0,2}?(?:entschädigt|ausgezahlt)\b"),
+    # "Wir leiten die Erstattung heute in die Wege", "Wir kommen Ihnen mit einem Preisnachlass
+    # entgegen", "Sie erhalten ein kostenloses Upgrade", "Erstattet!"
+    _rx(rf"\b(?:wir|ich)\s+(?:leiten|leite)\s+(?:\S{{1,20}}\s+){{0,3}}?{_NOUN}\s+(?:\S{{1,20}}\s+){{0,2}}?in\s+die\s+wege\b|"
+        rf"\b(?:wir|ich)\s+(?:kommen|komme)\s+(?:ihnen|dir)\s+(?:\S{{1,20}}\s+){{0,3}}?{_NOUN}\s+entgegen\b|"
+        r"\b(?:sie|du)\s+(?:bekommen|erhalten|bekommst|erhältst)\s+(?:\S{1,25}\s+){0,3}?(?:kostenlose[nrsm]?|gratis-?)\s*\w+|"
+        r"(?:^|[:-])\W{0,3}(?:voll\s+)?(?:erstattet|zurückerstattet|gutgeschrieben)\s*(?:[.!]|$)"),
 ]
 _PROMISE_PRE_HEDGE = _rx(rf"(?:\b(?:{_NEG}|{_COND}|{_REPORT}|could|might|may|possibly|perhaps|eventuell|vielleicht|"
                          r"könnte|könnten|müsste|müssten|dürfte|dürften|"
@@ -1909,7 +1944,10 @@ _PROMISE_CUE = ("refund", "reimburs", "credit", "gutge", "discount", "voucher", 
                 "rückverg", "kulanz", "betrag", "kaufpreis", "summe", "ausgezahl", "auszahl", "kostenlos", "gratis",
                 "umsonst", "purchase", "repay", "back", "new ", "another", "cost", "fee", "revers", "void", "kosten",
                 "gebühr", "ersetz", "tausch", "gut", "cent", "penny", "knock", "shave", "off", "goodwill", "neue",
-                "weitere", "exchang", "swap", "€", "$", "£", "eur", "dollar")
+                "weitere", "exchang", "swap", "€", "$", "£", "eur", "dollar",
+                "chargeback", "reduction", "balance", "penalty", "invoice", "gift", "approved", "done", "schenk", "spendier",
+                "entfäll", "entfall", "verzicht", "erlass", "haus", "vergüt", "lastschrift", "abbuchung", "wege", "entgegen",
+                "rechnung", "storn", "erledigt", "genehmigt", "buchen", "überweis", "zahlen")
 
 
 # the customer's own words, quoted as such: 'You wrote: "we will refund you"', 'Sie schreiben: "..."'
@@ -1937,6 +1975,13 @@ NO_CHARGE_RES = [
         + _NOT_CHARGED_END),
     _rx(r"\bmake\s+sure\s+(?:that\s+)?you(?:'re|\s+are|\s+aren't|\s+won't\s+be)\s+(?:not\s+)?(?:charged|billed)\b"
         + _NOT_CHARGED_END),
+    # "Your card will not be billed", "There is nothing to pay"
+    _rx(r"\b(?:your|the)\s+(?:card|account|bank\s+account|credit\s+card)\s+(?:won't|will\s+not|will\s+never|is\s+not|isn't)\s+"
+        r"(?:be\s+)?(?:billed|charged|debited)\b" + _NOT_CHARGED_END),
+    _rx(r"\bthere(?:'s|\s+is)\s+nothing\s+(?:left\s+|more\s+|else\s+|further\s+)?(?:for\s+you\s+)?to\s+pay\b" + _NOT_CHARGED_END),
+    # "Wir stellen Ihnen die Bestellung nicht in Rechnung"
+    _rx(r"\b(?:wir|ich)\s+(?:stellen|stelle|werden|möchten)\s+(?:ihnen|dir)\s+(?:\S{1,20}\s+){0,4}?nicht\s+in\s+rechnung\b"
+        + _NOT_CHARGED_END),
     # "we won't charge you for it", "I'm not going to bill your card"
     _rx(r"\b(?:we|i)(?:\s+will\s+not|\s+won't|\s+wouldn't|\s+shall\s+not|\s+don't|\s+do\s+not|(?:'re|\s+are|'m|\s+am)\s+not"
         r"\s+going\s+to)\s+(?:be\s+)?(?:charg(?:e|ing)|bill(?:ing)?)\s+(?:you|your\s+(?:card|account))\b" + _NOT_CHARGED_END),
@@ -1955,7 +2000,7 @@ NO_CHARGE_RES = [
         r"(?:sie|du)\s+(?:müssen|musst)\s+(?:dafür\s+)?nichts\s+(?:mehr\s+)?(?:zahlen|bezahlen))\b"
         + _NOT_CHARGED_END),
 ]
-_NO_CHARGE_CUE = ("charge", "bill", "pay", "kosten", "nichts", "cost", "fee")
+_NO_CHARGE_CUE = ("charge", "bill", "pay", "kosten", "nichts", "cost", "fee", "debit", "rechnung")
 
 
 # "at no extra cost" says what is promised, not that it is not: its "no" is no hedge
@@ -1983,6 +2028,25 @@ _BUT_DEFER_RE = _rx(r"\b(?:but|however|though|aber|jedoch|leider)\b[^.!?]{0,80}?
                     r"entscheid\w*|prüf\w*|only|nur)\b|n't)")
 
 
+# a request agreed to, the promise named before it: "You asked for a refund, and that's approved",
+# "... a full refund - consider it done", "Sie baten um eine Erstattung - das ist erledigt" (the
+# request itself is reported, which hedges a promise read from its noun: the agreement is not)
+_AGREED_RE = _rx(r"\b(?:that|this|it)(?:'s|\s+is|\s+has\s+been|\s+was)\s+(?:now\s+|already\s+)?(?:been\s+)?(?:approved|granted|"
+                 r"done|arranged|sorted|authori[sz]ed)\b|\bconsider\s+it\s+done\b|\b(?:das|dies)\s+(?:ist|wurde|wird)\s+"
+                 r"(?:\S{1,12}\s+)?(?:erledigt|genehmigt|veranlasst|bewilligt)\b")
+_NOUN_RE = _rx(rf"\b{_NOUN}\b")
+
+
+def _agreed_claims(sent: str) -> Iterable[tuple[int, str]]:
+    m = _AGREED_RE.search(sent)
+    if m is None or not _NOUN_RE.search(sent, 0, m.start()):
+        return
+    before, said, after = clause_of(sent, m.start(), m.end())
+    if _PROMISE_PRE_HEDGE.search(_asserted(before[-80:])) or _PROMISE_POST_HEDGE.search(after[:60]):
+        return
+    yield m.start(), m.group(0)
+
+
 def _promise_claims(sent: str) -> Iterable[tuple[int, str]]:
     low = sent.lower()
     if not any(w in low for w in _PROMISE_CUE + _NO_CHARGE_CUE):
@@ -1999,6 +2063,9 @@ def _promise_claims(sent: str) -> Iterable[tuple[int, str]]:
                 continue
             yield m.start(), m.group(0)
             return  # one promise a sentence piece is enough
+    for found in _agreed_claims(sent):
+        yield found
+        return
     if not any(w in low for w in _NO_CHARGE_CUE) or _LEAD_COND_RE.search(sent):
         return  # "If the payment fails, you will not be charged": how billing works
     for rx in NO_CHARGE_RES:

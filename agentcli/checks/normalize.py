@@ -137,7 +137,7 @@ _UMLAUT_STEMS = ("für", "über", "rück", "prüf", "wäre", "höhe", "märz", "
                  "hülle", "zwölf", "hätte", "könn", "änden", "kümmer", "bücher", "nthält", "erhält", "gebühr",
                  "müss", "möcht", "jänner", "dürf", "gewähr", "möglich", "nächst", "beträgt", "bestätig", "erwähn",
                  "broschüre", "ausgelöst", "ladegerät", "sämtlich", "kopfhörer", "stück", "günstig", "schlüssel",
-                 "entschädig", "vergüt", "händig", "geführt", "önnen", "käuf")
+                 "entschädig", "vergüt", "händig", "geführt", "önnen", "käuf", "entfäll")
 _LETTERS_BEFORE_RE = re.compile(r"[^\W\d_]{0,40}$")
 _LETTERS_AFTER_RE = re.compile(r"[^\W\d_]{0,40}")
 _UMLAUT = {"ae": "ä", "oe": "ö", "ue": "ü", "Ae": "Ä", "Oe": "Ö", "Ue": "Ü", "AE": "Ä", "OE": "Ö", "UE": "Ü",
