@@ -229,6 +229,43 @@ NOT_PROMISES_48 = [
 ]
 
 
+RESULTS.setdefault("CANC", {"found": True, "order_code": "CN12CN34CN", "status": "cancelled", "status_detail": "cancelled",
+                            "product": "NoteTidy Pro", "placed_on": "2026-11-10", "estimated_delivery": None,
+                            "license_issued": False})
+_Q48 = {"GH": "GH56JK78MN?", "ORD": "ORD-20261234?", "DELIV": "ORD-20260001?", "AWAIT": "AW12AW34AW?", "CANC": "CN12CN34CN?"}
+# an adversarial pass's wrong statuses (stop 48): each said of an order whose lookup says otherwise
+STATUSES_48 = [
+    ("We've sent your order GH56JK78MN.", "GH"), ("GH56JK78MN: shipped ✓", "GH"),
+    ("Wir haben Ihre Bestellung GH56JK78MN heute losgeschickt.", "GH"), ("Payment status: matched.", "GH"),
+    ("Your payment for GH56JK78MN is complete.", "GH"), ("We have assigned your payment to the order.", "GH"),
+    ("Die Bestellung GH56JK78MN ist beglichen.", "GH"), ("We have your payment for AW12AW34AW.", "AWAIT"),
+    ("Your order ORD-20260001 is still in transit.", "DELIV"), ("Your order ORD-20260001 has not yet arrived.", "DELIV"),
+    ("Ihre Bestellung ORD-20260001 ist noch unterwegs.", "DELIV"), ("Our records show ORD-20261234 as delivered.", "ORD"),
+    ("The carrier confirmed delivery of ORD-20261234.", "ORD"), ("Your order ORD-20261234 is still awaiting dispatch.", "ORD"),
+    ("Ihre Bestellung ORD-20261234 wartet noch auf den Versand.", "ORD"), ("Your order CN12CN34CN is being processed.", "CANC"),
+    ("Ihre Bestellung CN12CN34CN wird bearbeitet.", "CANC"),
+]
+# the same words said of an order they are true of
+TRUE_STATUSES_48 = [
+    ("Your order ORD-20261234 is still in transit.", "ORD"), ("We have your payment for GH56JK78MN; it is not yet matched.", "GH"),
+    ("Your order GH56JK78MN is still awaiting dispatch: the payment is not matched yet.", "GH"),
+    ("Your order GH56JK78MN is being processed.", "GH"), ("Ihre Bestellung ORD-20261234 ist noch unterwegs.", "ORD"),
+    ("Our records show ORD-20261234 as shipped.", "ORD"), ("We've sent your order ORD-20261234.", "ORD"),
+    ("Payment status: received, not yet matched.", "GH"), ("The carrier confirmed delivery of ORD-20260001.", "DELIV"),
+    ("We will send your order as soon as the payment is matched.", "GH"), ("Wir haben Ihre Bestellung noch nicht verschickt.", "GH"),
+]
+
+
+@pytest.mark.parametrize("draft, key", STATUSES_48)
+def test_wrong_statuses_of_stop_48_are_flagged(draft, key):
+    assert "status_mismatch" in [f.kind for f in run("", draft, [lookup(key)], _Q48[key]) if f.severity == "error"]
+
+
+@pytest.mark.parametrize("draft, key", TRUE_STATUSES_48)
+def test_the_same_words_of_an_order_they_are_true_of_are_not(draft, key):
+    assert [f.to_dict() for f in run("", draft, [lookup(key)], _Q48[key]) if f.severity == "error"] == []
+
+
 @pytest.mark.parametrize("draft", PROMISES_48)
 def test_promises_in_other_words_of_stop_48_are_flagged(draft):
     assert "forbidden_promise" in [f.kind for f in run("", draft, [lookup("GH")], "GH56JK78MN?") if f.severity == "error"]

@@ -486,6 +486,7 @@ _DE_SUBJ = (r"(?:(?:(?:ihre|die|ihr|das|der)\s+)?(?:bestellung|paket|sendung|lie
             r"(?=[\w-]{0,11}\d)[\w-]{10,12}\s+)?")
 # A payment said to be received, not matched to the order (below, ``_RECEIVED_RE``)
 RECEIVED = "payment_received"
+NOT = "not:"  # a status claimed not to be ("has not shipped"): "not:shipped"
 # a German subject and a negation after an inverted verb: "Zugestellt ist die Bestellung noch nicht"
 _DE_INV_NEG = (r"(?:\s+(?:(?:die|ihre|das|ihr|der|ihr)\s+(?:bestellung|sendung|lieferung|paket|ware|auftrag)(?:\s+[\w-]{10,12})?|"
                r"sie|es|(?=[\w-]{0,11}\d)[\w-]{10,12})\s+(?:(?:leider|bisher|bislang|aber|jedoch|bis\s+jetzt)\s+)?"
@@ -605,7 +606,7 @@ _STATUS_RES += [
     ("shipped", _rx(rf"\b(?:we|i)(?:\s+have|'ve|\s+just|\s+already|\s+now){{0,3}}\s+(?:shipped|dispatched|sent\s+out|"
                     rf"posted|mailed)\s+(?:your\s+order\b|the\s+order\b|your\s+parcel\b|the\s+parcel\b|{_CODE_SUBJ})")),
     ("shipped", _rx(rf"\b(?:wir|ich)\s+(?:haben|habe)\s+(?:ihre\s+bestellung\s+|die\s+bestellung\s+|ihr\s+paket\s+|das\s+paket\s+|"
-                    rf"{_CODE_SUBJ}\s+)(?:\S{{1,20}}\s+){{0,2}}?(?:versandt|verschickt|versendet|abgeschickt|rausgeschickt)\b")),
+                    rf"{_CODE_SUBJ}\s+)(?:(?!(?:nicht|nie|niemals|kein\w*)\b)\S{{1,20}}\s+){{0,2}}?(?:versandt|verschickt|versendet|abgeschickt|rausgeschickt)\b")),
     # the payment said not to have come: "your payment has not reached us yet", "we haven't received your
     # payment", "Ihre Zahlung ist bei uns noch nicht eingegangen" (false where the lookup says it was received)
     (RECEIVED, _rx(r"\b(?:your|the)\s+(?:payment|transfer|bank\s+transfer|money|remittance)(?:\s+(?:for|on|of)\s+"
@@ -671,6 +672,46 @@ _STATUS_RES += [
     ("shipped", _rx(r"\b(?:ging|gingen|geht|ist|sind)\s+(?:bereits\s+|schon\s+|heute\s+|gestern\s+)?(?:in\s+den\s+versand|"
                     r"raus|auf\s+dem\s+weg(?:\s+zu\s+ihnen)?|hat\s+unser\s+lager\s+verlassen)\b|"
                     r"\bhat\s+(?:bereits\s+|heute\s+)?unser\s+lager\s+verlassen\b")),
+    # an adversarial pass's status wordings (stop 48), by class
+    # our own act: "We've sent your order GH56JK78MN", "Wir haben Ihre Bestellung heute losgeschickt"
+    ("shipped", _rx(r"\b(?:we|i)(?:'ve|\s+have|\s+had)?\s+(?:now\s+|already\s+|just\s+|today\s+|finally\s+){0,2}"
+                    r"(?:sent|dispatched|posted|mailed|shipped)\s+(?:out\s+|off\s+)?(?:your|the)\s+(?:order|parcel|package|"
+                    r"shipment|items?)\b")),
+    ("shipped", _rx(r"\b(?:wir|ich)\s+(?:haben|habe)\s+(?:ihre|die|ihr|das|ihren|den)\s+(?:bestellung|paket|sendung|lieferung|"
+                    r"auftrag)\s+(?:[\w-]{10,12}\s+)?(?:(?:heute|gestern|bereits|schon|soeben|eben|jetzt|nun)\s+){0,2}"
+                    r"(?:losgeschickt|abgeschickt|verschickt|versandt|versendet|rausgeschickt|auf\s+den\s+weg\s+gebracht)\b")),
+    # a payment matched in other words: "Your payment for GH56JK78MN is complete", "We have assigned
+    # your payment to the order", "Die Bestellung GH56JK78MN ist beglichen"
+    ("paid", _rx(r"\b(?:your|the)\s+payment(?:\s+(?:for|on|of)\s+(?:order\s+|your\s+order\s+)?[\w-]{10,12})?\s+"
+                 r"(?:is|was|has\s+been)\s+(?:now\s+|already\s+)?(?:complete|settled|done)\b")),
+    ("paid", _rx(r"\b(?:we|i)(?:'ve|\s+have|\s+had)?\s+(?:now\s+|already\s+|just\s+|successfully\s+){0,2}(?:assigned|allocated|"
+                 r"matched|applied|booked|linked|reconciled)\s+(?:your|the)\s+(?:payment|transfer|money)\s+(?:to|against|with)\s+"
+                 r"(?:your|the)\s+order\b")),
+    ("paid", _rx(r"\b(?:bestellung|rechnung|auftrag)\s+(?:[\w-]{10,12}\s+)?(?:ist|wurde)\s+(?:bereits\s+|vollständig\s+|"
+                 r"schon\s+){0,2}beglichen\b")),
+    # a payment said to be here: "We have your payment" (true of one received, not yet matched)
+    (RECEIVED, _rx(r"\b(?:we|i)\s+(?:have|'ve)\s+(?:now\s+|already\s+)?(?:got\s+)?your\s+(?:payment|transfer|money)\b")),
+    # a delivered order said not to be: "still in transit", "has not yet arrived", "noch unterwegs"
+    (NOT + "delivered", _rx(r"\b(?:is|are|'s)\s+still\s+(?:in\s+transit|on\s+(?:its|the|their)\s+way|underway|out\s+for\s+"
+                            r"delivery|with\s+the\s+(?:carrier|courier))\b|\b(?:has|have)\s+not\s+(?:yet\s+)?(?:arrived|been\s+"
+                            r"delivered)\b|\b(?:hasn't|haven't)\s+(?:yet\s+)?(?:arrived|been\s+delivered)\b|\bnot\s+(?:been\s+)?"
+                            r"delivered\s+yet\b|\b(?:ist|sind)\s+noch\s+unterwegs\b|\bnoch\s+nicht\s+(?:angekommen|zugestellt|"
+                            r"geliefert|eingetroffen)\b")),
+    # a shipped order said not to be: "still awaiting dispatch", "wartet noch auf den Versand"
+    (NOT + "shipped", _rx(r"\b(?:still\s+)?(?:awaiting|waiting\s+for|pending)\s+(?:dispatch|shipment|shipping)\b|"
+                          r"\bwartet\s+(?:noch\s+)?auf\s+(?:den\s+|seinen\s+|ihren\s+)?versand\b|\bnoch\s+nicht\s+(?:versandt|"
+                          r"verschickt|versendet|abgeschickt)\b")),
+    # a cancelled order said to be in the works: "is being processed", "wird bearbeitet"
+    (NOT + "cancelled", _rx(r"\b(?:order|bestellung|auftrag)\s+(?:[\w-]{10,12}\s+)?(?:is|wird)\s+(?:currently\s+|now\s+|gerade\s+|"
+                            r"derzeit\s+|jetzt\s+)?(?:being\s+processed|being\s+prepared|being\s+packed|bearbeitet|vorbereitet|"
+                            r"verpackt)\b")),
+    # the records or the carrier saying so: "Our records show ORD-20261234 as delivered", "The carrier
+    # confirmed delivery of ORD-20261234"
+    *[(st, _rx(rf"\bshow(?:s|ed|ing)?\s+(?:[\w-]{{10,12}}|it|your\s+order|the\s+order)\s+as\s+(?:being\s+|having\s+been\s+)?"
+              rf"(?:{w})\b")) for st, w in (("delivered", "delivered"), ("shipped", "shipped|dispatched|sent"),
+                                         ("cancelled", "cancell?ed"), ("paid", "paid"))],
+    ("delivered", _rx(r"\b(?:carrier|courier|dhl|ups|dpd|hermes|gls|fedex|post|tracking)\s+(?:has\s+|have\s+)?(?:now\s+|already\s+)?"
+                      r"confirm(?:ed|s)\s+(?:the\s+)?delivery\b")),
 ]
 _PENDING_RE = _rx(r"\b(?:pending|awaiting|waiting\s+(?:for|on))\s+(?:the\s+|your\s+|a\s+)?payment\b|\bpayment\s+(?:is\s+)?"
                   r"(?:still\s+)?(?:pending|outstanding)\b|\bnot\s+(?:yet\s+)?(?:been\s+)?(?:able\s+to\s+)?match(?:ed)?\b|"
@@ -681,9 +722,15 @@ _PENDING_RE = _rx(r"\b(?:pending|awaiting|waiting\s+(?:for|on))\s+(?:the\s+|your
                   r"\b(?:has|have|is|was)(?:n't|\s+not)\s+(?:yet\s+)?(?:been\s+)?(?:fully\s+)?paid\b|"
                   r"\b(?:is|remains)\s+(?:still\s+)?unpaid\b|\b(?:ist|bleibt)\s+(?:noch\s+)?unbezahlt\b")
 _HEADLINE_STATUS_RE = _rx(rf"(?:^\W{{0,3}}|\b{_CODE_SUBJ}\s{{0,2}}(?:[:\u2192\u21d2\u2013\u2014-]|->|=>)\s{{0,2}})(shipped|dispatched|delivered|"
-                          r"cancell?ed|paid|versandt|versendet|verschickt|zugestellt|storniert|bezahlt)(?=\s*(?:[.!,;]|$)|\s+(?:on|today|yesterday|am|heute|gestern)\b)")
+                          r"cancell?ed|paid|versandt|versendet|verschickt|zugestellt|storniert|bezahlt)(?=[^\w]*$|\s*[.!,;]|\s+(?:on|today|yesterday|am|heute|gestern)\b)")
 _HEADLINE_WORD = {"versandt": "shipped", "versendet": "shipped", "verschickt": "shipped", "dispatched": "shipped", "zugestellt": "delivered",
                   "storniert": "cancelled", "canceled": "cancelled", "bezahlt": "paid"}
+# "Payment status: matched" (the payment's own status, in the words a system shows)
+_PAYMENT_FIELD_RE = _rx(r"\bpayment\s+status\s{0,3}(?:is\s+|:\s*|=\s*)?(?:now\s+|still\s+)?[\"\x27]?(matched|confirmed|complete|"
+                        r"completed|cleared|settled|received|pending|unmatched|open|outstanding)\b")
+_PAYMENT_FIELD = {"matched": "paid", "confirmed": "paid", "complete": "paid", "completed": "paid", "cleared": "paid",
+                  "settled": "paid", "received": RECEIVED, "pending": "pending_payment", "unmatched": "pending_payment",
+                  "open": "pending_payment", "outstanding": "pending_payment"}
 _STATUS_FIELD_RE = _rx(r"\bstatus\s{0,3}(?:is\s+|:\s*|=\s*|of\s+\S{1,20}\s+is\s+|ist\s+)?(?:now\s+|still\s+|jetzt\s+)?[\"\x27]?"
                        r"(pending[\s_]payment|paid|license[\s_]issued|shipped|delivered|cancell?ed|refunded)\b")
 _SKIP_SUBJECT = {"draft", "reply", "message", "email", "e-mail", "ticket", "request", "lookup", "search",
@@ -740,7 +787,7 @@ _STATUS_CUE = ("ship", "dispatch", "sent", "send", "post", "mail", "transit", "w
                "da", "weg", "receiv", "confirm", "clear", "complet", "success", "process", "book", "alloc", "assign", "appl",
                "regist", "erhalten", "bestätigt", "zugeordnet", "verbucht", "gebucht", "bearbeitet", "verarbeitet",
                "abgeschlossen", "erfolgt", "got", "credited", "pack", "warehouse", "prepar", "assembl", "kommission",
-               "zusammengestellt", "being")
+               "zusammengestellt", "being", "geschickt", "unterwegs", "bearbeit", "beglichen", "show")
 
 
 # the German status patterns, and the words one of them needs: an English sentence skips them
@@ -813,6 +860,8 @@ def _status_claims(sent: str) -> Iterable[tuple[int, str]]:
         yield m.start(), _HEADLINE_WORD.get(w, w)
     for m in _STATUS_FIELD_RE.finditer(sent):
         yield m.start(), re.sub(r"[\s_]+", "_", m.group(1).lower()).replace("canceled", "cancelled")
+    for m in _PAYMENT_FIELD_RE.finditer(sent):
+        yield m.start(), _PAYMENT_FIELD[m.group(1).lower()]
 
 
 # a claim about every order of the ticket: "both of your orders have shipped", "beide Bestellungen
@@ -2593,7 +2642,6 @@ _NEG_SUBJECT_RE = _rx(r"\b(?:orders?|packages?|parcels?|shipments?|delivery|deli
                       r"pakete?|sendung(?:en)?|lieferung(?:en)?|zahlung(?:en)?|ware)\b")
 # A status said not to be (``NOT + status``: "has not shipped yet", "wurde noch nicht versandt"),
 # and the statuses of the lookup that make that false.
-NOT = "not:"
 CONTRADICTS = {"shipped": {"shipped", "delivered"}, "delivered": {"delivered"},
                "paid": {"paid", "license_issued", "shipped", "delivered"},
                "cancelled": {"cancelled"}, "refunded": {"refunded"},
