@@ -219,6 +219,8 @@ PROMISES_48 = [
     "Wir stellen Ihnen die Bestellung nicht in Rechnung.", "Die Rechnung wird storniert.",
     "You asked for a refund, and that's approved.", "You asked for a full refund — consider it done.",
     "Sie baten um eine Erstattung – das ist erledigt.",
+    # the seventh labelled pass (bench/data/grounding_blind4.jsonl): a subject after the verb
+    "Die Bearbeitungsgebühr erlassen wir Ihnen selbstverständlich.", "Auf die Mahngebühr verzichten wir.",
 ]
 NOT_PROMISES_48 = [
     "We cannot waive the late fee, but a colleague will review it.", "Whether the fee can be removed is for a colleague to decide.",

@@ -1956,6 +1956,9 @@ PROMISE_RES = [
     _rx(r"\b(?:buchen|überweisen|zahlen|erstatten|schreiben|geben)\s+(?:wir|ich)\s+(?:\S{1,20}\s+){0,5}?(?:zurück|gut)\b"),
     _rx(r"\b(?:wir|ich)\s+(?:verzichten|verzichte)\s+(?:\S{1,12}\s+)?auf\s+(?:die|den|das|ihre|eine)\s+\w{0,14}(?:gebühr|kosten|"
         r"zahlung|betrag|forderung|rechnung)\w*|\b(?:wir|ich)\s+(?:erlassen|erlasse)\s+(?:ihnen|dir)\b|"
+        r"\b(?:erlassen|erlasse)\s+(?:wir|ich)\s+(?:ihnen|dir)\b|\b(?:verzichten|verzichte)\s+(?:wir|ich)\s+auf\b|"
+        r"\bauf\s+(?:die|den|das|ihre)\s+\w{0,14}(?:gebühr|kosten|zahlung|betrag|forderung)\w*\s+(?:verzichten|verzichte)\s+"
+        r"(?:wir|ich)\b|"
         r"\b(?:schenken|spendieren|schenke)\s+(?:wir|ich)\s+(?:ihnen|dir)\b|\b(?:wir|ich)\s+(?:schenken|spendieren|schenke)\s+"
         r"(?:ihnen|dir)\b|\bgeht\s+aufs\s+haus\b|\bauf\s+(?:unsere|meine)\s+kosten\b"),
     # "Die Gebühr entfällt", "Die Rechnung wird storniert", "Wir stellen Ihnen ... nicht in Rechnung"
