@@ -262,7 +262,9 @@ def test_older_drafts_still_read(tmp_path):
     assert d.ticket == "c1" and d.meta["status"] == "approved" and not d.reopened
 
 
-@pytest.mark.parametrize("created", ['"not a date"', '"9999-99-99T00:00:00+00:00"', '"9999-12-31T00:00:00+00:00"', "[]"])
+@pytest.mark.parametrize("created", ['"not a date"', '"9999-99-99T00:00:00+00:00"', '"9999-12-31T00:00:00+00:00"', "[]",
+                                     # parsed by fromisoformat, but sorted as text above every real stamp
+                                     '"20261101"', '"2026-W50-2"', '"2026-12-09T00:00+23:59"'])
 def test_a_created_at_that_is_no_time_or_far_ahead_is_damaged_not_the_last_draft(cli, cli_env, drafts_dir, created):
     """A hand-edited created_at ("not a date", a year 9999) read as "just saved" and became
     `last`, so `drafts approve last --force` picked the bogus draft."""
@@ -275,3 +277,20 @@ def test_a_created_at_that_is_no_time_or_far_ahead_is_damaged_not_the_last_draft
     assert {d["id"]: d["status"] for d in listed}["d-0123456789ab"] == "damaged"
     p = cli(["drafts", "show", "last", "--json"], cli_env)
     assert p.returncode == 0 and json.loads(p.out)["id"] == real.id
+
+
+def test_a_draft_approved_by_an_older_version_keeps_its_approval(tmp_path):
+    """Older versions saved text_sha256 and approved without approved_sha256 or a history: such
+    a draft, a reviewer named, is approved; the same header with no reviewer (a status edited by
+    hand) is not, and neither is one whose history shows no approval."""
+    from agentcli.drafts.format import parse, text_hash
+
+    path = tmp_path / "d-0123456789ab.md"
+    head = f'---\nid: "d-0123456789ab"\nstatus: "approved"\ntext_sha256: "{text_hash("Hello")}"\n'
+    path.write_text(head + 'reviewed_by: "alice"\nreviewed_at: "2026-11-30T10:00:00+00:00"\n---\nHello')
+    assert parse(path.read_text(), path).meta["status"] == "approved"
+    path.write_text(head + "---\nHello")
+    assert parse(path.read_text(), path).meta["status"] == "pending_review"
+    path.write_text(head + 'reviewed_by: "alice"\nhistory: [{"when": "2026-11-30T10:00:00+00:00", "who": "alice", '
+                    '"from": "pending_review", "to": "pending_review", "reason": "edited the text"}]\n---\nHello')
+    assert parse(path.read_text(), path).meta["status"] == "pending_review"

@@ -137,7 +137,7 @@ def decide(store, status: str, ids: list[str], filters: tuple, *, reason: str | 
         if held:
             n = len(held)
             _say(err, f"agentcli: {n} draft{'s' if n != 1 else ''} with error-level grounding "
-                      "findings (or unchecked edits) left as they are", "yellow")
+                      "findings (or texts not checked in time) left as they are", "yellow")
         kept = {d.id for d, _ in held}
         targets = [d for d in chosen if d.id not in kept]
         if not targets:

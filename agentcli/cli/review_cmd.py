@@ -395,6 +395,7 @@ class Review:
     def _approve(self, d: Any, checker: Rechecker) -> int:
         why = held_reason(d, checker)
         if why:  # never one keystroke: the finding shown, the word typed
+            d = checker.verify(d)  # with what the floor found again, if anything (cached)
             self.say(f"⚑ {d.id} has {why}", "bold red")
             self.screen.draw(self.ids.index(d.id) + 1, len(self.ids), d, unchecked_note(d, checker),
                              self.status, f"type {CONFIRM_WORD} and Enter to approve it anyway; "

@@ -164,6 +164,7 @@ def _load_value(key: str, value: str) -> Any:
     return v
 
 
+_CREATED_RE = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,6})?(?:\+00:00|Z)?", re.ASCII)
 MAX_CLOCK_AHEAD = timedelta(days=1)  # a teammate's clock may be ahead; a draft from 9999 is no draft
 
 
@@ -186,12 +187,14 @@ def check_meta(meta: dict[str, Any], stem: str) -> None:
         if meta.get(k) is not None and not isinstance(meta[k], dict):
             raise ValueError(f"{k!r} is not an object")
     created = meta.get("created_at")
-    if created is not None:  # the queue's order ("last", oldest first): a time, and not ahead
+    if created is not None:  # the queue's order ("last", oldest first, by the text): a UTC time as saved, not ahead
+        if not isinstance(created, str) or not _CREATED_RE.fullmatch(created):
+            raise ValueError("its created_at is not a time as drafts are saved (2026-12-08T09:30:00+00:00)")
         try:
-            when = datetime.fromisoformat(created)
+            when = datetime.fromisoformat(created.replace("Z", "+00:00"))
             if when.tzinfo is None:
                 when = when.replace(tzinfo=timezone.utc)
-        except (TypeError, ValueError):
+        except ValueError:
             raise ValueError("its created_at is not a time (ISO 8601)") from None
         if when > datetime.now(timezone.utc) + MAX_CLOCK_AHEAD:
             raise ValueError(f"its created_at {created} is in the future")
@@ -338,8 +341,9 @@ def reopen_check(d: Draft) -> Draft:
     hand, or a file put into the folder, is not a person's approval. ``approved_text`` (the
     approved text itself, for an editor that changed only line ends or trailing spaces) counts
     only while it is the text ``approved_sha256`` names: a ``sed`` over the whole file changes
-    the reply and ``approved_text`` alike. Drafts from before text hashes (no ``text_sha256``,
-    no ``history``) keep the status they say."""
+    the reply and ``approved_text`` alike. A draft approved before approvals were recorded (no
+    history, a reviewer named: what older versions wrote, in a folder or a queue) keeps the
+    status it says. None of this stops a forger who writes the file: the hashes are no secret."""
     meta = d.meta
     if meta["status"] != "approved":
         return d
@@ -350,8 +354,8 @@ def reopen_check(d: Draft) -> Draft:
         kept = meta.get("approved_text")
         if isinstance(kept, str) and text_matches(approved, kept) and same_text(kept, d.text):
             return d
-    elif "text_sha256" not in meta and "history" not in meta:
-        return d  # a draft of the format before approvals were recorded
+    elif not meta.get("history") and isinstance(meta.get("reviewed_by"), str) and meta["reviewed_by"].strip():
+        return d  # approved before approvals were recorded: a reviewer named, no history kept
     meta["status"] = "pending_review"
     d.reopened = True
     return d
