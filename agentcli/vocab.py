@@ -201,14 +201,15 @@ _FIND_RE = re.compile(
     re.ASCII | re.IGNORECASE)
 MAX_CODES_IN_TEXT = 200
 # A reference of another kind written just before it: "customer number KD12345678", "Ihre
-# Kundennummer lautet KD12345678", "Transaction ID TX98765432", "invoice no. RE20261234" -- ten
+# Kundennummer lautet KD12345678", "Transaction ID TX98765432", "invoice no. RE20261234" (a label
+# and its number word: "Ticket: GH56JK78MN" may be how a customer names the order) -- ten
 # letters and digits, but no order's code (the checks flagged them as orders never looked up). Not a
 # payment reference: a bank transfer's reference is the order's code, as the shop asks.
 _OTHER_REFERENCE_RE = re.compile(
     r"\b(?:customer|client|account|member|membership|invoice|transaction|tracking|booking|ticket|case|"
     r"kunden|rechnungs|transaktions|sendungs|konto|mitglieds|vorgangs|buchungs|kundinnen)"
-    r"(?:[\s-]*(?:number|no\.?|nr\.?|#|id|code|nummer|reference|referenz|ref\.?)\s*(?:[:#=]|\bis\b|\bwas\b|"
-    r"\blautet\b|\bist\b|\bwar\b)?|\s*(?:[:#=]|\bis\b|\bwas\b|\blautet\b|\bist\b|\bwar\b))\s*$", re.IGNORECASE)
+    r"[\s-]*(?:number|no\.?|nr\.?|id|code|nummer|reference|referenz|ref\.?)\s*(?:[:#=]|\bis\b|\bwas\b|"
+    r"\blautet\b|\bist\b|\bwar\b)?\s*$", re.IGNORECASE)
 
 
 def _code_char(c: str) -> str:
@@ -315,8 +316,8 @@ def find_codes(text: str, limit: int = MAX_CODES_IN_TEXT) -> list[FoundCode]:
         code = OrderCode.parse_or_none(w)
         if code is None:
             continue
-        if _OTHER_REFERENCE_RE.search(scan, max(0, m.start() - 40), m.start()):
-            continue  # "customer number KD12345678": a reference, of another kind
+        if not code.startswith("ORD-") and _OTHER_REFERENCE_RE.search(scan, max(0, m.start() - 40), m.start()):
+            continue  # "customer number KD12345678": a reference of another kind (an ORD- code is always ours)
         if not code.startswith("ORD-"):
             if not _mixed(code):
                 continue

@@ -352,7 +352,10 @@ def test_codes_joined_by_a_hyphen_are_each_a_code_in_either_order(prose, codes):
 @pytest.mark.parametrize("prose, codes", [
     ("Your customer number is KD12345678.", []), ("Ihre Kundennummer lautet KD12345678.", []),
     ("Ihre Rechnungsnummer ist RE20261234.", []), ("Transaction ID TX98765432 was received.", []),
-    ("Kundennr. KD12345678", []), ("invoice: RE20261234", []), ("tracking number 1Z99AA1012", []),
+    ("Kundennr. KD12345678", []), ("invoice no. RE20261234", []), ("tracking number 1Z99AA1012", []),
+    # an ORD- code is always ours, and a label needs its number word ("Ticket:" may name the order)
+    ("Ticket: ORD-20261234 - where is my package?", ["ORD-20261234"]), ("Case #ORD-20261234 still open", ["ORD-20261234"]),
+    ("Transaction ID: ORD-20261234 was charged twice", ["ORD-20261234"]), ("Ticket: GH56JK78MN", ["GH56JK78MN"]),
     # the order's own code after words that are no such label, a payment reference included:
     # a bank transfer's reference is the order's code
     ("payment reference GH56JK78MN", ["GH56JK78MN"]), ("Reference: GH56JK78MN", ["GH56JK78MN"]),
