@@ -211,7 +211,7 @@ PROMISES_48 = [
     "I've applied a 15% reduction to your next purchase.", "I've cancelled the late fee.",
     "The late fee has been removed from your account.", "We have written off the outstanding balance.",
     "I've arranged for your payment to be sent back.", "We'll make it right with a gift card.",
-    "Your card will not be billed.", "There is nothing to pay.", "Den Betrag buchen wir auf Ihre Karte zurück.",
+    "Your card will not be billed.", "Den Betrag buchen wir auf Ihre Karte zurück.",
     "Als Entschädigung schenken wir Ihnen einen Monat.", "Die Gebühr entfällt für Sie.", "Wir verzichten auf die Mahngebühr.",
     "Wir erlassen Ihnen die Kosten.", "Das geht aufs Haus.", "Sie erhalten ein kostenloses Upgrade.",
     "Der Kaufpreis wird Ihnen rückvergütet.", "Die Lastschrift wird zurückgebucht.", "Wir leiten die Erstattung heute in die Wege.",
@@ -228,6 +228,8 @@ NOT_PROMISES_48 = [
     "The reduction in delivery times is good news.", "Die Rechnung wird Ihnen nach der Zuordnung zugeschickt.",
     "Ich habe Ihre Anfrage an die Buchhaltung weitergegeben; das ist erledigt.", "We will look into whether a refund is possible.",
     "There is nothing to pay until the order ships.", "You asked whether a refund is possible; a colleague decides that.",
+    # the review's false alarms: a fact of a paid order, and a shipping policy
+    "Your order is paid in full, so there is nothing left to pay.", "Die Versandkosten entfallen ab 50 EUR.",
 ]
 
 

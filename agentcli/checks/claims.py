@@ -54,7 +54,7 @@ from .normalize import key
 
 MAX_TEXT = 20_000     # characters of one text that are read
 MAX_PIECE = 400       # characters of one sentence piece
-MAX_PIECES = 1_000    # pieces of one text
+MAX_PIECES = 2_000    # pieces of one text (a hard-wrapped line is read twice: alone and joined)
 MAX_CLAIMS = 4_000    # claims of one text
 
 # The codes our own prompts and messages give as the format's examples (tools.py, vocab).
@@ -1623,7 +1623,8 @@ _DIFF_BEFORE_RE = _rx(r"\b(?:differ(?:s|ence)?(?:\s+in\s+price)?\s+(?:by|of)|dif
 _THRESHOLD_RE = _rx(r"\b(?:orders?|purchases?|baskets?|carts?|bestellungen|bestellung|einkäufe|einkauf|bestellwert|"
                     r"warenwert|einkaufswert)\s+(?:over|above|from|of|worth|exceeding|ab|über|von|mit|im\s+wert\s+von)"
                     r"\s+(?:at\s+least\s+|more\s+than\s+|mindestens\s+|mehr\s+als\s+)?(?:eur\s?|€\s?|\$\s?|£\s?)?$|"
-                    r"\b(?:versandkostenfrei|kostenlos|gratis|free)\s+(?:ab|über|from|over|above)\s+(?:eur\s?|€\s?|\$\s?|£\s?)?$")
+                    r"\b(?:versandkostenfrei|kostenlos|gratis|free|entfallen|entfällt)\s+(?:ab|über|from|over|above)\s+"
+                    r"(?:eur\s?|€\s?|\$\s?|£\s?)?$")
 _DIFF_AFTER_RE = _rx(r"\s{0,2}(?:eur|euros?|€|usd|dollars?|\$)?\s{0,2}(?:more|less|cheaper|dearer|higher|lower|mehr|weniger|"
                      r"teurer|günstiger|billiger)\b")
 _WOULD_AMOUNT_RE = _rx(r"\b(?:would|could|might|würde|würden|hätte|hätten|wäre|wären|könnte|könnten)\b")
@@ -1963,7 +1964,7 @@ PROMISE_RES = [
         r"(?:ihnen|dir)\b|\bgeht\s+aufs\s+haus\b|\bauf\s+(?:unsere|meine)\s+kosten\b"),
     # "Die Gebühr entfällt", "Die Rechnung wird storniert", "Wir stellen Ihnen ... nicht in Rechnung"
     _rx(r"\b\w{0,14}(?:gebühr|kosten)\w{0,3}\s+(?:entfällt|entfallen|wird\s+erlassen|werden\s+erlassen|wird\s+storniert|"
-        r"werden\s+storniert|wurde\s+erlassen|wurde\s+storniert)\b|\brechnung\s+(?:wird|wurde|ist)\s+(?:\S{1,20}\s+){0,2}?"
+        r"werden\s+storniert|wurde\s+erlassen|wurde\s+storniert)\b(?!\s+(?:ab|über|bei|für\s+bestellungen|from|over))|\brechnung\s+(?:wird|wurde|ist)\s+(?:\S{1,20}\s+){0,2}?"
         r"storniert\b"),
     # "Der Kaufpreis wird Ihnen rückvergütet", "Die Lastschrift wird zurückgebucht", "Sie werden entschädigt"
     _rx(r"\b(?:wird|werden|wurde|wurden)\s+(?:ihnen|dir)\s+(?:\S{1,20}\s+){0,2}?(?:rück|zurück)?(?:vergütet|erstattet|"
@@ -2027,10 +2028,9 @@ NO_CHARGE_RES = [
         + _NOT_CHARGED_END),
     _rx(r"\bmake\s+sure\s+(?:that\s+)?you(?:'re|\s+are|\s+aren't|\s+won't\s+be)\s+(?:not\s+)?(?:charged|billed)\b"
         + _NOT_CHARGED_END),
-    # "Your card will not be billed", "There is nothing to pay"
+    # "Your card will not be billed" ("there is nothing to pay" is a fact of a paid order: no pattern)
     _rx(r"\b(?:your|the)\s+(?:card|account|bank\s+account|credit\s+card)\s+(?:won't|will\s+not|will\s+never|is\s+not|isn't)\s+"
         r"(?:be\s+)?(?:billed|charged|debited)\b" + _NOT_CHARGED_END),
-    _rx(r"\bthere(?:'s|\s+is)\s+nothing\s+(?:left\s+|more\s+|else\s+|further\s+)?(?:for\s+you\s+)?to\s+pay\b" + _NOT_CHARGED_END),
     # "Wir stellen Ihnen die Bestellung nicht in Rechnung"
     _rx(r"\b(?:wir|ich)\s+(?:stellen|stelle|werden|möchten)\s+(?:ihnen|dir)\s+(?:\S{1,20}\s+){0,4}?nicht\s+in\s+rechnung\b"
         + _NOT_CHARGED_END),
