@@ -80,19 +80,27 @@ class Rechecker:
         (``findings_current`` stays False; ``notes[d.id]`` says why)."""
         if not isinstance(d, Draft) or d.findings_current:
             return d
-        left = self.deadline - time.monotonic()
-        found = _in_thread(d, left) if left > 0 else None
+        found = self._run(d)
         if found is None:
             self.notes[d.id] = (f"its text changed and the grounding checks could not run again "
                                 f"within {self.budget_s:g} s")
             return d
+        return self._stored(d, found, "checked again for its current text")
+
+    def _run(self, d: Draft) -> list[dict[str, Any]] | None:
+        """The floor's findings of ``d``'s text, in what is left of the budget; None past it."""
+        left = self.deadline - time.monotonic()
+        return _in_thread(d, left) if left > 0 else None
+
+    def _stored(self, d: Draft, found: list[dict[str, Any]], note: str) -> Draft:
+        """``d`` with FOUND as the findings of its text, stored when the folder may be written
+        (else shown, not stored)."""
         try:
             self.store.set_findings(d.id, found, text=d.text)
         except (AgentcliError, OSError, ValueError):
-            pass  # a folder we may not write: shown, not stored
-        self.notes[d.id] = "checked again for its current text"
-        meta = {**d.meta, "findings": found, "findings_sha256": text_key(d.text)}
-        return dataclasses.replace(d, meta=meta)
+            pass  # a folder we may not write
+        self.notes[d.id] = note
+        return dataclasses.replace(d, meta={**d.meta, "findings": found, "findings_sha256": text_key(d.text)})
 
     def verify(self, d: Draft) -> Draft:
         """``d`` as an approval must see it: when its stored findings are current and hold no
@@ -105,8 +113,7 @@ class Rechecker:
         key = (d.id, d.version)
         if key in self._verified:
             return self._verified[key]
-        left = self.deadline - time.monotonic()
-        found = _in_thread(d, left) if left > 0 else None
+        found = self._run(d)
         if found is None:
             self.unverified[d.id] = (f"the grounding checks could not run again within "
                                      f"{self.budget_s:g} s before its approval")
@@ -114,15 +121,8 @@ class Rechecker:
         stored = list(d.meta.get("findings") or [])
         missing = [f for f in found if f.get("severity") == "error"
                    and not any(_same_finding(f, x) for x in stored)]
-        if missing:
-            merged = stored + missing
-            try:
-                self.store.set_findings(d.id, merged, text=d.text)
-            except (AgentcliError, OSError, ValueError):
-                pass  # a folder we may not write: held all the same
-            self.notes[d.id] = "its stored findings lack what the checks find in its text now"
-            d = dataclasses.replace(d, meta={**d.meta, "findings": merged,
-                                             "findings_sha256": text_key(d.text)})
+        if missing:  # held all the same where the folder may not be written
+            d = self._stored(d, stored + missing, "its stored findings lack what the checks find in its text now")
         self._verified[key] = d
         return d
 
