@@ -328,6 +328,7 @@ def test_german_written_without_umlauts_is_checked_as_with_them(draft, lookup_ke
 @pytest.mark.parametrize("draft, lookup_key, kind", [
     ("Hello,\n\nbecause of the delay we will\nrefund the full amount of your order GH56JK78MN.", "GH", "forbidden_promise"),
     ("Hallo,\n\nwir werden Ihnen den vollen\nBetrag erstatten.", "GH", "forbidden_promise"),
+    ("Hallo, Ihr Paket ist unterwegs. Die Lizenz ist allerdings noch nicht ausgestellt.", "ORD", "license_mismatch"),
     ("We will\nrefund you\nin full.", "GH", "forbidden_promise"),
     ("Ihre Bestellung GH56JK78MN wurde\nbereits versandt.", "GH", "status_mismatch"),
 ])

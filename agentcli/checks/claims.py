@@ -957,7 +957,8 @@ _LIC_RES = [
     _rx(rf"\b(?P<neg>no\s+)?{_LIC}\s+(?:(?:has|was)\s+(?:yet\s+)?(?:been\s+)?)?issued\b"),
     _rx(rf"\b{_LIC}{_LIC_OF}\s+(?:is\s+|has\s+)?(?P<neg>yet\s+to\s+be|not\s+yet)\s+(?:issued|sent)\b"),
     _rx(rf"\b{_LIC}{_LIC_OF}\s+(?:wurde|ist|wurden|sind)\s+(?:(?:bereits|schon|heute|gestern|soeben|ihnen|dir|per|"
-        r"e-?mail|mail|an|ihre|e-?mail-adresse|erfolgreich|jetzt|nun)\s+){0,4}(?P<neg>nicht\s+|noch\s+nicht\s+)?"
+        r"e-?mail|mail|an|ihre|e-?mail-adresse|erfolgreich|jetzt|nun|allerdings|leider|jedoch|aber|derzeit|momentan|"
+        r"bisher|bislang|aktuell)\s+){0,4}(?P<neg>nicht\s+|noch\s+nicht\s+)?"
         r"(?:ausgestellt|erteilt|verschickt|versendet|versandt|erstellt|generiert|erzeugt|zugeschickt|gesendet|zugestellt|gemailt|übermittelt|"
         r"aktiviert|freigeschaltet|aktiv)\b"),
     # telegraphic, as an answer to the staffer writes it: "license already issued", "licence: not yet issued"

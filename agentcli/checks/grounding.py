@@ -75,6 +75,7 @@ from .claims import (
     FRAME_RE,
     FUTURE_RE,
     GROUP,
+    MAX_PIECES,
     MAX_TEXT,
     MONEY_RE,
     NOT,
@@ -309,9 +310,11 @@ class _Run:
                        and not _read_finer(c, claims)]
         self.verify(where, label, claims, is_answer)
         if not complete:
-            self.add(NOT_FULLY_CHECKED, WARNING, f"{label} was not fully checked ({len(orig)} characters; the "
-                     f"checks read {min(len(orig), MAX_TEXT)} within their time budget): a person must read "
-                     "the rest", where=where)
+            why = (f"the checks read {MAX_TEXT}" if len(orig) > MAX_TEXT else
+                   f"more than the {MAX_PIECES} sentence pieces the checks read" if len(sentences(text)) >= MAX_PIECES
+                   else "the checks' time budget ran out")
+            self.add(NOT_FULLY_CHECKED, WARNING, f"{label} was not fully checked ({len(orig)} characters; {why}): "
+                     "a person must read the rest", where=where)
         return complete
 
     def verify(self, where: str, label: str, claims: Iterable[Claim], is_answer: bool) -> None:
