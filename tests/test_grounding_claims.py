@@ -36,6 +36,8 @@ FLAG = [
      ["ORD"], "ORD-20261234?", "date_mismatch"),
     ("threshold-and-wrong-total", None, "Shipping is free for orders over €50, and your order ORD-20261234 came to €99.",
      ["ORD"], "ORD-20261234?", "price_mismatch"),
+    ("de-license-denied-after-adverb", None, "Ihr Paket ist unterwegs. Die Lizenz ist allerdings noch nicht ausgestellt.",
+     ["ORD"], "ORD-20261234?", "license_mismatch"),
     ("de-plain-refund-still-flagged", None, "Wir erstatten Ihnen den vollen Betrag.", ["GH"], "GH56JK78MN?", "forbidden_promise"),
     # promises in other words
     ("were-refunding", None, "We're refunding your order GH56JK78MN.", ["GH"], "GH56JK78MN refund?", "forbidden_promise"),
@@ -328,7 +330,6 @@ def test_german_written_without_umlauts_is_checked_as_with_them(draft, lookup_ke
 @pytest.mark.parametrize("draft, lookup_key, kind", [
     ("Hello,\n\nbecause of the delay we will\nrefund the full amount of your order GH56JK78MN.", "GH", "forbidden_promise"),
     ("Hallo,\n\nwir werden Ihnen den vollen\nBetrag erstatten.", "GH", "forbidden_promise"),
-    ("Hallo, Ihr Paket ist unterwegs. Die Lizenz ist allerdings noch nicht ausgestellt.", "ORD", "license_mismatch"),
     ("We will\nrefund you\nin full.", "GH", "forbidden_promise"),
     ("Ihre Bestellung GH56JK78MN wurde\nbereits versandt.", "GH", "status_mismatch"),
 ])
