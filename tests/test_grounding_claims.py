@@ -38,6 +38,8 @@ FLAG = [
      ["ORD"], "ORD-20261234?", "price_mismatch"),
     ("de-license-denied-after-adverb", None, "Ihr Paket ist unterwegs. Die Lizenz ist allerdings noch nicht ausgestellt.",
      ["ORD"], "ORD-20261234?", "license_mismatch"),
+    ("de-price-perfect-no-currency", None, "Der USB-Lizenzschlüssel hat 35,00 gekostet, das Handbuch 15,00.",
+     ["ORD"], "ORD-20261234?", "price_mismatch"),
     ("de-plain-refund-still-flagged", None, "Wir erstatten Ihnen den vollen Betrag.", ["GH"], "GH56JK78MN?", "forbidden_promise"),
     # promises in other words
     ("were-refunding", None, "We're refunding your order GH56JK78MN.", ["GH"], "GH56JK78MN refund?", "forbidden_promise"),
@@ -201,6 +203,9 @@ CLEAN = [
      "Donnerstag, 3.12., zugestellt.", ["ORD"], "ORD-20261234?"),
     ("shipping-threshold", None, "Shipping is free for orders over €50.", ["ORD"], "ORD-20261234?"),
     ("de-shipping-threshold", None, "Der Versand ist für Bestellungen ab 50 EUR kostenlos.", ["ORD"], "ORD-20261234?"),
+    ("de-price-perfect-right", None, "Der USB-Lizenzschlüssel hat 25,00 gekostet, das Handbuch 15,00.", ["ORD"],
+     "ORD-20261234?"),
+    ("de-weight-not-price", None, "Das Paket ORD-20261234 hat 1,50 kg und ist unterwegs.", ["ORD"], "ORD-20261234?"),
     ("customer-number", None, "Your customer number is KD12345678; order GH56JK78MN is waiting for payment.", ["GH"],
      "GH56JK78MN?"),
     ("de-invoice-number", None, "Ihre Rechnungsnummer ist RE20261234.", ["GH"], "GH56JK78MN?"),

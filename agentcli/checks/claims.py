@@ -1557,7 +1557,8 @@ MONEY_RE = _lazy(
 # an amount without its currency after a word that prices something: "the manual was 12.50", "it
 # came to 40.00", "kostet 15,00" (two decimals: a version "12.5" or a count is no price)
 BARE_PRICE_RE = _rx(r"\b(?:costs?|costed|was|were|is|are|came\s+to|comes\s+to|come\s+to|totall?ed|priced\s+at|"
-                    r"kostet|kostete|kosteten|betrug|beträgt|macht|machte)\s+(?:only\s+|just\s+|nur\s+|a\s+total\s+of\s+)?"
+                    r"kostet|kostete|kosteten|betrug|beträgt|macht|machte|hat|hatte|haben|hatten)\s+(?:only\s+|just\s+|nur\s+|"
+                    r"a\s+total\s+of\s+)?"
                     r"(?<![\w.,])(?P<a>\d{1,5}[.,]\d{2})(?![\d%/:]|[.,-]\d|\s?(?:[€$£%]|eur|euro|usd|dollar|gbp|pound|cent|"
                     r"percent|prozent|kg|cm|mm|gb|mb|x\b|uhr|am\b|pm\b|h\b))")
 # the customer's own account of an amount, before it in the sentence
@@ -1629,7 +1630,7 @@ _THRESHOLD_RE = _rx(r"\b(?:orders?|purchases?|baskets?|carts?|bestellungen|beste
 _DIFF_AFTER_RE = _rx(r"\s{0,2}(?:eur|euros?|€|usd|dollars?|\$)?\s{0,2}(?:more|less|cheaper|dearer|higher|lower|mehr|weniger|"
                      r"teurer|günstiger|billiger)\b")
 _WOULD_AMOUNT_RE = _rx(r"\b(?:would|could|might|würde|würden|hätte|hätten|wäre|wären|könnte|könnten)\b")
-_PRICE_CTX_RE = _rx(r"\b(?:price[sd]?|cost|costs|total|paid|charged?|amount|preis|kost|kostet|kostete|betrag|summe|"
+_PRICE_CTX_RE = _rx(r"\b(?:price[sd]?|cost|costs|total|paid|charged?|amount|preis|kost|kostet|kostete|gekostet|betrag|summe|"
                     r"gesamt|bezahlt|came\s+to|comes\s+to)")
 _EN_UNITS = "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen " \
             "seventeen eighteen nineteen".split()
