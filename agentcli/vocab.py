@@ -316,11 +316,9 @@ def find_codes(text: str, limit: int = MAX_CODES_IN_TEXT) -> list[FoundCode]:
         code = OrderCode.parse_or_none(w)
         if code is None:
             continue
-        if not code.startswith("ORD-") and _OTHER_REFERENCE_RE.search(scan, max(0, m.start() - 40), m.start()):
-            continue  # "customer number KD12345678": a reference of another kind (an ORD- code is always ours)
-        if not code.startswith("ORD-"):
-            if not _mixed(code):
-                continue
+        if not code.startswith("ORD-"):  # (an ORD- code is always ours)
+            if not _mixed(code) or _OTHER_REFERENCE_RE.search(scan, max(0, m.start() - 40), m.start()):
+                continue  # "everything", or "customer number KD12345678": a reference of another kind
             if " " in w or "\u00a0" in w:
                 groups = _GROUPED_RE.fullmatch(w)
                 if w != w.upper() or groups is None or not any(_mixed(g) for g in groups.groups()):

@@ -133,13 +133,12 @@ class _Lazy:
                 return False
         return True
 
-    def worth_trying(self, text: str, endpos: int | None = None) -> bool:
+    def worth_trying(self, text: str) -> bool:
         """``may_match``, and for a pattern not compiled yet ``words_hold`` too. False only when
-        no match is possible in TEXT[:ENDPOS]. With an ENDPOS short of the end, ``may_match``
-        alone: the end of a search is a word's edge to ``\\b`` ("is" of "isn" at ENDPOS 2)."""
+        no match is possible anywhere in TEXT (a search of a window of it: ``_worth``)."""
         if not self.may_match(text):
             return False
-        if self._rx is not None or (endpos is not None and endpos < len(text)):
+        if self._rx is not None:
             return True
         return self.words_hold(text)
 
@@ -174,8 +173,9 @@ class _Lazy:
     def _worth(self, text: str, pos: int, endpos: int | None) -> bool:
         """``worth_trying`` of a search of TEXT[POS:ENDPOS]: a window short of the whole text is
         asked for its needles alone (a match lies within it, and no needle is taken from a
-        lookaround), so a search of a few characters of a long text costs a few characters, not
-        the text: ``sentences`` asks ~5 of them at every full stop."""
+        lookaround; not for its words: the end of a window is a word's edge to ``\\b``, "is" of
+        "isn" at ENDPOS 2), so a search of a few characters of a long text costs a few characters,
+        not the text: ``sentences`` asks ~5 of them at every full stop."""
         if pos or (endpos is not None and endpos < len(text)):
             return self.may_match(text[pos:endpos])
         return self.worth_trying(text)
@@ -1294,15 +1294,14 @@ def date_context(sent: str, a: int, b: int, lo: int = 0) -> str | None:
     before = [(m.end(), k) for k, rx in _DATE_WHAT for m in rx.finditer(sent, max(lo, a - 50), a)]
     if before:
         cue_end, what = max(before)
-        # the cue before is the last clause's when "und"/"and" stands between it and the date,
-        # and a German verb comes last: "wurde am 18.11. aufgegeben und wird am 3.12. zugestellt"
+        # the cue before is the last clause's when "und"/"and" stands between it and the date
+        # (``_AND_RE``, below), and a German verb comes last: "wurde am 18.11. aufgegeben und
+        # wird am 3.12. zugestellt"
         if not (_AND_RE.search(sent, cue_end, a) and (after := _cue_after(sent, b))):
             return what
         return after
     return _cue_after(sent, b)
 
-
-_AND_RE = _rx(r"(?:und|and|sowie)")
 
 
 def _cue_after(sent: str, b: int) -> str | None:
@@ -2091,14 +2090,14 @@ _AGREED_RE = _rx(r"\b(?:that|this|it)(?:'s|\s+is|\s+has\s+been|\s+was)\s+(?:now\
 _NOUN_RE = _rx(rf"\b{_NOUN}\b")
 
 
-def _agreed_claims(sent: str) -> Iterable[tuple[int, str]]:
+def _agreed_claim(sent: str) -> tuple[int, str] | None:
     m = _AGREED_RE.search(sent)
     if m is None or not _NOUN_RE.search(sent, 0, m.start()):
-        return
+        return None
     before, said, after = clause_of(sent, m.start(), m.end())
     if _PROMISE_PRE_HEDGE.search(_asserted(before[-80:])) or _PROMISE_POST_HEDGE.search(after[:60]):
-        return
-    yield m.start(), m.group(0)
+        return None
+    return m.start(), m.group(0)
 
 
 def _promise_claims(sent: str) -> Iterable[tuple[int, str]]:
@@ -2117,8 +2116,9 @@ def _promise_claims(sent: str) -> Iterable[tuple[int, str]]:
                 continue
             yield m.start(), m.group(0)
             return  # one promise a sentence piece is enough
-    for found in _agreed_claims(sent):
-        yield found
+    agreed = _agreed_claim(sent)
+    if agreed is not None:
+        yield agreed
         return
     if not any(w in low for w in _NO_CHARGE_CUE) or _LEAD_COND_RE.search(sent):
         return  # "If the payment fails, you will not be charged": how billing works

@@ -173,8 +173,9 @@ _MARKUP_RE = re.compile(r"(?<![\w*_~`])[*_~`]{1,3}(?=[^\W_])|(?<=[^\W_])[*_~`]{1
 
 def unsplit(text: str) -> str:
     """Words spelled out in letters or cut by a hyphen inside a claim's stem, joined again (see
-    the module docstring), and Markdown emphasis around a word removed ("**refund**").
-    Linear: three passes of patterns with bounded repeats."""
+    the module docstring), and Markdown emphasis around a word removed ("**refund**"), German
+    without umlauts read with them. Linear: each pass a pattern with bounded repeats, run only
+    when its cue is in the text."""
     if _MARKUP_CUE.search(text):
         text = _MARKUP_RE.sub("", text)
     if _SPELLED_CUE.search(text):
